@@ -1,0 +1,30 @@
+# MLASPEC_CUDA=AUTO|ON|OFF -> MLASPEC_WITH_CUDA. Kernels build for sm_90a (wgmma, setmaxnreg).
+include(CheckLanguage)
+set(MLASPEC_WITH_CUDA OFF)
+if(NOT MLASPEC_CUDA STREQUAL "OFF")
+  if(NOT CMAKE_CUDA_COMPILER AND NOT DEFINED ENV{CUDACXX} AND EXISTS /usr/local/cuda/bin/nvcc)
+    set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)
+  endif()
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    set(MLASPEC_WITH_CUDA ON)
+  elseif(MLASPEC_CUDA STREQUAL "ON")
+    message(FATAL_ERROR "MLASPEC_CUDA=ON but no CUDA compiler was found (set CUDACXX or "
+                        "CMAKE_CUDA_COMPILER)")
+  endif()
+endif()
+
+if(MLASPEC_WITH_CUDA)
+  # sm_90a via -gencode (the -arch=sm_90a shorthand also runs a plain sm_90 pass that rejects
+  # wgmma on nvcc 13.0).
+  set(CMAKE_CUDA_ARCHITECTURES OFF)
+  enable_language(CUDA)
+  set(CMAKE_CUDA_STANDARD 20)
+  set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+  find_package(CUDAToolkit REQUIRED)
+  set(MLASPEC_CUDA_FLAGS -gencode=arch=compute_90a,code=sm_90a --expt-relaxed-constexpr
+      -lineinfo -Xcompiler=-Wall)
+  message(STATUS "mlaspec: CUDA backends ON (nvcc ${CMAKE_CUDA_COMPILER_VERSION}, sm_90a)")
+else()
+  message(STATUS "mlaspec: CUDA backends OFF")
+endif()

@@ -1,0 +1,100 @@
+// The MLA verify-attention op: the public contract (ARCHITECTURE.md §3.1).
+//
+// For a batch of B requests with the same q_len:
+//   q            [B, q_len, H, 576] bf16, last dim contiguous (row r = i*H + h of a request is
+//                query token i, head h; the request's q is viewed as [q_len*H, 576] without copy)
+//   kv.pages     [num_pages, page_size, 576] bf16 or fp8_e4m3, contiguous; value = stored *
+//                kv.kv_scale for fp8 (kv_scale must be 1 for bf16). K = all 576, V = first 512.
+//   block_table  [B, max_pages] int32; block_table[b][j] holds tokens [j*page_size, (j+1)*page_size)
+//   seq_lens     [B] int32, q_len <= seq_lens[b]; seq_len counts the KV already written for the
+//                new tokens.
+//   sm_scale     scale applied to q.k before the softmax
+// Mask: query token i sees key positions [0, seq_len - q_len + i] (bottom-right causal; no mask
+// when q_len = 1).
+// Outputs: out [B, q_len, H, 512] bf16; lse [B, q_len, H] f32 = natural log of the softmax
+// denominator of the scaled scores: lse = log(sum_j exp(sm_scale * q.k_j)).
+//
+// Validation happens at the API edge: on any error nothing is written to out or lse.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "mlaspec/core/status.h"
+#include "mlaspec/core/tensor.h"
+
+namespace mlaspec::attn {
+
+inline constexpr int kHeadDimQK = 576;  // latent (512) + rope (64)
+inline constexpr int kHeadDimV = 512;
+inline constexpr int kRopeDim = 64;
+
+struct KvCacheView {
+  TensorView pages;       // [num_pages, page_size, 576]
+  float kv_scale = 1.0f;  // fp8 dequantization scale for this layer
+};
+
+struct VerifyArgs {
+  TensorView q;
+  KvCacheView kv;
+  TensorView block_table;
+  TensorView seq_lens;
+  // Host copies of block_table / seq_lens. CUDA backends need them: validation (page ids in range,
+  // table long enough) and split planning run on the host, so a call never reads device metadata
+  // back. Leave empty when block_table / seq_lens are host tensors already.
+  TensorView block_table_host;
+  TensorView seq_lens_host;
+  float sm_scale = 0.0f;
+  TensorView out;
+  TensorView lse;
+};
+
+struct VerifyOptions {
+  // Deterministic mode: split boundaries at fixed absolute KV positions and a fixed combine order,
+  // so a request's result does not depend on its batchmates or on q_len (ARCHITECTURE.md §3.2).
+  bool deterministic = false;
+  // Splits per request; 0 lets the backend choose (adaptive in default mode). Ignored by
+  // backends without split-KV (the CPU reference). Must be 0 in deterministic mode.
+  int num_splits = 0;
+  // Opt-in fp8 tensor-core math for fp8 KV (reports its error; never the default).
+  bool fp8_math = false;
+  // cudaStream_t for CUDA backends (nullptr = default stream).
+  void* stream = nullptr;
+};
+
+// What a backend is asked to serve: everything the guard and the cost model decide on.
+struct VerifyShape {
+  int batch = 1;
+  int q_len = 1;
+  int num_heads = 16;
+  int page_size = 64;
+  DType kv_dtype = DType::kBF16;
+  int64_t max_seq_len = 0;    // longest seq_len in the batch
+  int64_t total_kv = 0;       // sum of seq_lens (KV tokens read once)
+  bool deterministic = false;
+  std::string to_string() const;  // "B=1,H=16,q=8,S=131072,kv=fp8,page=64"
+};
+
+// Checks everything in §3.1 that does not depend on a backend: dtypes, ranks, shapes, strides,
+// devices (q/kv/out/lse/block_table/seq_lens on `device`), seq_len >= q_len, seq_len fits the
+// block table, every referenced page id in [0, num_pages), sm_scale finite and > 0, kv_scale finite
+// and > 0 (and 1 for bf16). Reads metadata from the host copies when given.
+Status validate_verify_args(const VerifyArgs& args, Device device);
+
+// The shape of a validated call (reads seq_lens on the host).
+VerifyShape shape_of(const VerifyArgs& args);
+
+// ---- Split-KV building blocks (public, tested) -------------------------------------------------
+//
+// A partial result covers key positions [kv_begin, kv_end) intersected with each row's visible
+// range: o_part [B, q_len, H, 512] f32 is the normalised output over that range and lse_part
+// [B, q_len, H] f32 its log-sum-exp. A row with no visible key in the range has lse = -inf and
+// o = 0 (an empty partial, neutral for the merge).
+//
+// merge: lse = log(sum_s exp(lse_s)); out = sum_s exp(lse_s - lse) * o_s, summed in the order
+// given. Exact for a single partial; all-empty rows give out = 0, lse = -inf.
+Status merge_partials(std::span<const TensorView> o_parts, std::span<const TensorView> lse_parts,
+                      TensorView out, TensorView lse);
+
+}  // namespace mlaspec::attn

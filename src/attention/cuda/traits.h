@@ -1,0 +1,57 @@
+// Compile-time traits of the CUDA verify-attention kernels: the single source of truth for what
+// cuda_fold and cuda_rowwise can serve. Plain C++ (no CUDA headers) so the registry, `mlaspec
+// inspect` and the CPU tests read the same constants the kernels are instantiated from, also in
+// builds without CUDA. Kernels static_assert against these; the host dispatch maps runtime values
+// onto exactly these sets.
+#pragma once
+
+#include <cstdint>
+
+#include "mlaspec/attention/backend.h"
+
+namespace mlaspec::attn::cuda {
+
+struct CommonTraits {
+  static constexpr int kHeadDimQK = 576;
+  static constexpr int kHeadDimV = 512;
+  static constexpr int kMinHeads = 8;
+  static constexpr int kMaxHeads = 128;
+  static constexpr int kMinQLen = 1;
+  static constexpr int kMaxQLen = 32;
+  static constexpr int kMaxBatch = 512;
+  static constexpr int64_t kMaxSeqLen = int64_t{1} << 24;  // 16,777,216 tokens
+  // Page sizes the kernels are instantiated for.
+  static constexpr uint64_t kPageSizeMask = (1u << 4) | (1u << 5) | (1u << 6);  // 16, 32, 64
+  static constexpr uint32_t kKvDtypes = dtype_bit(DType::kBF16) | dtype_bit(DType::kFP8E4M3);
+};
+
+struct FoldTraits : CommonTraits {
+  static constexpr const char* kName = "cuda_fold";
+};
+
+struct RowwiseTraits : CommonTraits {
+  static constexpr const char* kName = "cuda_rowwise";
+};
+
+template <typename Traits>
+constexpr BackendCaps caps_from_traits() {
+  BackendCaps c;
+  c.name = Traits::kName;
+  c.device = Device::kCUDA;
+  c.min_q_len = Traits::kMinQLen;
+  c.max_q_len = Traits::kMaxQLen;
+  c.min_heads = Traits::kMinHeads;
+  c.max_heads = Traits::kMaxHeads;
+  c.max_batch = Traits::kMaxBatch;
+  c.max_seq_len = Traits::kMaxSeqLen;
+  c.kv_dtypes = Traits::kKvDtypes;
+  c.page_size_mask = Traits::kPageSizeMask;
+  c.deterministic = true;
+  c.split_kv = true;
+  return c;
+}
+
+inline constexpr BackendCaps kFoldCaps = caps_from_traits<FoldTraits>();
+inline constexpr BackendCaps kRowwiseCaps = caps_from_traits<RowwiseTraits>();
+
+}  // namespace mlaspec::attn::cuda
