@@ -81,6 +81,8 @@ struct VerifyShape {
 // block table, every referenced page id in [0, num_pages), sm_scale finite and > 0, kv_scale finite
 // and > 0 (and 1 for bf16). Reads metadata from the host copies when given.
 Status validate_verify_args(const VerifyArgs& args, Device device);
+// The same checks without out/lse (for partial computations that write elsewhere).
+Status validate_verify_inputs(const VerifyArgs& args, Device device);
 
 // The shape of a validated call (reads seq_lens on the host).
 VerifyShape shape_of(const VerifyArgs& args);

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Copies the header-only dependencies and GoogleTest's sources from this machine's Debian packages
+# into .deps/ (git-ignored), so a machine without those packages (the lent GPU machine) can build:
+# carry .deps there and configure with -DMLASPEC_EXTRA_INCLUDE=.deps/include
+# -DMLASPEC_GTEST_SOURCE_DIR=.deps/googletest (scripts/gpu-check.sh does).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+for f in /usr/src/googletest/CMakeLists.txt /usr/include/CLI/CLI.hpp /usr/include/nlohmann/json.hpp; do
+  [[ -e $f ]] || { echo "fetch-deps: $f missing: apt-get install googletest libcli11-dev nlohmann-json3-dev" >&2; exit 1; }
+done
+rm -rf .deps && mkdir -p .deps/include
+cp -r /usr/src/googletest .deps/googletest
+cp -r /usr/include/CLI /usr/include/nlohmann .deps/include/
+echo "fetch-deps: .deps ready ($(du -sh .deps | cut -f1))"

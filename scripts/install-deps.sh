@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs what mlaspec needs to build and test on Debian/Ubuntu (no-op when already present).
+# CUDA is optional: with nvcc on PATH or in /usr/local/cuda the CUDA backends build too.
+set -euo pipefail
+pkgs=(build-essential cmake libgtest-dev googletest libcli11-dev nlohmann-json3-dev clang-format clang-tidy)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+  echo "install-deps: all packages present"
+  exit 0
+fi
+SUDO=""
+[[ $(id -u) -eq 0 ]] || SUDO="sudo"
+echo "install-deps: installing ${missing[*]}"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,32 @@
+#include "mlaspec/attention/backend.h"
+#include "mlaspec/attention/cpu_caps.h"
+#include "mlaspec/attention/reference.h"
+
+namespace mlaspec::attn {
+namespace {
+
+class CpuReferenceBackend final : public Backend {
+ public:
+  const BackendCaps& caps() const override { return kCpuReferenceCaps; }
+
+  Status run(const VerifyArgs& args, const VerifyOptions& options) override {
+    MLASPEC_RETURN_IF_ERROR(validate_verify_args(args, Device::kCPU));
+    VerifyShape shape = shape_of(args);
+    shape.deterministic = options.deterministic;
+    MLASPEC_RETURN_IF_ERROR(can_serve(caps(), shape));
+    if (options.num_splits != 0) {
+      return unsupported("cpu_reference has no split-KV; num_splits must be 0, got " +
+                         std::to_string(options.num_splits));
+    }
+    if (options.fp8_math) return unsupported("cpu_reference has no fp8-math mode");
+    return cpu_verify(args);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cpu_reference_backend() {
+  return std::make_unique<CpuReferenceBackend>();
+}
+
+}  // namespace mlaspec::attn

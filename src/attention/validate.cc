@@ -1,0 +1,157 @@
+// The API-edge checks of ARCHITECTURE.md §3.1, shared by every backend.
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <string>
+
+#include "mlaspec/attention/verify.h"
+
+namespace mlaspec::attn {
+namespace {
+
+std::string str(int64_t v) { return std::to_string(v); }
+
+// Returns the metadata view to read on the host: the host copy when given, else the tensor itself
+// when it lives on the host.
+Status host_metadata(const TensorView& tensor, const TensorView& host_copy, const char* name,
+                     const char* host_name, TensorView* out) {
+  if (!host_copy.empty()) {
+    if (host_copy.device() != Device::kCPU) {
+      return invalid_argument(std::string(host_name) + " must be in host memory, got " +
+                              host_copy.describe());
+    }
+    if (host_copy.dtype() != tensor.dtype() || host_copy.ndim() != tensor.ndim()) {
+      return invalid_argument(std::string(host_name) + " " + host_copy.describe() +
+                              " does not match " + name + " " + tensor.describe());
+    }
+    for (int d = 0; d < tensor.ndim(); ++d) {
+      if (host_copy.size(d) != tensor.size(d)) {
+        return invalid_argument(std::string(host_name) + " " + host_copy.describe() +
+                                " does not match " + name + " " + tensor.describe());
+      }
+    }
+    *out = host_copy;
+    return Status::Ok();
+  }
+  if (tensor.device() != Device::kCPU) {
+    return invalid_argument(std::string(name) + " is in device memory: pass its host copy in " +
+                            host_name + " (validation and planning read it on the host)");
+  }
+  *out = tensor;
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string VerifyShape::to_string() const {
+  std::ostringstream os;
+  os << "B=" << batch << ",H=" << num_heads << ",q=" << q_len << ",S=" << max_seq_len
+     << ",kv=" << (kv_dtype == DType::kFP8E4M3 ? "fp8" : std::string(dtype_name(kv_dtype)))
+     << ",page=" << page_size;
+  if (deterministic) os << ",det";
+  return os.str();
+}
+
+Status validate_verify_args(const VerifyArgs& a, Device device) {
+  MLASPEC_RETURN_IF_ERROR(validate_verify_inputs(a, device));
+  const int64_t B = a.q.size(0), q_len = a.q.size(1), H = a.q.size(2);
+  MLASPEC_RETURN_IF_ERROR(a.out.expect("out", DType::kBF16, {B, q_len, H, kHeadDimV}, device));
+  MLASPEC_RETURN_IF_ERROR(a.lse.expect("lse", DType::kF32, {B, q_len, H}, device));
+  return Status::Ok();
+}
+
+Status validate_verify_inputs(const VerifyArgs& a, Device device) {
+  // q: [B, q_len, H, 576] bf16 with the [q_len, H, 576] part contiguous, so a request's rows are
+  // the [q_len*H, 576] matrix the kernels tile.
+  MLASPEC_RETURN_IF_ERROR(a.q.expect("q", DType::kBF16, {-1, -1, -1, kHeadDimQK}, device));
+  const int64_t B = a.q.size(0), q_len = a.q.size(1), H = a.q.size(2);
+  if (B < 1) return invalid_argument("batch size " + str(B) + " is below the minimum 1");
+  if (q_len < 1) return invalid_argument("q_len " + str(q_len) + " is below the minimum 1");
+  if (H < 1) return invalid_argument("num_heads " + str(H) + " is below the minimum 1");
+  if (a.q.stride(2) != kHeadDimQK || a.q.stride(1) != H * kHeadDimQK ||
+      a.q.stride(0) < q_len * H * kHeadDimQK) {
+    return invalid_argument("q strides [" + str(a.q.stride(0)) + ", " + str(a.q.stride(1)) + ", " +
+                            str(a.q.stride(2)) + ", 1] are not contiguous within a request; " +
+                            "expected [>=" + str(q_len * H * kHeadDimQK) + ", " +
+                            str(H * kHeadDimQK) + ", " + str(kHeadDimQK) + ", 1]");
+  }
+
+  // KV pool.
+  const TensorView& kv = a.kv.pages;
+  if (kv.empty()) return invalid_argument("kv.pages is missing (empty view)");
+  if (kv.dtype() != DType::kBF16 && kv.dtype() != DType::kFP8E4M3) {
+    return invalid_argument("kv.pages has dtype " + std::string(dtype_name(kv.dtype())) +
+                            ", expected bf16 or fp8_e4m3");
+  }
+  MLASPEC_RETURN_IF_ERROR(kv.expect("kv.pages", kv.dtype(), {-1, -1, kHeadDimQK}, device));
+  if (!kv.is_contiguous()) return invalid_argument("kv.pages " + kv.describe() + " is not contiguous");
+  const int64_t num_pages = kv.size(0), page_size = kv.size(1);
+  if (num_pages < 1) return invalid_argument("kv.pages has no pages");
+  if (page_size < 1) return invalid_argument("page_size " + str(page_size) + " is below 1");
+  if (!std::isfinite(a.kv.kv_scale) || a.kv.kv_scale <= 0.0f) {
+    return invalid_argument("kv_scale " + std::to_string(a.kv.kv_scale) +
+                            " must be finite and > 0");
+  }
+  if (kv.dtype() == DType::kBF16 && a.kv.kv_scale != 1.0f) {
+    return invalid_argument("kv_scale " + std::to_string(a.kv.kv_scale) +
+                            " given for a bf16 pool; bf16 KV is unscaled (kv_scale must be 1)");
+  }
+  if (!std::isfinite(a.sm_scale) || a.sm_scale <= 0.0f) {
+    return invalid_argument("sm_scale " + std::to_string(a.sm_scale) + " must be finite and > 0");
+  }
+
+  // Metadata.
+  MLASPEC_RETURN_IF_ERROR(a.block_table.expect("block_table", DType::kI32, {B, -1}, device));
+  MLASPEC_RETURN_IF_ERROR(a.seq_lens.expect("seq_lens", DType::kI32, {B}, device));
+  TensorView bt, sl;
+  MLASPEC_RETURN_IF_ERROR(
+      host_metadata(a.block_table, a.block_table_host, "block_table", "block_table_host", &bt));
+  MLASPEC_RETURN_IF_ERROR(host_metadata(a.seq_lens, a.seq_lens_host, "seq_lens", "seq_lens_host", &sl));
+  const int64_t max_pages = bt.size(1);
+
+  const int32_t* lens = sl.data_as<const int32_t>();
+  const int32_t* table = bt.data_as<const int32_t>();
+  const int64_t lens_stride = sl.stride(0);
+  const int64_t row_stride = bt.stride(0);
+  for (int64_t b = 0; b < B; ++b) {
+    const int64_t len = lens[b * lens_stride];
+    if (len < q_len) {
+      return invalid_argument("seq_lens[" + str(b) + "] = " + str(len) + " is below q_len " +
+                              str(q_len) + " (seq_len counts the KV written for the new tokens)");
+    }
+    const int64_t pages = (len + page_size - 1) / page_size;
+    if (pages > max_pages) {
+      return invalid_argument("seq_lens[" + str(b) + "] = " + str(len) + " needs " + str(pages) +
+                              " pages of " + str(page_size) + " but block_table has " +
+                              str(max_pages) + " columns");
+    }
+    for (int64_t j = 0; j < pages; ++j) {
+      const int64_t page = table[b * row_stride + j];
+      if (page < 0 || page >= num_pages) {
+        return out_of_range("block_table[" + str(b) + "][" + str(j) + "] = " + str(page) +
+                            " is out of range [0, " + str(num_pages) + ") of the KV pool");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+VerifyShape shape_of(const VerifyArgs& a) {
+  VerifyShape s;
+  s.batch = static_cast<int>(a.q.size(0));
+  s.q_len = static_cast<int>(a.q.size(1));
+  s.num_heads = static_cast<int>(a.q.size(2));
+  s.page_size = static_cast<int>(a.kv.pages.size(1));
+  s.kv_dtype = a.kv.pages.dtype();
+  const TensorView& sl = a.seq_lens_host.empty() ? a.seq_lens : a.seq_lens_host;
+  if (sl.device() == Device::kCPU && !sl.empty()) {
+    for (int b = 0; b < s.batch; ++b) {
+      const int64_t len = sl.data_as<const int32_t>()[b * sl.stride(0)];
+      s.max_seq_len = std::max(s.max_seq_len, len);
+      s.total_kv += len;
+    }
+  }
+  return s;
+}
+
+}  // namespace mlaspec::attn

@@ -1,0 +1,253 @@
+// `mlaspec bench`: times verify-attention backends with PERF.md's protocol and prints one table:
+// the roofline floor, each backend's median time and % of floor, and the ratio between backends
+// measured in the same run (and fp8/bf16 when both dtypes run).
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench/harness.h"
+#include "mlaspec/attention/backend.h"
+#include "mlaspec/core/log.h"
+#include "tools/commands.h"
+
+#if defined(MLASPEC_WITH_CUDA)
+#include "bench/cuda_timer.h"
+#endif
+
+namespace mlaspec::tools {
+namespace {
+
+struct BenchCli {
+  std::string device = "cpu";
+  std::vector<std::string> backends;
+  std::string set;  // default depends on device
+  std::string kv = "bf16";
+  int reps = 0;
+  int warmup = 3;
+  bool no_check = false;
+  bool deterministic = false;
+  std::string json_path;
+};
+
+// Small configs the CPU reference finishes in seconds; the built-in default job.
+std::vector<bench::BenchConfig> cpu_small_configs(DType kv) {
+  std::vector<bench::BenchConfig> out;
+  struct Row { int b, h, q; int64_t s; };
+  for (Row r : {Row{1, 16, 1, 4096}, Row{1, 16, 8, 4096}, Row{4, 16, 8, 2048}, Row{1, 128, 8, 1024}}) {
+    bench::BenchConfig c;
+    c.batch = r.b;
+    c.num_heads = r.h;
+    c.q_len = r.q;
+    c.seq_len = r.s;
+    c.kv_dtype = kv;
+    out.push_back(c);
+  }
+  return out;
+}
+
+Result<std::vector<bench::BenchConfig>> configs_for(const std::string& set, DType kv) {
+  if (set == "small") return cpu_small_configs(kv);
+  if (set == "standard") return bench::standard_configs(kv);
+  if (set == "qsweep") return bench::qlen_sweep(kv);
+  if (set == "ssweep") return bench::seqlen_sweep(kv);
+  if (set == "all") {
+    std::vector<bench::BenchConfig> all = bench::standard_configs(kv);
+    for (auto& c : bench::qlen_sweep(kv)) all.push_back(c);
+    for (auto& c : bench::seqlen_sweep(kv)) all.push_back(c);
+    return all;
+  }
+  return invalid_argument("unknown config set '" + set + "' (expected small, standard, qsweep, ssweep or all)");
+}
+
+Result<std::unique_ptr<attn::Backend>> create_backend(const std::string& name) {
+  if (name == "cpu_reference" || name == "cpu") return attn::make_cpu_reference_backend();
+  if (name == "cuda_fold" || name == "fold") return attn::make_cuda_fold_backend();
+  if (name == "cuda_rowwise" || name == "rowwise") return attn::make_cuda_rowwise_backend();
+  return not_found("unknown backend '" + name + "' (expected cpu_reference, cuda_fold or cuda_rowwise)");
+}
+
+void run_bench(const BenchCli& cli) {
+  if (cli.device != "cpu" && cli.device != "cuda") {
+    throw Error(invalid_argument("--device " + cli.device + " is not cpu or cuda"));
+  }
+  const bool cuda = cli.device == "cuda";
+  std::vector<std::string> names = cli.backends;
+  if (names.empty()) {
+    names = cuda ? std::vector<std::string>{"cuda_fold", "cuda_rowwise"}
+                 : std::vector<std::string>{"cpu_reference"};
+  }
+  std::vector<std::unique_ptr<attn::Backend>> backends;
+  for (const auto& n : names) {
+    Result<std::unique_ptr<attn::Backend>> b = create_backend(n);
+    throw_if_error(b.status());
+    if ((b.value()->caps().device == Device::kCUDA) != cuda) {
+      throw Error(invalid_argument("backend " + n + " runs on " +
+                                   std::string(device_name(b.value()->caps().device)) +
+                                   ", but --device is " + cli.device));
+    }
+    backends.push_back(std::move(b.value()));
+  }
+  std::vector<DType> dtypes;
+  if (cli.kv == "bf16") dtypes = {DType::kBF16};
+  else if (cli.kv == "fp8") dtypes = {DType::kFP8E4M3};
+  else if (cli.kv == "both") dtypes = {DType::kBF16, DType::kFP8E4M3};
+  else throw Error(invalid_argument("--kv " + cli.kv + " is not bf16, fp8 or both"));
+  const std::string set = cli.set.empty() ? (cuda ? "standard" : "small") : cli.set;
+
+  bench::Roofline roof;
+  if (cuda) {
+#if defined(MLASPEC_WITH_CUDA)
+    Result<std::string> name = bench::cuda_device_name();
+    throw_if_error(name.status());
+    roof = bench::h200_roofline();
+    if (name.value().find("H200") == std::string::npos) {
+      log_warn("device is " + name.value() + ", floors use PERF.md's H200 ceilings");
+    }
+    roof.machine = name.value();
+#endif
+  } else {
+    std::fprintf(stderr, "measuring this CPU's ceilings (memcpy bandwidth, fp32 FMA rate)...\n");
+    roof = bench::measure_cpu_roofline();
+  }
+  std::printf("mlaspec bench: %s, ceilings %.1f GB/s, %.1f GFLOP/s; set %s; median of >= %d reps\n",
+              roof.machine.c_str(), roof.bytes_per_s / 1e9, roof.flops_per_s / 1e9, set.c_str(),
+              cli.reps > 0 ? cli.reps : (cuda ? 30 : 5));
+
+  bench::TimeOptions topts;
+  topts.reps = cli.reps > 0 ? cli.reps : (cuda ? 30 : 5);
+  topts.warmup = cli.warmup;
+  topts.check = !cli.no_check;
+
+  nlohmann::json results = nlohmann::json::array();
+  // time[(dtype, config index in set)][backend] for the fp8/bf16 summary.
+  std::map<std::pair<int, size_t>, std::vector<double>> times;
+
+  // Header.
+  std::string header = "| # | config | floor us | bound |";
+  std::string rule = "|---|---|---|---|";
+  for (const auto& b : backends) {
+    header += " " + std::string(b->name()) + " us | % floor |";
+    rule += "---|---|";
+  }
+  if (backends.size() == 2) {
+    header += " " + std::string(backends[0]->name()) + "/" + std::string(backends[1]->name()) + " |";
+    rule += "---|";
+  }
+  std::printf("\n%s\n%s\n", header.c_str(), rule.c_str());
+  std::fflush(stdout);
+
+  for (size_t di = 0; di < dtypes.size(); ++di) {
+    Result<std::vector<bench::BenchConfig>> cfgs = configs_for(set, dtypes[di]);
+    throw_if_error(cfgs.status());
+    for (size_t ci = 0; ci < cfgs.value().size(); ++ci) {
+      bench::BenchConfig c = cfgs.value()[ci];
+      c.deterministic = cli.deterministic;
+      const bench::Floor floor = bench::roofline_floor(c, roof);
+      std::string line = "| " + (c.index >= 0 ? std::to_string(c.index) : std::string("-")) +
+                         " | " + c.to_string() + " | " + std::to_string(floor.us()).substr(0, 8) +
+                         " | " + (floor.memory_bound() ? "mem" : "flop") + " |";
+      std::vector<double> t_us;
+      nlohmann::json row = {{"config", c.to_string()}, {"index", c.index},
+                            {"floor_us", floor.us()}, {"memory_bound", floor.memory_bound()}};
+      for (const auto& b : backends) {
+        Result<bench::Timing> t = bench::time_backend(*b, c, topts);
+        if (!t.ok()) {
+          // A backend that cannot serve a config is a table entry, not a crash; a wrong result is
+          // fatal.
+          if (t.status().code() != StatusCode::kUnsupported) throw Error(t.status().with_context(std::string(b->name())));
+          line += " n/a | " + t.status().message() + " |";
+          t_us.push_back(-1);
+          row[std::string(b->name())] = {{"error", t.status().message()}};
+          continue;
+        }
+        char cell[96];
+        std::snprintf(cell, sizeof cell, " %.1f | %.0f%% |", t.value().median_us,
+                      100.0 * floor.us() / t.value().median_us);
+        line += cell;
+        t_us.push_back(t.value().median_us);
+        row[std::string(b->name())] = {{"median_us", t.value().median_us},
+                                       {"min_us", t.value().min_us},
+                                       {"max_us", t.value().max_us},
+                                       {"reps", t.value().reps},
+                                       {"pct_floor", 100.0 * floor.us() / t.value().median_us},
+                                       {"checked", t.value().checked},
+                                       {"max_rel_err", t.value().max_rel_err}};
+      }
+      if (backends.size() == 2) {
+        char cell[32];
+        if (t_us[0] > 0 && t_us[1] > 0) std::snprintf(cell, sizeof cell, " %.2f |", t_us[0] / t_us[1]);
+        else std::snprintf(cell, sizeof cell, " - |");
+        line += cell;
+      }
+      std::printf("%s\n", line.c_str());
+      std::fflush(stdout);
+      times[{static_cast<int>(di), ci}] = t_us;
+      results.push_back(row);
+    }
+  }
+
+  if (dtypes.size() == 2) {
+    std::printf("\nfp8/bf16 time ratio (same config, same backend)\n| config |");
+    for (const auto& b : backends) std::printf(" %s |", std::string(b->name()).c_str());
+    std::printf("\n|---|");
+    for (size_t k = 0; k < backends.size(); ++k) std::printf("---|");
+    std::printf("\n");
+    Result<std::vector<bench::BenchConfig>> cfgs = configs_for(set, DType::kBF16);
+    for (size_t ci = 0; ci < cfgs.value().size(); ++ci) {
+      std::string cfg = cfgs.value()[ci].to_string();
+      std::printf("| %s |", cfg.substr(0, cfg.rfind(",kv=")).c_str());
+      const auto& t16 = times[{0, ci}];
+      const auto& t8 = times[{1, ci}];
+      for (size_t k = 0; k < backends.size(); ++k) {
+        if (t16[k] > 0 && t8[k] > 0) std::printf(" %.2f |", t8[k] / t16[k]);
+        else std::printf(" - |");
+      }
+      std::printf("\n");
+    }
+  }
+
+  if (!cli.json_path.empty()) {
+    std::ofstream f(cli.json_path);
+    if (!f) throw Error(invalid_argument("cannot write --json file " + cli.json_path));
+    f << nlohmann::json{{"machine", roof.machine},
+                        {"bytes_per_s", roof.bytes_per_s},
+                        {"flops_per_s", roof.flops_per_s},
+                        {"set", set},
+                        {"results", results}}
+             .dump(2)
+      << "\n";
+  }
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app) {
+  auto cli = std::make_shared<BenchCli>();
+  CLI::App* cmd = app.add_subcommand(
+      "bench",
+      "Time verify-attention backends (PERF.md protocol: outputs checked against the CPU "
+      "reference first, median of >= 30 CUDA-graph replays on the GPU), printing the roofline "
+      "floor, time, % of floor and the ratio between backends.");
+  cmd->add_option("--device", cli->device, "cpu or cuda")->capture_default_str();
+  cmd->add_option("--backend", cli->backends,
+                  "Backend(s) to time: cpu_reference, cuda_fold, cuda_rowwise (repeatable). "
+                  "Default: cpu_reference on cpu, cuda_fold and cuda_rowwise on cuda.");
+  cmd->add_option("--set", cli->set,
+                  "Config set: small (CPU default), standard (PERF.md rows 0-11, cuda default), "
+                  "qsweep (q_len 1..16), ssweep (S 4k..1M), all");
+  cmd->add_option("--kv", cli->kv, "KV dtype: bf16, fp8 or both")->capture_default_str();
+  cmd->add_option("--reps", cli->reps, "Timed repetitions (default 30 on cuda, 5 on cpu)");
+  cmd->add_option("--warmup", cli->warmup, "Warm-up calls")->capture_default_str();
+  cmd->add_flag("--no-check", cli->no_check, "Skip the correctness check against the CPU reference");
+  cmd->add_flag("--deterministic", cli->deterministic, "Run the backends in deterministic mode");
+  cmd->add_option("--json", cli->json_path, "Also write the results as JSON to this file");
+  cmd->callback([cli] { run_bench(*cli); });
+}
+
+}  // namespace mlaspec::tools

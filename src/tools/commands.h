@@ -1,0 +1,16 @@
+// Each `mlaspec` subcommand lives in its own cmd_<name>.cc and registers itself on the app.
+#pragma once
+
+namespace CLI {
+class App;
+}
+
+namespace mlaspec::tools {
+
+// Each adds its subcommand (with --help text and a callback) to `app`. A callback reports
+// failure by throwing mlaspec::Error; main() prints it and exits non-zero.
+void add_bench_command(CLI::App& app);
+void add_inspect_command(CLI::App& app);
+void add_calibrate_command(CLI::App& app);
+
+}  // namespace mlaspec::tools

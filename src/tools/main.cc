@@ -1,0 +1,32 @@
+// mlaspec: the command line. Each subcommand lives in cmd_<name>.cc.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <exception>
+
+#include "mlaspec/core/status.h"
+#include "tools/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "mlaspec: speculative decoding on MLA models (DeepSeek-V2/V3, Kimi-K2).\n"
+      "Verify-attention backends, their benchmarks and their dispatch.",
+      "mlaspec"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "mlaspec 0.1.0");
+  mlaspec::tools::add_bench_command(app);
+  mlaspec::tools::add_inspect_command(app);
+  mlaspec::tools::add_calibrate_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const mlaspec::Error& e) {
+    std::fprintf(stderr, "mlaspec: error: %s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "mlaspec: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

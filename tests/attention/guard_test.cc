@@ -1,0 +1,51 @@
+#include <gtest/gtest.h>
+
+#include "mlaspec/attention/backend.h"
+#include "mlaspec/attention/cpu_caps.h"
+#include "attention/cuda/traits.h"
+
+namespace mlaspec::attn {
+namespace {
+
+VerifyShape shape(int q, int h, DType kv = DType::kBF16, int page = 64) {
+  VerifyShape s;
+  s.q_len = q;
+  s.num_heads = h;
+  s.kv_dtype = kv;
+  s.page_size = page;
+  s.max_seq_len = 4096;
+  s.total_kv = 4096;
+  return s;
+}
+
+TEST(Guard, ReasonsNameTheValueAndTheLimit) {
+  const BackendCaps& fold = cuda::kFoldCaps;
+  EXPECT_TRUE(can_serve(fold, shape(8, 16)).ok());
+  EXPECT_EQ(can_serve(fold, shape(33, 16)).message(), "q_len 33 exceeds cuda_fold's max 32");
+  EXPECT_EQ(can_serve(fold, shape(8, 4)).message(), "num_heads 4 is below cuda_fold's min 8");
+  EXPECT_EQ(can_serve(fold, shape(8, 16, DType::kBF16, 8)).message(),
+            "page_size 8 is not supported by cuda_fold (supports 16|32|64)");
+  EXPECT_EQ(can_serve(fold, shape(8, 16, DType::kBF16, 48)).code(), StatusCode::kUnsupported);
+  VerifyShape big = shape(8, 16);
+  big.batch = 513;
+  EXPECT_EQ(can_serve(fold, big).message(), "batch 513 exceeds cuda_fold's max 512");
+  big = shape(8, 16);
+  big.max_seq_len = cuda::CommonTraits::kMaxSeqLen + 1;
+  EXPECT_NE(can_serve(fold, big).message().find("seq_len"), std::string::npos);
+}
+
+TEST(Guard, CpuReferenceServesAnyPageSizeAndBothDtypes) {
+  EXPECT_TRUE(can_serve(kCpuReferenceCaps, shape(3, 1, DType::kFP8E4M3, 1)).ok());
+  EXPECT_TRUE(can_serve(kCpuReferenceCaps, shape(16, 128, DType::kBF16, 48)).ok());
+  EXPECT_EQ(can_serve(kCpuReferenceCaps, shape(3, 1, DType::kF32, 1)).message(),
+            "kv dtype f32 is not readable by cpu_reference (reads bf16|fp8_e4m3)");
+}
+
+TEST(Guard, DescribeCaps) {
+  EXPECT_EQ(describe_caps(cuda::kFoldCaps),
+            "device cuda, q_len 1..32, H 8..128, batch <= 512, seq_len <= 16777216, kv "
+            "bf16|fp8_e4m3, page 16|32|64, deterministic yes, split-kv yes");
+}
+
+}  // namespace
+}  // namespace mlaspec::attn
