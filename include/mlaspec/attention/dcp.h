@@ -1,0 +1,58 @@
+// Decode context parallelism (DCP): one request's KV sharded across ranks.
+//
+// Each request's key positions are cut into chunks of `chunk_tokens` consecutive positions (a
+// multiple of the page size); chunk c lives on rank c % world, so every rank holds about 1/world
+// of every request's pages. A rank computes one partial (o, lse) per chunk it owns with the
+// existing split-KV machinery (absolute positions, so the causal mask is exact on every rank);
+// the partials of all ranks are all-gathered and merged in global chunk order. Because the merge
+// order is the chunk order whatever the world size, the result is bitwise the same for any world
+// size, and equals a one-device run that splits at the same chunk boundaries.
+//
+// Partial layout of one rank: o [B, chunks_per_rank, q_len, H, 512] f32 and lse
+// [B, chunks_per_rank, q_len, H] f32, local chunk k = global chunk k * world + rank. Chunks past a
+// request's length are empty partials (lse = -inf, o = 0). An all-gather of these buffers
+// (ncclAllGather of equal-sized buffers) gives every rank everything the merge needs.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "mlaspec/attention/verify.h"
+
+namespace mlaspec::attn::dcp {
+
+struct ShardLayout {
+  int world = 1;
+  int64_t chunk_tokens = 1024;
+
+  int owner(int64_t chunk) const { return static_cast<int>(chunk % world); }
+  // Chunks of the longest request (max_seq_len) that rank `rank` holds, rounded up over ranks.
+  int64_t chunks_per_rank(int64_t max_seq_len) const;
+  // world >= 1, chunk_tokens a positive multiple of page_size.
+  Status validate(int page_size) const;
+};
+
+// A rank's share of a paged KV pool: only the pages of the chunks it owns, renumbered densely,
+// and a block table of the global width whose owned entries point into the local pool. Entries of
+// chunks held elsewhere point to local page 0 and are never read by rank_partials.
+struct RankShard {
+  int rank = 0;
+  int num_pages = 0;                 // pages in the local pool (>= 1)
+  std::vector<uint8_t> kv;           // [num_pages, page_size, 576] in the pool's dtype
+  std::vector<int32_t> block_table;  // [B, max_pages]
+};
+
+// Builds rank `rank`'s shard from a global host problem (what a loader would place on each GPU).
+Result<RankShard> make_rank_shard(const VerifyArgs& global, const ShardLayout& layout, int rank);
+
+// Computes rank `rank`'s per-chunk partials on the CPU (the reference for the GPU path).
+// `local` holds the rank's shard (kv.pages, block_table) and the global q, seq_lens, sm_scale.
+Status rank_partials_cpu(const VerifyArgs& local, const ShardLayout& layout, int rank,
+                         TensorView o_parts, TensorView lse_parts);
+
+// Merges all ranks' partials (indexed by rank) in global chunk order into out (bf16) and lse.
+Status merge_rank_partials(std::span<const TensorView> o_parts, std::span<const TensorView> lse_parts,
+                           const ShardLayout& layout, TensorView out, TensorView lse);
+
+}  // namespace mlaspec::attn::dcp

@@ -1,0 +1,118 @@
+#include "mlaspec/attention/dcp.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "mlaspec/attention/reference.h"
+
+namespace mlaspec::attn::dcp {
+
+int64_t ShardLayout::chunks_per_rank(int64_t max_seq_len) const {
+  const int64_t chunks = (max_seq_len + chunk_tokens - 1) / chunk_tokens;
+  return std::max<int64_t>(1, (chunks + world - 1) / world);
+}
+
+Status ShardLayout::validate(int page_size) const {
+  if (world < 1) return invalid_argument("DCP world size " + std::to_string(world) + " is below 1");
+  if (chunk_tokens < 1 || page_size < 1 || chunk_tokens % page_size != 0) {
+    return invalid_argument("DCP chunk of " + std::to_string(chunk_tokens) +
+                            " tokens is not a positive multiple of the page size " +
+                            std::to_string(page_size) + " (a page must live on one rank)");
+  }
+  return Status::Ok();
+}
+
+Result<RankShard> make_rank_shard(const VerifyArgs& g, const ShardLayout& layout, int rank) {
+  MLASPEC_RETURN_IF_ERROR(validate_verify_inputs(g, Device::kCPU));
+  const int page_size = static_cast<int>(g.kv.pages.size(1));
+  MLASPEC_RETURN_IF_ERROR(layout.validate(page_size));
+  if (rank < 0 || rank >= layout.world) {
+    return invalid_argument("rank " + std::to_string(rank) + " is outside [0, " +
+                            std::to_string(layout.world) + ")");
+  }
+  const int64_t B = g.q.size(0), max_pages = g.block_table.size(1);
+  const int64_t pages_per_chunk = layout.chunk_tokens / page_size;
+  const int64_t row_bytes = int64_t{kHeadDimQK} * dtype_size(g.kv.pages.dtype());
+  const int64_t page_bytes = row_bytes * page_size;
+  const auto* src = static_cast<const uint8_t*>(g.kv.pages.data());
+  RankShard s;
+  s.rank = rank;
+  s.block_table.assign(static_cast<size_t>(B * max_pages), 0);
+  std::vector<int32_t> owned_global;  // local page id -> global page id
+  for (int64_t b = 0; b < B; ++b) {
+    const int64_t len = g.seq_lens.data_as<const int32_t>()[b * g.seq_lens.stride(0)];
+    const int64_t pages = (len + page_size - 1) / page_size;
+    for (int64_t j = 0; j < pages; ++j) {
+      if (layout.owner(j / pages_per_chunk) != rank) continue;
+      const int32_t global_page = g.block_table.data_as<const int32_t>()[b * g.block_table.stride(0) + j];
+      s.block_table[b * max_pages + j] = static_cast<int32_t>(owned_global.size());
+      owned_global.push_back(global_page);
+    }
+  }
+  s.num_pages = std::max<int>(1, static_cast<int>(owned_global.size()));
+  s.kv.assign(static_cast<size_t>(s.num_pages * page_bytes), 0);
+  for (size_t p = 0; p < owned_global.size(); ++p) {
+    std::memcpy(s.kv.data() + p * page_bytes, src + owned_global[p] * page_bytes, page_bytes);
+  }
+  return s;
+}
+
+Status rank_partials_cpu(const VerifyArgs& local, const ShardLayout& layout, int rank,
+                         TensorView o_parts, TensorView lse_parts) {
+  MLASPEC_RETURN_IF_ERROR(validate_verify_inputs(local, Device::kCPU));
+  MLASPEC_RETURN_IF_ERROR(layout.validate(static_cast<int>(local.kv.pages.size(1))));
+  const int64_t B = local.q.size(0), Q = local.q.size(1), H = local.q.size(2);
+  int64_t max_len = 0;
+  for (int64_t b = 0; b < B; ++b) {
+    max_len = std::max<int64_t>(max_len, local.seq_lens.data_as<const int32_t>()[b * local.seq_lens.stride(0)]);
+  }
+  const int64_t cpr = layout.chunks_per_rank(max_len);
+  MLASPEC_RETURN_IF_ERROR(o_parts.expect("o_parts", DType::kF32, {B, cpr, Q, H, kHeadDimV}, Device::kCPU));
+  MLASPEC_RETURN_IF_ERROR(lse_parts.expect("lse_parts", DType::kF32, {B, cpr, Q, H}, Device::kCPU));
+  for (int64_t k = 0; k < cpr; ++k) {
+    const int64_t c = k * layout.world + rank;
+    // The slice of local chunk k: [B, Q, H, 512] with the batch stride of the parts buffer.
+    TensorView o(o_parts.data_as<float>() + k * o_parts.stride(1), DType::kF32, {B, Q, H, kHeadDimV},
+                 {o_parts.stride(0), o_parts.stride(2), o_parts.stride(3), 1});
+    TensorView l(lse_parts.data_as<float>() + k * lse_parts.stride(1), DType::kF32, {B, Q, H},
+                 {lse_parts.stride(0), lse_parts.stride(2), lse_parts.stride(3)});
+    MLASPEC_RETURN_IF_ERROR(cpu_verify_partial(local, c * layout.chunk_tokens,
+                                               (c + 1) * layout.chunk_tokens, o, l));
+  }
+  return Status::Ok();
+}
+
+Status merge_rank_partials(std::span<const TensorView> o_parts, std::span<const TensorView> lse_parts,
+                           const ShardLayout& layout, TensorView out, TensorView lse) {
+  if (static_cast<int>(o_parts.size()) != layout.world || static_cast<int>(lse_parts.size()) != layout.world) {
+    return invalid_argument("merge_rank_partials needs one partial set per rank: world " +
+                            std::to_string(layout.world) + ", got " + std::to_string(o_parts.size()) +
+                            " o and " + std::to_string(lse_parts.size()) + " lse sets");
+  }
+  const TensorView& o0 = o_parts[0];
+  if (o0.ndim() != 5) return invalid_argument("rank 0's o partials have rank " + std::to_string(o0.ndim()) + ", expected 5");
+  const int64_t B = o0.size(0), cpr = o0.size(1), Q = o0.size(2), H = o0.size(3);
+  for (int r = 0; r < layout.world; ++r) {
+    const std::string n = "rank " + std::to_string(r) + "'s ";
+    MLASPEC_RETURN_IF_ERROR(o_parts[r].expect(n + "o partials", DType::kF32, {B, cpr, Q, H, kHeadDimV}, Device::kCPU));
+    MLASPEC_RETURN_IF_ERROR(lse_parts[r].expect(n + "lse partials", DType::kF32, {B, cpr, Q, H}, Device::kCPU));
+  }
+  // Global chunk order c = k * world + r: the views list the chunks in that order.
+  std::vector<TensorView> os, ls;
+  for (int64_t k = 0; k < cpr; ++k) {
+    for (int r = 0; r < layout.world; ++r) {
+      const TensorView& o = o_parts[r];
+      const TensorView& l = lse_parts[r];
+      os.emplace_back(o.data_as<float>() + k * o.stride(1), DType::kF32,
+                      std::initializer_list<int64_t>{B, Q, H, kHeadDimV},
+                      std::initializer_list<int64_t>{o.stride(0), o.stride(2), o.stride(3), 1});
+      ls.emplace_back(l.data_as<float>() + k * l.stride(1), DType::kF32,
+                      std::initializer_list<int64_t>{B, Q, H},
+                      std::initializer_list<int64_t>{l.stride(0), l.stride(2), l.stride(3)});
+    }
+  }
+  return merge_partials(os, ls, out, lse);
+}
+
+}  // namespace mlaspec::attn::dcp

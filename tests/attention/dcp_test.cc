@@ -1,0 +1,109 @@
+// Decode context parallelism simulated on the CPU: ranks hold disjoint shards of every request's
+// pages, compute per-chunk partials, and the all-gathered partials merge to the one-device result.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "common/verify_problem.h"
+#include "mlaspec/attention/dcp.h"
+#include "mlaspec/attention/reference.h"
+
+namespace mlaspec::attn::dcp {
+namespace {
+
+struct Merged {
+  std::vector<uint16_t> out;
+  std::vector<float> lse;
+};
+
+// Runs `world` simulated ranks and merges their gathered partials.
+Merged run_dcp(testing::Problem& p, const ShardLayout& layout) {
+  const auto& s = p.spec;
+  const int64_t B = s.batch, Q = s.q_len, H = s.num_heads;
+  int64_t max_len = 0;
+  for (int32_t l : p.seq_lens) max_len = std::max<int64_t>(max_len, l);
+  const int64_t cpr = layout.chunks_per_rank(max_len);
+  std::vector<std::vector<float>> o(layout.world), l(layout.world);
+  std::vector<TensorView> ov, lv;
+  int64_t pages_total = 0;
+  for (int r = 0; r < layout.world; ++r) {
+    VerifyArgs global = p.host_args(TensorView(), TensorView());
+    Result<RankShard> shard = make_rank_shard(global, layout, r);
+    EXPECT_TRUE(shard.ok()) << shard.status().to_string();
+    pages_total += shard.value().num_pages;
+    VerifyArgs local = global;
+    local.kv.pages = TensorView(shard.value().kv.data(), s.kv_dtype,
+                                {shard.value().num_pages, s.page_size, kHeadDimQK});
+    local.block_table = TensorView(shard.value().block_table.data(), DType::kI32, {B, p.max_pages});
+    o[r].assign(static_cast<size_t>(B * cpr * Q * H * kHeadDimV), std::nanf(""));
+    l[r].assign(static_cast<size_t>(B * cpr * Q * H), std::nanf(""));
+    ov.emplace_back(o[r].data(), DType::kF32, std::initializer_list<int64_t>{B, cpr, Q, H, kHeadDimV});
+    lv.emplace_back(l[r].data(), DType::kF32, std::initializer_list<int64_t>{B, cpr, Q, H});
+    Status st = rank_partials_cpu(local, layout, r, ov.back(), lv.back());
+    EXPECT_TRUE(st.ok()) << st.to_string();
+  }
+  // Sharding is real: the ranks together hold each used page once (plus at most one placeholder
+  // page per rank that owns nothing).
+  int64_t used = 0;
+  for (int32_t len : p.seq_lens) used += (len + s.page_size - 1) / s.page_size;
+  EXPECT_LE(pages_total, used + layout.world);
+  EXPECT_GE(pages_total, used);
+  Merged m;
+  m.out.assign(static_cast<size_t>(p.out_elems()), 0xffff);
+  m.lse.assign(static_cast<size_t>(p.lse_elems()), std::nanf(""));
+  Status st = merge_rank_partials(ov, lv, layout,
+                                  TensorView(m.out.data(), DType::kBF16, {B, Q, H, kHeadDimV}),
+                                  TensorView(m.lse.data(), DType::kF32, {B, Q, H}));
+  EXPECT_TRUE(st.ok()) << st.to_string();
+  return m;
+}
+
+TEST(DcpSimulated, AnyWorldSizeIsBitwiseTheSameAndMatchesTheReference) {
+  for (DType kv : {DType::kBF16, DType::kFP8E4M3}) {
+    testing::ProblemSpec s;
+    s.batch = 3;
+    s.q_len = 8;
+    s.num_heads = 16;
+    s.page_size = 16;
+    s.kv_dtype = kv;
+    s.kv_scale = kv == DType::kFP8E4M3 ? 0.1f : 1.0f;
+    // Lengths ending just past a chunk boundary (the mask spans two chunks on different ranks),
+    // exactly on one, and shorter than one chunk.
+    s.seq_lens = {64 * 5 + 3, 64 * 4, 40};
+    testing::Problem p = testing::make_problem(s);
+    const Merged one = run_dcp(p, ShardLayout{1, 64});
+    for (int world : {2, 3, 4, 8}) {
+      const Merged many = run_dcp(p, ShardLayout{world, 64});
+      ASSERT_EQ(one.out, many.out) << "world " << world;
+      ASSERT_EQ(0, std::memcmp(one.lse.data(), many.lse.data(), one.lse.size() * 4)) << "world " << world;
+    }
+    // And the chunked result is the reference's within fp32 reassociation error.
+    std::vector<uint16_t> out(static_cast<size_t>(p.out_elems()));
+    std::vector<float> lse(static_cast<size_t>(p.lse_elems()));
+    ASSERT_TRUE(cpu_verify(p.host_args(TensorView(out.data(), DType::kBF16, {3, 8, 16, kHeadDimV}),
+                                       TensorView(lse.data(), DType::kF32, {3, 8, 16})))
+                    .ok());
+    for (size_t k = 0; k < out.size(); ++k) {
+      const float a = bf16_bits_to_float(out[k]), b = bf16_bits_to_float(one.out[k]);
+      ASSERT_NEAR(a, b, std::ldexp(std::fabs(a), -7) + 1e-5) << k;
+    }
+    for (size_t k = 0; k < lse.size(); ++k) ASSERT_NEAR(lse[k], one.lse[k], 1e-5 * (1 + std::fabs(lse[k])));
+  }
+}
+
+TEST(DcpSimulated, LayoutErrorsAreNamed) {
+  EXPECT_EQ(ShardLayout({0, 64}).validate(16).message(), "DCP world size 0 is below 1");
+  EXPECT_EQ(ShardLayout({2, 40}).validate(16).message(),
+            "DCP chunk of 40 tokens is not a positive multiple of the page size 16 (a page must "
+            "live on one rank)");
+  testing::ProblemSpec s;
+  testing::Problem p = testing::make_problem(s);
+  Result<RankShard> r = make_rank_shard(p.host_args(TensorView(), TensorView()), ShardLayout{2, 64}, 2);
+  EXPECT_EQ(r.status().message(), "rank 2 is outside [0, 2)");
+  EXPECT_EQ(ShardLayout({3, 64}).chunks_per_rank(64 * 7 + 1), 3);
+}
+
+}  // namespace
+}  // namespace mlaspec::attn::dcp
