@@ -1,0 +1,84 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "bench/harness.h"
+#include "bench/random_fill.h"
+
+namespace mlaspec::bench {
+namespace {
+
+TEST(Roofline, FloorsMatchPerfMdTable) {
+  // PERF.md's floor column (H200 ceilings): rows 0, 1, 2, 6, 9, 11.
+  const auto cfgs = standard_configs(DType::kBF16);
+  const Roofline h200 = h200_roofline();
+  const double expected[12] = {35.9, 48.2, 385.8, 35.9, 192.9, 192.9, 143.5, 48.2, 385.8, 385.8, 192.9, 795.7};
+  for (int i = 0; i < 12; ++i) {
+    EXPECT_NEAR(roofline_floor(cfgs[i], h200).us(), expected[i], 0.1) << "row " << i;
+  }
+  EXPECT_TRUE(roofline_floor(cfgs[0], h200).memory_bound());
+  EXPECT_FALSE(roofline_floor(cfgs[8], h200).memory_bound());
+  // fp8 halves the bytes.
+  const auto fp8 = standard_configs(DType::kFP8E4M3);
+  EXPECT_NEAR(roofline_floor(fp8[0], h200).memory_us, roofline_floor(cfgs[0], h200).memory_us / 2, 1e-9);
+}
+
+TEST(Configs, SweepsAreThePerfMdSweeps) {
+  const auto q = qlen_sweep(DType::kBF16);
+  ASSERT_EQ(q.size(), 16u);
+  EXPECT_EQ(q[15].to_string(), "B=1,H=16,q=16,S=131072,kv=bf16");
+  const auto s = seqlen_sweep(DType::kFP8E4M3);
+  ASSERT_EQ(s.size(), 5u);
+  EXPECT_EQ(s[4].to_string(), "B=1,H=16,q=8,S=1048576,kv=fp8");
+}
+
+TEST(RandomFill, DeterministicNonZeroAndUnitScale) {
+  std::vector<uint16_t> a(100000), b(100000);
+  ASSERT_TRUE(fill_random(a.data(), false, DType::kBF16, 100000, 7).ok());
+  ASSERT_TRUE(fill_random(b.data(), false, DType::kBF16, 100000, 7).ok());
+  EXPECT_EQ(a, b);
+  double sum = 0, sq = 0;
+  int zeros = 0;
+  for (uint16_t v : a) {
+    const double f = bf16_bits_to_float(v);
+    sum += f;
+    sq += f * f;
+    zeros += f == 0.0;
+  }
+  EXPECT_NEAR(sum / a.size(), 0.0, 0.02);
+  EXPECT_NEAR(sq / a.size(), 1.0, 0.05);
+  EXPECT_LT(zeros, 100);
+  ASSERT_TRUE(fill_random(b.data(), false, DType::kBF16, 100000, 8).ok());
+  EXPECT_NE(a, b);
+}
+
+TEST(TimeBackend, CpuReferenceIsCheckedAndTimed) {
+  auto backend = attn::make_cpu_reference_backend();
+  BenchConfig c;
+  c.q_len = 3;
+  c.num_heads = 8;
+  c.seq_len = 300;
+  c.kv_dtype = DType::kFP8E4M3;
+  TimeOptions o;
+  o.reps = 3;
+  o.warmup = 1;
+  Result<Timing> t = time_backend(*backend, c, o);
+  ASSERT_TRUE(t.ok()) << t.status().to_string();
+  EXPECT_TRUE(t.value().checked);
+  // The reference against its own fp32 rows: only the bf16 rounding of out remains (<= 2^-8).
+  EXPECT_LT(t.value().max_rel_err, std::ldexp(1.0, -8));
+  EXPECT_EQ(t.value().reps, 3);
+  EXPECT_GT(t.value().median_us, 0.0);
+}
+
+TEST(TimeBackend, UnservableConfigGivesTheGuardsReason) {
+  auto backend = attn::make_cpu_reference_backend();
+  BenchConfig c;
+  c.q_len = 2000;
+  Result<Timing> t = time_backend(*backend, c);
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().message(), "q_len 2000 exceeds cpu_reference's max 1024");
+}
+
+}  // namespace
+}  // namespace mlaspec::bench
