@@ -19,8 +19,13 @@ if(MLASPEC_WITH_CUDA)
   # wgmma on nvcc 13.0).
   set(CMAKE_CUDA_ARCHITECTURES OFF)
   enable_language(CUDA)
+  # CMake 3.25 predates nvcc's C++20 support and would reject CUDA_STANDARD 20 ("does not know the
+  # flags"); tell it the flag. (CUDA falls back to CXX_STANDARD, so the standard must be known.)
+  set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
+  set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
   set(CMAKE_CUDA_STANDARD 20)
   set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+  set(CMAKE_CUDA_EXTENSIONS OFF)
   find_package(CUDAToolkit REQUIRED)
   set(MLASPEC_CUDA_FLAGS -gencode=arch=compute_90a,code=sm_90a --expt-relaxed-constexpr
       -lineinfo -Xcompiler=-Wall)
