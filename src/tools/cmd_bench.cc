@@ -13,6 +13,7 @@
 
 #include "bench/harness.h"
 #include "mlaspec/attention/backend.h"
+#include "mlaspec/attention/registry.h"
 #include "mlaspec/core/log.h"
 #include "tools/commands.h"
 
@@ -33,6 +34,7 @@ struct BenchCli {
   bool no_check = false;
   bool deterministic = false;
   std::string json_path;
+  std::string profile;
 };
 
 // Small configs the CPU reference finishes in seconds; the built-in default job.
@@ -65,13 +67,6 @@ Result<std::vector<bench::BenchConfig>> configs_for(const std::string& set, DTyp
   return invalid_argument("unknown config set '" + set + "' (expected small, standard, qsweep, ssweep or all)");
 }
 
-Result<std::unique_ptr<attn::Backend>> create_backend(const std::string& name) {
-  if (name == "cpu_reference" || name == "cpu") return attn::make_cpu_reference_backend();
-  if (name == "cuda_fold" || name == "fold") return attn::make_cuda_fold_backend();
-  if (name == "cuda_rowwise" || name == "rowwise") return attn::make_cuda_rowwise_backend();
-  return not_found("unknown backend '" + name + "' (expected cpu_reference, cuda_fold or cuda_rowwise)");
-}
-
 void run_bench(const BenchCli& cli) {
   if (cli.device != "cpu" && cli.device != "cuda") {
     throw Error(invalid_argument("--device " + cli.device + " is not cpu or cuda"));
@@ -82,17 +77,32 @@ void run_bench(const BenchCli& cli) {
     names = cuda ? std::vector<std::string>{"cuda_fold", "cuda_rowwise"}
                  : std::vector<std::string>{"cpu_reference"};
   }
-  std::vector<std::unique_ptr<attn::Backend>> backends;
+  // The registry resolves names (and says why a backend is unavailable here); the dispatcher
+  // reports what `auto` would pick for each config.
+  attn::DispatchSetupOptions dso;
+  dso.profile_path = cli.profile;
+  Result<attn::DispatchSetup> setup = attn::make_dispatch(dso);
+  throw_if_error(setup.status());
+  attn::BackendRegistry& registry = *setup.value().registry;
+  attn::Dispatcher& dispatcher = *setup.value().dispatcher;
+  std::vector<attn::Backend*> backends;
+  std::vector<int> backend_index;
   for (const auto& n : names) {
-    Result<std::unique_ptr<attn::Backend>> b = create_backend(n);
+    Result<int> index = registry.index_of(n);
+    throw_if_error(index.status());
+    Result<attn::Backend*> b = registry.get(index.value());
     throw_if_error(b.status());
     if ((b.value()->caps().device == Device::kCUDA) != cuda) {
       throw Error(invalid_argument("backend " + n + " runs on " +
                                    std::string(device_name(b.value()->caps().device)) +
                                    ", but --device is " + cli.device));
     }
-    backends.push_back(std::move(b.value()));
+    backends.push_back(b.value());
+    backend_index.push_back(index.value());
   }
+  // A single explicitly requested backend that cannot serve a config is an error with the
+  // guard's reason; with several, the table shows the reason in that backend's cell.
+  const bool single_forced = cli.backends.size() == 1;
   std::vector<DType> dtypes;
   if (cli.kv == "bf16") dtypes = {DType::kBF16};
   else if (cli.kv == "fp8") dtypes = {DType::kFP8E4M3};
@@ -139,6 +149,8 @@ void run_bench(const BenchCli& cli) {
     header += " " + std::string(backends[0]->name()) + "/" + std::string(backends[1]->name()) + " |";
     rule += "---|";
   }
+  header += " auto picks | auto regret |";
+  rule += "---|---|";
   std::printf("\n%s\n%s\n", header.c_str(), rule.c_str());
   std::fflush(stdout);
 
@@ -149,18 +161,22 @@ void run_bench(const BenchCli& cli) {
       bench::BenchConfig c = cfgs.value()[ci];
       c.deterministic = cli.deterministic;
       const bench::Floor floor = bench::roofline_floor(c, roof);
+      char floor_cell[32];
+      std::snprintf(floor_cell, sizeof floor_cell, "%.1f", floor.us());
       std::string line = "| " + (c.index >= 0 ? std::to_string(c.index) : std::string("-")) +
-                         " | " + c.to_string() + " | " + std::to_string(floor.us()).substr(0, 8) +
-                         " | " + (floor.memory_bound() ? "mem" : "flop") + " |";
+                         " | " + c.to_string() + " | " + floor_cell + " | " +
+                         (floor.memory_bound() ? "mem" : "flop") + " |";
       std::vector<double> t_us;
       nlohmann::json row = {{"config", c.to_string()}, {"index", c.index},
                             {"floor_us", floor.us()}, {"memory_bound", floor.memory_bound()}};
       for (const auto& b : backends) {
         Result<bench::Timing> t = bench::time_backend(*b, c, topts);
         if (!t.ok()) {
-          // A backend that cannot serve a config is a table entry, not a crash; a wrong result is
-          // fatal.
-          if (t.status().code() != StatusCode::kUnsupported) throw Error(t.status().with_context(std::string(b->name())));
+          // A backend that cannot serve a config is a table entry, not a crash (unless it was the
+          // one backend asked for); a wrong result is fatal.
+          if (t.status().code() != StatusCode::kUnsupported || single_forced) {
+            throw Error(t.status().with_context(std::string(b->name()) + " on " + c.to_string()));
+          }
           line += " n/a | " + t.status().message() + " |";
           t_us.push_back(-1);
           row[std::string(b->name())] = {{"error", t.status().message()}};
@@ -183,6 +199,32 @@ void run_bench(const BenchCli& cli) {
         char cell[32];
         if (t_us[0] > 0 && t_us[1] > 0) std::snprintf(cell, sizeof cell, " %.2f |", t_us[0] / t_us[1]);
         else std::snprintf(cell, sizeof cell, " - |");
+        line += cell;
+      }
+      // What auto would pick for this batch, and how much slower that is than the best backend
+      // measured here (its regret).
+      attn::SelectOptions so;
+      so.data_device = cuda ? Device::kCUDA : Device::kCPU;
+      so.quiet = true;
+      Result<attn::Decision> pick = dispatcher.select(c.shape(), so);
+      if (!pick.ok()) {
+        line += " none | - |";
+        row["auto"] = {{"error", pick.status().message()}};
+      } else {
+        double best = -1, picked = -1;
+        for (size_t k = 0; k < backends.size(); ++k) {
+          if (t_us[k] > 0 && (best < 0 || t_us[k] < best)) best = t_us[k];
+          if (backend_index[k] == pick.value().backend_index) picked = t_us[k];
+        }
+        char cell[96];
+        if (picked > 0 && best > 0) {
+          std::snprintf(cell, sizeof cell, " %s | %.1f%% |", std::string(pick.value().backend).c_str(),
+                        100.0 * (picked / best - 1.0));
+          row["auto"] = {{"backend", pick.value().backend}, {"regret", picked / best - 1.0}};
+        } else {
+          std::snprintf(cell, sizeof cell, " %s | - |", std::string(pick.value().backend).c_str());
+          row["auto"] = {{"backend", pick.value().backend}};
+        }
         line += cell;
       }
       std::printf("%s\n", line.c_str());
@@ -237,7 +279,8 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--device", cli->device, "cpu or cuda")->capture_default_str();
   cmd->add_option("--backend", cli->backends,
                   "Backend(s) to time: cpu_reference, cuda_fold, cuda_rowwise (repeatable). "
-                  "Default: cpu_reference on cpu, cuda_fold and cuda_rowwise on cuda.");
+                  "Default: cpu_reference on cpu, cuda_fold and cuda_rowwise on cuda. A single "
+                  "backend that cannot serve a config is an error with the guard's reason.");
   cmd->add_option("--set", cli->set,
                   "Config set: small (CPU default), standard (PERF.md rows 0-11, cuda default), "
                   "qsweep (q_len 1..16), ssweep (S 4k..1M), all");
@@ -247,6 +290,9 @@ void add_bench_command(CLI::App& app) {
   cmd->add_flag("--no-check", cli->no_check, "Skip the correctness check against the CPU reference");
   cmd->add_flag("--deterministic", cli->deterministic, "Run the backends in deterministic mode");
   cmd->add_option("--json", cli->json_path, "Also write the results as JSON to this file");
+  cmd->add_option("--profile", cli->profile,
+                  "Dispatch cost-model profile (JSON from `mlaspec calibrate`) used for the auto "
+                  "column; default: $MLASPEC_PROFILE, ~/.cache/mlaspec/profile.json, built-in");
   cmd->callback([cli] { run_bench(*cli); });
 }
 

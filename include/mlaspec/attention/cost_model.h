@@ -1,0 +1,182 @@
+// The cost model behind dispatch policy `auto`: estimated µs of one verify-attention call per
+// backend, from constants that `mlaspec calibrate` measures on the machine at hand.
+//
+// Per (backend, KV dtype, H) the model is linear in three terms:
+//
+//   t_us = fixed_us + us_per_mb * (KV MB the backend reads) + us_per_gflop * (GFLOPs)
+//
+// where a backend that folds all rows of a request into one pass reads the KV once per request
+// and a rowwise backend reads it once per query token (q_len times). FLOPs are PERF.md's
+// 2*q_len*H*(576+512) per KV token. The constants are fitted by non-negative least squares on
+// relative error (fit_cost_terms), so a profile is a few numbers a person can read: fixed cost,
+// effective bandwidth (1/us_per_mb TB/s) and effective matrix rate.
+//
+// Profiles are JSON, keyed by GPU name (docs/dispatch.md has the format and the search order):
+//   {"format": "mlaspec-profile", "version": 1,
+//    "machines": {"NVIDIA H200": {"source": "...", "models": [
+//        {"backend": "cuda_fold", "kv": "bf16", "heads": 16,
+//         "fixed_us": 6.0, "us_per_mb": 0.27, "us_per_gflop": 1.6}, ...]}}}
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mlaspec/attention/verify.h"
+#include "mlaspec/core/status.h"
+
+namespace mlaspec::attn {
+
+// How a backend's main pass reads the KV cache; decides the KV-bytes term.
+enum class KvReadPattern : uint8_t {
+  kOncePerRequest,     // fold: one pass serves all q_len*H rows of a request
+  kOncePerQueryToken,  // rowwise: one pass per query token, q_len passes per request
+};
+std::string_view kv_read_pattern_name(KvReadPattern p);
+
+// The model's inputs for one call.
+struct CostFeatures {
+  double kv_mb = 0;   // KV bytes read / 1e6
+  double gflops = 0;  // 2 * q_len * H * (576 + 512) * total_kv / 1e9
+};
+CostFeatures cost_features(const VerifyShape& shape, KvReadPattern pattern);
+
+// The fitted constants (all >= 0).
+struct CostTerms {
+  double fixed_us = 0;
+  double us_per_mb = 0;
+  double us_per_gflop = 0;
+  double estimate_us(const CostFeatures& f) const {
+    return fixed_us + us_per_mb * f.kv_mb + us_per_gflop * f.gflops;
+  }
+};
+
+// One model of a profile: constants for one backend and KV dtype, measured at `heads` query
+// heads (0 = fitted over all H). Fit statistics are informative only.
+struct CostEntry {
+  std::string backend;
+  DType kv_dtype = DType::kBF16;
+  int heads = 0;
+  CostTerms terms;
+  int points = 0;          // measurements the fit used (0 = not measured)
+  double rms_rel_err = 0;  // of the fit on those measurements
+  double max_rel_err = 0;
+};
+
+// ---- Fitting (pure; unit-tested on synthetic data) ---------------------------------------------
+
+struct CostSample {
+  CostFeatures features;
+  double time_us = 0;
+};
+struct CostFit {
+  CostTerms terms;
+  int points = 0;
+  double rms_rel_err = 0;
+  double max_rel_err = 0;
+};
+// Non-negative least squares on relative error, min sum ((est - t) / t)^2 over the samples, by
+// trying every subset of the three terms (exact for three terms). Needs >= 3 samples with
+// time_us > 0 and finite features.
+Result<CostFit> fit_cost_terms(std::span<const CostSample> samples);
+
+// ---- A machine's model
+// ---------------------------------------------------------------------------
+
+class CostModel {
+ public:
+  CostModel() = default;
+  CostModel(std::string machine, std::string source, std::vector<CostEntry> entries)
+      : machine_(std::move(machine)), source_(std::move(source)), entries_(std::move(entries)) {}
+
+  const std::string& machine() const { return machine_; }  // "NVIDIA H200", "cpu"
+  const std::string& source() const { return source_; }    // where the constants came from
+  std::span<const CostEntry> entries() const { return entries_; }
+  void add(CostEntry e) { entries_.push_back(std::move(e)); }
+  // Constants not measured on this machine (estimates written down by hand): using them warns.
+  bool provisional() const { return provisional_; }
+  void set_provisional(bool p) { provisional_ = p; }
+  void set_source(std::string s) { source_ = std::move(s); }
+
+  // The entry for `backend` at this dtype whose `heads` is nearest to `num_heads` in log2
+  // (ties: the smaller H; heads = 0 entries only when there is no measured H); nullptr if none.
+  const CostEntry* find(std::string_view backend, DType kv_dtype, int num_heads) const;
+
+  // Estimated µs, or nullopt when the model has no entry for this backend and dtype.
+  std::optional<double> estimate_us(std::string_view backend, KvReadPattern pattern,
+                                    const VerifyShape& shape) const;
+
+ private:
+  std::string machine_;
+  std::string source_;
+  std::vector<CostEntry> entries_;
+  bool provisional_ = false;
+};
+
+// Where the cheaper of backends A and B changes as S grows, at the other dimensions of `shape`
+// (B requests, each with seq_len S, S in [q_len, max_seq_len]). Costs are linear in S, so there
+// is at most one change.
+struct Crossover {
+  bool has_model = false;    // both backends have an entry for this dtype
+  int64_t seq_len = 0;       // first S where long_winner is estimated cheaper; 0 = no change
+  std::string short_winner;  // cheaper (or equal) for S < seq_len, or everywhere if seq_len == 0
+  std::string long_winner;   // cheaper from seq_len on
+  std::string to_string() const;  // "cuda_rowwise below S=5120, cuda_fold from there"
+};
+Crossover find_crossover(const CostModel& model, std::string_view backend_a, KvReadPattern pat_a,
+                         std::string_view backend_b, KvReadPattern pat_b, VerifyShape shape,
+                         int64_t max_seq_len = int64_t{1} << 24);
+
+// ---- Profiles (JSON)
+// -----------------------------------------------------------------------------
+
+// A parsed profile file: one CostModel per machine name.
+struct Profile {
+  std::vector<CostModel> machines;
+  const CostModel* find(std::string_view machine) const;
+};
+
+// Parses profile JSON. Errors (kDataLoss) name the problem and where: "profile.json: machines.
+// \"NVIDIA H200\".models[2].us_per_mb: expected a number >= 0, got \"fast\"". `origin` prefixes
+// messages (a path, or "built-in defaults").
+Result<Profile> parse_profile(std::string_view json_text, std::string_view origin);
+Result<Profile> load_profile_file(const std::string& path);  // kNotFound if missing
+// Serialises one machine into `existing` JSON text ("" = new file). Other machines are kept, and
+// so are this machine's entries for (backend, kv, heads) the new model does not have; the
+// machine's other fields are replaced by `extra_json_for_machine` (a JSON object) and the model's.
+Result<std::string> merge_profile_json(std::string_view existing, const CostModel& model,
+                                       std::string_view extra_json_for_machine = {});
+
+// The built-in profiles (src/attention/default_profiles.h); parsing them cannot fail (tested).
+const Profile& builtin_profile();
+
+// The default profile path: $MLASPEC_PROFILE, else $XDG_CACHE_HOME/mlaspec/profile.json, else
+// $HOME/.cache/mlaspec/profile.json.
+std::string default_profile_path();
+
+// GPU 0's name as the CUDA driver reports it ("NVIDIA H200"), or "" without a usable driver/GPU.
+// $MLASPEC_GPU_NAME overrides (for tests and for using another machine's profile).
+std::string detect_gpu_name();
+
+struct CostModelRequest {
+  std::string profile_path;  // explicit path (--profile); "" = default_profile_path()
+  std::string machine;       // GPU name; "" = CPU only (built-in "cpu" model)
+  // An explicitly requested profile that cannot be used is an error. Otherwise (default path
+  // or $MLASPEC_PROFILE) a missing file means built-in defaults and a malformed one means
+  // built-in defaults with a warning.
+  bool strict = false;
+};
+struct ResolvedCostModel {
+  CostModel model;
+  std::vector<std::string> warnings;  // the caller logs them (log_warn) or prints them
+  std::vector<std::string> notes;     // informational (where the constants came from)
+};
+// The model for `machine`: its section of the profile file, else the built-in defaults for it,
+// else (with a warning: uncalibrated GPU) the built-in defaults of the closest known machine.
+// CPU backends' entries always come along from the "cpu" section.
+Result<ResolvedCostModel> resolve_cost_model(const CostModelRequest& request);
+
+}  // namespace mlaspec::attn

@@ -1,0 +1,345 @@
+// Cost-model profiles: JSON parsing with errors that say where, the built-in defaults, the
+// search path, GPU naming and the resolution order (docs/dispatch.md).
+#include <dlfcn.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <tuple>
+
+#include <nlohmann/json.hpp>
+
+#include "default_profiles.h"
+#include "mlaspec/attention/cost_model.h"
+
+namespace mlaspec::attn {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr int kProfileVersion = 1;
+
+std::string kv_key(DType t) {
+  return t == DType::kFP8E4M3 ? "fp8" : std::string(dtype_name(t));
+}
+
+std::string short_dump(const json& v) {
+  std::string s = v.dump();
+  if (s.size() > 40) s = s.substr(0, 37) + "...";
+  return s;
+}
+
+Status bad(std::string_view origin, const std::string& where, const std::string& what) {
+  return data_loss(std::string(origin) + ": " + where + ": " + what);
+}
+
+Result<double> number_field(std::string_view origin, const json& obj, const std::string& where,
+                            const char* key, bool required, double dflt) {
+  auto it = obj.find(key);
+  if (it == obj.end()) {
+    if (required) return bad(origin, where, std::string("missing \"") + key + "\"");
+    return dflt;
+  }
+  if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() < 0) {
+    return bad(origin, where + "." + key, "expected a finite number >= 0, got " + short_dump(*it));
+  }
+  return it->get<double>();
+}
+
+Result<CostEntry> parse_entry(std::string_view origin, const json& m, const std::string& where) {
+  if (!m.is_object()) return bad(origin, where, "expected an object, got " + short_dump(m));
+  static const std::set<std::string> kKeys = {"backend",  "kv",          "heads",
+                                              "fixed_us", "us_per_mb",   "us_per_gflop",
+                                              "points",   "rms_rel_err", "max_rel_err"};
+  for (auto it = m.begin(); it != m.end(); ++it) {
+    if (!kKeys.count(it.key())) {
+      return bad(origin, where,
+                 "unknown key \"" + it.key() +
+                     "\" (expected backend, kv, heads, fixed_us, us_per_mb, us_per_gflop, points, "
+                     "rms_rel_err, max_rel_err)");
+    }
+  }
+  CostEntry e;
+  auto b = m.find("backend");
+  if (b == m.end() || !b->is_string() || b->get<std::string>().empty()) {
+    return bad(origin, where + ".backend",
+               "expected a backend name, got " + (b == m.end() ? "nothing" : short_dump(*b)));
+  }
+  e.backend = b->get<std::string>();
+  auto kv = m.find("kv");
+  if (kv == m.end() || !kv->is_string() || !parse_dtype(kv->get<std::string>(), &e.kv_dtype) ||
+      (e.kv_dtype != DType::kBF16 && e.kv_dtype != DType::kFP8E4M3)) {
+    return bad(
+        origin, where + ".kv",
+        "expected \"bf16\" or \"fp8\", got " + (kv == m.end() ? "nothing" : short_dump(*kv)));
+  }
+  auto h = m.find("heads");
+  if (h != m.end()) {
+    if (!h->is_number_integer() || h->get<int64_t>() < 0 || h->get<int64_t>() > 65536) {
+      return bad(origin, where + ".heads",
+                 "expected an integer >= 0 (0 = any H), got " + short_dump(*h));
+    }
+    e.heads = h->get<int>();
+  }
+  auto f = number_field(origin, m, where, "fixed_us", true, 0);
+  if (!f.ok()) return f.status();
+  auto mb = number_field(origin, m, where, "us_per_mb", true, 0);
+  if (!mb.ok()) return mb.status();
+  auto gf = number_field(origin, m, where, "us_per_gflop", true, 0);
+  if (!gf.ok()) return gf.status();
+  e.terms = CostTerms{*f, *mb, *gf};
+  auto pts = number_field(origin, m, where, "points", false, 0);
+  if (!pts.ok()) return pts.status();
+  e.points = static_cast<int>(*pts);
+  auto rms = number_field(origin, m, where, "rms_rel_err", false, 0);
+  if (!rms.ok()) return rms.status();
+  e.rms_rel_err = *rms;
+  auto mx = number_field(origin, m, where, "max_rel_err", false, 0);
+  if (!mx.ok()) return mx.status();
+  e.max_rel_err = *mx;
+  return e;
+}
+
+json entry_json(const CostEntry& e) {
+  json j;
+  j["backend"] = e.backend;
+  j["kv"] = kv_key(e.kv_dtype);
+  j["heads"] = e.heads;
+  j["fixed_us"] = e.terms.fixed_us;
+  j["us_per_mb"] = e.terms.us_per_mb;
+  j["us_per_gflop"] = e.terms.us_per_gflop;
+  if (e.points > 0) {
+    j["points"] = e.points;
+    j["rms_rel_err"] = e.rms_rel_err;
+    j["max_rel_err"] = e.max_rel_err;
+  }
+  return j;
+}
+
+}  // namespace
+
+const CostModel* Profile::find(std::string_view machine) const {
+  for (const CostModel& m : machines)
+    if (m.machine() == machine) return &m;
+  return nullptr;
+}
+
+Result<Profile> parse_profile(std::string_view json_text, std::string_view origin) {
+  json root;
+  try {
+    root = json::parse(json_text.begin(), json_text.end());
+  } catch (const json::parse_error& e) {
+    return data_loss(std::string(origin) + ": not valid JSON: " + e.what());
+  }
+  if (!root.is_object()) return bad(origin, "top level", "expected an object");
+  auto fmt = root.find("format");
+  if (fmt != root.end() && (!fmt->is_string() || fmt->get<std::string>() != "mlaspec-profile")) {
+    return bad(origin, "format", "expected \"mlaspec-profile\", got " + short_dump(*fmt));
+  }
+  auto ver = root.find("version");
+  if (ver == root.end() || !ver->is_number_integer()) {
+    return bad(origin, "version",
+               "missing or not an integer (this build reads version " +
+                   std::to_string(kProfileVersion) + ")");
+  }
+  if (ver->get<int64_t>() != kProfileVersion) {
+    return bad(origin, "version",
+               "unsupported version " + ver->dump() + " (this build reads version " +
+                   std::to_string(kProfileVersion) + "; rerun `mlaspec calibrate`)");
+  }
+  auto machines = root.find("machines");
+  if (machines == root.end() || !machines->is_object()) {
+    return bad(origin, "machines", "missing or not an object keyed by GPU name");
+  }
+  Profile prof;
+  for (auto it = machines->begin(); it != machines->end(); ++it) {
+    const std::string where = "machines.\"" + it.key() + "\"";
+    const json& mj = it.value();
+    if (!mj.is_object()) return bad(origin, where, "expected an object");
+    auto models = mj.find("models");
+    if (models == mj.end() || !models->is_array()) {
+      return bad(origin, where + ".models", "missing or not an array");
+    }
+    std::string source = std::string(origin);
+    if (auto s = mj.find("source"); s != mj.end()) {
+      if (!s->is_string()) return bad(origin, where + ".source", "expected a string");
+      source += " (" + s->get<std::string>() + ")";
+    }
+    CostModel model(it.key(), source, {});
+    if (auto p = mj.find("provisional"); p != mj.end()) {
+      if (!p->is_boolean()) return bad(origin, where + ".provisional", "expected true or false");
+      model.set_provisional(p->get<bool>());
+    }
+    std::set<std::tuple<std::string, int, int>> seen;
+    for (size_t i = 0; i < models->size(); ++i) {
+      const std::string ew = where + ".models[" + std::to_string(i) + "]";
+      auto e = parse_entry(origin, (*models)[i], ew);
+      if (!e.ok()) return e.status();
+      if (!seen.emplace(e->backend, static_cast<int>(e->kv_dtype), e->heads).second) {
+        return bad(origin, ew,
+                   "duplicate model for backend " + e->backend + ", kv " + kv_key(e->kv_dtype) +
+                       ", heads " + std::to_string(e->heads));
+      }
+      model.add(std::move(e).value());
+    }
+    prof.machines.push_back(std::move(model));
+  }
+  return prof;
+}
+
+Result<Profile> load_profile_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return not_found("profile " + path + " does not exist or cannot be read");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) return data_loss("profile " + path + ": read error");
+  return parse_profile(ss.str(), "profile " + path);
+}
+
+Result<std::string> merge_profile_json(std::string_view existing, const CostModel& model,
+                                       std::string_view extra_json_for_machine) {
+  json root = {
+      {"format", "mlaspec-profile"}, {"version", kProfileVersion}, {"machines", json::object()}};
+  if (!existing.empty()) {
+    // Validate first so a bad file is reported the same way as on load.
+    auto parsed = parse_profile(existing, "existing profile");
+    if (!parsed.ok()) return parsed.status();
+    root = json::parse(existing.begin(), existing.end());
+  }
+  json m = json::object();
+  if (!extra_json_for_machine.empty()) {
+    try {
+      m = json::parse(extra_json_for_machine.begin(), extra_json_for_machine.end());
+    } catch (const json::parse_error& e) {
+      return internal_error(std::string("merge_profile_json: extra JSON: ") + e.what());
+    }
+    if (!m.is_object()) return internal_error("merge_profile_json: extra JSON is not an object");
+  }
+  m["source"] = model.source();
+  m["provisional"] = model.provisional();
+  json models = json::array();
+  for (const CostEntry& e : model.entries()) models.push_back(entry_json(e));
+  // Keep this machine's earlier entries that the new model does not replace (a calibration run
+  // of one dtype or one H must not drop the others).
+  if (auto& machines = root["machines"]; machines.contains(model.machine())) {
+    const json& old = machines[model.machine()];
+    for (const json& e : old.value("models", json::array())) {
+      bool replaced = false;
+      for (const json& n : models) {
+        replaced |= n["backend"] == e["backend"] && n["kv"] == e["kv"] &&
+                    n.value("heads", 0) == e.value("heads", 0);
+      }
+      if (!replaced) models.push_back(e);
+    }
+  }
+  m["models"] = std::move(models);
+  root["machines"][model.machine()] = std::move(m);
+  return root.dump(2) + "\n";
+}
+
+const Profile& builtin_profile() {
+  static const Profile prof = [] {
+    auto p = parse_profile(detail::kBuiltinProfileJson, "built-in defaults");
+    throw_if_error(p.status());  // a bug in default_profiles.h (a test parses it too)
+    return std::move(p).value();
+  }();
+  return prof;
+}
+
+std::string default_profile_path() {
+  if (const char* p = std::getenv("MLASPEC_PROFILE"); p && *p) return p;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) {
+    return std::string(x) + "/mlaspec/profile.json";
+  }
+  if (const char* h = std::getenv("HOME"); h && *h)
+    return std::string(h) + "/.cache/mlaspec/profile.json";
+  return "mlaspec-profile.json";
+}
+
+std::string detect_gpu_name() {
+  if (const char* n = std::getenv("MLASPEC_GPU_NAME"); n) return n;
+  if (!built_with_cuda()) return "";
+  // The driver API through dlopen: no CUDA headers or link dependency in this file, and a host
+  // without a driver just has no GPU name.
+  static const std::string name = [] {
+    void* lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+    if (!lib) return std::string();
+    using InitFn = int (*)(unsigned);
+    using GetFn = int (*)(int*, int);
+    using NameFn = int (*)(char*, int, int);
+    auto init = reinterpret_cast<InitFn>(dlsym(lib, "cuInit"));
+    auto get = reinterpret_cast<GetFn>(dlsym(lib, "cuDeviceGet"));
+    auto get_name = reinterpret_cast<NameFn>(dlsym(lib, "cuDeviceGetName"));
+    char buf[256] = {0};
+    int dev = 0;
+    if (!init || !get || !get_name || init(0) != 0 || get(&dev, 0) != 0 ||
+        get_name(buf, sizeof buf - 1, dev) != 0) {
+      return std::string();  // the library stays loaded: the runtime uses it anyway
+    }
+    return std::string(buf);
+  }();
+  return name;
+}
+
+Result<ResolvedCostModel> resolve_cost_model(const CostModelRequest& req) {
+  ResolvedCostModel out;
+  const bool explicit_path = !req.profile_path.empty();
+  const std::string path = explicit_path ? req.profile_path : default_profile_path();
+  const std::string machine = req.machine.empty() ? "cpu" : req.machine;
+
+  std::optional<Profile> file;
+  auto loaded = load_profile_file(path);
+  if (loaded.ok()) {
+    file = std::move(loaded).value();
+  } else if (req.strict) {
+    return loaded.status();
+  } else if (loaded.status().code() == StatusCode::kNotFound) {
+    out.notes.push_back("no profile file at " + path);
+  } else {
+    out.warnings.push_back("ignoring the profile: " + loaded.status().message() +
+                           "; using built-in defaults (fix or delete the file, or rerun "
+                           "`mlaspec calibrate`)");
+  }
+
+  const Profile& builtin = builtin_profile();
+  const CostModel* chosen = file ? file->find(machine) : nullptr;
+  if (chosen) {
+    out.notes.push_back("cost model for " + machine + " from " + chosen->source());
+  } else {
+    if (file) out.notes.push_back("profile " + path + " has no entry for \"" + machine + "\"");
+    chosen = builtin.find(machine);
+    if (chosen) {
+      out.notes.push_back("cost model for " + machine + " from " + chosen->source());
+    } else {
+      chosen = builtin.find(detail::kFallbackGpu);
+      out.warnings.push_back("no cost model for GPU \"" + machine + "\" (neither in " + path +
+                             " nor built in); using the built-in " +
+                             std::string(detail::kFallbackGpu) +
+                             " constants: run `mlaspec calibrate` on this machine");
+    }
+  }
+  if (chosen->provisional()) {
+    out.warnings.push_back("the cost model for " + chosen->machine() +
+                           " is provisional (not measured): `auto` may pick the slower backend "
+                           "near the crossover; run `mlaspec calibrate`");
+  }
+  out.model = CostModel(machine, chosen->source(),
+                        std::vector<CostEntry>(chosen->entries().begin(), chosen->entries().end()));
+  out.model.set_provisional(chosen->provisional());
+  if (machine != "cpu") {
+    // CPU backends are modelled by the "cpu" section (file first, then built-in).
+    const CostModel* cpu = file ? file->find("cpu") : nullptr;
+    if (!cpu) cpu = builtin.find("cpu");
+    if (cpu) {
+      for (const CostEntry& e : cpu->entries()) {
+        if (!out.model.find(e.backend, e.kv_dtype, e.heads ? e.heads : 1)) out.model.add(e);
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace mlaspec::attn

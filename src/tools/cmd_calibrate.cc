@@ -1,0 +1,431 @@
+// `mlaspec calibrate`: measures every available CUDA attention backend over a grid of shapes with
+// the bench harness (PERF.md protocol), fits the cost model per (backend, KV dtype, H), prints the
+// constants, the crossovers and auto's regret, re-measures PERF.md's S sweep as an out-of-sample
+// check, and writes the profile JSON that dispatch policy `auto` reads (docs/dispatch.md).
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bench/harness.h"
+#include "mlaspec/attention/registry.h"
+#include "mlaspec/core/log.h"
+#include "tools/commands.h"
+
+namespace mlaspec::tools {
+namespace {
+
+using nlohmann::json;
+
+struct CalibrateCli {
+  std::string out;
+  std::string report;
+  bool quick = false;
+  std::vector<int> heads = {16, 128};
+  std::vector<int> qlens = {2, 4, 8};
+  std::string kv = "both";
+  std::vector<int64_t> seqlens;
+  int reps = 30;
+  int warmup = 5;
+  double check_gflop = 5.0;
+  bool no_verify = false;
+};
+
+std::string kv_short(DType t) {
+  return t == DType::kFP8E4M3 ? "fp8" : std::string(dtype_name(t));
+}
+
+struct Point {
+  int backend = -1;
+  DType kv = DType::kBF16;
+  int heads = 0, q_len = 0;
+  int64_t seq_len = 0;
+  double us = 0;
+};
+
+attn::VerifyShape shape_at(int h, int q, int64_t s, DType kv) {
+  bench::BenchConfig c;
+  c.batch = 1;
+  c.num_heads = h;
+  c.q_len = q;
+  c.seq_len = s;
+  c.kv_dtype = kv;
+  return c.shape();
+}
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+std::string pct(double x) {
+  char b[16];
+  std::snprintf(b, sizeof b, "%.1f%%", 100 * x);
+  return b;
+}
+
+void run_calibrate(const CalibrateCli& cli) {
+  if (!built_with_cuda()) {
+    throw Error(unsupported(
+        "calibrate needs a CUDA build and a GPU: mlaspec was built without CUDA (reconfigure with "
+        "-DMLASPEC_CUDA=ON on a machine with nvcc, then run it on the GPU to calibrate)"));
+  }
+  auto reg = attn::BackendRegistry::with_builtin_backends();
+  std::vector<int> cuda_backends;
+  for (int i = 0; i < reg->size(); ++i) {
+    if (reg->caps(i).device != Device::kCUDA) continue;
+    const Status a = reg->availability(i);
+    if (!a.ok()) throw Error(unsupported("calibrate needs a CUDA build and a GPU: " + a.message()));
+    cuda_backends.push_back(i);
+  }
+  if (cuda_backends.empty()) throw Error(unsupported("calibrate: no CUDA backend is registered"));
+  const std::string gpu = attn::detect_gpu_name();
+  if (gpu.empty()) {
+    throw Error(
+        unsupported("calibrate needs a CUDA build and a GPU: no CUDA device found (or set "
+                    "MLASPEC_GPU_NAME)"));
+  }
+
+  std::vector<DType> dtypes;
+  if (cli.kv == "bf16")
+    dtypes = {DType::kBF16};
+  else if (cli.kv == "fp8")
+    dtypes = {DType::kFP8E4M3};
+  else if (cli.kv == "both")
+    dtypes = {DType::kBF16, DType::kFP8E4M3};
+  else
+    throw Error(invalid_argument("--kv " + cli.kv + " is not bf16, fp8 or both"));
+  std::vector<int64_t> seqs = cli.seqlens;
+  if (seqs.empty()) {
+    if (cli.quick) {
+      seqs = {2048, 8192, 32768, 131072, 524288};
+    } else {
+      for (int64_t s = 1024; s <= (int64_t{1} << 20); s *= 2) seqs.push_back(s);
+    }
+  }
+  for (int64_t s : seqs) {
+    if (s < 1) throw Error(invalid_argument("--seqlens: " + std::to_string(s) + " is not >= 1"));
+  }
+  const std::string out_path = cli.out.empty() ? attn::default_profile_path() : cli.out;
+  // Refuse before measuring if the existing file could not be merged into.
+  std::string existing;
+  if (std::ifstream in(out_path); in) {
+    std::stringstream ss;
+    ss << in.rdbuf();
+    existing = ss.str();
+    auto parsed = attn::parse_profile(existing, "profile " + out_path);
+    if (!parsed.ok()) {
+      throw Error(parsed.status().with_context(
+          "will not overwrite a malformed profile (delete it or pass --out elsewhere)"));
+    }
+  }
+
+  bench::TimeOptions topts;
+  topts.reps = cli.quick ? std::min(cli.reps, 15) : cli.reps;
+  topts.warmup = cli.warmup;
+  const int total = static_cast<int>(cuda_backends.size() * dtypes.size() * cli.heads.size() *
+                                     cli.qlens.size() * seqs.size());
+  std::printf(
+      "mlaspec calibrate: %s; %d measurements (backends x kv x H x q_len x S), median of "
+      "%d reps each; writing %s\n",
+      gpu.c_str(), total, topts.reps, out_path.c_str());
+  std::fflush(stdout);
+
+  auto time_one = [&](int b, const bench::BenchConfig& cfg, bool quiet) -> std::optional<double> {
+    bench::TimeOptions o = topts;
+    const double gflop =
+        2.0 * cfg.q_len * cfg.num_heads * (576 + 512) * cfg.seq_len * cfg.batch / 1e9;
+    o.check = gflop <= cli.check_gflop;  // the CPU reference check costs the same FLOPs on the host
+    auto backend = reg->get(b);
+    throw_if_error(backend.status());
+    auto t = bench::time_backend(*backend.value(), cfg, o);
+    if (!t.ok()) {
+      if (t.status().code() == StatusCode::kUnsupported) {
+        if (!quiet) std::printf("skipped: %s\n", t.status().message().c_str());
+        return std::nullopt;
+      }
+      throw Error(t.status().with_context(std::string(reg->caps(b).name) + " " + cfg.to_string()));
+    }
+    return t.value().median_us;
+  };
+
+  // ---- Measure ----------------------------------------------------------------------------------
+  std::vector<Point> points;
+  const auto t0 = std::chrono::steady_clock::now();
+  int done = 0;
+  for (DType kv : dtypes) {
+    for (int h : cli.heads) {
+      for (int q : cli.qlens) {
+        for (int64_t s : seqs) {
+          if (s < q) continue;
+          for (int b : cuda_backends) {
+            bench::BenchConfig cfg;
+            cfg.batch = 1;
+            cfg.num_heads = h;
+            cfg.q_len = q;
+            cfg.seq_len = s;
+            cfg.kv_dtype = kv;
+            ++done;
+            std::printf("[%4d/%d] %-13s %s: ", done, total, std::string(reg->caps(b).name).c_str(),
+                        cfg.to_string().c_str());
+            std::fflush(stdout);
+            auto us = time_one(b, cfg, false);
+            if (!us) continue;
+            std::printf("%.1f us\n", *us);
+            std::fflush(stdout);
+            points.push_back({b, kv, h, q, s, *us});
+          }
+        }
+      }
+    }
+  }
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("measured %zu points in %.0f s\n", points.size(), secs);
+
+  // ---- Fit per (backend, kv, H) -----------------------------------------------------------------
+  attn::CostModel model(gpu, "mlaspec calibrate " + utc_now(), {});
+  std::printf("\nfitted cost model (t = fixed + us/MB * KV MB read + us/GFLOP * GFLOPs):\n");
+  std::printf(
+      "| backend | kv | H | fixed us | us/MB (eff TB/s) | us/GFLOP (eff TFLOP/s) | points | "
+      "rms err | max err |\n|---|---|---|---|---|---|---|---|---|\n");
+  for (int b : cuda_backends) {
+    for (DType kv : dtypes) {
+      for (int h : cli.heads) {
+        std::vector<attn::CostSample> samples;
+        for (const Point& p : points) {
+          if (p.backend != b || p.kv != kv || p.heads != h) continue;
+          samples.push_back(
+              {attn::cost_features(shape_at(h, p.q_len, p.seq_len, kv), reg->entry(b).kv_reads),
+               p.us});
+        }
+        auto fit = attn::fit_cost_terms(samples);
+        if (!fit.ok()) {
+          log_warn(std::string(reg->caps(b).name) + " kv=" + kv_short(kv) +
+                   " H=" + std::to_string(h) + ": no model: " + fit.status().message());
+          continue;
+        }
+        attn::CostEntry e;
+        e.backend = std::string(reg->caps(b).name);
+        e.kv_dtype = kv;
+        e.heads = h;
+        e.terms = fit.value().terms;
+        e.points = fit.value().points;
+        e.rms_rel_err = fit.value().rms_rel_err;
+        e.max_rel_err = fit.value().max_rel_err;
+        std::printf("| %s | %s | %d | %.2f | %.4f (%.2f) | %.4f (%.0f) | %d | %s | %s |\n",
+                    e.backend.c_str(), kv_short(kv).c_str(), h, e.terms.fixed_us, e.terms.us_per_mb,
+                    e.terms.us_per_mb > 0 ? 1 / e.terms.us_per_mb : 0.0, e.terms.us_per_gflop,
+                    e.terms.us_per_gflop > 0 ? 1e3 / e.terms.us_per_gflop : 0.0, e.points,
+                    pct(e.rms_rel_err).c_str(), pct(e.max_rel_err).c_str());
+        if (e.max_rel_err > 0.15) {
+          log_warn(e.backend + " kv=" + kv_short(kv) + " H=" + std::to_string(h) +
+                   ": the linear model misses a measurement by " + pct(e.max_rel_err) +
+                   " (see the regret below)");
+        }
+        model.add(std::move(e));
+      }
+    }
+  }
+
+  // ---- Crossovers and auto's regret on the calibration grid ------------------------------------
+  auto fold = reg->index_of("cuda_fold"), row = reg->index_of("cuda_rowwise");
+  json crossovers = json::array();
+  json grid_regret = json::array();
+  double worst = 0;
+  std::string worst_at;
+  std::ostringstream md;
+  if (fold.ok() && row.ok()) {
+    std::printf(
+        "\ncrossover (B=1): model = where the fitted costs cross; measured = first grid S "
+        "where cuda_fold was faster\n| kv | H | q | model | measured |\n|---|---|---|---|---|\n");
+    md << "| kv | H | q_len | crossover (model) | first S where fold measured faster |\n"
+          "|---|---|---|---|---|\n";
+    for (DType kv : dtypes) {
+      for (int h : cli.heads) {
+        for (int q : cli.qlens) {
+          attn::VerifyShape s = shape_at(h, q, q, kv);
+          const attn::Crossover c =
+              attn::find_crossover(model, "cuda_rowwise", reg->entry(row.value()).kv_reads,
+                                   "cuda_fold", reg->entry(fold.value()).kv_reads, s);
+          std::map<int64_t, std::map<int, double>> by_s;
+          for (const Point& p : points) {
+            if (p.kv == kv && p.heads == h && p.q_len == q) by_s[p.seq_len][p.backend] = p.us;
+          }
+          std::string measured = "never in grid";
+          for (const auto& [sl, t] : by_s) {
+            if (t.count(fold.value()) && t.count(row.value()) &&
+                t.at(fold.value()) < t.at(row.value())) {
+              measured = "S=" + std::to_string(sl);
+              break;
+            }
+          }
+          std::printf("| %s | %d | %d | %s | %s |\n", kv_short(kv).c_str(), h, q,
+                      c.to_string().c_str(), measured.c_str());
+          md << "| " << kv_short(kv) << " | " << h << " | " << q << " | " << c.to_string() << " | "
+             << measured << " |\n";
+          crossovers.push_back({{"kv", kv_short(kv)},
+                                {"heads", h},
+                                {"q_len", q},
+                                {"model", c.to_string()},
+                                {"model_seq_len", c.seq_len},
+                                {"measured", measured}});
+          // Regret of auto's pick (by the fitted model) at each measured S.
+          for (const auto& [sl, t] : by_s) {
+            if (!t.count(fold.value()) || !t.count(row.value())) continue;
+            attn::VerifyShape x = shape_at(h, q, sl, kv);
+            const double ef = *model.estimate_us("cuda_fold", reg->entry(fold.value()).kv_reads, x);
+            const double er =
+                *model.estimate_us("cuda_rowwise", reg->entry(row.value()).kv_reads, x);
+            const int pick = ef <= er ? fold.value() : row.value();
+            const double best = std::min(t.at(fold.value()), t.at(row.value()));
+            const double regret = t.at(pick) / best - 1;
+            grid_regret.push_back({{"kv", kv_short(kv)},
+                                   {"heads", h},
+                                   {"q_len", q},
+                                   {"seq_len", sl},
+                                   {"pick", std::string(reg->caps(pick).name)},
+                                   {"regret", regret}});
+            if (regret > worst) {
+              worst = regret;
+              worst_at = x.to_string() + " (picked " + std::string(reg->caps(pick).name) + ")";
+            }
+          }
+        }
+      }
+    }
+    std::printf("\nauto's regret on the calibration grid: max %s%s\n", pct(worst).c_str(),
+                worst_at.empty() ? "" : (" at " + worst_at).c_str());
+  }
+
+  // ---- Out-of-sample check: PERF.md's S sweep, measured again ----------------------------------
+  json verify = json::array();
+  double verify_worst = 0;
+  if (!cli.no_verify && fold.ok() && row.ok()) {
+    std::printf(
+        "\nPERF.md S sweep, measured again: auto's pick against the better backend\n"
+        "| config | cuda_fold us | cuda_rowwise us | auto picks | auto us | regret |\n"
+        "|---|---|---|---|---|---|\n");
+    md << "\n| config | cuda_fold us | cuda_rowwise us | auto picks | regret |\n"
+          "|---|---|---|---|---|\n";
+    attn::Dispatcher disp(*reg, model);
+    for (DType kv : dtypes) {
+      for (const bench::BenchConfig& cfg : bench::seqlen_sweep(kv)) {
+        auto tf = time_one(fold.value(), cfg, true);
+        auto tr = time_one(row.value(), cfg, true);
+        attn::SelectOptions so;
+        so.data_device = Device::kCUDA;
+        so.quiet = true;
+        auto d = disp.select(cfg.shape(), so);
+        if (!tf || !tr || !d.ok()) {
+          std::printf("| %s | skipped |\n", cfg.to_string().c_str());
+          continue;
+        }
+        const double picked = d.value().backend_index == fold.value() ? *tf : *tr;
+        const double regret = picked / std::min(*tf, *tr) - 1;
+        verify_worst = std::max(verify_worst, regret);
+        std::printf("| %s | %.1f | %.1f | %s | %.1f | %s |\n", cfg.to_string().c_str(), *tf, *tr,
+                    std::string(d.value().backend).c_str(), picked, pct(regret).c_str());
+        std::fflush(stdout);
+        md << "| " << cfg.to_string() << " | " << *tf << " | " << *tr << " | " << d.value().backend
+           << " | " << pct(regret) << " |\n";
+        verify.push_back({{"config", cfg.to_string()},
+                          {"cuda_fold_us", *tf},
+                          {"cuda_rowwise_us", *tr},
+                          {"pick", std::string(d.value().backend)},
+                          {"regret", regret}});
+      }
+    }
+    std::printf("auto's regret on the S sweep: max %s (target <= 5%%)\n",
+                pct(verify_worst).c_str());
+    if (verify_worst > 0.05) {
+      log_warn(
+          "auto's regret exceeds 5% on the S sweep: the cost model misses this machine's "
+          "behaviour near the crossover (see docs/dispatch.md)");
+    }
+  }
+
+  // ---- Write ------------------------------------------------------------------------------------
+  json samples = json::array();
+  for (const Point& p : points) {
+    samples.push_back({{"backend", std::string(reg->caps(p.backend).name)},
+                       {"kv", kv_short(p.kv)},
+                       {"heads", p.heads},
+                       {"q_len", p.q_len},
+                       {"seq_len", p.seq_len},
+                       {"us", p.us}});
+  }
+  const json extra = {{"measured_at", utc_now()}, {"reps", topts.reps},
+                      {"crossovers", crossovers}, {"grid_regret_max", worst},
+                      {"sweep_check", verify},    {"sweep_regret_max", verify_worst},
+                      {"samples", samples}};
+  auto text = attn::merge_profile_json(existing, model, extra.dump());
+  throw_if_error(text.status());
+  std::error_code ec;
+  const auto parent = std::filesystem::path(out_path).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  {
+    std::ofstream f(out_path);
+    if (!f) throw Error(invalid_argument("calibrate: cannot write " + out_path));
+    f << text.value();
+  }
+  std::printf("\nwrote %s (machine \"%s\")\n", out_path.c_str(), gpu.c_str());
+  std::printf(
+      "to make these the built-in defaults: copy machines[\"%s\"].models from it into "
+      "src/attention/default_profiles.h and set \"provisional\": false\n",
+      gpu.c_str());
+  if (!cli.report.empty()) {
+    std::ofstream f(cli.report);
+    if (!f) throw Error(invalid_argument("calibrate: cannot write --report " + cli.report));
+    f << "# Dispatch calibration on " << gpu << " (" << utc_now() << ")\n\n"
+      << "Command: mlaspec calibrate" << (cli.quick ? " --quick" : "") << "; median of "
+      << topts.reps << " CUDA-graph replays per point, B=1, page 64.\n\n"
+      << "auto's regret: max " << pct(worst) << " on the calibration grid, max "
+      << pct(verify_worst) << " on PERF.md's S sweep (measured again).\n\n"
+      << md.str();
+    std::printf("wrote report %s\n", cli.report.c_str());
+  }
+}
+
+}  // namespace
+
+void add_calibrate_command(CLI::App& app) {
+  auto cli = std::make_shared<CalibrateCli>();
+  CLI::App* cmd = app.add_subcommand(
+      "calibrate",
+      "Measure the CUDA attention backends on this GPU and write the cost-model profile that "
+      "dispatch policy auto uses (needs a CUDA build and a GPU). Grid: H x q_len x S x KV dtype at "
+      "B=1; fits fixed + per-KV-byte + per-FLOP terms per (backend, dtype, H); prints the "
+      "constants, the rowwise->fold crossover and auto's regret, then re-measures PERF.md's S "
+      "sweep as a check.");
+  cmd->add_option("--out", cli->out,
+                  "Profile to write (merged: other GPUs' entries are kept). Default: "
+                  "$MLASPEC_PROFILE, else ~/.cache/mlaspec/profile.json");
+  cmd->add_option("--report", cli->report, "Also write a markdown report (for docs/perf/)");
+  cmd->add_flag("--quick", cli->quick, "5 context lengths instead of 11 and at most 15 reps");
+  cmd->add_option("--heads", cli->heads, "Query heads to measure")->capture_default_str();
+  cmd->add_option("--qlens", cli->qlens, "q_len values to measure")->capture_default_str();
+  cmd->add_option("--kv", cli->kv, "KV dtype: bf16, fp8 or both")->capture_default_str();
+  cmd->add_option("--seqlens", cli->seqlens,
+                  "Context lengths (default 1k, 2k, ..., 1M; --quick: 2k, 8k, 32k, 128k, 512k)");
+  cmd->add_option("--reps", cli->reps, "Timed replays per point")->capture_default_str();
+  cmd->add_option("--warmup", cli->warmup, "Warm-up replays per point")->capture_default_str();
+  cmd->add_option("--check-gflop", cli->check_gflop,
+                  "Check a point against the CPU reference when its GFLOPs are at most this")
+      ->capture_default_str();
+  cmd->add_flag("--no-verify", cli->no_verify, "Skip re-measuring PERF.md's S sweep");
+  cmd->callback([cli] { run_calibrate(*cli); });
+}
+
+}  // namespace mlaspec::tools

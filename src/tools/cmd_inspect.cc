@@ -1,0 +1,167 @@
+// `mlaspec inspect`: what each attention backend can serve and whether it is available here, the
+// cost model in use, and with --explain SHAPE how dispatch decides for one batch shape.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "mlaspec/attention/registry.h"
+#include "mlaspec/core/log.h"
+#include "tools/commands.h"
+
+namespace mlaspec::tools {
+namespace {
+
+struct InspectCli {
+  std::string explain;
+  std::string profile;
+  std::string gpu;
+  std::string backend = "auto";
+};
+
+std::string kv_short(DType t) {
+  return t == DType::kFP8E4M3 ? "fp8" : std::string(dtype_name(t));
+}
+
+void print_model(const attn::CostModel& m) {
+  std::printf("\ncost model entries (t = fixed + us/MB * KV MB read + us/GFLOP * GFLOPs):\n");
+  std::printf("  %-14s %-5s %5s %9s %9s %10s %11s %12s %7s\n", "backend", "kv", "H", "fixed us",
+              "us/MB", "eff TB/s", "us/GFLOP", "eff TFLOP/s", "fit rms");
+  for (const attn::CostEntry& e : m.entries()) {
+    // 1 MB/us = 1 TB/s; 1 GFLOP/us = 1000 TFLOP/s.
+    const double tbs = e.terms.us_per_mb > 0 ? 1.0 / e.terms.us_per_mb : 0;
+    const double tfs = e.terms.us_per_gflop > 0 ? 1e3 / e.terms.us_per_gflop : 0;
+    char rms[16] = "-";
+    if (e.points) std::snprintf(rms, sizeof rms, "%.1f%%", 100 * e.rms_rel_err);
+    std::printf("  %-14s %-5s %5s %9.2f %9.4f %10.2f %11.4f %12.1f %7s\n", e.backend.c_str(),
+                kv_short(e.kv_dtype).c_str(), e.heads ? std::to_string(e.heads).c_str() : "any",
+                e.terms.fixed_us, e.terms.us_per_mb, tbs, e.terms.us_per_gflop, tfs, rms);
+  }
+}
+
+// Rowwise -> fold crossovers the model implies at B=1 for the calibrated grid.
+void print_crossovers(const attn::BackendRegistry& reg, const attn::CostModel& m) {
+  auto fold = reg.index_of("cuda_fold"), row = reg.index_of("cuda_rowwise");
+  if (!fold.ok() || !row.ok()) return;
+  std::printf("\ncrossover by the cost model (B=1; below it cuda_rowwise is cheaper):\n");
+  std::printf("  %-5s %5s %4s  %s\n", "kv", "H", "q", "crossover");
+  for (DType kv : {DType::kBF16, DType::kFP8E4M3}) {
+    for (int h : {16, 128}) {
+      for (int q : {2, 4, 8}) {
+        attn::VerifyShape s;
+        s.batch = 1;
+        s.num_heads = h;
+        s.q_len = q;
+        s.kv_dtype = kv;
+        const attn::Crossover c =
+            attn::find_crossover(m, "cuda_rowwise", reg.entry(row.value()).kv_reads, "cuda_fold",
+                                 reg.entry(fold.value()).kv_reads, s);
+        std::printf("  %-5s %5d %4d  %s\n", kv_short(kv).c_str(), h, q, c.to_string().c_str());
+      }
+    }
+  }
+}
+
+void run_inspect(const InspectCli& cli) {
+  attn::DispatchSetupOptions o;
+  o.policy = cli.backend;
+  o.profile_path = cli.profile;
+  o.gpu_name = cli.gpu;
+  const std::string detected = attn::detect_gpu_name();
+  // On a machine without a GPU, estimate the CUDA backends with the fallback GPU's model so the
+  // explanation still shows what a GPU machine would do.
+  if (o.gpu_name.empty()) o.gpu_name = detected.empty() ? "NVIDIA H200" : detected;
+  o.log_warnings = false;
+  auto setup = attn::make_dispatch(o);
+  throw_if_error(setup.status());
+  attn::BackendRegistry& reg = *setup.value().registry;
+  attn::Dispatcher& disp = *setup.value().dispatcher;
+  const attn::ResolvedCostModel& cost = setup.value().cost;
+
+  std::printf("mlaspec inspect\n");
+  std::printf("build: CUDA %s; GPU: %s\n", built_with_cuda() ? "on" : "off",
+              detected.empty() ? "none detected" : detected.c_str());
+  std::printf("cost model: %s%s (for %s%s)\n", cost.model.source().c_str(),
+              cost.model.provisional() ? " [PROVISIONAL]" : "", cost.model.machine().c_str(),
+              detected.empty() && cli.gpu.empty() ? "; no GPU here, --gpu NAME to choose" : "");
+  for (const auto& n : cost.notes) std::printf("  note: %s\n", n.c_str());
+  for (const auto& w : cost.warnings) std::printf("  warning: %s\n", w.c_str());
+
+  if (cli.explain.empty()) {
+    std::printf("\nbackends (capabilities from each kernel's compile-time traits):\n");
+    for (int i = 0; i < reg.size(); ++i) {
+      const attn::BackendCaps& c = reg.caps(i);
+      const Status a = reg.availability(i);
+      std::printf("  %-14s %s\n", std::string(c.name).c_str(),
+                  a.ok() ? "available here" : a.message().c_str());
+      std::printf("  %-14s %s; KV read %s\n", "", attn::describe_caps(c).c_str(),
+                  std::string(attn::kv_read_pattern_name(reg.entry(i).kv_reads)).c_str());
+    }
+    print_model(cost.model);
+    print_crossovers(reg, cost.model);
+    std::printf("\nexplain a decision: mlaspec inspect --explain B=1,H=16,q=8,S=131072,kv=fp8\n");
+    return;
+  }
+
+  std::optional<Device> dev;
+  auto shape = attn::parse_shape_spec(cli.explain, &dev);
+  throw_if_error(shape.status());
+  attn::SelectOptions so;
+  so.data_device = dev;
+  so.quiet = true;
+  std::printf("\nshape: %s   policy: %s\n", shape.value().to_string().c_str(),
+              disp.policy().to_string().c_str());
+  auto d = disp.select(shape.value(), so);
+  if (d.ok()) {
+    std::printf("%s", d.value().explain().c_str());
+  } else {
+    // The verdicts still say what each backend makes of the shape.
+    std::printf("%s", disp.evaluate(shape.value(), so).explain().c_str());
+    std::printf("no pick: %s\n", d.status().message().c_str());
+  }
+  // Without a usable GPU here, also show what a machine with the CUDA backends would decide.
+  bool cuda_here = false;
+  for (int i = 0; i < reg.size(); ++i) {
+    cuda_here |= reg.caps(i).device == Device::kCUDA && reg.availability(i).ok();
+  }
+  if (!cuda_here && dev != Device::kCPU) {
+    attn::SelectOptions all = so;
+    all.assume_available = true;
+    all.data_device = Device::kCUDA;
+    auto hypo = disp.select(shape.value(), all);
+    std::printf("\nwith the CUDA backends available (%s model):\n", cost.model.machine().c_str());
+    if (hypo.ok()) {
+      std::printf("  pick: %s, est %.1f us (%s)\n", std::string(hypo.value().backend).c_str(),
+                  hypo.value().est_us.value_or(0), hypo.value().reason.c_str());
+    } else {
+      std::printf("  no pick: %s\n", hypo.status().message().c_str());
+    }
+  }
+  if (!d.ok()) throw Error(d.status());
+}
+
+}  // namespace
+
+void add_inspect_command(CLI::App& app) {
+  auto cli = std::make_shared<InspectCli>();
+  CLI::App* cmd = app.add_subcommand(
+      "inspect",
+      "List the attention backends (what each can serve, whether it is available here) and the "
+      "cost model; with --explain, show how dispatch decides for one batch shape.");
+  cmd->add_option("--explain", cli->explain,
+                  "Shape to explain: B=1,H=16,q=8,S=131072,kv=fp8[,page=64][,det][,dev=cuda|cpu] "
+                  "(S accepts k/m suffixes; defaults B=1,H=16,q=1,kv=bf16,page=64). Prints each "
+                  "backend's verdict and estimated cost, and the pick.");
+  cmd->add_option("--backend", cli->backend,
+                  "Dispatch policy to explain: auto (default) or a backend name")
+      ->capture_default_str();
+  cmd->add_option("--profile", cli->profile,
+                  "Cost-model profile JSON (default: $MLASPEC_PROFILE, else "
+                  "~/.cache/mlaspec/profile.json, else built-in defaults)");
+  cmd->add_option("--gpu", cli->gpu,
+                  "Use this GPU's cost model (default: the GPU found here, else NVIDIA H200)");
+  cmd->callback([cli] { run_inspect(*cli); });
+}
+
+}  // namespace mlaspec::tools
