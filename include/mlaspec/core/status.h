@@ -75,9 +75,10 @@ template <typename T>
 class [[nodiscard]] Result {
  public:
   Result(T value) : value_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
-  Result(Status status) : status_(std::move(status)) {  // NOLINT(google-explicit-constructor)
-    if (status_.ok()) status_ = internal_error("Result constructed from an OK status without a value");
-  }
+  // An OK status without a value is a bug in the caller; it becomes an internal error.
+  Result(Status status)  // NOLINT(google-explicit-constructor)
+      : status_(status.ok() ? internal_error("Result constructed from an OK status without a value")
+                            : std::move(status)) {}
   bool ok() const { return status_.ok(); }
   const Status& status() const { return status_; }
   T& value() & {
