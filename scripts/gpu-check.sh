@@ -8,6 +8,8 @@
 # scripts/fetch-deps.sh (the lent GPU machine has no package access; carry .deps there).
 #
 # Usage: scripts/gpu-check.sh [--skip-tests] [--skip-bench] [--quick]
+#   --skip-tests  build, then calibrate + bench only      --skip-bench  build + tests only
+#   --quick       no q_len / S sweeps
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/out}
@@ -72,19 +74,28 @@ fi
 if ((!skip_bench)); then
   B=build-gpu/mlaspec
   reps=30
-  ((quick)) && reps=30
+  # Calibrate the dispatch cost model first so the bench's `auto` column uses this GPU's profile.
+  log "calibrate (quick grid) -> $OUT/profile.json"
+  profile=()
+  if $B calibrate --quick --out "$OUT/profile.json" --report "$OUT/calibration.md" \
+       > "$OUT/calibrate.log" 2>&1; then
+    profile=(--profile "$OUT/profile.json")
+  else
+    status=1
+    tail -20 "$OUT/calibrate.log"
+  fi
   log "bench: standard set, bf16 + fp8"
-  $B bench --device cuda --set standard --kv both --reps $reps --json "$OUT/standard.json" \
-    > "$OUT/bench-standard.txt" 2>&1 || status=1
+  $B bench --device cuda --set standard --kv both --reps $reps "${profile[@]}" \
+    --json "$OUT/standard.json" > "$OUT/bench-standard.txt" 2>&1 || status=1
   log "bench: standard set, deterministic"
-  $B bench --device cuda --set standard --kv both --deterministic --reps $reps \
+  $B bench --device cuda --set standard --kv both --deterministic --reps $reps "${profile[@]}" \
     --json "$OUT/standard-det.json" > "$OUT/bench-standard-det.txt" 2>&1 || status=1
   if ((!quick)); then
     log "bench: q_len sweep and S sweep (bf16 + fp8)"
-    $B bench --device cuda --set qsweep --kv both --reps $reps --json "$OUT/qsweep.json" \
-      > "$OUT/bench-qsweep.txt" 2>&1 || status=1
-    $B bench --device cuda --set ssweep --kv both --reps $reps --json "$OUT/ssweep.json" \
-      > "$OUT/bench-ssweep.txt" 2>&1 || status=1
+    $B bench --device cuda --set qsweep --kv both --reps $reps "${profile[@]}" \
+      --json "$OUT/qsweep.json" > "$OUT/bench-qsweep.txt" 2>&1 || status=1
+    $B bench --device cuda --set ssweep --kv both --reps $reps "${profile[@]}" \
+      --json "$OUT/ssweep.json" > "$OUT/bench-ssweep.txt" 2>&1 || status=1
   fi
   for f in "$OUT"/bench-*.txt; do echo "=== $(basename "$f")"; cat "$f"; done
 fi
@@ -94,8 +105,12 @@ echo "================ gpu-check summary ================"
 echo "GPU:   $(tail -n +2 "$OUT/gpu.txt" | head -1)"
 echo "tests: $tests_result"
 [[ -s "$OUT/ptxas.txt" ]] && { echo "ptxas:"; sed 's/^/  /' "$OUT/ptxas.txt" | head -8; }
+if [[ -f "$OUT/calibration.md" ]]; then
+  echo "dispatch calibration (crossovers, regret):"
+  grep -iE "crossover|regret" "$OUT/calibration.md" | head -12 | sed 's/^/  /'
+fi
 if [[ -f "$OUT/bench-standard.txt" ]]; then
-  echo "standard set (default mode):"
+  echo "standard set (default mode), then fp8/bf16 ratios:"
   grep -E '^\| ' "$OUT/bench-standard.txt"
 fi
 echo "exit status: $status"
