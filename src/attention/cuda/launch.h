@@ -1,0 +1,30 @@
+// Host launchers of the verify kernels (one explicit instantiation per KV dtype x page size, in
+// instantiations/*.cu) and of the split combine. Plain C++ callers include this header only.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "verify_params.h"
+
+namespace mlaspec::attn::cuda {
+
+// KvT: uint16_t (bf16) or uint8_t (fp8 e4m3); PAGE_SIZE: 16, 32 or 64.
+// init_ raises the kernel's dynamic shared-memory limit; call once before the first launch
+// (never during stream capture). run_ launches grid (plan.total_splits, grid_y) in clusters of
+// (1, cluster, 1) on `stream`.
+template <typename KvT, int PAGE_SIZE>
+cudaError_t init_verify_kernel();
+template <typename KvT, int PAGE_SIZE>
+cudaError_t run_verify_kernel(const VerifyParams& params, int cluster, int grid_y,
+                              cudaStream_t stream);
+
+// How many clusters of `cluster` CTAs of this kernel fit on the device at once.
+template <typename KvT, int PAGE_SIZE>
+cudaError_t max_active_clusters(int cluster, int* count);
+
+// Merges the partials of every request with more than one split into out/lse.
+cudaError_t run_combine(const CombineParams& params, cudaStream_t stream);
+
+}  // namespace mlaspec::attn::cuda

@@ -1,0 +1,41 @@
+// Split-KV planning on the host, shared by cuda_fold and cuda_rowwise (one plan, one combine: the
+// precondition for fold == rowwise bitwise).
+//
+// A plan is one chunk size per call; request b's splits are [s * chunk, (s + 1) * chunk) clipped
+// to its seq_len. Policies:
+//   deterministic  chunk = kDeterministicChunk, a constant: boundaries sit at fixed absolute KV
+//                  positions whatever the batch, q_len or seq_len.
+//   forced         options.num_splits = n: chunk = the longest request's tiles / n, rounded up.
+//   adaptive       chunk sized so about `concurrent_splits` splits cover the batch: the number of
+//                  fold split work items (each a cluster of row-tile CTAs) the GPU runs at once,
+//                  which the backend derives from cudaOccupancyMaxActiveClusters (clusters pack
+//                  into GPCs, not into 132 free SMs). Never below kMinAdaptiveChunk (partials
+//                  cost 2 KB per row per split).
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "mlaspec/attention/verify.h"
+#include "mlaspec/core/status.h"
+#include "verify_params.h"
+
+namespace mlaspec::attn::cuda {
+
+inline constexpr int kKvTile = 64;                 // KernelTraits::BLOCK_N
+inline constexpr int kDeterministicChunk = 1024;   // tokens; multiple of kKvTile
+inline constexpr int kMinAdaptiveChunk = 256;      // tokens; multiple of kKvTile
+static_assert(kDeterministicChunk % kKvTile == 0 && kMinAdaptiveChunk % kKvTile == 0);
+
+Status make_split_plan(std::span<const int32_t> seq_lens, const VerifyOptions& options,
+                       int concurrent_splits, SplitPlan* plan);
+
+// Bytes of partial workspace a plan needs: o (f32, 512 per row) and lse (f32) per slot row.
+inline int64_t partial_bytes(const SplitPlan& plan, int rows) {
+  return static_cast<int64_t>(plan.total_part_slots) * rows * (512 + 1) * 4;
+}
+
+// Upper bound of partial_bytes over every call no larger than `max_shape` (for prepare()).
+int64_t partial_bytes_bound(const VerifyShape& max_shape, int num_sms);
+
+}  // namespace mlaspec::attn::cuda

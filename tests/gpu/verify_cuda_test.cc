@@ -1,0 +1,619 @@
+// cuda_fold and cuda_rowwise against the CPU reference, plus the bitwise equalities of
+// ARCHITECTURE.md §3.2. A test-backend-ops style driver: a printable case, a sweep list, one
+// runner that poisons outputs (0xFF bytes: NaN in bf16 and f32), guards them with sentinel regions
+// to catch out-of-bounds writes, fails on any NaN or unwritten element, and compares by
+// normalised error.
+//
+// Error bound (stated): out (bf16) max|gpu - ref| <= 1e-2 * max|ref| and ||gpu - ref||_2 <= 1e-2 *
+// ||ref||_2 over the whole output; lse max|gpu - ref| <= 1e-3 (absolute, natural log). The
+// kernels round P to bf16 before P V and the output to bf16; the reference keeps fp32 throughout.
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "common/verify_problem.h"
+#include "mlaspec/attention/backend.h"
+#include "mlaspec/attention/reference.h"
+#include "mlaspec/core/tensor.h"
+
+namespace mlaspec::attn {
+namespace {
+
+using testing::make_problem;
+using testing::Problem;
+using testing::ProblemSpec;
+
+bool have_gpu() {
+  int n = 0;
+  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+}
+
+#define SKIP_WITHOUT_GPU() \
+  if (!have_gpu()) GTEST_SKIP() << "no CUDA device"
+
+// ---- test case ----------------------------------------------------------------------------------
+
+struct Case {
+  int batch = 1, q_len = 1, heads = 16, page = 64;
+  DType kv = DType::kBF16;
+  float scale = 1.0f;
+  std::vector<int32_t> seq_lens;
+  bool deterministic = false;
+  int num_splits = 0;
+  uint64_t seed = 1;
+
+  std::string to_string() const {
+    std::ostringstream os;
+    os << "verify(B=" << batch << ",q=" << q_len << ",H=" << heads << ",page=" << page
+       << ",kv=" << dtype_name(kv);
+    if (kv == DType::kFP8E4M3) os << ",scale=" << scale;
+    os << ",S=[";
+    for (size_t i = 0; i < seq_lens.size() && i < 8; ++i) os << (i ? "," : "") << seq_lens[i];
+    if (seq_lens.size() > 8) os << ",...";
+    os << "]" << (deterministic ? ",det" : "");
+    if (num_splits) os << ",splits=" << num_splits;
+    os << ")";
+    return os.str();
+  }
+  ProblemSpec spec() const {
+    ProblemSpec s;
+    s.batch = batch;
+    s.q_len = q_len;
+    s.num_heads = heads;
+    s.page_size = page;
+    s.kv_dtype = kv;
+    s.kv_scale = scale;
+    s.seq_lens = seq_lens;
+    s.seed = seed;
+    return s;
+  }
+  VerifyOptions options() const {
+    VerifyOptions o;
+    o.deterministic = deterministic;
+    o.num_splits = num_splits;
+    return o;
+  }
+};
+
+// ---- device copies of a problem, and guarded outputs --------------------------------------------
+
+struct DeviceProblem {
+  Buffer q, kv, bt, sl;
+  explicit DeviceProblem(const Problem& p)
+      : q(p.q.size() * 2, Device::kCUDA),
+        kv(p.kv.size(), Device::kCUDA),
+        bt(p.block_table.size() * 4, Device::kCUDA),
+        sl(p.seq_lens.size() * 4, Device::kCUDA) {
+    throw_if_error(q.copy_from_host(p.q.data(), p.q.size() * 2));
+    throw_if_error(kv.copy_from_host(p.kv.data(), p.kv.size()));
+    throw_if_error(bt.copy_from_host(p.block_table.data(), p.block_table.size() * 4));
+    throw_if_error(sl.copy_from_host(p.seq_lens.data(), p.seq_lens.size() * 4));
+  }
+};
+
+constexpr size_t kGuardBytes = 4096;
+constexpr uint8_t kGuardByte = 0xA5;
+constexpr uint8_t kPoisonByte = 0xFF;
+
+struct GuardedBuffer {
+  Buffer buf;
+  size_t body = 0;
+  explicit GuardedBuffer(size_t bytes) : buf(bytes + 2 * kGuardBytes, Device::kCUDA), body(bytes) {
+    poison();
+  }
+  void poison() {
+    std::vector<uint8_t> h(buf.bytes(), kPoisonByte);
+    std::fill(h.begin(), h.begin() + kGuardBytes, kGuardByte);
+    std::fill(h.end() - kGuardBytes, h.end(), kGuardByte);
+    throw_if_error(buf.copy_from_host(h.data(), h.size()));
+  }
+  void* data() const { return static_cast<uint8_t*>(buf.data()) + kGuardBytes; }
+  // Downloads the body; fails the test if a guard byte changed.
+  std::vector<uint8_t> fetch(const std::string& what) const {
+    std::vector<uint8_t> h(buf.bytes());
+    throw_if_error(buf.copy_to_host(h.data(), h.size()));
+    size_t bad = 0;
+    for (size_t i = 0; i < kGuardBytes; ++i) {
+      bad += h[i] != kGuardByte;
+      bad += h[h.size() - 1 - i] != kGuardByte;
+    }
+    EXPECT_EQ(bad, 0u) << what << ": " << bad << " guard bytes overwritten (out-of-bounds write)";
+    return std::vector<uint8_t>(h.begin() + kGuardBytes, h.end() - kGuardBytes);
+  }
+};
+
+struct Outputs {
+  std::vector<uint16_t> out;  // bf16 bits
+  std::vector<float> lse;
+};
+
+struct GpuOutputs {
+  GuardedBuffer out, lse;
+  explicit GpuOutputs(const Problem& p)
+      : out(static_cast<size_t>(p.out_elems()) * 2), lse(static_cast<size_t>(p.lse_elems()) * 4) {}
+  TensorView out_view(const Problem& p) const {
+    return TensorView(out.data(), DType::kBF16,
+                      {p.spec.batch, p.spec.q_len, p.spec.num_heads, kHeadDimV}, Device::kCUDA);
+  }
+  TensorView lse_view(const Problem& p) const {
+    return TensorView(lse.data(), DType::kF32, {p.spec.batch, p.spec.q_len, p.spec.num_heads},
+                      Device::kCUDA);
+  }
+  Outputs fetch(const std::string& what) const {
+    Outputs o;
+    const auto ob = out.fetch(what + " out");
+    const auto lb = lse.fetch(what + " lse");
+    o.out.resize(ob.size() / 2);
+    o.lse.resize(lb.size() / 4);
+    std::memcpy(o.out.data(), ob.data(), ob.size());
+    std::memcpy(o.lse.data(), lb.data(), lb.size());
+    return o;
+  }
+};
+
+VerifyArgs device_args(Problem& p, const DeviceProblem& d, TensorView out, TensorView lse) {
+  VerifyArgs a = p.host_args(out, lse);
+  const ProblemSpec& s = p.spec;
+  a.block_table_host = a.block_table;
+  a.seq_lens_host = a.seq_lens;
+  a.q = TensorView(d.q.data(), DType::kBF16, {s.batch, s.q_len, s.num_heads, kHeadDimQK},
+                   Device::kCUDA);
+  a.kv.pages = TensorView(d.kv.data(), s.kv_dtype, {p.num_pages, s.page_size, kHeadDimQK},
+                          Device::kCUDA);
+  a.block_table = TensorView(d.bt.data(), DType::kI32, {s.batch, p.max_pages}, Device::kCUDA);
+  a.seq_lens = TensorView(d.sl.data(), DType::kI32, {s.batch}, Device::kCUDA);
+  return a;
+}
+
+std::unique_ptr<Backend> make_backend(bool rowwise) {
+  auto r = rowwise ? make_cuda_rowwise_backend() : make_cuda_fold_backend();
+  throw_if_error(r.status());
+  return std::move(r.value());
+}
+
+// Runs `backend` on the problem with poisoned, guarded outputs; returns what it wrote.
+Outputs run_gpu(Backend& backend, Problem& p, const DeviceProblem& d, const VerifyOptions& opt,
+                const std::string& what) {
+  GpuOutputs g(p);
+  const VerifyArgs a = device_args(p, d, g.out_view(p), g.lse_view(p));
+  const Status st = backend.run(a, opt);
+  EXPECT_TRUE(st.ok()) << what << ": " << st.to_string();
+  const cudaError_t err = cudaDeviceSynchronize();
+  EXPECT_EQ(err, cudaSuccess) << what << ": " << cudaGetErrorString(err);
+  return g.fetch(what);
+}
+
+Outputs run_cpu(Problem& p) {
+  Outputs o;
+  o.out.assign(p.out_elems(), 0);
+  o.lse.assign(p.lse_elems(), 0.f);
+  TensorView out(o.out.data(), DType::kBF16,
+                 {p.spec.batch, p.spec.q_len, p.spec.num_heads, kHeadDimV});
+  TensorView lse(o.lse.data(), DType::kF32, {p.spec.batch, p.spec.q_len, p.spec.num_heads});
+  throw_if_error(cpu_verify(p.host_args(out, lse)));
+  return o;
+}
+
+::testing::AssertionResult close_to_reference(const Outputs& got, const Outputs& ref) {
+  double max_ref = 0, max_err = 0, sq_ref = 0, sq_err = 0, lse_err = 0;
+  int64_t nan = 0, worst = -1;
+  for (size_t k = 0; k < ref.out.size(); ++k) {
+    const double g = bf16_bits_to_float(got.out[k]);
+    const double r = bf16_bits_to_float(ref.out[k]);
+    if (std::isnan(g)) {
+      ++nan;
+      continue;
+    }
+    max_ref = std::max(max_ref, std::fabs(r));
+    sq_ref += r * r;
+    sq_err += (g - r) * (g - r);
+    if (std::fabs(g - r) > max_err) {
+      max_err = std::fabs(g - r);
+      worst = static_cast<int64_t>(k);
+    }
+  }
+  int64_t lse_nan = 0;
+  for (size_t k = 0; k < ref.lse.size(); ++k) {
+    if (std::isnan(got.lse[k]) || !std::isfinite(got.lse[k])) {
+      ++lse_nan;
+      continue;
+    }
+    lse_err = std::max(lse_err, std::fabs(static_cast<double>(got.lse[k]) - ref.lse[k]));
+  }
+  const double rel_max = max_err / std::max(max_ref, 1e-30);
+  const double rel_l2 = std::sqrt(sq_err / std::max(sq_ref, 1e-30));
+  std::ostringstream os;
+  os << "NaN/unwritten out " << nan << ", non-finite lse " << lse_nan << ", out max err "
+     << rel_max << " (elem " << worst << "), out L2 err " << rel_l2 << ", lse max err " << lse_err;
+  if (nan == 0 && lse_nan == 0 && rel_max <= 1e-2 && rel_l2 <= 1e-2 && lse_err <= 1e-3) {
+    return ::testing::AssertionSuccess() << os.str();
+  }
+  return ::testing::AssertionFailure() << os.str();
+}
+
+::testing::AssertionResult bitwise_equal(const Outputs& a, const Outputs& b) {
+  int64_t out_diff = 0, lse_diff = 0, first = -1;
+  for (size_t k = 0; k < a.out.size(); ++k) {
+    if (a.out[k] != b.out[k]) {
+      if (first < 0) first = static_cast<int64_t>(k);
+      ++out_diff;
+    }
+  }
+  for (size_t k = 0; k < a.lse.size(); ++k) {
+    lse_diff += std::memcmp(&a.lse[k], &b.lse[k], 4) != 0;
+  }
+  if (out_diff == 0 && lse_diff == 0 && a.out.size() == b.out.size()) {
+    return ::testing::AssertionSuccess();
+  }
+  return ::testing::AssertionFailure() << out_diff << " out elements differ (first " << first
+                                       << "), " << lse_diff << " lse elements differ";
+}
+
+std::vector<int32_t> random_lens(int n, int q_len, int max_len, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> d(q_len, max_len);
+  std::vector<int32_t> v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+// ---- the sweep ------------------------------------------------------------------------------------
+
+std::vector<Case> sweep_cases() {
+  const DType bf = DType::kBF16, f8 = DType::kFP8E4M3;
+  std::vector<Case> c = {
+      // seq_len == q_len, single tile, partial tiles
+      {1, 1, 16, 64, bf, 1.f, {1}},
+      {1, 32, 16, 16, bf, 1.f, {32}},
+      {2, 3, 8, 16, bf, 1.f, {3, 100}},
+      {3, 7, 16, 32, bf, 1.f, {7, 65, 1000}},
+      // odd H, rows not a multiple of 64
+      {2, 5, 20, 32, bf, 1.f, {129, 511}},
+      {1, 13, 32, 16, f8, 0.5f, {777}},
+      {2, 5, 64, 64, bf, 1.f, {257, 1025}},
+      // many row tiles: cluster of 8, and clusters of 6 with padding CTAs
+      {1, 4, 128, 32, bf, 1.f, {300}},
+      {1, 9, 128, 64, f8, 0.0625f, {200}},
+      {1, 32, 128, 16, bf, 1.f, {2100}},
+      // long context, adaptive splits (many partials)
+      {1, 1, 128, 64, bf, 1.f, {16384}},
+      {1, 8, 16, 64, bf, 1.f, {20000}},
+      {1, 8, 16, 64, f8, 2.0f, {20001}},
+      // batches, ragged, fp8 with several scales
+      {24, 2, 16, 16, f8, 2.0f, random_lens(24, 2, 3000, 7)},
+      {32, 1, 8, 32, bf, 1.f, random_lens(32, 1, 1500, 8)},
+      {8, 8, 16, 64, f8, 0.03125f, random_lens(8, 8, 5000, 9)},
+      // deterministic chunks: just before, at and past the 1024-token chunk boundary
+      {3, 3, 16, 64, bf, 1.f, {1023, 1024, 1025}, true},
+      {2, 8, 16, 32, f8, 0.25f, {2049, 4100}, true},
+      // forced split counts
+      {2, 8, 16, 32, bf, 1.f, {1030, 2049}, false, 3},
+      {1, 6, 32, 16, bf, 1.f, {640}, false, 40},
+  };
+  for (size_t k = 0; k < c.size(); ++k) {
+    c[k].batch = static_cast<int>(c[k].seq_lens.size());
+    c[k].seed = 1000 + k;
+  }
+  return c;
+}
+
+class CudaVerifySweep : public ::testing::TestWithParam<Case> {};
+
+TEST_P(CudaVerifySweep, MatchesReference) {
+  SKIP_WITHOUT_GPU();
+  const Case& c = GetParam();
+  Problem p = make_problem(c.spec());
+  DeviceProblem d(p);
+  const Outputs ref = run_cpu(p);
+  auto fold = make_backend(false);
+  auto rowwise = make_backend(true);
+  const Outputs f = run_gpu(*fold, p, d, c.options(), "fold " + c.to_string());
+  const Outputs r = run_gpu(*rowwise, p, d, c.options(), "rowwise " + c.to_string());
+  EXPECT_TRUE(close_to_reference(f, ref)) << "cuda_fold " << c.to_string();
+  EXPECT_TRUE(close_to_reference(r, ref)) << "cuda_rowwise " << c.to_string();
+  // Same plan, same combine, row arithmetic independent of the tile: bitwise equal.
+  EXPECT_TRUE(bitwise_equal(f, r)) << "fold vs rowwise " << c.to_string();
+}
+
+INSTANTIATE_TEST_SUITE_P(CudaVerify, CudaVerifySweep, ::testing::ValuesIn(sweep_cases()),
+                         [](const ::testing::TestParamInfo<Case>& info) {
+                           return "case" + std::to_string(info.index);
+                         });
+
+// ---- small cases for compute-sanitizer (memcheck, racecheck): --gtest_filter=CudaVerifySmall.* --
+
+TEST(CudaVerifySmall, SanitizerSweep) {
+  SKIP_WITHOUT_GPU();
+  const std::vector<Case> cases = {
+      {1, 3, 16, 16, DType::kBF16, 1.f, {70}},
+      {2, 2, 64, 32, DType::kFP8E4M3, 0.5f, {33, 130}},   // cluster of 2
+      {1, 1, 16, 64, DType::kBF16, 1.f, {700}, false, 3},  // splits + combine
+  };
+  for (Case c : cases) {
+    c.batch = static_cast<int>(c.seq_lens.size());
+    Problem p = make_problem(c.spec());
+    DeviceProblem d(p);
+    const Outputs ref = run_cpu(p);
+    for (bool rw : {false, true}) {
+      auto be = make_backend(rw);
+      const Outputs o = run_gpu(*be, p, d, c.options(), c.to_string());
+      EXPECT_TRUE(close_to_reference(o, ref)) << be->name() << " " << c.to_string();
+    }
+  }
+}
+
+// ---- bitwise equalities -------------------------------------------------------------------------
+
+// Deterministic mode: a request's result does not depend on its batchmates.
+TEST(CudaVerifyBitwise, DeterministicBatchInvariance) {
+  SKIP_WITHOUT_GPU();
+  for (bool rw : {false, true}) {
+    Case c{5, 8, 16, 32, DType::kBF16, 1.f, {3000, 9, 1500, 2049, 700}, true};
+    Problem p = make_problem(c.spec());
+    DeviceProblem d(p);
+    auto be = make_backend(rw);
+    const Outputs all = run_gpu(*be, p, d, c.options(), "batch");
+    for (int b = 0; b < c.batch; ++b) {
+      // Request b alone: views into the same device q / block table / seq_lens.
+      GpuOutputs g(p);
+      const int H = c.heads, Q = c.q_len;
+      VerifyArgs a = device_args(p, d, g.out_view(p), g.lse_view(p));
+      a.q = TensorView(static_cast<uint16_t*>(d.q.data()) + int64_t{b} * Q * H * kHeadDimQK,
+                       DType::kBF16, {1, Q, H, kHeadDimQK}, Device::kCUDA);
+      a.block_table = TensorView(static_cast<int32_t*>(d.bt.data()) + int64_t{b} * p.max_pages,
+                                 DType::kI32, {1, p.max_pages}, Device::kCUDA);
+      a.seq_lens = TensorView(static_cast<int32_t*>(d.sl.data()) + b, DType::kI32, {1}, Device::kCUDA);
+      a.block_table_host = TensorView(p.block_table.data() + int64_t{b} * p.max_pages, DType::kI32,
+                                      {1, p.max_pages});
+      a.seq_lens_host = TensorView(p.seq_lens.data() + b, DType::kI32, {1});
+      a.out = TensorView(g.out.data(), DType::kBF16, {1, Q, H, kHeadDimV}, Device::kCUDA);
+      a.lse = TensorView(g.lse.data(), DType::kF32, {1, Q, H}, Device::kCUDA);
+      ASSERT_TRUE(be->run(a, c.options()).ok());
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      const Outputs one = g.fetch("alone");
+      const size_t n_out = static_cast<size_t>(Q) * H * kHeadDimV, n_lse = static_cast<size_t>(Q) * H;
+      Outputs slice;
+      slice.out.assign(all.out.begin() + b * n_out, all.out.begin() + (b + 1) * n_out);
+      slice.lse.assign(all.lse.begin() + b * n_lse, all.lse.begin() + (b + 1) * n_lse);
+      Outputs mine;
+      mine.out.assign(one.out.begin(), one.out.begin() + n_out);
+      mine.lse.assign(one.lse.begin(), one.lse.begin() + n_lse);
+      EXPECT_TRUE(bitwise_equal(mine, slice)) << be->name() << " request " << b;
+    }
+  }
+}
+
+// Deterministic mode: verify row i equals the decode call (q_len = 1) at seq_len - q_len + i + 1,
+// on both backends, across chunk boundaries (1024) on either side of the rows.
+TEST(CudaVerifyBitwise, VerifyRowEqualsDecode) {
+  SKIP_WITHOUT_GPU();
+  const int Q = 8, H = 16;
+  Case c{2, Q, H, 16, DType::kFP8E4M3, 0.5f, {2052, 1030}, true};
+  Problem p = make_problem(c.spec());
+  DeviceProblem d(p);
+  for (bool rw : {false, true}) {
+    auto be = make_backend(rw);
+    const Outputs verify = run_gpu(*be, p, d, c.options(), "verify");
+    for (int i = 0; i < Q; ++i) {
+      std::vector<int32_t> lens(c.batch);
+      for (int b = 0; b < c.batch; ++b) lens[b] = p.seq_lens[b] - Q + i + 1;
+      Buffer lens_dev(lens.size() * 4, Device::kCUDA);
+      ASSERT_TRUE(lens_dev.copy_from_host(lens.data(), lens.size() * 4).ok());
+      GpuOutputs g(p);
+      VerifyArgs a = device_args(p, d, g.out_view(p), g.lse_view(p));
+      // q[:, i] as a q_len = 1 batch: the request stride stays Q * H * 576.
+      a.q = TensorView(static_cast<uint16_t*>(d.q.data()) + int64_t{i} * H * kHeadDimQK,
+                       DType::kBF16, {c.batch, 1, H, kHeadDimQK},
+                       {int64_t{Q} * H * kHeadDimQK, int64_t{H} * kHeadDimQK, kHeadDimQK, 1},
+                       Device::kCUDA);
+      a.seq_lens = TensorView(lens_dev.data(), DType::kI32, {c.batch}, Device::kCUDA);
+      a.seq_lens_host = TensorView(lens.data(), DType::kI32, {c.batch});
+      a.out = TensorView(g.out.data(), DType::kBF16, {c.batch, 1, H, kHeadDimV}, Device::kCUDA);
+      a.lse = TensorView(g.lse.data(), DType::kF32, {c.batch, 1, H}, Device::kCUDA);
+      const Status st = be->run(a, c.options());
+      ASSERT_TRUE(st.ok()) << st.to_string();
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      const Outputs dec = g.fetch("decode");
+      for (int b = 0; b < c.batch; ++b) {
+        Outputs x, y;
+        const size_t row_out = static_cast<size_t>(H) * kHeadDimV;
+        const size_t v0 = (static_cast<size_t>(b) * Q + i) * row_out;
+        const size_t d0 = static_cast<size_t>(b) * row_out;
+        x.out.assign(verify.out.begin() + v0, verify.out.begin() + v0 + row_out);
+        y.out.assign(dec.out.begin() + d0, dec.out.begin() + d0 + row_out);
+        x.lse.assign(verify.lse.begin() + (b * Q + i) * H, verify.lse.begin() + (b * Q + i + 1) * H);
+        y.lse.assign(dec.lse.begin() + b * H, dec.lse.begin() + (b + 1) * H);
+        EXPECT_TRUE(bitwise_equal(x, y)) << be->name() << " request " << b << " row " << i
+                                         << " (decode seq_len " << lens[b] << ")";
+      }
+    }
+  }
+}
+
+// fold == rowwise also under deterministic mode and forced splits, on a large-H batch.
+TEST(CudaVerifyBitwise, FoldEqualsRowwiseAllPolicies) {
+  SKIP_WITHOUT_GPU();
+  Case c{3, 5, 128, 64, DType::kBF16, 1.f, {1100, 70, 2500}};
+  Problem p = make_problem(c.spec());
+  DeviceProblem d(p);
+  auto fold = make_backend(false);
+  auto rowwise = make_backend(true);
+  for (int policy = 0; policy < 3; ++policy) {
+    VerifyOptions o;
+    o.deterministic = policy == 1;
+    o.num_splits = policy == 2 ? 5 : 0;
+    const Outputs f = run_gpu(*fold, p, d, o, "fold");
+    const Outputs r = run_gpu(*rowwise, p, d, o, "rowwise");
+    EXPECT_TRUE(bitwise_equal(f, r)) << "policy " << policy;
+  }
+}
+
+// ---- bad input: an error, and out / lse untouched -----------------------------------------------
+
+TEST(CudaVerifyErrors, BadInputLeavesOutputUntouched) {
+  SKIP_WITHOUT_GPU();
+  struct Bad {
+    const char* what;
+    Case c;
+    VerifyOptions opt;
+  };
+  VerifyOptions det_split;
+  det_split.deterministic = true;
+  det_split.num_splits = 4;
+  VerifyOptions neg;
+  neg.num_splits = -1;
+  const std::vector<Bad> bad = {
+      {"q_len 33", {1, 33, 16, 64, DType::kBF16, 1.f, {64}}, {}},
+      {"H 4", {1, 2, 4, 64, DType::kBF16, 1.f, {64}}, {}},
+      {"page 8", {1, 2, 16, 8, DType::kBF16, 1.f, {64}}, {}},
+      {"page 128", {1, 2, 16, 128, DType::kBF16, 1.f, {300}}, {}},
+      {"deterministic + num_splits", {1, 2, 16, 64, DType::kBF16, 1.f, {300}}, det_split},
+      {"num_splits < 0", {1, 2, 16, 64, DType::kBF16, 1.f, {300}}, neg},
+  };
+  for (bool rw : {false, true}) {
+    for (const Bad& b : bad) {
+      Problem p = make_problem(b.c.spec());
+      DeviceProblem d(p);
+      auto be = make_backend(rw);
+      GpuOutputs g(p);
+      const VerifyArgs a = device_args(p, d, g.out_view(p), g.lse_view(p));
+      const Status st = be->run(a, b.opt);
+      EXPECT_FALSE(st.ok()) << be->name() << ": " << b.what << " was accepted";
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      const Outputs o = g.fetch(b.what);
+      const bool untouched =
+          std::all_of(o.out.begin(), o.out.end(), [](uint16_t v) { return v == 0xFFFFu; }) &&
+          std::all_of(o.lse.begin(), o.lse.end(), [](float v) {
+            uint32_t u;
+            std::memcpy(&u, &v, 4);
+            return u == 0xFFFFFFFFu;
+          });
+      EXPECT_TRUE(untouched) << be->name() << ": " << b.what << " wrote to out/lse";
+    }
+    // Missing host copies of the metadata.
+    Case c{1, 2, 16, 64, DType::kBF16, 1.f, {300}};
+    Problem p = make_problem(c.spec());
+    DeviceProblem d(p);
+    auto be = make_backend(rw);
+    GpuOutputs g(p);
+    VerifyArgs a = device_args(p, d, g.out_view(p), g.lse_view(p));
+    a.seq_lens_host = TensorView();
+    EXPECT_FALSE(be->run(a, {}).ok());
+  }
+}
+
+// ---- CUDA graphs ---------------------------------------------------------------------------------
+
+TEST(CudaVerifyGraph, CapturedRunMatchesEager) {
+  SKIP_WITHOUT_GPU();
+  Case c{2, 8, 16, 64, DType::kBF16, 1.f, {5000, 3000}};
+  Problem p = make_problem(c.spec());
+  DeviceProblem d(p);
+  for (bool rw : {false, true}) {
+    auto be = make_backend(rw);
+    VerifyShape max_shape;
+    max_shape.batch = 2;
+    max_shape.q_len = 8;
+    max_shape.num_heads = 16;
+    max_shape.page_size = 64;
+    max_shape.max_seq_len = 8192;
+    max_shape.total_kv = 16384;
+    ASSERT_TRUE(be->prepare(max_shape).ok());
+    const Outputs eager = run_gpu(*be, p, d, {}, "eager");
+
+    cudaStream_t stream;
+    ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+    GpuOutputs g(p);
+    const VerifyArgs a = device_args(p, d, g.out_view(p), g.lse_view(p));
+    VerifyOptions o;
+    o.stream = stream;
+    cudaGraph_t graph;
+    ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), cudaSuccess);
+    const Status st = be->run(a, o);
+    ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
+    ASSERT_TRUE(st.ok()) << st.to_string();
+    cudaGraphExec_t exec;
+    ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+    for (int k = 0; k < 3; ++k) ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    const Outputs captured = g.fetch("graph");
+    EXPECT_TRUE(bitwise_equal(captured, eager)) << be->name();
+
+    // A capture that needs more workspace than prepared is an error, not an allocation.
+    Case big{1, 32, 128, 64, DType::kBF16, 1.f, {20000}};
+    Problem pb = make_problem(big.spec());
+    DeviceProblem db(pb);
+    GpuOutputs gb(pb);
+    const VerifyArgs ab = device_args(pb, db, gb.out_view(pb), gb.lse_view(pb));
+    VerifyOptions o4 = o;
+    o4.num_splits = 4;  // 4 partials x 4096 rows x 2 KB: far more than prepare() reserved
+    ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), cudaSuccess);
+    const Status st2 = be->run(ab, o4);
+    cudaGraph_t g2;
+    cudaStreamEndCapture(stream, &g2);
+    EXPECT_FALSE(st2.ok()) << be->name() << " grew its workspace during capture";
+    if (g2 != nullptr) cudaGraphDestroy(g2);
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+    cudaStreamDestroy(stream);
+  }
+}
+
+// A graph captured once per batch bucket is replayed while requests grow: the split plan baked in
+// at capture must still cover every key (the last split runs to the current seq_len).
+TEST(CudaVerifyGraph, ReplayAfterSequencesGrewStaysCorrect) {
+  SKIP_WITHOUT_GPU();
+  // The problem holds pages for the grown lengths; capture sees the shorter ones.
+  Case grown{2, 8, 16, 64, DType::kBF16, 1.f, {5000 + 700, 3000 + 65}};
+  Problem p = make_problem(grown.spec());
+  DeviceProblem d(p);
+  const std::vector<int32_t> grown_lens = p.seq_lens;
+  for (bool rw : {false, true}) {
+    auto be = make_backend(rw);
+    VerifyShape max_shape;
+    max_shape.batch = 2;
+    max_shape.q_len = 8;
+    max_shape.num_heads = 16;
+    max_shape.page_size = 64;
+    max_shape.max_seq_len = 8192;
+    max_shape.total_kv = 16384;
+    ASSERT_TRUE(be->prepare(max_shape).ok());
+    p.seq_lens = {5000, 3000};
+    throw_if_error(d.sl.copy_from_host(p.seq_lens.data(), 8));
+    cudaStream_t stream;
+    ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+    GpuOutputs g(p);
+    const VerifyArgs a = device_args(p, d, g.out_view(p), g.lse_view(p));
+    VerifyOptions o;
+    o.stream = stream;
+    cudaGraph_t graph;
+    ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), cudaSuccess);
+    const Status st = be->run(a, o);
+    ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
+    ASSERT_TRUE(st.ok()) << st.to_string();
+    cudaGraphExec_t exec;
+    ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+    // The step's new tokens were appended: the device seq_lens grow, the graph is replayed.
+    p.seq_lens = grown_lens;
+    throw_if_error(d.sl.copy_from_host(p.seq_lens.data(), 8));
+    g.out.poison();
+    g.lse.poison();
+    ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    EXPECT_TRUE(close_to_reference(g.fetch("grown replay"), run_cpu(p))) << be->name();
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+    cudaStreamDestroy(stream);
+  }
+}
+
+}  // namespace
+}  // namespace mlaspec::attn
