@@ -2,7 +2,7 @@
 # On a machine with an NVIDIA Hopper GPU: configure and build with CUDA, run the GPU tests (ctest
 # label gpu), compute-sanitizer on a small sweep, then `mlaspec bench --device cuda` over PERF.md's
 # standard set (bf16 and fp8, default and deterministic mode) and both sweeps, and print a short
-# summary table last. Logs and JSON results go to $OUT (default ./out).
+# summary table last. Logs and JSON results: $OUT/gpu-check.tgz (default ./out).
 #
 # Needs GoogleTest, CLI11 and nlohmann-json: installed packages, or a .deps/ folder made by
 # scripts/fetch-deps.sh (the lent GPU machine has no package access; carry .deps there).
@@ -12,8 +12,13 @@
 #   --quick       no q_len / S sweeps
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# Results are written to $RES and packed into $OUT/gpu-check.tgz after every stage (the lent GPU
+# machine returns at most 8 files from $OUT, and a stage cut short by a time limit still leaves
+# what came before it).
 OUT=${OUT:-$PWD/out}
-mkdir -p "$OUT"
+RES=${RES:-$OUT/results}
+mkdir -p "$OUT" "$RES"
+pack() { tar czf "$OUT/gpu-check.tgz" -C "$RES" . 2>/dev/null || true; }
 skip_tests=0 skip_bench=0 quick=0
 for a in "$@"; do
   case $a in
@@ -24,11 +29,11 @@ for a in "$@"; do
   esac
 done
 status=0
-log() { echo "[gpu-check $(date +%H:%M:%S)] $*"; }
+log() { pack; echo "[gpu-check $(date +%H:%M:%S)] $*"; }  # packs what earlier stages wrote
 
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv \
-  > "$OUT/gpu.txt" 2>&1 || true
-log "GPU: $(tail -n +2 "$OUT/gpu.txt" | head -1)"
+  > "$RES/gpu.txt" 2>&1 || true
+log "GPU: $(tail -n +2 "$RES/gpu.txt" | head -1)"
 
 extra=()
 if [[ -d .deps ]]; then
@@ -38,34 +43,34 @@ gen=()
 command -v ninja >/dev/null && gen=(-G Ninja)
 log "configure + build (CUDA ON)"
 if ! { cmake -S . -B build-gpu "${gen[@]}" -DMLASPEC_CUDA=ON -DCMAKE_BUILD_TYPE=Release "${extra[@]}" &&
-       cmake --build build-gpu -j"$(nproc)"; } > "$OUT/build.log" 2>&1; then
-  tail -40 "$OUT/build.log"
+       cmake --build build-gpu -j"$(nproc)"; } > "$RES/build.log" 2>&1; then
+  tail -40 "$RES/build.log"
   log "BUILD FAILED"
   exit 1
 fi
-grep -E "spill|stack frame" "$OUT/build.log" | sort -u | head -20 > "$OUT/ptxas.txt" || true
+grep -E "spill|stack frame" "$RES/build.log" | sort -u | head -20 > "$RES/ptxas.txt" || true
 
 tests_result="skipped"
 if ((!skip_tests)); then
   log "GPU tests (ctest -L gpu)"
-  if ctest --test-dir build-gpu -L gpu --output-on-failure -j1 > "$OUT/gpu-tests.log" 2>&1; then
+  if ctest --test-dir build-gpu -L gpu --output-on-failure -j1 > "$RES/gpu-tests.log" 2>&1; then
     tests_result="pass"
   else
     tests_result="FAIL"
     status=1
   fi
-  tail -5 "$OUT/gpu-tests.log"
-  grep -E "Failed|\*\*\*Failed|FAILED" "$OUT/gpu-tests.log" | head -20
+  tail -5 "$RES/gpu-tests.log"
+  grep -E "Failed|\*\*\*Failed|FAILED" "$RES/gpu-tests.log" | head -20
   if command -v compute-sanitizer >/dev/null; then
     for tool in memcheck racecheck; do
       log "compute-sanitizer $tool (small sweep)"
       if compute-sanitizer --tool "$tool" --error-exitcode 9 build-gpu/tests/gpu_tests \
-           --gtest_filter='*Sanitizer*' > "$OUT/sanitizer-$tool.log" 2>&1; then
+           --gtest_filter='*Sanitizer*' > "$RES/sanitizer-$tool.log" 2>&1; then
         tests_result+=", $tool clean"
       else
         tests_result+=", $tool FAIL"
         status=1
-        tail -20 "$OUT/sanitizer-$tool.log"
+        tail -20 "$RES/sanitizer-$tool.log"
       fi
     done
   fi
@@ -74,44 +79,48 @@ fi
 if ((!skip_bench)); then
   B=build-gpu/mlaspec
   reps=30
-  # Calibrate the dispatch cost model first so the bench's `auto` column uses this GPU's profile.
-  log "calibrate (quick grid) -> $OUT/profile.json"
+  log "bench: standard set, bf16 + fp8"
+  $B bench --device cuda --set standard --kv both --reps $reps \
+    --json "$RES/standard.json" > "$RES/bench-standard.txt" 2>&1 || status=1
+  # Calibrate the dispatch cost model, then measure auto's regret over the S sweep with it.
+  log "calibrate (quick grid) -> profile.json"
   profile=()
-  if $B calibrate --quick --out "$OUT/profile.json" --report "$OUT/calibration.md" \
-       > "$OUT/calibrate.log" 2>&1; then
-    profile=(--profile "$OUT/profile.json")
+  if $B calibrate --quick --out "$RES/profile.json" --report "$RES/calibration.md" \
+       > "$RES/calibrate.log" 2>&1; then
+    profile=(--profile "$RES/profile.json")
   else
     status=1
-    tail -20 "$OUT/calibrate.log"
+    tail -20 "$RES/calibrate.log"
   fi
-  log "bench: standard set, bf16 + fp8"
-  $B bench --device cuda --set standard --kv both --reps $reps "${profile[@]}" \
-    --json "$OUT/standard.json" > "$OUT/bench-standard.txt" 2>&1 || status=1
+  if ((!quick)); then
+    log "bench: S sweep and q_len sweep (bf16 + fp8)"
+    $B bench --device cuda --set ssweep --kv both --reps $reps "${profile[@]}" \
+      --json "$RES/ssweep.json" > "$RES/bench-ssweep.txt" 2>&1 || status=1
+    $B bench --device cuda --set qsweep --kv both --reps $reps "${profile[@]}" \
+      --json "$RES/qsweep.json" > "$RES/bench-qsweep.txt" 2>&1 || status=1
+  fi
   log "bench: standard set, deterministic"
   $B bench --device cuda --set standard --kv both --deterministic --reps $reps "${profile[@]}" \
-    --json "$OUT/standard-det.json" > "$OUT/bench-standard-det.txt" 2>&1 || status=1
-  if ((!quick)); then
-    log "bench: q_len sweep and S sweep (bf16 + fp8)"
-    $B bench --device cuda --set qsweep --kv both --reps $reps "${profile[@]}" \
-      --json "$OUT/qsweep.json" > "$OUT/bench-qsweep.txt" 2>&1 || status=1
-    $B bench --device cuda --set ssweep --kv both --reps $reps "${profile[@]}" \
-      --json "$OUT/ssweep.json" > "$OUT/bench-ssweep.txt" 2>&1 || status=1
-  fi
-  for f in "$OUT"/bench-*.txt; do echo "=== $(basename "$f")"; cat "$f"; done
+    --json "$RES/standard-det.json" > "$RES/bench-standard-det.txt" 2>&1 || status=1
+  for f in "$RES"/bench-*.txt; do echo "=== $(basename "$f")"; cat "$f"; done
 fi
 
+pack
+{
 echo
 echo "================ gpu-check summary ================"
-echo "GPU:   $(tail -n +2 "$OUT/gpu.txt" | head -1)"
+echo "GPU:   $(tail -n +2 "$RES/gpu.txt" | head -1)"
 echo "tests: $tests_result"
-[[ -s "$OUT/ptxas.txt" ]] && { echo "ptxas:"; sed 's/^/  /' "$OUT/ptxas.txt" | head -8; }
-if [[ -f "$OUT/calibration.md" ]]; then
+[[ -s "$RES/ptxas.txt" ]] && { echo "ptxas:"; sed 's/^/  /' "$RES/ptxas.txt" | head -8; }
+if [[ -f "$RES/calibration.md" ]]; then
   echo "dispatch calibration (crossovers, regret):"
-  grep -iE "crossover|regret" "$OUT/calibration.md" | head -12 | sed 's/^/  /'
+  grep -iE "crossover|regret" "$RES/calibration.md" | head -12 | sed 's/^/  /'
 fi
-if [[ -f "$OUT/bench-standard.txt" ]]; then
+if [[ -f "$RES/bench-standard.txt" ]]; then
   echo "standard set (default mode), then fp8/bf16 ratios:"
-  grep -E '^\| ' "$OUT/bench-standard.txt"
+  grep -E '^\| ' "$RES/bench-standard.txt"
 fi
 echo "exit status: $status"
+} | tee "$RES/summary.txt"
+pack
 exit $status
