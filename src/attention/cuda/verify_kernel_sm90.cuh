@@ -17,7 +17,7 @@
 // bf16 KV lands that way straight from TMA; fp8 KV arrives as raw rows (bulk copies) and the
 // consumers dequantise it (exactly) into the swizzled bf16 tile.
 //
-// Bitwise contract as in verify_kernel.cuh: a row's arithmetic depends only on key positions,
+// Bitwise contract: a row's arithmetic depends only on key positions,
 // masked tiles are exact no-ops, so fold == rowwise and verify row i == the decode call.
 #pragma once
 

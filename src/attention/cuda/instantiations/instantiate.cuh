@@ -1,0 +1,23 @@
+// Defines the launcher specialisations of launch.h for one (KV dtype, page size). Each file in
+// this folder instantiates one pair, so the six kernel variants compile in parallel.
+#pragma once
+
+#include "../launch.h"
+#include "../verify_kernel_sm90.cuh"
+
+#define MLASPEC_INSTANTIATE_VERIFY(KV_T, PAGE)                                                   \
+  namespace mlaspec::attn::cuda {                                                                \
+  template <>                                                                                    \
+  cudaError_t init_verify_kernel<KV_T, PAGE>() {                                                 \
+    return init_verify_kernel_sm90<Sm90Traits<KV_T, PAGE>>();                                    \
+  }                                                                                              \
+  template <>                                                                                    \
+  cudaError_t run_verify_kernel<KV_T, PAGE>(const VerifyParams& params, int cluster, int grid_y, \
+                                            cudaStream_t stream) {                               \
+    return run_verify_kernel_sm90<Sm90Traits<KV_T, PAGE>>(params, cluster, grid_y, stream);      \
+  }                                                                                              \
+  template <>                                                                                    \
+  cudaError_t max_active_clusters<KV_T, PAGE>(int cluster, int* count) {                         \
+    return max_active_clusters_sm90<Sm90Traits<KV_T, PAGE>>(cluster, count);                     \
+  }                                                                                              \
+  }  // namespace mlaspec::attn::cuda
