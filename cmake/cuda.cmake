@@ -33,3 +33,22 @@ if(MLASPEC_WITH_CUDA)
 else()
   message(STATUS "mlaspec: CUDA backends OFF")
 endif()
+
+# NCCL (decode context parallelism across GPUs): optional. Looked for in the CUDA toolkit and in
+# MLASPEC_NCCL_ROOT (e.g. the nvidia-nccl wheel's folder); MLASPEC_NCCL_INCLUDE / _LIBRARY can be
+# given directly.
+set(MLASPEC_WITH_NCCL OFF)
+if(MLASPEC_WITH_CUDA)
+  set(MLASPEC_NCCL_ROOT "" CACHE PATH "NCCL install holding include/nccl.h and lib/libnccl.so*")
+  find_path(MLASPEC_NCCL_INCLUDE nccl.h
+            HINTS ${MLASPEC_NCCL_ROOT}/include ${CUDAToolkit_INCLUDE_DIRS} /usr/local/cuda/include)
+  find_library(MLASPEC_NCCL_LIBRARY NAMES nccl libnccl.so.2
+               HINTS ${MLASPEC_NCCL_ROOT}/lib ${CUDAToolkit_LIBRARY_DIR} /usr/local/cuda/lib
+                     /usr/local/cuda/lib64)
+  if(MLASPEC_NCCL_INCLUDE AND MLASPEC_NCCL_LIBRARY)
+    set(MLASPEC_WITH_NCCL ON)
+    message(STATUS "mlaspec: NCCL ON (${MLASPEC_NCCL_LIBRARY})")
+  else()
+    message(STATUS "mlaspec: NCCL OFF (not found; set MLASPEC_NCCL_ROOT)")
+  endif()
+endif()

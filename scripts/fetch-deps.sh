@@ -11,4 +11,7 @@ done
 rm -rf .deps && mkdir -p .deps/include
 cp -r /usr/src/googletest .deps/googletest
 cp -r /usr/include/CLI /usr/include/nlohmann .deps/include/
+# nccl.h for machines whose NCCL (e.g. a Python wheel) ships the library without the header.
+nccl_h=$(ls /usr/local/cuda/include/nccl.h /usr/include/nccl.h 2>/dev/null | head -1 || true)
+if [[ -n $nccl_h ]]; then mkdir -p .deps/nccl/include && cp "$nccl_h" .deps/nccl/include/; fi
 echo "fetch-deps: .deps ready ($(du -sh .deps | cut -f1))"

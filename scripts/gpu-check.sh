@@ -39,6 +39,15 @@ extra=()
 if [[ -d .deps ]]; then
   extra+=(-DMLASPEC_EXTRA_INCLUDE="$PWD/.deps/include" -DMLASPEC_GTEST_SOURCE_DIR="$PWD/.deps/googletest")
 fi
+# NCCL: the toolkit's, else the nvidia-nccl wheel of the machine's Python (the lent GPU machine
+# has it there), with .deps/nccl/include/nccl.h (scripts/fetch-deps.sh) when the wheel has no header.
+nccl_root=$(python3 -c 'import nvidia.nccl as m; print(list(m.__path__)[0])' 2>/dev/null || true)
+if [[ -n $nccl_root && -d $nccl_root/lib ]]; then
+  extra+=(-DMLASPEC_NCCL_ROOT="$nccl_root")
+  if [[ ! -f $nccl_root/include/nccl.h && -f .deps/nccl/include/nccl.h ]]; then
+    extra+=(-DMLASPEC_NCCL_INCLUDE="$PWD/.deps/nccl/include")
+  fi
+fi
 gen=()
 command -v ninja >/dev/null && gen=(-G Ninja)
 log "configure + build (CUDA ON)"
@@ -49,6 +58,7 @@ if ! { cmake -S . -B build-gpu "${gen[@]}" -DMLASPEC_CUDA=ON -DCMAKE_BUILD_TYPE=
   exit 1
 fi
 grep -E "spill|stack frame" "$RES/build.log" | sort -u | head -20 > "$RES/ptxas.txt" || true
+grep -E "mlaspec: (CUDA|NCCL)" "$RES/build.log" | sed 's/^-- //' | tee -a "$RES/gpu.txt"
 
 tests_result="skipped"
 if ((!skip_tests)); then
@@ -83,9 +93,9 @@ if ((!skip_bench)); then
   $B bench --device cuda --set standard --kv both --reps $reps \
     --json "$RES/standard.json" > "$RES/bench-standard.txt" 2>&1 || status=1
   # Calibrate the dispatch cost model, then measure auto's regret over the S sweep with it.
-  log "calibrate (quick grid) -> profile.json"
+  log "calibrate (full grid) -> profile.json"
   profile=()
-  if $B calibrate --quick --out "$RES/profile.json" --report "$RES/calibration.md" \
+  if $B calibrate --out "$RES/profile.json" --report "$RES/calibration.md" \
        > "$RES/calibrate.log" 2>&1; then
     profile=(--profile "$RES/profile.json")
   else
@@ -111,6 +121,7 @@ echo
 echo "================ gpu-check summary ================"
 echo "GPU:   $(tail -n +2 "$RES/gpu.txt" | head -1)"
 echo "tests: $tests_result"
+echo "build: $(grep -h "mlaspec: NCCL" "$RES/gpu.txt" 2>/dev/null | head -1)"
 [[ -s "$RES/ptxas.txt" ]] && { echo "ptxas:"; sed 's/^/  /' "$RES/ptxas.txt" | head -8; }
 if [[ -f "$RES/calibration.md" ]]; then
   echo "dispatch calibration (crossovers, regret):"

@@ -156,18 +156,53 @@ Result<CostFit> fit_cost_terms(std::span<const CostSample> samples) {
 // ---- CostModel
 // ------------------------------------------------------------------------------------
 
-const CostEntry* CostModel::find(std::string_view backend, DType kv_dtype, int num_heads) const {
-  const CostEntry* best = nullptr;
+std::optional<double> interpolate_curve(std::span<const CurvePoint> curve, int64_t seq_len) {
+  if (curve.empty() || seq_len < curve.front().seq_len || seq_len > curve.back().seq_len) {
+    return std::nullopt;
+  }
+  // First point with S >= seq_len.
+  auto hi = std::lower_bound(curve.begin(), curve.end(), seq_len,
+                             [](const CurvePoint& p, int64_t s) { return p.seq_len < s; });
+  if (hi->seq_len == seq_len) return hi->us;  // exact at measured points
+  auto lo = hi - 1;
+  if (lo->us == hi->us) return lo->us;  // flat: exact, no rounding
+  const double t = (std::log(static_cast<double>(seq_len)) - std::log(double(lo->seq_len))) /
+                   (std::log(double(hi->seq_len)) - std::log(double(lo->seq_len)));
+  const double v = std::exp(std::log(lo->us) + t * (std::log(hi->us) - std::log(lo->us)));
+  // Never outside the neighbours, rounding included (keeps it monotone between them).
+  return std::clamp(v, std::min(lo->us, hi->us), std::max(lo->us, hi->us));
+}
+
+const CostEntry* CostModel::find(std::string_view backend, DType kv_dtype, int num_heads,
+                                 int q_len) const {
+  // 1. The H nearest in log2 (ties: the smaller; heads = 0 only without a measured H).
+  int best_heads = -1;
   double best_dist = std::numeric_limits<double>::infinity();
   const double lh = std::log2(std::max(num_heads, 1));
   for (const CostEntry& e : entries_) {
     if (e.backend != backend || e.kv_dtype != kv_dtype) continue;
-    // heads = 0 (fitted over all H) ranks behind every measured H.
     const double dist = e.heads > 0 ? std::abs(std::log2(e.heads) - lh) : 1e9;
-    if (dist < best_dist - 1e-12 ||
-        (std::abs(dist - best_dist) <= 1e-12 && best && e.heads < best->heads)) {
-      best = &e;
+    if (dist < best_dist - 1e-12 || (std::abs(dist - best_dist) <= 1e-12 && e.heads < best_heads)) {
+      best_heads = e.heads;
       best_dist = dist;
+    }
+  }
+  if (best_heads < 0) return nullptr;
+  // 2. Among that H's entries, the q_len nearest (ties: the larger; q_len = 0 only without a
+  // measured q_len, or when q_len 0 = "any" is asked for).
+  const CostEntry* best = nullptr;
+  double best_q = std::numeric_limits<double>::infinity();
+  for (const CostEntry& e : entries_) {
+    if (e.backend != backend || e.kv_dtype != kv_dtype || e.heads != best_heads) continue;
+    double dist;
+    if (q_len <= 0) {
+      dist = e.q_len == 0 ? -1.0 : e.q_len;  // "any": q_len-0 entries, else the smallest
+    } else {
+      dist = e.q_len > 0 ? std::abs(e.q_len - q_len) : 1e9;
+    }
+    if (dist < best_q || (dist == best_q && best && e.q_len > best->q_len)) {
+      best = &e;
+      best_q = dist;
     }
   }
   return best;
@@ -175,15 +210,40 @@ const CostEntry* CostModel::find(std::string_view backend, DType kv_dtype, int n
 
 std::optional<double> CostModel::estimate_us(std::string_view backend, KvReadPattern pattern,
                                              const VerifyShape& shape) const {
-  const CostEntry* e = find(backend, shape.kv_dtype, shape.num_heads);
+  const CostEntry* e = find(backend, shape.kv_dtype, shape.num_heads, shape.q_len);
   if (!e) return std::nullopt;
-  return e->terms.estimate_us(cost_features(shape, pattern));
+  const double linear = e->terms.estimate_us(cost_features(shape, pattern));
+  if (shape.batch == 1 && !e->curve.empty()) {
+    if (auto c = interpolate_curve(e->curve, shape.max_seq_len)) {
+      const bool same = (e->heads == 0 || e->heads == shape.num_heads) &&
+                        (e->q_len == 0 || e->q_len == shape.q_len);
+      if (same) return *c;
+      // The curve was measured at the entry's own H and q_len: scale it by how the linear terms
+      // see the difference.
+      VerifyShape own = shape;
+      if (e->heads > 0) own.num_heads = e->heads;
+      if (e->q_len > 0) own.q_len = e->q_len;
+      const double at_own = e->terms.estimate_us(cost_features(own, pattern));
+      if (at_own > 0 && linear > 0) return *c * (linear / at_own);
+      return *c;
+    }
+  }
+  return linear;
 }
 
 std::string Crossover::to_string() const {
   if (!has_model) return "no cost model for both backends";
   if (seq_len == 0) return short_winner + " cheaper at every S";
-  return short_winner + " below S=" + std::to_string(seq_len) + ", " + long_winner + " from there";
+  std::string s =
+      short_winner + " below S=" + std::to_string(seq_len) + ", " + long_winner + " from there";
+  if (changes.size() > 1) {
+    s += " (cheaper backend changes again at S=";
+    for (size_t i = 1; i < changes.size(); ++i) {
+      s += (i > 1 ? ", " : "") + std::to_string(changes[i]);
+    }
+    s += ")";
+  }
+  return s;
 }
 
 Crossover find_crossover(const CostModel& model, std::string_view backend_a, KvReadPattern pat_a,
@@ -191,37 +251,57 @@ Crossover find_crossover(const CostModel& model, std::string_view backend_a, KvR
                          int64_t max_seq_len) {
   Crossover out;
   const int64_t lo = std::max<int64_t>(shape.q_len, 1);
+  const int64_t hi = std::max(lo, max_seq_len);
   auto at = [&](std::string_view name, KvReadPattern pat, int64_t s) {
     shape.max_seq_len = s;
     shape.total_kv = s * shape.batch;
     return model.estimate_us(name, pat, shape);
   };
-  auto a_lo = at(backend_a, pat_a, lo), b_lo = at(backend_b, pat_b, lo);
-  auto a_hi = at(backend_a, pat_a, max_seq_len), b_hi = at(backend_b, pat_b, max_seq_len);
-  if (!a_lo || !b_lo || !a_hi || !b_hi) return out;
+  // true: A cheaper or equal at S.
+  auto a_wins = [&](int64_t s) { return *at(backend_a, pat_a, s) <= *at(backend_b, pat_b, s); };
+  if (!at(backend_a, pat_a, lo) || !at(backend_b, pat_b, lo)) return out;
   out.has_model = true;
-  // cost_x(S) is linear in S: compare the difference at both ends.
-  const double d_lo = *a_lo - *b_lo, d_hi = *a_hi - *b_hi;  // > 0: B cheaper
   const std::string a(backend_a), b(backend_b);
-  if ((d_lo <= 0) == (d_hi <= 0)) {
-    out.short_winner = d_lo <= 0 ? a : b;
-    out.long_winner = out.short_winner;
-    return out;
+
+  // Scan points: both ends, the curves' measured S (and one past their ends, where the linear
+  // tail takes over), and a geometric grid of 16 points per octave.
+  std::vector<int64_t> scan = {lo, hi};
+  if (shape.batch == 1) {
+    for (std::string_view name : {backend_a, backend_b}) {
+      const CostEntry* e = model.find(name, shape.kv_dtype, shape.num_heads, shape.q_len);
+      for (const CurvePoint& p : e->curve) {
+        for (int64_t s : {p.seq_len - 1, p.seq_len, p.seq_len + 1}) {
+          if (s >= lo && s <= hi) scan.push_back(s);
+        }
+      }
+    }
   }
-  out.short_winner = d_lo <= 0 ? a : b;
-  out.long_winner = d_lo <= 0 ? b : a;
-  // Binary search for the first S where the long-context winner is strictly cheaper (exact even
-  // though the estimates are doubles: monotone in S).
-  auto long_cheaper = [&](int64_t s) {
-    const double da = *at(backend_a, pat_a, s), db = *at(backend_b, pat_b, s);
-    return out.long_winner == b ? db < da : da < db;
-  };
-  int64_t l = lo, h = max_seq_len;  // !long_cheaper(l), long_cheaper(h)
-  while (h - l > 1) {
-    const int64_t mid = l + (h - l) / 2;
-    (long_cheaper(mid) ? h : l) = mid;
+  for (double s = static_cast<double>(lo); s < static_cast<double>(hi); s *= std::exp2(1.0 / 16)) {
+    scan.push_back(static_cast<int64_t>(s));
   }
-  out.seq_len = h;
+  std::sort(scan.begin(), scan.end());
+  scan.erase(std::unique(scan.begin(), scan.end()), scan.end());
+
+  const bool first = a_wins(scan.front());
+  out.short_winner = first ? a : b;
+  out.long_winner = out.short_winner;
+  bool prev = first;
+  for (size_t i = 1; i < scan.size(); ++i) {
+    const bool cur = a_wins(scan[i]);
+    if (cur == prev) continue;
+    // First S in (scan[i-1], scan[i]] with the new winner.
+    int64_t l = scan[i - 1], h = scan[i];
+    while (h - l > 1) {
+      const int64_t mid = l + (h - l) / 2;
+      (a_wins(mid) == cur ? h : l) = mid;
+    }
+    out.changes.push_back(h);
+    if (out.changes.size() == 1) {
+      out.seq_len = h;
+      out.long_winner = cur ? a : b;
+    }
+    prev = cur;
+  }
   return out;
 }
 

@@ -20,7 +20,9 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int kProfileVersion = 1;
+// Version 2 added "q_len" and "curve" to a model; version 1 files (neither) still load.
+constexpr int kProfileVersion = 2;
+constexpr int kOldestProfileVersion = 1;
 
 std::string kv_key(DType t) {
   return t == DType::kFP8E4M3 ? "fp8" : std::string(dtype_name(t));
@@ -51,15 +53,15 @@ Result<double> number_field(std::string_view origin, const json& obj, const std:
 
 Result<CostEntry> parse_entry(std::string_view origin, const json& m, const std::string& where) {
   if (!m.is_object()) return bad(origin, where, "expected an object, got " + short_dump(m));
-  static const std::set<std::string> kKeys = {"backend",  "kv",          "heads",
-                                              "fixed_us", "us_per_mb",   "us_per_gflop",
-                                              "points",   "rms_rel_err", "max_rel_err"};
+  static const std::set<std::string> kKeys = {
+      "backend",      "kv",     "heads",       "q_len",       "fixed_us", "us_per_mb",
+      "us_per_gflop", "points", "rms_rel_err", "max_rel_err", "curve"};
   for (auto it = m.begin(); it != m.end(); ++it) {
     if (!kKeys.count(it.key())) {
       return bad(origin, where,
                  "unknown key \"" + it.key() +
-                     "\" (expected backend, kv, heads, fixed_us, us_per_mb, us_per_gflop, points, "
-                     "rms_rel_err, max_rel_err)");
+                     "\" (expected backend, kv, heads, q_len, fixed_us, us_per_mb, us_per_gflop, "
+                     "points, rms_rel_err, max_rel_err, curve)");
     }
   }
   CostEntry e;
@@ -83,6 +85,42 @@ Result<CostEntry> parse_entry(std::string_view origin, const json& m, const std:
                  "expected an integer >= 0 (0 = any H), got " + short_dump(*h));
     }
     e.heads = h->get<int>();
+  }
+  auto q = m.find("q_len");
+  if (q != m.end()) {
+    if (!q->is_number_integer() || q->get<int64_t>() < 0 || q->get<int64_t>() > 65536) {
+      return bad(origin, where + ".q_len",
+                 "expected an integer >= 0 (0 = any q_len), got " + short_dump(*q));
+    }
+    e.q_len = q->get<int>();
+  }
+  if (auto c = m.find("curve"); c != m.end()) {
+    const std::string cw = where + ".curve";
+    if (!c->is_array()) {
+      return bad(origin, cw, "expected an array of [seq_len, us] pairs, got " + short_dump(*c));
+    }
+    for (size_t i = 0; i < c->size(); ++i) {
+      const json& pt = (*c)[i];
+      const std::string pw = cw + "[" + std::to_string(i) + "]";
+      if (!pt.is_array() || pt.size() != 2) {
+        return bad(origin, pw, "expected a [seq_len, us] pair, got " + short_dump(pt));
+      }
+      if (!pt[0].is_number_integer() || pt[0].get<int64_t>() < 1) {
+        return bad(origin, pw, "seq_len: expected an integer >= 1, got " + short_dump(pt[0]));
+      }
+      if (!pt[1].is_number() || !std::isfinite(pt[1].get<double>()) || !(pt[1].get<double>() > 0)) {
+        return bad(origin, pw, "us: expected a finite number > 0, got " + short_dump(pt[1]));
+      }
+      const CurvePoint p{pt[0].get<int64_t>(), pt[1].get<double>()};
+      if (!e.curve.empty() && p.seq_len <= e.curve.back().seq_len) {
+        return bad(origin, pw,
+                   "seq_len " + std::to_string(p.seq_len) +
+                       " is not greater than the previous point's " +
+                       std::to_string(e.curve.back().seq_len) +
+                       " (a curve is sorted by strictly increasing seq_len)");
+      }
+      e.curve.push_back(p);
+    }
   }
   auto f = number_field(origin, m, where, "fixed_us", true, 0);
   if (!f.ok()) return f.status();
@@ -108,6 +146,7 @@ json entry_json(const CostEntry& e) {
   j["backend"] = e.backend;
   j["kv"] = kv_key(e.kv_dtype);
   j["heads"] = e.heads;
+  j["q_len"] = e.q_len;
   j["fixed_us"] = e.terms.fixed_us;
   j["us_per_mb"] = e.terms.us_per_mb;
   j["us_per_gflop"] = e.terms.us_per_gflop;
@@ -116,7 +155,53 @@ json entry_json(const CostEntry& e) {
     j["rms_rel_err"] = e.rms_rel_err;
     j["max_rel_err"] = e.max_rel_err;
   }
+  if (!e.curve.empty()) {
+    json c = json::array();
+    for (const CurvePoint& p : e.curve) c.push_back(json::array({p.seq_len, p.us}));
+    j["curve"] = std::move(c);
+  }
   return j;
+}
+
+// dump(2) with every innermost array of scalars on one line: a curve reads as one [S, us] pair
+// per line.
+std::string readable_dump(const json& j) {
+  const std::string in = j.dump(2);
+  std::string out;
+  out.reserve(in.size());
+  size_t i = 0;
+  while (i < in.size()) {
+    if (in[i] == '"') {  // copy a string literal through unchanged
+      size_t k = i + 1;
+      while (k < in.size() && in[k] != '"') k += in[k] == '\\' ? 2 : 1;
+      out.append(in, i, k + 1 - i);
+      i = k + 1;
+      continue;
+    }
+    if (in[i] == '[') {
+      // Innermost array of scalars (no nested [ or { before the closing ])?
+      const size_t close = in.find_first_of("[]{}\"", i + 1);
+      if (close != std::string::npos && in[close] == ']') {
+        std::string inner;
+        bool space = false;
+        for (size_t k = i + 1; k < close; ++k) {
+          const char c = in[k];
+          if (c == ' ' || c == '\n') {
+            space = true;
+            continue;
+          }
+          if (space && !inner.empty()) inner += ' ';
+          space = false;
+          inner += c;
+        }
+        out += '[' + inner + ']';
+        i = close + 1;
+        continue;
+      }
+    }
+    out += in[i++];
+  }
+  return out;
 }
 
 }  // namespace
@@ -145,9 +230,10 @@ Result<Profile> parse_profile(std::string_view json_text, std::string_view origi
                "missing or not an integer (this build reads version " +
                    std::to_string(kProfileVersion) + ")");
   }
-  if (ver->get<int64_t>() != kProfileVersion) {
+  if (ver->get<int64_t>() < kOldestProfileVersion || ver->get<int64_t>() > kProfileVersion) {
     return bad(origin, "version",
-               "unsupported version " + ver->dump() + " (this build reads version " +
+               "unsupported version " + ver->dump() + " (this build reads versions " +
+                   std::to_string(kOldestProfileVersion) + " to " +
                    std::to_string(kProfileVersion) + "; rerun `mlaspec calibrate`)");
   }
   auto machines = root.find("machines");
@@ -173,15 +259,16 @@ Result<Profile> parse_profile(std::string_view json_text, std::string_view origi
       if (!p->is_boolean()) return bad(origin, where + ".provisional", "expected true or false");
       model.set_provisional(p->get<bool>());
     }
-    std::set<std::tuple<std::string, int, int>> seen;
+    std::set<std::tuple<std::string, int, int, int>> seen;
     for (size_t i = 0; i < models->size(); ++i) {
       const std::string ew = where + ".models[" + std::to_string(i) + "]";
       auto e = parse_entry(origin, (*models)[i], ew);
       if (!e.ok()) return e.status();
-      if (!seen.emplace(e->backend, static_cast<int>(e->kv_dtype), e->heads).second) {
+      if (!seen.emplace(e->backend, static_cast<int>(e->kv_dtype), e->heads, e->q_len).second) {
         return bad(origin, ew,
                    "duplicate model for backend " + e->backend + ", kv " + kv_key(e->kv_dtype) +
-                       ", heads " + std::to_string(e->heads));
+                       ", heads " + std::to_string(e->heads) + ", q_len " +
+                       std::to_string(e->q_len));
       }
       model.add(std::move(e).value());
     }
@@ -208,6 +295,7 @@ Result<std::string> merge_profile_json(std::string_view existing, const CostMode
     auto parsed = parse_profile(existing, "existing profile");
     if (!parsed.ok()) return parsed.status();
     root = json::parse(existing.begin(), existing.end());
+    root["version"] = kProfileVersion;  // entries written below carry q_len (and curves)
   }
   json m = json::object();
   if (!extra_json_for_machine.empty()) {
@@ -230,21 +318,27 @@ Result<std::string> merge_profile_json(std::string_view existing, const CostMode
       bool replaced = false;
       for (const json& n : models) {
         replaced |= n["backend"] == e["backend"] && n["kv"] == e["kv"] &&
-                    n.value("heads", 0) == e.value("heads", 0);
+                    n.value("heads", 0) == e.value("heads", 0) &&
+                    n.value("q_len", 0) == e.value("q_len", 0);
       }
       if (!replaced) models.push_back(e);
     }
   }
   m["models"] = std::move(models);
   root["machines"][model.machine()] = std::move(m);
-  return root.dump(2) + "\n";
+  return readable_dump(root) + "\n";
 }
 
 const Profile& builtin_profile() {
   static const Profile prof = [] {
-    auto p = parse_profile(detail::kBuiltinProfileJson, "built-in defaults");
-    throw_if_error(p.status());  // a bug in default_profiles.h (a test parses it too)
-    return std::move(p).value();
+    // Two documents: calibrate's GPU profile file, pasted whole, and the CPU section.
+    Profile out;
+    for (std::string_view text : {detail::kBuiltinGpuProfileJson, detail::kBuiltinCpuProfileJson}) {
+      auto p = parse_profile(text, "built-in defaults");
+      throw_if_error(p.status());  // a bug in default_profiles.h (a test parses it too)
+      for (CostModel& m : p.value().machines) out.machines.push_back(std::move(m));
+    }
+    return out;
   }();
   return prof;
 }

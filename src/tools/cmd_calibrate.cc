@@ -1,12 +1,14 @@
 // `mlaspec calibrate`: measures every available CUDA attention backend over a grid of shapes with
-// the bench harness (PERF.md protocol), fits the cost model per (backend, KV dtype, H), prints the
-// constants, the crossovers and auto's regret, re-measures PERF.md's S sweep as an out-of-sample
-// check, and writes the profile JSON that dispatch policy `auto` reads (docs/dispatch.md).
+// the bench harness (PERF.md protocol), fits the cost model per (backend, KV dtype, H, q_len),
+// prints the constants, the crossovers and auto's regret, re-measures PERF.md's S sweep as an
+// out-of-sample check, and writes the profile JSON that dispatch policy `auto` reads
+// (docs/dispatch.md).
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
@@ -39,6 +41,7 @@ struct CalibrateCli {
   int warmup = 5;
   double check_gflop = 5.0;
   bool no_verify = false;
+  std::string refit;  // refit from a profile's stored measurements instead of measuring
 };
 
 std::string kv_short(DType t) {
@@ -76,7 +79,191 @@ std::string pct(double x) {
   return b;
 }
 
+struct Analysis {
+  attn::CostModel model;
+  json crossovers = json::array();
+  double worst = 0;      // auto's regret on the grid, estimates from the whole profile
+  double loo_worst = 0;  // the same with each grid point left out of the curves it estimates
+  std::string md;
+};
+
+// Fits one entry per (backend, kv, H, q_len) with the measured B=1 curve, prints the constants,
+// the crossovers and auto's regret on the grid (in-sample and leave-one-out).
+Analysis analyse(const attn::BackendRegistry& reg_, const std::vector<int>& cuda_backends,
+                 const std::vector<Point>& points, const std::vector<DType>& dtypes,
+                 const std::vector<int>& heads, const std::vector<int>& qlens,
+                 const std::string& gpu, const std::string& source) {
+  const attn::BackendRegistry* reg = &reg_;
+  Analysis an;
+  an.model = attn::CostModel(gpu, source, {});
+  attn::CostModel& model = an.model;
+  std::ostringstream md;
+  std::printf(
+      "\nfitted cost model per (backend, kv, H, q_len) (t = fixed + us/MB * KV MB read + us/GFLOP "
+      "* GFLOPs; B=1 estimates inside the measured S range interpolate the measured curve):\n");
+  std::printf(
+      "| backend | kv | H | q | fixed us | us/MB (eff TB/s) | us/GFLOP (eff TFLOP/s) | points | "
+      "rms err | max err |\n|---|---|---|---|---|---|---|---|---|---|\n");
+  for (int b : cuda_backends) {
+    for (DType kv : dtypes) {
+      for (int h : heads) {
+        for (int q : qlens) {
+          std::map<int64_t, double> curve;  // by S (a repeated S keeps the last)
+          for (const Point& p : points) {
+            if (p.backend == b && p.kv == kv && p.heads == h && p.q_len == q)
+              curve[p.seq_len] = p.us;
+          }
+          if (curve.empty()) continue;
+          std::vector<attn::CostSample> samples;
+          for (const auto& [sl, us] : curve) {
+            samples.push_back(
+                {attn::cost_features(shape_at(h, q, sl, kv), reg->entry(b).kv_reads), us});
+          }
+          auto fit = attn::fit_cost_terms(samples);
+          if (!fit.ok()) {
+            log_warn(std::string(reg->caps(b).name) + " kv=" + kv_short(kv) +
+                     " H=" + std::to_string(h) + " q=" + std::to_string(q) +
+                     ": no model: " + fit.status().message());
+            continue;
+          }
+          attn::CostEntry e;
+          e.backend = std::string(reg->caps(b).name);
+          e.kv_dtype = kv;
+          e.heads = h;
+          e.q_len = q;
+          e.terms = fit.value().terms;
+          e.points = fit.value().points;
+          e.rms_rel_err = fit.value().rms_rel_err;
+          e.max_rel_err = fit.value().max_rel_err;
+          for (const auto& [sl, us] : curve) {
+            e.curve.push_back({sl, std::max(1e-3, std::round(us * 1e3) / 1e3)});  // 0.001 us
+          }
+          std::printf("| %s | %s | %d | %d | %.2f | %.4f (%.2f) | %.4f (%.0f) | %d | %s | %s |\n",
+                      e.backend.c_str(), kv_short(kv).c_str(), h, q, e.terms.fixed_us,
+                      e.terms.us_per_mb, e.terms.us_per_mb > 0 ? 1 / e.terms.us_per_mb : 0.0,
+                      e.terms.us_per_gflop,
+                      e.terms.us_per_gflop > 0 ? 1e3 / e.terms.us_per_gflop : 0.0, e.points,
+                      pct(e.rms_rel_err).c_str(), pct(e.max_rel_err).c_str());
+          model.add(std::move(e));
+        }
+      }
+    }
+  }
+  std::printf(
+      "(fit error: the linear terms against the curve; they serve B>1 and S outside the measured "
+      "range)\n");
+  // ---- Crossovers and auto's regret on the calibration grid ------------------------------------
+  auto fold = reg->index_of("cuda_fold"), row = reg->index_of("cuda_rowwise");
+  json& crossovers = an.crossovers;
+  double& worst = an.worst;
+  double& loo_worst = an.loo_worst;
+  std::string worst_at, loo_worst_at;
+  if (fold.ok() && row.ok()) {
+    std::printf(
+        "\ncrossover (B=1): model = where the estimates cross; measured = first grid S where "
+        "cuda_fold was faster; fit err = max relative error of the linear terms (fold / rowwise); "
+        "regret = auto's worst on the grid, in-sample and with each S left out of the curves\n"
+        "| kv | H | q | model | measured | fit err | regret | regret (left out) |\n"
+        "|---|---|---|---|---|---|---|---|\n");
+    md << "| kv | H | q_len | crossover (model) | first S where fold measured faster | linear fit "
+          "max err (fold / rowwise) | auto's regret on the grid | same, each S left out |\n"
+          "|---|---|---|---|---|---|---|---|\n";
+    for (DType kv : dtypes) {
+      for (int h : heads) {
+        for (int q : qlens) {
+          attn::VerifyShape s = shape_at(h, q, q, kv);
+          const attn::Crossover c =
+              attn::find_crossover(model, "cuda_rowwise", reg->entry(row.value()).kv_reads,
+                                   "cuda_fold", reg->entry(fold.value()).kv_reads, s);
+          std::map<int64_t, std::map<int, double>> by_s;
+          for (const Point& p : points) {
+            if (p.kv == kv && p.heads == h && p.q_len == q) by_s[p.seq_len][p.backend] = p.us;
+          }
+          std::string measured = "never in grid";
+          for (const auto& [sl, t] : by_s) {
+            if (t.count(fold.value()) && t.count(row.value()) &&
+                t.at(fold.value()) < t.at(row.value())) {
+              measured = "S=" + std::to_string(sl);
+              break;
+            }
+          }
+          double row_regret = 0, row_loo = 0;  // this (kv, H, q_len)'s worst
+          // Regret of auto's pick (by the fitted model) at each measured S.
+          for (const auto& [sl, t] : by_s) {
+            if (!t.count(fold.value()) || !t.count(row.value())) continue;
+            attn::VerifyShape x = shape_at(h, q, sl, kv);
+            const double ef = *model.estimate_us("cuda_fold", reg->entry(fold.value()).kv_reads, x);
+            const double er =
+                *model.estimate_us("cuda_rowwise", reg->entry(row.value()).kv_reads, x);
+            const int pick = ef <= er ? fold.value() : row.value();
+            const double best = std::min(t.at(fold.value()), t.at(row.value()));
+            const double regret = t.at(pick) / best - 1;
+            row_regret = std::max(row_regret, regret);
+            if (regret > worst) {
+              worst = regret;
+              worst_at = x.to_string() + " (picked " + std::string(reg->caps(pick).name) + ")";
+            }
+            // Leave-one-out: this S dropped from both curves (out-of-sample for the curve).
+            attn::CostModel loo(gpu, "", {});
+            for (const char* name : {"cuda_fold", "cuda_rowwise"}) {
+              const attn::CostEntry* e = model.find(name, kv, h, q);
+              if (!e) continue;
+              attn::CostEntry c = *e;
+              std::erase_if(c.curve, [&](const attn::CurvePoint& p) { return p.seq_len == sl; });
+              loo.add(std::move(c));
+            }
+            const double lf = *loo.estimate_us("cuda_fold", reg->entry(fold.value()).kv_reads, x);
+            const double lr = *loo.estimate_us("cuda_rowwise", reg->entry(row.value()).kv_reads, x);
+            const int lpick = lf <= lr ? fold.value() : row.value();
+            const double lregret = t.at(lpick) / best - 1;
+            row_loo = std::max(row_loo, lregret);
+            if (lregret > loo_worst) {
+              loo_worst = lregret;
+              loo_worst_at = x.to_string() + " (picked " + std::string(reg->caps(lpick).name) + ")";
+            }
+          }
+          const attn::CostEntry* ef = model.find("cuda_fold", kv, h, q);
+          const attn::CostEntry* er = model.find("cuda_rowwise", kv, h, q);
+          const std::string fit_err = (ef ? pct(ef->max_rel_err) : std::string("-")) + " / " +
+                                      (er ? pct(er->max_rel_err) : std::string("-"));
+          std::printf("| %s | %d | %d | %s | %s | %s | %s | %s |\n", kv_short(kv).c_str(), h, q,
+                      c.to_string().c_str(), measured.c_str(), fit_err.c_str(),
+                      pct(row_regret).c_str(), pct(row_loo).c_str());
+          md << "| " << kv_short(kv) << " | " << h << " | " << q << " | " << c.to_string() << " | "
+             << measured << " | " << fit_err << " | " << pct(row_regret) << " | " << pct(row_loo)
+             << " |\n";
+          crossovers.push_back({{"kv", kv_short(kv)},
+                                {"heads", h},
+                                {"q_len", q},
+                                {"model", c.to_string()},
+                                {"model_seq_len", c.seq_len},
+                                {"measured", measured},
+                                {"grid_regret_max", row_regret},
+                                {"grid_loo_regret_max", row_loo}});
+        }
+      }
+    }
+    std::printf("\nauto's regret on the calibration grid: max %s%s\n", pct(worst).c_str(),
+                worst_at.empty() ? "" : (" at " + worst_at).c_str());
+    std::printf(
+        "auto's regret on the grid with each point left out of the curves (out-of-sample): max "
+        "%s%s\n",
+        pct(loo_worst).c_str(), loo_worst_at.empty() ? "" : (" at " + loo_worst_at).c_str());
+    md << "\nauto's regret on the grid: max " << pct(worst)
+       << "; with each point left out of the curves: max " << pct(loo_worst) << "\n";
+  }
+  an.md = md.str();
+  return an;
+}
+
+void run_refit(const CalibrateCli& cli, const attn::BackendRegistry& reg);
+
 void run_calibrate(const CalibrateCli& cli) {
+  if (!cli.refit.empty()) {
+    auto reg = attn::BackendRegistry::with_builtin_backends();
+    run_refit(cli, *reg);
+    return;
+  }
   if (!built_with_cuda()) {
     throw Error(unsupported(
         "calibrate needs a CUDA build and a GPU: mlaspec was built without CUDA (reconfigure with "
@@ -110,7 +297,8 @@ void run_calibrate(const CalibrateCli& cli) {
   std::vector<int64_t> seqs = cli.seqlens;
   if (seqs.empty()) {
     if (cli.quick) {
-      seqs = {2048, 8192, 32768, 131072, 524288};
+      // Small S, then PERF.md's S sweep: auto is exact there even on the quick grid.
+      seqs = {2048, 4096, 16384, 65536, 262144, 1048576};
     } else {
       for (int64_t s = 1024; s <= (int64_t{1} << 20); s *= 2) seqs.push_back(s);
     }
@@ -194,120 +382,15 @@ void run_calibrate(const CalibrateCli& cli) {
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("measured %zu points in %.0f s\n", points.size(), secs);
 
-  // ---- Fit per (backend, kv, H) -----------------------------------------------------------------
-  attn::CostModel model(gpu, "mlaspec calibrate " + utc_now(), {});
-  std::printf("\nfitted cost model (t = fixed + us/MB * KV MB read + us/GFLOP * GFLOPs):\n");
-  std::printf(
-      "| backend | kv | H | fixed us | us/MB (eff TB/s) | us/GFLOP (eff TFLOP/s) | points | "
-      "rms err | max err |\n|---|---|---|---|---|---|---|---|---|\n");
-  for (int b : cuda_backends) {
-    for (DType kv : dtypes) {
-      for (int h : cli.heads) {
-        std::vector<attn::CostSample> samples;
-        for (const Point& p : points) {
-          if (p.backend != b || p.kv != kv || p.heads != h) continue;
-          samples.push_back(
-              {attn::cost_features(shape_at(h, p.q_len, p.seq_len, kv), reg->entry(b).kv_reads),
-               p.us});
-        }
-        auto fit = attn::fit_cost_terms(samples);
-        if (!fit.ok()) {
-          log_warn(std::string(reg->caps(b).name) + " kv=" + kv_short(kv) +
-                   " H=" + std::to_string(h) + ": no model: " + fit.status().message());
-          continue;
-        }
-        attn::CostEntry e;
-        e.backend = std::string(reg->caps(b).name);
-        e.kv_dtype = kv;
-        e.heads = h;
-        e.terms = fit.value().terms;
-        e.points = fit.value().points;
-        e.rms_rel_err = fit.value().rms_rel_err;
-        e.max_rel_err = fit.value().max_rel_err;
-        std::printf("| %s | %s | %d | %.2f | %.4f (%.2f) | %.4f (%.0f) | %d | %s | %s |\n",
-                    e.backend.c_str(), kv_short(kv).c_str(), h, e.terms.fixed_us, e.terms.us_per_mb,
-                    e.terms.us_per_mb > 0 ? 1 / e.terms.us_per_mb : 0.0, e.terms.us_per_gflop,
-                    e.terms.us_per_gflop > 0 ? 1e3 / e.terms.us_per_gflop : 0.0, e.points,
-                    pct(e.rms_rel_err).c_str(), pct(e.max_rel_err).c_str());
-        if (e.max_rel_err > 0.15) {
-          log_warn(e.backend + " kv=" + kv_short(kv) + " H=" + std::to_string(h) +
-                   ": the linear model misses a measurement by " + pct(e.max_rel_err) +
-                   " (see the regret below)");
-        }
-        model.add(std::move(e));
-      }
-    }
-  }
-
-  // ---- Crossovers and auto's regret on the calibration grid ------------------------------------
+  const Analysis an = analyse(*reg, cuda_backends, points, dtypes, cli.heads, cli.qlens, gpu,
+                              "mlaspec calibrate on " + gpu + ", " + utc_now() +
+                                  (cli.quick ? " (--quick grid, " : " (full grid, ") +
+                                  std::to_string(topts.reps) + " reps)");
+  const attn::CostModel& model = an.model;
   auto fold = reg->index_of("cuda_fold"), row = reg->index_of("cuda_rowwise");
-  json crossovers = json::array();
-  json grid_regret = json::array();
-  double worst = 0;
-  std::string worst_at;
+  const double worst = an.worst;
   std::ostringstream md;
-  if (fold.ok() && row.ok()) {
-    std::printf(
-        "\ncrossover (B=1): model = where the fitted costs cross; measured = first grid S "
-        "where cuda_fold was faster\n| kv | H | q | model | measured |\n|---|---|---|---|---|\n");
-    md << "| kv | H | q_len | crossover (model) | first S where fold measured faster |\n"
-          "|---|---|---|---|---|\n";
-    for (DType kv : dtypes) {
-      for (int h : cli.heads) {
-        for (int q : cli.qlens) {
-          attn::VerifyShape s = shape_at(h, q, q, kv);
-          const attn::Crossover c =
-              attn::find_crossover(model, "cuda_rowwise", reg->entry(row.value()).kv_reads,
-                                   "cuda_fold", reg->entry(fold.value()).kv_reads, s);
-          std::map<int64_t, std::map<int, double>> by_s;
-          for (const Point& p : points) {
-            if (p.kv == kv && p.heads == h && p.q_len == q) by_s[p.seq_len][p.backend] = p.us;
-          }
-          std::string measured = "never in grid";
-          for (const auto& [sl, t] : by_s) {
-            if (t.count(fold.value()) && t.count(row.value()) &&
-                t.at(fold.value()) < t.at(row.value())) {
-              measured = "S=" + std::to_string(sl);
-              break;
-            }
-          }
-          std::printf("| %s | %d | %d | %s | %s |\n", kv_short(kv).c_str(), h, q,
-                      c.to_string().c_str(), measured.c_str());
-          md << "| " << kv_short(kv) << " | " << h << " | " << q << " | " << c.to_string() << " | "
-             << measured << " |\n";
-          crossovers.push_back({{"kv", kv_short(kv)},
-                                {"heads", h},
-                                {"q_len", q},
-                                {"model", c.to_string()},
-                                {"model_seq_len", c.seq_len},
-                                {"measured", measured}});
-          // Regret of auto's pick (by the fitted model) at each measured S.
-          for (const auto& [sl, t] : by_s) {
-            if (!t.count(fold.value()) || !t.count(row.value())) continue;
-            attn::VerifyShape x = shape_at(h, q, sl, kv);
-            const double ef = *model.estimate_us("cuda_fold", reg->entry(fold.value()).kv_reads, x);
-            const double er =
-                *model.estimate_us("cuda_rowwise", reg->entry(row.value()).kv_reads, x);
-            const int pick = ef <= er ? fold.value() : row.value();
-            const double best = std::min(t.at(fold.value()), t.at(row.value()));
-            const double regret = t.at(pick) / best - 1;
-            grid_regret.push_back({{"kv", kv_short(kv)},
-                                   {"heads", h},
-                                   {"q_len", q},
-                                   {"seq_len", sl},
-                                   {"pick", std::string(reg->caps(pick).name)},
-                                   {"regret", regret}});
-            if (regret > worst) {
-              worst = regret;
-              worst_at = x.to_string() + " (picked " + std::string(reg->caps(pick).name) + ")";
-            }
-          }
-        }
-      }
-    }
-    std::printf("\nauto's regret on the calibration grid: max %s%s\n", pct(worst).c_str(),
-                worst_at.empty() ? "" : (" at " + worst_at).c_str());
-  }
+  md << an.md;
 
   // ---- Out-of-sample check: PERF.md's S sweep, measured again ----------------------------------
   json verify = json::array();
@@ -357,19 +440,14 @@ void run_calibrate(const CalibrateCli& cli) {
   }
 
   // ---- Write ------------------------------------------------------------------------------------
-  json samples = json::array();
-  for (const Point& p : points) {
-    samples.push_back({{"backend", std::string(reg->caps(p.backend).name)},
-                       {"kv", kv_short(p.kv)},
-                       {"heads", p.heads},
-                       {"q_len", p.q_len},
-                       {"seq_len", p.seq_len},
-                       {"us", p.us}});
-  }
-  const json extra = {{"measured_at", utc_now()}, {"reps", topts.reps},
-                      {"crossovers", crossovers}, {"grid_regret_max", worst},
-                      {"sweep_check", verify},    {"sweep_regret_max", verify_worst},
-                      {"samples", samples}};
+  // The measurements themselves are the models' curves (B=1, per backend, kv, H, q_len).
+  const json extra = {{"measured_at", utc_now()},
+                      {"reps", topts.reps},
+                      {"crossovers", an.crossovers},
+                      {"grid_regret_max", worst},
+                      {"grid_loo_regret_max", an.loo_worst},
+                      {"sweep_check", verify},
+                      {"sweep_regret_max", verify_worst}};
   auto text = attn::merge_profile_json(existing, model, extra.dump());
   throw_if_error(text.status());
   std::error_code ec;
@@ -382,19 +460,127 @@ void run_calibrate(const CalibrateCli& cli) {
   }
   std::printf("\nwrote %s (machine \"%s\")\n", out_path.c_str(), gpu.c_str());
   std::printf(
-      "to make these the built-in defaults: copy machines[\"%s\"].models from it into "
-      "src/attention/default_profiles.h and set \"provisional\": false\n",
-      gpu.c_str());
+      "to make these the built-in defaults: write to a fresh --out file and paste that whole file "
+      "as kBuiltinGpuProfileJson in src/attention/default_profiles.h\n");
   if (!cli.report.empty()) {
     std::ofstream f(cli.report);
     if (!f) throw Error(invalid_argument("calibrate: cannot write --report " + cli.report));
     f << "# Dispatch calibration on " << gpu << " (" << utc_now() << ")\n\n"
       << "Command: mlaspec calibrate" << (cli.quick ? " --quick" : "") << "; median of "
       << topts.reps << " CUDA-graph replays per point, B=1, page 64.\n\n"
-      << "auto's regret: max " << pct(worst) << " on the calibration grid, max "
-      << pct(verify_worst) << " on PERF.md's S sweep (measured again).\n\n"
+      << "auto's regret: max " << pct(worst) << " on the calibration grid (max "
+      << pct(an.loo_worst) << " with each point left out of the curves), max " << pct(verify_worst)
+      << " on PERF.md's S sweep (measured again).\n\n"
       << md.str();
     std::printf("wrote report %s\n", cli.report.c_str());
+  }
+}
+
+// `--refit FILE`: the fit and the report from measurements stored in a profile (the models'
+// curves, or the "samples" array older calibrate runs wrote), without a GPU.
+void run_refit(const CalibrateCli& cli, const attn::BackendRegistry& reg) {
+  std::ifstream in(cli.refit);
+  if (!in) throw Error(not_found("--refit: cannot read " + cli.refit));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  throw_if_error(attn::parse_profile(text, "profile " + cli.refit).status());
+  const json root = json::parse(text);
+  std::string gpu;
+  std::vector<Point> points;
+  std::string measured_at;
+  for (auto it = root["machines"].begin(); it != root["machines"].end(); ++it) {
+    if (it.key() == "cpu") continue;
+    std::vector<Point> mine;
+    auto add = [&](const std::string& backend, const std::string& kv, int h, int q, int64_t s,
+                   double us) {
+      auto b = reg.index_of(backend);
+      DType t;
+      if (!b.ok() || !parse_dtype(kv, &t) || h <= 0 || q <= 0) return;
+      mine.push_back({b.value(), t, h, q, s, us});
+    };
+    for (const json& m : it.value().value("models", json::array())) {
+      for (const json& p : m.value("curve", json::array())) {
+        add(m["backend"], m["kv"], m.value("heads", 0), m.value("q_len", 0), p[0], p[1]);
+      }
+    }
+    if (mine.empty()) {
+      for (const json& p : it.value().value("samples", json::array())) {
+        add(p.value("backend", ""), p.value("kv", ""), p.value("heads", 0), p.value("q_len", 0),
+            p.value("seq_len", int64_t{0}), p.value("us", 0.0));
+      }
+    }
+    if (mine.empty()) continue;
+    // PERF.md's S sweep, measured again by that run: B=1 points too; used where the grid has no
+    // measurement at that S (a --quick grid), so the curves pass through them.
+    int sweep_added = 0;
+    for (const json& c : it.value().value("sweep_check", json::array())) {
+      auto shape = attn::parse_shape_spec(c.value("config", ""));
+      if (!shape.ok() || shape.value().batch != 1) continue;
+      const attn::VerifyShape& x = shape.value();
+      for (const char* name : {"cuda_fold", "cuda_rowwise"}) {
+        const double us = c.value(std::string(name) + "_us", 0.0);
+        auto b = reg.index_of(name);
+        if (!b.ok() || !(us > 0)) continue;
+        const bool have = std::any_of(mine.begin(), mine.end(), [&](const Point& p) {
+          return p.backend == b.value() && p.kv == x.kv_dtype && p.heads == x.num_heads &&
+                 p.q_len == x.q_len && p.seq_len == x.max_seq_len;
+        });
+        if (have) continue;
+        mine.push_back({b.value(), x.kv_dtype, x.num_heads, x.q_len, x.max_seq_len, us});
+        ++sweep_added;
+      }
+    }
+    if (sweep_added) {
+      std::printf("using %d measurements of the stored S-sweep check where the grid has none\n",
+                  sweep_added);
+    }
+    if (!gpu.empty()) {
+      throw Error(invalid_argument("--refit: " + cli.refit + " has measurements for both \"" + gpu +
+                                   "\" and \"" + it.key() + "\"; keep one"));
+    }
+    gpu = it.key();
+    points = std::move(mine);
+    measured_at = it.value().value("measured_at", "");
+  }
+  if (points.empty()) {
+    throw Error(invalid_argument("--refit: " + cli.refit +
+                                 " holds no measurements (models' curves or samples)"));
+  }
+  std::vector<int> backends, heads, qlens;
+  std::vector<DType> dtypes;
+  auto add_unique = [](auto& v, auto x) {
+    if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
+  };
+  for (const Point& p : points) {
+    add_unique(backends, p.backend);
+    add_unique(dtypes, p.kv);
+    add_unique(heads, p.heads);
+    add_unique(qlens, p.q_len);
+  }
+  std::sort(backends.begin(), backends.end());
+  std::sort(heads.begin(), heads.end());
+  std::sort(qlens.begin(), qlens.end());
+  std::sort(dtypes.begin(), dtypes.end(),
+            [](DType a, DType b) { return kv_short(a) < kv_short(b); });
+  std::printf("mlaspec calibrate --refit %s: %zu measurements of \"%s\"%s\n", cli.refit.c_str(),
+              points.size(), gpu.c_str(),
+              measured_at.empty() ? "" : (" made " + measured_at).c_str());
+  const Analysis an =
+      analyse(reg, backends, points, dtypes, heads, qlens, gpu,
+              "mlaspec calibrate on " + gpu +
+                  (measured_at.empty() ? std::string() : ", " + measured_at) + ", refitted");
+  if (!cli.out.empty()) {
+    const json extra = {{"measured_at", measured_at},
+                        {"crossovers", an.crossovers},
+                        {"grid_regret_max", an.worst},
+                        {"grid_loo_regret_max", an.loo_worst}};
+    auto out = attn::merge_profile_json("", an.model, extra.dump());
+    throw_if_error(out.status());
+    std::ofstream f(cli.out);
+    if (!f) throw Error(invalid_argument("calibrate: cannot write " + cli.out));
+    f << out.value();
+    std::printf("\nwrote %s (machine \"%s\")\n", cli.out.c_str(), gpu.c_str());
   }
 }
 
@@ -406,25 +592,31 @@ void add_calibrate_command(CLI::App& app) {
       "calibrate",
       "Measure the CUDA attention backends on this GPU and write the cost-model profile that "
       "dispatch policy auto uses (needs a CUDA build and a GPU). Grid: H x q_len x S x KV dtype at "
-      "B=1; fits fixed + per-KV-byte + per-FLOP terms per (backend, dtype, H); prints the "
+      "B=1; keeps each (backend, dtype, H, q_len) curve and fits fixed + per-KV-byte + per-FLOP "
+      "terms to it; prints the "
       "constants, the rowwise->fold crossover and auto's regret, then re-measures PERF.md's S "
       "sweep as a check.");
   cmd->add_option("--out", cli->out,
                   "Profile to write (merged: other GPUs' entries are kept). Default: "
                   "$MLASPEC_PROFILE, else ~/.cache/mlaspec/profile.json");
   cmd->add_option("--report", cli->report, "Also write a markdown report (for docs/perf/)");
-  cmd->add_flag("--quick", cli->quick, "5 context lengths instead of 11 and at most 15 reps");
+  cmd->add_flag("--quick", cli->quick,
+                "6 context lengths (2k and PERF.md's S sweep) instead of 11, and at most 15 reps");
   cmd->add_option("--heads", cli->heads, "Query heads to measure")->capture_default_str();
   cmd->add_option("--qlens", cli->qlens, "q_len values to measure")->capture_default_str();
   cmd->add_option("--kv", cli->kv, "KV dtype: bf16, fp8 or both")->capture_default_str();
   cmd->add_option("--seqlens", cli->seqlens,
-                  "Context lengths (default 1k, 2k, ..., 1M; --quick: 2k, 8k, 32k, 128k, 512k)");
+                  "Context lengths (default 1k, 2k, ..., 1M; --quick: 2k, 4k, 16k, 64k, 256k, 1M)");
   cmd->add_option("--reps", cli->reps, "Timed replays per point")->capture_default_str();
   cmd->add_option("--warmup", cli->warmup, "Warm-up replays per point")->capture_default_str();
   cmd->add_option("--check-gflop", cli->check_gflop,
                   "Check a point against the CPU reference when its GFLOPs are at most this")
       ->capture_default_str();
   cmd->add_flag("--no-verify", cli->no_verify, "Skip re-measuring PERF.md's S sweep");
+  cmd->add_option("--refit", cli->refit,
+                  "Measure nothing: refit and report from the measurements stored in this profile "
+                  "(its models' curves, or an older file's samples); writes --out (a new file) if "
+                  "given. Needs no GPU");
   cmd->callback([cli] { run_calibrate(*cli); });
 }
 

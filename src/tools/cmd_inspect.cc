@@ -25,18 +25,28 @@ std::string kv_short(DType t) {
 }
 
 void print_model(const attn::CostModel& m) {
-  std::printf("\ncost model entries (t = fixed + us/MB * KV MB read + us/GFLOP * GFLOPs):\n");
-  std::printf("  %-14s %-5s %5s %9s %9s %10s %11s %12s %7s\n", "backend", "kv", "H", "fixed us",
-              "us/MB", "eff TB/s", "us/GFLOP", "eff TFLOP/s", "fit rms");
+  std::printf(
+      "\ncost model entries (t = fixed + us/MB * KV MB read + us/GFLOP * GFLOPs; B=1 inside the "
+      "measured S range: the measured curve, log-log interpolated):\n");
+  std::printf("  %-14s %-5s %5s %4s %9s %9s %10s %11s %12s %7s  %s\n", "backend", "kv", "H", "q",
+              "fixed us", "us/MB", "eff TB/s", "us/GFLOP", "eff TFLOP/s", "fit rms", "curve");
   for (const attn::CostEntry& e : m.entries()) {
     // 1 MB/us = 1 TB/s; 1 GFLOP/us = 1000 TFLOP/s.
     const double tbs = e.terms.us_per_mb > 0 ? 1.0 / e.terms.us_per_mb : 0;
     const double tfs = e.terms.us_per_gflop > 0 ? 1e3 / e.terms.us_per_gflop : 0;
     char rms[16] = "-";
     if (e.points) std::snprintf(rms, sizeof rms, "%.1f%%", 100 * e.rms_rel_err);
-    std::printf("  %-14s %-5s %5s %9.2f %9.4f %10.2f %11.4f %12.1f %7s\n", e.backend.c_str(),
-                kv_short(e.kv_dtype).c_str(), e.heads ? std::to_string(e.heads).c_str() : "any",
-                e.terms.fixed_us, e.terms.us_per_mb, tbs, e.terms.us_per_gflop, tfs, rms);
+    std::string curve = "-";
+    if (!e.curve.empty()) {
+      curve = std::to_string(e.curve.size()) + " points, S " +
+              std::to_string(e.curve.front().seq_len) + ".." +
+              std::to_string(e.curve.back().seq_len);
+    }
+    std::printf("  %-14s %-5s %5s %4s %9.2f %9.4f %10.2f %11.4f %12.1f %7s  %s\n",
+                e.backend.c_str(), kv_short(e.kv_dtype).c_str(),
+                e.heads ? std::to_string(e.heads).c_str() : "any",
+                e.q_len ? std::to_string(e.q_len).c_str() : "any", e.terms.fixed_us,
+                e.terms.us_per_mb, tbs, e.terms.us_per_gflop, tfs, rms, curve.c_str());
   }
 }
 

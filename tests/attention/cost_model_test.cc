@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -160,6 +161,215 @@ TEST(CostModel, CrossoverCases) {
   EXPECT_FALSE(find_crossover(m, "fast_start", pat, "missing", pat, shape(1, 16, 1, 1)).has_model);
 }
 
+TEST(CostModel, CurveInterpolationExactAtPointsMonotoneBetween) {
+  const std::vector<CurvePoint> c = {{1024, 20}, {4096, 25}, {16384, 80}, {65536, 60}};
+  for (const CurvePoint& p : c) EXPECT_DOUBLE_EQ(*interpolate_curve(c, p.seq_len), p.us);
+  EXPECT_FALSE(interpolate_curve(c, 1023).has_value());
+  EXPECT_FALSE(interpolate_curve(c, 65537).has_value());
+  EXPECT_FALSE(interpolate_curve({}, 1024).has_value());
+  // Log-log: the geometric midpoint of S gets the geometric mean of the times.
+  EXPECT_NEAR(*interpolate_curve(c, 2048), std::sqrt(20.0 * 25.0), 1e-9);
+  // Monotone between neighbours, in the direction of the neighbours (up, up, down).
+  for (size_t i = 0; i + 1 < c.size(); ++i) {
+    double prev = c[i].us;
+    const bool up = c[i + 1].us > c[i].us;
+    for (int64_t s = c[i].seq_len + 1; s <= c[i + 1].seq_len; s += 37) {
+      const double v = *interpolate_curve(c, s);
+      EXPECT_TRUE(up ? v >= prev : v <= prev) << s;
+      EXPECT_GE(v, std::min(c[i].us, c[i + 1].us) - 1e-9);
+      EXPECT_LE(v, std::max(c[i].us, c[i + 1].us) + 1e-9);
+      prev = v;
+    }
+  }
+}
+
+TEST(CostModel, CurveForB1InsideItsRangeLinearTermsElsewhere) {
+  CostModel m("gpu", "test", {});
+  CostEntry e;
+  e.backend = "b";
+  e.heads = 16;
+  e.q_len = 8;
+  e.terms = {10, 0.5, 0.1};
+  e.curve = {{2048, 100}, {8192, 200}};  // deliberately far from the linear terms
+  m.add(e);
+  const auto pat = KvReadPattern::kOncePerQueryToken;
+  auto lin = [&](const VerifyShape& x) { return e.terms.estimate_us(cost_features(x, pat)); };
+  EXPECT_DOUBLE_EQ(*m.estimate_us("b", pat, shape(1, 16, 8, 2048)), 100);
+  EXPECT_DOUBLE_EQ(*m.estimate_us("b", pat, shape(1, 16, 8, 8192)), 200);
+  EXPECT_NEAR(*m.estimate_us("b", pat, shape(1, 16, 8, 4096)), std::sqrt(100.0 * 200), 1e-9);
+  // Outside the measured range: the linear terms.
+  EXPECT_DOUBLE_EQ(*m.estimate_us("b", pat, shape(1, 16, 8, 1024)), lin(shape(1, 16, 8, 1024)));
+  EXPECT_DOUBLE_EQ(*m.estimate_us("b", pat, shape(1, 16, 8, 16384)), lin(shape(1, 16, 8, 16384)));
+  // B > 1: the linear terms on the batch's total KV, even with each S inside the curve.
+  const VerifyShape b4 = shape(4, 16, 8, 4096);
+  EXPECT_EQ(b4.total_kv, 4 * 4096);
+  EXPECT_DOUBLE_EQ(*m.estimate_us("b", pat, b4), lin(b4));
+  EXPECT_GT(lin(b4), lin(shape(1, 16, 8, 4096)));
+  // Another q_len served by this entry: the curve scaled by the linear terms' ratio.
+  const double scale = lin(shape(1, 16, 4, 2048)) / lin(shape(1, 16, 8, 2048));
+  EXPECT_NEAR(*m.estimate_us("b", pat, shape(1, 16, 4, 2048)), 100 * scale, 1e-9);
+  EXPECT_LT(scale, 1.0);
+}
+
+TEST(CostModel, NearestHeadsThenQlen) {
+  CostModel m("gpu", "test", {});
+  auto add = [&](int heads, int q) {
+    CostEntry e;
+    e.backend = "b";
+    e.heads = heads;
+    e.q_len = q;
+    e.terms.fixed_us = heads * 100 + q;
+    m.add(e);
+  };
+  for (int h : {16, 128})
+    for (int q : {2, 4, 8}) add(h, q);
+  add(64, 0);  // H=64 measured without q_len: serves every q_len at H=64
+  auto pick = [&](int h, int q) {
+    const CostEntry* e = m.find("b", DType::kBF16, h, q);
+    return e ? std::make_pair(e->heads, e->q_len) : std::make_pair(-1, -1);
+  };
+  EXPECT_EQ(pick(16, 8), std::make_pair(16, 8));
+  EXPECT_EQ(pick(16, 2), std::make_pair(16, 2));
+  EXPECT_EQ(pick(16, 1), std::make_pair(16, 2));
+  EXPECT_EQ(pick(16, 5), std::make_pair(16, 4));
+  EXPECT_EQ(pick(16, 3), std::make_pair(16, 4));  // tie 2|4: the larger q_len
+  EXPECT_EQ(pick(16, 6), std::make_pair(16, 8));  // tie 4|8: the larger q_len
+  EXPECT_EQ(pick(16, 32), std::make_pair(16, 8));
+  EXPECT_EQ(pick(24, 4), std::make_pair(16, 4));  // H first (log2: 24 nearer 16 than 64)
+  EXPECT_EQ(pick(32, 4), std::make_pair(16, 4));  // tie 16|64 in log2: the smaller H
+  EXPECT_EQ(pick(48, 4), std::make_pair(64, 0));  // H=64's only entry, whatever q_len
+  EXPECT_EQ(pick(128, 7), std::make_pair(128, 8));
+  EXPECT_EQ(pick(128, 0), std::make_pair(128, 2));  // q_len unknown: the smallest
+  add(128, 0);
+  EXPECT_EQ(pick(128, 0), std::make_pair(128, 0));  // ... or the any-q_len entry
+  EXPECT_EQ(pick(128, 7), std::make_pair(128, 8));  // which ranks behind measured q_len
+  // estimate_us passes the shape's q_len.
+  EXPECT_DOUBLE_EQ(*m.estimate_us("b", KvReadPattern::kOncePerRequest, shape(1, 16, 3, 10)),
+                   16 * 100 + 4);
+}
+
+TEST(CostModel, CrossoverWithCurvesMatchesABruteForceScan) {
+  CostModel m("gpu", "test", {});
+  auto add = [&](const char* b, double linear_fixed, std::vector<CurvePoint> curve) {
+    CostEntry e;
+    e.backend = b;
+    e.heads = 16;
+    e.q_len = 1;
+    e.terms = {linear_fixed, 0, 0};
+    e.curve = std::move(curve);
+    m.add(e);
+  };
+  // A: cheap, then rising past B's flat 20 after S=4000; past its curve its linear tail (5) is
+  // cheaper again. B: 20 everywhere.
+  add("A", 5, {{1000, 10}, {4000, 20}, {16000, 40}});
+  add("B", 20, {{1000, 20}, {16000, 20}});
+  const auto pat = KvReadPattern::kOncePerRequest;
+  const Crossover c = find_crossover(m, "A", pat, "B", pat, shape(1, 16, 1, 1), 40000);
+  ASSERT_TRUE(c.has_model);
+  EXPECT_EQ(c.short_winner, "A");
+  EXPECT_EQ(c.long_winner, "B");
+  EXPECT_EQ(c.seq_len, 4001);  // A == B at 4000 (ties go to the short winner)
+  EXPECT_EQ(c.changes, (std::vector<int64_t>{4001, 16001}));
+  EXPECT_CONTAINS(c.to_string(), "A below S=4001, B from there");
+  EXPECT_CONTAINS(c.to_string(), "changes again at S=16001");
+  // Brute force over every S.
+  std::vector<int64_t> brute;
+  bool prev = true;
+  for (int64_t s = 1; s <= 40000; ++s) {
+    const VerifyShape x = shape(1, 16, 1, s);
+    const bool a = *m.estimate_us("A", pat, x) <= *m.estimate_us("B", pat, x);
+    if (a != prev) brute.push_back(s);
+    prev = a;
+  }
+  EXPECT_EQ(c.changes, brute);
+  // B > 1 ignores the curves: linear 5 vs 20, A everywhere.
+  EXPECT_EQ(find_crossover(m, "A", pat, "B", pat, shape(2, 16, 1, 1), 40000).seq_len, 0);
+}
+
+// The H200 quick-grid measurements of 2026-11-29 (/tmp/r12/calibrate.log), H=16, q_len=8, B=1,
+// built into a model the way calibrate builds it (per q_len: fitted terms plus the curve).
+CostModel r12_h16_q8(bool with_sweep_points) {
+  struct Row {
+    const char* backend;
+    DType kv;
+    std::vector<CurvePoint> grid, sweep;
+  };
+  const std::vector<Row> rows = {
+      {"cuda_fold",
+       DType::kBF16,
+       {{2048, 29.1}, {8192, 30.7}, {32768, 46.5}, {131072, 112.0}, {524288, 384.9}},
+       {{4096, 29.6}, {16384, 35.3}, {65536, 68.8}, {262144, 199.7}, {1048576, 746.0}}},
+      {"cuda_rowwise",
+       DType::kBF16,
+       {{2048, 20.4}, {8192, 38.3}, {32768, 116.2}, {131072, 339.9}, {524288, 1293.3}},
+       {{4096, 21.2}, {16384, 74.4}, {65536, 192.1}, {262144, 658.7}, {1048576, 2647.9}}},
+      {"cuda_fold",
+       DType::kFP8E4M3,
+       {{2048, 33.5}, {8192, 34.8}, {32768, 55.5}, {131072, 160.6}, {524288, 583.1}},
+       {{4096, 34.4}, {16384, 38.4}, {65536, 89.6}, {262144, 300.7}, {1048576, 1147.1}}},
+      {"cuda_rowwise",
+       DType::kFP8E4M3,
+       {{2048, 25.5}, {8192, 47.8}, {32768, 153.6}, {131072, 524.8}, {524288, 1934.7}},
+       {{4096, 26.2}, {16384, 90.5}, {65536, 278.0}, {262144, 993.1}, {1048576, 3766.8}}},
+  };
+  CostModel m("NVIDIA H200", "r12", {});
+  for (const Row& r : rows) {
+    std::vector<CurvePoint> pts = r.grid;
+    if (with_sweep_points) pts.insert(pts.end(), r.sweep.begin(), r.sweep.end());
+    std::sort(pts.begin(), pts.end(),
+              [](const CurvePoint& a, const CurvePoint& b) { return a.seq_len < b.seq_len; });
+    const auto pat = std::string(r.backend) == "cuda_fold" ? KvReadPattern::kOncePerRequest
+                                                           : KvReadPattern::kOncePerQueryToken;
+    std::vector<CostSample> samples;
+    for (const CurvePoint& p : pts) {
+      samples.push_back({cost_features(shape(1, 16, 8, p.seq_len, r.kv), pat), p.us});
+    }
+    auto fit = fit_cost_terms(samples);
+    EXPECT_TRUE(fit.ok());
+    CostEntry e;
+    e.backend = r.backend;
+    e.kv_dtype = r.kv;
+    e.heads = 16;
+    e.q_len = 8;
+    e.terms = fit->terms;
+    e.curve = pts;
+    m.add(e);
+  }
+  return m;
+}
+
+std::string pick(const CostModel& m, int64_t s, DType kv) {
+  const VerifyShape x = shape(1, 16, 8, s, kv);
+  const double f = *m.estimate_us("cuda_fold", KvReadPattern::kOncePerRequest, x);
+  const double r = *m.estimate_us("cuda_rowwise", KvReadPattern::kOncePerQueryToken, x);
+  return f <= r ? "cuda_fold" : "cuda_rowwise";  // the dispatcher's rule: ties to the first
+}
+
+TEST(CostModel, H200QuickGridPicksRowwiseAt4kAndFoldAt16k) {
+  // Grid points only (2k, 8k, ... 512k): S=4096 and 16384 are interpolated.
+  const CostModel m = r12_h16_q8(false);
+  EXPECT_EQ(pick(m, 4096, DType::kBF16), "cuda_rowwise");  // measured 21.2 vs fold 29.6
+  EXPECT_EQ(pick(m, 16384, DType::kBF16), "cuda_fold");    // measured 35.3 vs rowwise 74.4
+  for (int64_t s : {65536, 262144, 1048576}) EXPECT_EQ(pick(m, s, DType::kBF16), "cuda_fold");
+  for (int64_t s : {16384, 65536, 262144, 1048576})
+    EXPECT_EQ(pick(m, s, DType::kFP8E4M3), "cuda_fold");
+  // With that run's S-sweep measurements in the curves (as the built-in defaults have them),
+  // every PERF.md sweep point, bf16 and fp8, is picked right.
+  const CostModel w = r12_h16_q8(true);
+  for (DType kv : {DType::kBF16, DType::kFP8E4M3}) {
+    EXPECT_EQ(pick(w, 4096, kv), "cuda_rowwise");
+    for (int64_t s : {16384, 65536, 262144, 1048576}) EXPECT_EQ(pick(w, s, kv), "cuda_fold");
+  }
+  // The same from the built-in H200 profile.
+  const CostModel* b = builtin_profile().find("NVIDIA H200");
+  ASSERT_NE(b, nullptr);
+  EXPECT_FALSE(b->provisional());
+  for (DType kv : {DType::kBF16, DType::kFP8E4M3}) {
+    EXPECT_EQ(pick(*b, 4096, kv), "cuda_rowwise");
+    for (int64_t s : {16384, 65536, 262144, 1048576}) EXPECT_EQ(pick(*b, s, kv), "cuda_fold");
+  }
+}
+
 // ---- Profiles
 // -------------------------------------------------------------------------------------
 
@@ -170,12 +380,19 @@ TEST(Profile, BuiltinParsesAndCoversTheH200) {
   for (const char* b : {"cuda_fold", "cuda_rowwise"}) {
     for (DType kv : {DType::kBF16, DType::kFP8E4M3}) {
       for (int h : {16, 128}) {
-        const CostEntry* e = h200->find(b, kv, h);
-        ASSERT_NE(e, nullptr) << b;
-        EXPECT_EQ(e->heads, h);
+        for (int q : {2, 4, 8}) {
+          const CostEntry* e = h200->find(b, kv, h, q);
+          ASSERT_NE(e, nullptr) << b;
+          EXPECT_EQ(e->heads, h);
+          EXPECT_EQ(e->q_len, q);
+          EXPECT_GE(e->curve.size(), 5u);
+        }
       }
     }
   }
+  EXPECT_FALSE(h200->provisional());
+  EXPECT_CONTAINS(h200->source(), "NVIDIA H200");
+  EXPECT_CONTAINS(h200->source(), "2026-11-29");
   ASSERT_NE(p.find("cpu"), nullptr);
   EXPECT_NE(p.find("cpu")->find("cpu_reference", DType::kFP8E4M3, 16), nullptr);
 }
@@ -198,7 +415,8 @@ TEST(Profile, MalformedProfilesSayWhatAndWhere) {
   EXPECT_CONTAINS(msg("{\"version\": 1, \"machines\": {"), "p.json: not valid JSON");
   EXPECT_CONTAINS(msg("[]"), "expected an object");
   EXPECT_CONTAINS(msg("{\"machines\": {}}"), "version");
-  EXPECT_CONTAINS(msg("{\"version\": 2, \"machines\": {}}"), "unsupported version 2");
+  EXPECT_CONTAINS(msg("{\"version\": 3, \"machines\": {}}"), "unsupported version 3");
+  EXPECT_CONTAINS(msg("{\"version\": 0, \"machines\": {}}"), "unsupported version 0");
   EXPECT_CONTAINS(msg("{\"version\": 1}"), "machines");
   EXPECT_CONTAINS(msg("{\"version\": 1, \"format\": \"x\", \"machines\": {}}"), "format");
   EXPECT_CONTAINS(msg("{\"version\": 1, \"machines\": {\"G\": {}}}"), "machines.\"G\".models");
@@ -221,6 +439,80 @@ TEST(Profile, MalformedProfilesSayWhatAndWhere) {
       {"backend": "a", "kv": "bf16", "fixed_us": 1, "us_per_mb": 1, "us_per_gflop": 1},
       {"backend": "a", "kv": "bf16", "fixed_us": 2, "us_per_mb": 1, "us_per_gflop": 1}]}}})";
   EXPECT_CONTAINS(msg(dup), "duplicate model for backend a");
+  // The same backend, kv and H at two q_len is not a duplicate; the same q_len is.
+  std::string two_q = R"({"version": 2, "machines": {"G": {"models": [
+      {"backend": "a", "kv": "bf16", "q_len": 2, "fixed_us": 1, "us_per_mb": 1, "us_per_gflop": 1},
+      {"backend": "a", "kv": "bf16", "q_len": 4, "fixed_us": 2, "us_per_mb": 1, "us_per_gflop": 1}]}}})";
+  EXPECT_TRUE(parse_profile(two_q, "p.json").ok());
+  std::string dup_q = two_q;
+  dup_q.replace(dup_q.find("\"q_len\": 4"), 10, "\"q_len\": 2");
+  EXPECT_CONTAINS(msg(dup_q), "duplicate model for backend a, kv bf16, heads 0, q_len 2");
+  EXPECT_CONTAINS(msg(model_json("q_len", "-1")), "models[0].q_len: expected an integer >= 0");
+  EXPECT_CONTAINS(msg(model_json("q_len", "2.5")), "models[0].q_len");
+}
+
+TEST(Profile, BadCurvesSayWhereAndWhy) {
+  auto msg = [](const std::string& curve) {
+    auto p = parse_profile(model_json("curve", curve), "p.json");
+    EXPECT_FALSE(p.ok()) << curve;
+    return p.status().message();
+  };
+  EXPECT_TRUE(parse_profile(model_json("curve", "[[1, 5], [2, 6.5], [1024, 7]]"), "p.json").ok());
+  EXPECT_TRUE(parse_profile(model_json("curve", "[]"), "p.json").ok());
+  EXPECT_CONTAINS(msg("{}"), "models[0].curve: expected an array of [seq_len, us] pairs");
+  EXPECT_CONTAINS(msg("[[1024, 5], 7]"), "models[0].curve[1]: expected a [seq_len, us] pair");
+  EXPECT_CONTAINS(msg("[[1024, 5, 6]]"), "models[0].curve[0]: expected a [seq_len, us] pair");
+  EXPECT_CONTAINS(msg("[[0, 5]]"), "curve[0]: seq_len: expected an integer >= 1, got 0");
+  EXPECT_CONTAINS(msg("[[1.5, 5]]"), "curve[0]: seq_len: expected an integer >= 1");
+  EXPECT_CONTAINS(msg("[[1024, 5], [2048, 0]]"), "curve[1]: us: expected a finite number > 0");
+  EXPECT_CONTAINS(msg("[[1024, -3]]"), "curve[0]: us: expected a finite number > 0");
+  EXPECT_CONTAINS(msg("[[1024, \"slow\"]]"), "curve[0]: us: expected a finite number > 0");
+  EXPECT_CONTAINS(msg("[[2048, 5], [1024, 6]]"),
+                  "curve[1]: seq_len 1024 is not greater than the previous point's 2048");
+  EXPECT_CONTAINS(msg("[[1024, 5], [1024, 6]]"), "curve[1]: seq_len 1024 is not greater");
+}
+
+TEST(Profile, OldFormatStillLoadsAndNewFormatRoundTrips) {
+  // Version 1, as the first calibrate wrote it: no q_len, no curve.
+  auto old = parse_profile(model_json("points", "15"), "old.json");
+  ASSERT_TRUE(old.ok()) << old.status().message();
+  const CostEntry* e = old->find("G")->find("cuda_fold", DType::kBF16, 16, 8);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->q_len, 0);
+  EXPECT_TRUE(e->curve.empty());
+  EXPECT_EQ(e->points, 15);
+  // Without a curve the estimate is the linear model at every S.
+  EXPECT_DOUBLE_EQ(
+      *old->find("G")->estimate_us("cuda_fold", KvReadPattern::kOncePerRequest,
+                                   shape(1, 16, 8, 4096)),
+      e->terms.estimate_us(cost_features(shape(1, 16, 8, 4096), KvReadPattern::kOncePerRequest)));
+  // Version 2 round trip through merge_profile_json keeps q_len and the curve exactly.
+  CostModel m("G", "test", {});
+  CostEntry n;
+  n.backend = "cuda_rowwise";
+  n.heads = 16;
+  n.q_len = 8;
+  n.terms = {15, 0.28, 0};
+  n.curve = {{2048, 20.4}, {8192, 38.3}, {32768, 116.2}};
+  m.add(n);
+  auto text = merge_profile_json("", m);
+  ASSERT_TRUE(text.ok());
+  EXPECT_CONTAINS(*text, "[2048, 20.4]");  // one pair per line
+  EXPECT_CONTAINS(*text, "\"version\": 2");
+  auto back = parse_profile(*text, "round trip");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  const CostEntry* r = back->find("G")->find("cuda_rowwise", DType::kBF16, 16, 8);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->q_len, 8);
+  ASSERT_EQ(r->curve.size(), 3u);
+  EXPECT_EQ(r->curve[1].seq_len, 8192);
+  EXPECT_DOUBLE_EQ(r->curve[1].us, 38.3);
+  // Merging a version-1 file: its entries stay (q_len 0) beside the new q_len-8 one.
+  auto merged = merge_profile_json(model_json("", ""), m);
+  ASSERT_TRUE(merged.ok());
+  auto mp = parse_profile(*merged, "merged");
+  ASSERT_TRUE(mp.ok()) << mp.status().message();
+  EXPECT_EQ(mp->find("G")->entries().size(), 2u);
 }
 
 class ProfileFiles : public ::testing::Test {

@@ -55,7 +55,9 @@ TEST(Registry, BuiltinCapsAreTheKernelsTraits) {
   // The instance reports the same caps as the registry (CPU reference; CUDA ones when built).
   for (int i = 0; i < reg->size(); ++i) {
     auto b = reg->get(i);
-    if (b.ok()) EXPECT_TRUE(caps_equal((*b)->caps(), reg->caps(i))) << reg->caps(i).name;
+    if (b.ok()) {
+      EXPECT_TRUE(caps_equal((*b)->caps(), reg->caps(i))) << reg->caps(i).name;
+    }
   }
   EXPECT_EQ(reg->entry(reg->index_of("cuda_rowwise").value()).kv_reads,
             KvReadPattern::kOncePerQueryToken);
@@ -329,6 +331,29 @@ TEST(Dispatch, AutoPicksRowwiseShortFoldLongAtTheProfilesCrossover) {
   }
   // 8 query tokens: rowwise reads the KV 8 times, so fold takes over much earlier than at q=2.
   EXPECT_LT(implied_crossover(8, DType::kBF16, 0.25), implied_crossover(2, DType::kBF16, 0.25) / 5);
+}
+
+// The built-in H200 profile (measured 2026-11-29) through the dispatcher: PERF.md's S sweep
+// (B=1, H=16, q_len=8) is rowwise at 4k and fold from 16k, bf16 and fp8 (measured: rowwise 21.2 vs
+// fold 29.6 us at 4k bf16; fold 35.3 vs rowwise 74.4 us at 16k).
+TEST(Dispatch, BuiltinH200ProfilePicksTheFasterBackendOnTheSSweep) {
+  FakeCudaWorld w;
+  const CostModel* h200 = builtin_profile().find("NVIDIA H200");
+  ASSERT_NE(h200, nullptr);
+  Dispatcher d(w.reg, *h200);
+  SelectOptions cuda;
+  cuda.data_device = Device::kCUDA;
+  cuda.quiet = true;
+  for (DType kv : {DType::kBF16, DType::kFP8E4M3}) {
+    EXPECT_EQ(d.select(shape(1, 16, 8, 4096, kv), cuda)->backend, "cuda_rowwise");
+    for (int64_t s : {16384, 65536, 262144, 1048576}) {
+      auto dec = d.select(shape(1, 16, 8, s, kv), cuda);
+      ASSERT_TRUE(dec.ok()) << dec.status().to_string();
+      EXPECT_EQ(dec->backend, "cuda_fold") << "S=" << s;
+    }
+    // Batches use the linear terms; at 4 x 256k tokens fold is still the pick.
+    EXPECT_EQ(d.select(shape(4, 16, 8, 262144, kv), cuda)->backend, "cuda_fold");
+  }
 }
 
 TEST(Dispatch, DecisionListsEveryBackendWithEstimates) {

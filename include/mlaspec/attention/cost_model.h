@@ -1,9 +1,14 @@
 // The cost model behind dispatch policy `auto`: estimated µs of one verify-attention call per
 // backend, from constants that `mlaspec calibrate` measures on the machine at hand.
 //
-// Per (backend, KV dtype, H) the model is linear in three terms:
+// Per (backend, KV dtype, H, q_len) an entry holds the B=1 curve calibrate measured, (S, µs)
+// points, and a model linear in three terms:
 //
 //   t_us = fixed_us + us_per_mb * (KV MB the backend reads) + us_per_gflop * (GFLOPs)
+//
+// A B=1 shape whose S lies inside the curve's range is estimated by interpolating log(µs) against
+// log(S) between the neighbouring measured points (exact at them); outside the range, and for
+// B > 1 (the batch's total KV in the features), the linear terms are used.
 //
 // where a backend that folds all rows of a request into one pass reads the KV once per request
 // and a rowwise backend reads it once per query token (q_len times). FLOPs are PERF.md's
@@ -12,10 +17,12 @@
 // effective bandwidth (1/us_per_mb TB/s) and effective matrix rate.
 //
 // Profiles are JSON, keyed by GPU name (docs/dispatch.md has the format and the search order):
-//   {"format": "mlaspec-profile", "version": 1,
+//   {"format": "mlaspec-profile", "version": 2,
 //    "machines": {"NVIDIA H200": {"source": "...", "models": [
-//        {"backend": "cuda_fold", "kv": "bf16", "heads": 16,
-//         "fixed_us": 6.0, "us_per_mb": 0.27, "us_per_gflop": 1.6}, ...]}}}
+//        {"backend": "cuda_fold", "kv": "bf16", "heads": 16, "q_len": 8,
+//         "fixed_us": 6.0, "us_per_mb": 0.27, "us_per_gflop": 1.6,
+//         "curve": [[1024, 28.9], [2048, 29.1], ...]}, ...]}}}
+// (version 2; version 1 files, without q_len and curve, still load: q_len 0, no curve).
 #pragma once
 
 #include <cstdint>
@@ -54,15 +61,29 @@ struct CostTerms {
   }
 };
 
+// One measured point of a curve: B=1, context length S, median µs.
+struct CurvePoint {
+  int64_t seq_len = 0;
+  double us = 0;
+};
+
+// Piecewise-linear interpolation of log(µs) against log(S) between the neighbouring points of a
+// curve (sorted, strictly increasing S, µs > 0); nullopt when S lies outside [first S, last S].
+// Exact at the measured points, monotone between neighbours.
+std::optional<double> interpolate_curve(std::span<const CurvePoint> curve, int64_t seq_len);
+
 // One model of a profile: constants for one backend and KV dtype, measured at `heads` query
-// heads (0 = fitted over all H). Fit statistics are informative only.
+// heads (0 = fitted over all H) and `q_len` query tokens (0 = fitted over all q_len), with the
+// B=1 curve they were fitted to (may be empty). Fit statistics are informative only.
 struct CostEntry {
   std::string backend;
   DType kv_dtype = DType::kBF16;
   int heads = 0;
+  int q_len = 0;
   CostTerms terms;
-  int points = 0;          // measurements the fit used (0 = not measured)
-  double rms_rel_err = 0;  // of the fit on those measurements
+  std::vector<CurvePoint> curve;  // B=1 measurements, strictly increasing seq_len
+  int points = 0;                 // measurements the fit used (0 = not measured)
+  double rms_rel_err = 0;         // of the fit on those measurements
   double max_rel_err = 0;
 };
 
@@ -101,11 +122,18 @@ class CostModel {
   void set_provisional(bool p) { provisional_ = p; }
   void set_source(std::string s) { source_ = std::move(s); }
 
-  // The entry for `backend` at this dtype whose `heads` is nearest to `num_heads` in log2
-  // (ties: the smaller H; heads = 0 entries only when there is no measured H); nullptr if none.
-  const CostEntry* find(std::string_view backend, DType kv_dtype, int num_heads) const;
+  // The entry for `backend` at this dtype: first the H nearest to `num_heads` in log2 (ties: the
+  // smaller H; heads = 0 entries only when there is no measured H), then among that H's entries
+  // the q_len nearest to `q_len` (|difference|; ties: the larger q_len; q_len = 0 entries only
+  // when that H has no measured q_len; `q_len` 0 asks for q_len-0 entries first, else the
+  // smallest). nullptr if none.
+  const CostEntry* find(std::string_view backend, DType kv_dtype, int num_heads,
+                        int q_len = 0) const;
 
-  // Estimated µs, or nullopt when the model has no entry for this backend and dtype.
+  // Estimated µs, or nullopt when the model has no entry for this backend and dtype. B = 1 with S
+  // inside the entry's curve: the curve, log-log interpolated (scaled by the linear terms' ratio
+  // between the shape and the entry's own H and q_len when those differ); otherwise the linear
+  // terms.
   std::optional<double> estimate_us(std::string_view backend, KvReadPattern pattern,
                                     const VerifyShape& shape) const;
 
@@ -117,13 +145,18 @@ class CostModel {
 };
 
 // Where the cheaper of backends A and B changes as S grows, at the other dimensions of `shape`
-// (B requests, each with seq_len S, S in [q_len, max_seq_len]). Costs are linear in S, so there
-// is at most one change.
+// (B requests, each with seq_len S, S in [q_len, max_seq_len]). With curves the costs are not
+// linear in S, so the estimates are scanned: at both ends, every measured S of both entries'
+// curves (and the S right past each curve's end, where the estimate switches to the linear tail),
+// and a geometric grid of 16 points per octave; between neighbouring scan points whose winner
+// differs the first S of the change is found by bisection. Curves are monotone between their
+// points and the tails linear, so changes between scan points closer than that are not expected.
 struct Crossover {
   bool has_model = false;    // both backends have an entry for this dtype
   int64_t seq_len = 0;       // first S where long_winner is estimated cheaper; 0 = no change
   std::string short_winner;  // cheaper (or equal) for S < seq_len, or everywhere if seq_len == 0
-  std::string long_winner;   // cheaper from seq_len on
+  std::string long_winner;   // cheaper from seq_len on (up to the next change, if any)
+  std::vector<int64_t> changes;  // every S where the cheaper backend changes (changes[0] = seq_len)
   std::string to_string() const;  // "cuda_rowwise below S=5120, cuda_fold from there"
 };
 Crossover find_crossover(const CostModel& model, std::string_view backend_a, KvReadPattern pat_a,
@@ -145,7 +178,7 @@ struct Profile {
 Result<Profile> parse_profile(std::string_view json_text, std::string_view origin);
 Result<Profile> load_profile_file(const std::string& path);  // kNotFound if missing
 // Serialises one machine into `existing` JSON text ("" = new file). Other machines are kept, and
-// so are this machine's entries for (backend, kv, heads) the new model does not have; the
+// so are this machine's entries for (backend, kv, heads, q_len) the new model does not have; the
 // machine's other fields are replaced by `extra_json_for_machine` (a JSON object) and the model's.
 Result<std::string> merge_profile_json(std::string_view existing, const CostModel& model,
                                        std::string_view extra_json_for_machine = {});

@@ -55,4 +55,23 @@ Status rank_partials_cpu(const VerifyArgs& local, const ShardLayout& layout, int
 Status merge_rank_partials(std::span<const TensorView> o_parts, std::span<const TensorView> lse_parts,
                            const ShardLayout& layout, TensorView out, TensorView lse);
 
+// ---- GPU path (CUDA builds; without CUDA these return kUnsupported) -------------------------
+//
+// rank_partials_cuda: rank `rank`'s per-chunk partials with the fold kernel. `local` is the rank's
+// shard on the device (kv.pages, block_table; q and seq_lens are global) with block_table_host and
+// seq_lens_host; o_parts [B, cpr, q_len, H, 512] and lse_parts [B, cpr, q_len, H] are contiguous
+// f32 device tensors. chunk_tokens must also be a multiple of the kernel's 64-token KV tile.
+// With chunk_tokens = 1024 (deterministic mode's chunk) the merged result is bitwise the
+// deterministic one-GPU result.
+Status rank_partials_cuda(const VerifyArgs& local, const ShardLayout& layout, int rank,
+                          TensorView o_parts, TensorView lse_parts, void* stream = nullptr);
+
+// merge_gathered_cuda: the merge on the GPU of every rank's partials laid out one rank's block
+// after another, as ncclAllGather leaves them: o_gathered [world, B, cpr, q_len, H, 512],
+// lse_gathered [world, B, cpr, q_len, H] (device, contiguous); out bf16 / lse f32 on the device.
+// Combines in global chunk order with the one-GPU combine's arithmetic.
+Status merge_gathered_cuda(TensorView o_gathered, TensorView lse_gathered,
+                           const ShardLayout& layout, TensorView out, TensorView lse,
+                           void* stream = nullptr);
+
 }  // namespace mlaspec::attn::dcp

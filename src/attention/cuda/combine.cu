@@ -34,15 +34,21 @@ __global__ void __launch_bounds__(kThreads) combine_kernel(const __grid_constant
   const int b = static_cast<int>(grow / p.rows);
   const int r = static_cast<int>(grow % p.rows);
   const int n = p.plan.split_begin[b + 1] - p.plan.split_begin[b];
-  if (n <= 1) return;  // written directly by the main kernel
+  if (n <= 1 && !p.write_all) return;  // written directly by the main kernel
   const float* lse_part = p.lse_part + static_cast<int64_t>(p.plan.part_begin[b]) * p.rows + r;
   const float* o_part = p.o_part + (static_cast<int64_t>(p.plan.part_begin[b]) * p.rows + r) * 512 +
                         blockIdx.y * kColsPerBlock + lane * 4;
   const int64_t split_stride = static_cast<int64_t>(p.rows);
+  // Slot of global split s relative to the request's first: s itself on one GPU; with DCP ranks'
+  // blocks side by side, rank s % world's block at local split s / world.
+  const int world = p.world > 1 ? p.world : 1;
+  auto slot = [&](int s) -> int64_t {
+    return world == 1 ? s : (s % world) * p.rank_slots + s / world;
+  };
 
   // ---- lse = m + log(sum exp(lse_s - m)) ----
   float m = -INFINITY;
-  for (int s = tid; s < n; s += kThreads) m = fmaxf(m, lse_part[s * split_stride]);
+  for (int s = tid; s < n; s += kThreads) m = fmaxf(m, lse_part[slot(s) * split_stride]);
   for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
   if (lane == 0) s_red[grp] = m;
   __syncthreads();
@@ -52,7 +58,7 @@ __global__ void __launch_bounds__(kThreads) combine_kernel(const __grid_constant
   float lse = -INFINITY;
   if (m != -INFINITY) {
     float sum = 0.f;
-    for (int s = tid; s < n; s += kThreads) sum += exp_exact_at_zero(lse_part[s * split_stride] - m);
+    for (int s = tid; s < n; s += kThreads) sum += exp_exact_at_zero(lse_part[slot(s) * split_stride] - m);
     for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
     if (lane == 0) s_red[grp] = sum;
     __syncthreads();
@@ -66,8 +72,8 @@ __global__ void __launch_bounds__(kThreads) combine_kernel(const __grid_constant
   if (m != -INFINITY) {
 #pragma unroll 4
     for (int s = grp; s < n; s += kGroups) {
-      const float w = exp_exact_at_zero(lse_part[s * split_stride] - lse);
-      const float4 v = __ldg(reinterpret_cast<const float4*>(o_part + s * split_stride * 512));
+      const float w = exp_exact_at_zero(lse_part[slot(s) * split_stride] - lse);
+      const float4 v = __ldg(reinterpret_cast<const float4*>(o_part + slot(s) * split_stride * 512));
       acc.x = fmaf(w, v.x, acc.x);
       acc.y = fmaf(w, v.y, acc.y);
       acc.z = fmaf(w, v.z, acc.z);

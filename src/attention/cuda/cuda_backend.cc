@@ -14,6 +14,7 @@
 
 #include "launch.h"
 #include "mlaspec/attention/backend.h"
+#include "mlaspec/attention/dcp.h"
 #include "plan.h"
 #include "traits.h"
 
@@ -92,13 +93,16 @@ bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) ==
 
 // What the kernels assume beyond the contract checks of validate_verify_args.
 Status check_layout(const VerifyArgs& a) {
+  // out is empty for DCP rank partials (they write only the partial workspace).
+  const bool has_out = !a.out.empty();
   for (int d = 0; d < 3; ++d) {
-    if (a.q.stride(d) % 8 != 0 || a.out.stride(d) % 8 != 0) {
+    if (a.q.stride(d) % 8 != 0 || (has_out && a.out.stride(d) % 8 != 0)) {
       return unsupported("q and out rows must start 16-byte aligned (strides multiples of 8 "
                          "elements); got q " + a.q.describe() + ", out " + a.out.describe());
     }
   }
-  if (!aligned16(a.q.data()) || !aligned16(a.out.data()) || !aligned16(a.kv.pages.data())) {
+  if (!aligned16(a.q.data()) || (has_out && !aligned16(a.out.data())) ||
+      !aligned16(a.kv.pages.data())) {
     return unsupported("q, out and the KV pages must be 16-byte aligned");
   }
   const TensorView& pg = a.kv.pages;
@@ -138,19 +142,13 @@ class CudaVerifyBackend final : public Backend {
     MLASPEC_RETURN_IF_ERROR(check_layout(args));
     MLASPEC_RETURN_IF_ERROR(init_device());
 
-    const int batch = shape.batch, q_len = shape.q_len, heads = shape.num_heads;
-    const int rows = q_len * heads;
+    const int rows = shape.q_len * shape.num_heads;
+    const Geometry g = geometry(rows);
     VerifyParams p = {};
-    // Fold geometry: row tiles of one split share each KV tile through a cluster; balance them
-    // over as few clusters of at most kMaxCluster CTAs as possible. Rowwise runs the same plan.
-    const int fold_tiles = (rows + 63) / 64;
-    const int groups = (fold_tiles + kMaxCluster - 1) / kMaxCluster;
-    const int fold_cluster = (fold_tiles + groups - 1) / groups;
-    const int concurrent = std::max(1, active_clusters_[fold_cluster] / groups);
     const TensorView& sl = args.seq_lens_host;
     MLASPEC_RETURN_IF_ERROR(make_split_plan(
-        std::span<const int32_t>(sl.data_as<const int32_t>(), static_cast<size_t>(batch)), options,
-        concurrent, &p.plan));
+        std::span<const int32_t>(sl.data_as<const int32_t>(), static_cast<size_t>(shape.batch)),
+        options, g.concurrent, &p.plan));
 
     auto stream = static_cast<cudaStream_t>(options.stream);
     cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
@@ -158,7 +156,87 @@ class CudaVerifyBackend final : public Backend {
                                         "cudaStreamIsCapturing"));
     MLASPEC_RETURN_IF_ERROR(
         ensure_workspace(partial_bytes(p.plan, rows), capture != cudaStreamCaptureStatusNone));
+    p.o_part = static_cast<float*>(workspace_);
+    p.lse_part = p.o_part + static_cast<int64_t>(p.plan.total_part_slots) * rows * kHeadDimV;
+    MLASPEC_RETURN_IF_ERROR(launch(args, shape, g, p, stream));
+    if (p.plan.total_part_slots > 0) {
+      CombineParams c = {};
+      c.o_part = p.o_part;
+      c.lse_part = p.lse_part;
+      c.out = p.out;
+      c.lse = p.lse;
+      for (int d = 0; d < 3; ++d) {
+        c.out_stride[d] = p.out_stride[d];
+        c.lse_stride[d] = p.lse_stride[d];
+      }
+      c.batch = shape.batch;
+      c.q_len = shape.q_len;
+      c.num_heads = shape.num_heads;
+      c.rows = rows;
+      c.plan = p.plan;
+      MLASPEC_RETURN_IF_ERROR(cuda_status(run_combine(c, stream), "combine kernel launch"));
+    }
+    return Status::Ok();
+  }
 
+  // DCP rank partials (attention/dcp.h): every world-th fixed chunk starting at `rank`, all
+  // written as partials [B, cpr, rows] to o_part / lse_part; no combine.
+  Status run_rank_partials(const VerifyArgs& args, int world, int rank, int chunk, int64_t cpr,
+                           float* o_part, float* lse_part, cudaStream_t stream) {
+    if (args.block_table_host.empty() || args.seq_lens_host.empty()) {
+      return invalid_argument("DCP rank partials need block_table_host and seq_lens_host");
+    }
+    MLASPEC_RETURN_IF_ERROR(validate_verify_inputs(args, Device::kCUDA));
+    const VerifyShape shape = shape_of(args);
+    MLASPEC_RETURN_IF_ERROR(can_serve(caps(), shape));
+    MLASPEC_RETURN_IF_ERROR(check_layout(args));
+    MLASPEC_RETURN_IF_ERROR(init_device());
+    if (chunk % kKvTile != 0 || chunk <= 0) {
+      return invalid_argument("DCP chunk of " + std::to_string(chunk) +
+                              " tokens is not a positive multiple of the kernel's KV tile " +
+                              std::to_string(kKvTile));
+    }
+    if (cpr * shape.batch > (int64_t{1} << 30)) {
+      return invalid_argument("DCP plan of " + std::to_string(cpr) + " chunks per rank x batch " +
+                              std::to_string(shape.batch) + " is too large");
+    }
+    VerifyParams p = {};
+    p.plan.chunk = chunk;
+    p.plan.split_step = world;
+    p.plan.split_first = rank;
+    p.plan.partials_only = 1;
+    for (int b = 0; b <= shape.batch; ++b) {
+      p.plan.split_begin[b] = static_cast<int32_t>(b * cpr);
+      p.plan.part_begin[b] = static_cast<int32_t>(b * cpr);
+    }
+    p.plan.total_splits = static_cast<int32_t>(shape.batch * cpr);
+    p.plan.total_part_slots = p.plan.total_splits;
+    p.plan.max_splits = static_cast<int32_t>(cpr);
+    p.o_part = o_part;
+    p.lse_part = lse_part;
+    return launch(args, shape, geometry(shape.q_len * shape.num_heads), p, stream);
+  }
+
+ private:
+  // Fold geometry: row tiles of one split share each KV tile through a cluster; balance them over
+  // as few clusters of at most kMaxCluster CTAs as possible. Rowwise runs the same plan.
+  struct Geometry {
+    int fold_tiles, groups, fold_cluster, concurrent;
+  };
+  Geometry geometry(int rows) const {
+    Geometry g;
+    g.fold_tiles = (rows + 63) / 64;
+    g.groups = (g.fold_tiles + kMaxCluster - 1) / kMaxCluster;
+    g.fold_cluster = (g.fold_tiles + g.groups - 1) / g.groups;
+    g.concurrent = std::max(1, active_clusters_[g.fold_cluster] / g.groups);
+    return g;
+  }
+
+  // Fills everything but the plan and the partial pointers into `p` and launches the kernel.
+  Status launch(const VerifyArgs& args, const VerifyShape& shape, const Geometry& g,
+                VerifyParams& p, cudaStream_t stream) {
+    const int batch = shape.batch, q_len = shape.q_len, heads = shape.num_heads;
+    const int rows = q_len * heads;
     if (shape.kv_dtype == DType::kBF16) {
       MLASPEC_RETURN_IF_ERROR(encode_kv_tensor_map(args.kv.pages, p.kv_tmap));
     }
@@ -166,14 +244,12 @@ class CudaVerifyBackend final : public Backend {
     p.kv = args.kv.pages.data();
     p.block_table = args.block_table.data_as<const int32_t>();
     p.seq_lens = args.seq_lens.data_as<const int32_t>();
-    p.out = args.out.data();
-    p.lse = args.lse.data_as<float>();
-    p.o_part = static_cast<float*>(workspace_);
-    p.lse_part = p.o_part + static_cast<int64_t>(p.plan.total_part_slots) * rows * kHeadDimV;
+    p.out = args.out.empty() ? nullptr : args.out.data();
+    p.lse = args.lse.empty() ? nullptr : args.lse.data_as<float>();
     for (int d = 0; d < 3; ++d) {
       p.q_stride[d] = args.q.stride(d);
-      p.out_stride[d] = args.out.stride(d);
-      p.lse_stride[d] = args.lse.stride(d);
+      p.out_stride[d] = args.out.empty() ? 0 : args.out.stride(d);
+      p.lse_stride[d] = args.lse.empty() ? 0 : args.lse.stride(d);
     }
     p.bt_stride = args.block_table.stride(0);
     p.batch = batch;
@@ -187,9 +263,9 @@ class CudaVerifyBackend final : public Backend {
       p.row_tiles = q_len * p.tiles_per_token;
       grid_y = p.row_tiles;
     } else {
-      p.row_tiles = fold_tiles;
-      cluster = fold_cluster;
-      grid_y = groups * cluster;
+      p.row_tiles = g.fold_tiles;
+      cluster = g.fold_cluster;
+      grid_y = g.groups * cluster;
     }
     const float kv_scale = args.kv.kv_scale;
     p.score_scale_log2 = args.sm_scale * kv_scale * 1.4426950408889634f;
@@ -214,28 +290,9 @@ class CudaVerifyBackend final : public Backend {
         return internal_error("page size " + std::to_string(shape.page_size) +
                               " passed the guard but has no kernel instantiation");
     }
-    MLASPEC_RETURN_IF_ERROR(cuda_status(err, "verify kernel launch"));
-    if (p.plan.total_part_slots > 0) {
-      CombineParams c = {};
-      c.o_part = p.o_part;
-      c.lse_part = p.lse_part;
-      c.out = p.out;
-      c.lse = p.lse;
-      for (int d = 0; d < 3; ++d) {
-        c.out_stride[d] = p.out_stride[d];
-        c.lse_stride[d] = p.lse_stride[d];
-      }
-      c.batch = batch;
-      c.q_len = q_len;
-      c.num_heads = heads;
-      c.rows = rows;
-      c.plan = p.plan;
-      MLASPEC_RETURN_IF_ERROR(cuda_status(run_combine(c, stream), "combine kernel launch"));
-    }
-    return Status::Ok();
+    return cuda_status(err, "verify kernel launch");
   }
 
- private:
   Status init_device() {
     if (num_sms_ > 0) return Status::Ok();
     int dev = 0;
@@ -309,5 +366,100 @@ Result<std::unique_ptr<Backend>> make_cuda_fold_backend() {
 Result<std::unique_ptr<Backend>> make_cuda_rowwise_backend() {
   return std::unique_ptr<Backend>(std::make_unique<cuda::CudaVerifyBackend>(true));
 }
+
+namespace dcp {
+namespace {
+
+// Checks a [.., B, cpr, Q, H (, 512)] f32 partial buffer on the device.
+Status expect_parts(const TensorView& t, const char* name, std::initializer_list<int64_t> shape) {
+  MLASPEC_RETURN_IF_ERROR(t.expect(name, DType::kF32, shape, Device::kCUDA));
+  if (!t.is_contiguous()) return invalid_argument(std::string(name) + " must be contiguous");
+  return Status::Ok();
+}
+
+int64_t longest(const TensorView& seq_lens_host, int64_t batch) {
+  int64_t m = 0;
+  for (int64_t b = 0; b < batch; ++b) {
+    m = std::max<int64_t>(m, seq_lens_host.data_as<const int32_t>()[b * seq_lens_host.stride(0)]);
+  }
+  return m;
+}
+
+}  // namespace
+
+Status rank_partials_cuda(const VerifyArgs& local, const ShardLayout& layout, int rank,
+                          TensorView o_parts, TensorView lse_parts, void* stream) {
+  if (local.q.empty() || local.kv.pages.empty() || local.seq_lens_host.empty()) {
+    return invalid_argument("DCP rank partials need q, kv.pages and seq_lens_host");
+  }
+  MLASPEC_RETURN_IF_ERROR(layout.validate(static_cast<int>(local.kv.pages.size(1))));
+  if (rank < 0 || rank >= layout.world) {
+    return invalid_argument("rank " + std::to_string(rank) + " is outside [0, " +
+                            std::to_string(layout.world) + ")");
+  }
+  if (layout.chunk_tokens > (int64_t{1} << 30)) {
+    return invalid_argument("DCP chunk of " + std::to_string(layout.chunk_tokens) + " tokens is too large");
+  }
+  const int64_t B = local.q.size(0), Q = local.q.size(1), H = local.q.size(2);
+  const int64_t cpr = layout.chunks_per_rank(longest(local.seq_lens_host, B));
+  MLASPEC_RETURN_IF_ERROR(expect_parts(o_parts, "o_parts", {B, cpr, Q, H, kHeadDimV}));
+  MLASPEC_RETURN_IF_ERROR(expect_parts(lse_parts, "lse_parts", {B, cpr, Q, H}));
+  // One fold backend per process serves every rank call (it holds no per-call state).
+  static std::mutex mu;
+  static cuda::CudaVerifyBackend* fold = new cuda::CudaVerifyBackend(false);
+  std::lock_guard<std::mutex> lock(mu);
+  return fold->run_rank_partials(local, layout.world, rank, static_cast<int>(layout.chunk_tokens),
+                                 cpr, o_parts.data_as<float>(), lse_parts.data_as<float>(),
+                                 static_cast<cudaStream_t>(stream));
+}
+
+Status merge_gathered_cuda(TensorView o_gathered, TensorView lse_gathered,
+                           const ShardLayout& layout, TensorView out, TensorView lse,
+                           void* stream) {
+  if (o_gathered.ndim() != 6) {
+    return invalid_argument("gathered o partials have rank " + std::to_string(o_gathered.ndim()) +
+                            ", expected 6 [world, B, chunks_per_rank, q_len, H, 512]");
+  }
+  const int64_t W = o_gathered.size(0), B = o_gathered.size(1), cpr = o_gathered.size(2),
+                Q = o_gathered.size(3), H = o_gathered.size(4);
+  if (W != layout.world) {
+    return invalid_argument("gathered partials come from " + std::to_string(W) +
+                            " ranks but the layout has world " + std::to_string(layout.world));
+  }
+  if (B > cuda::CommonTraits::kMaxBatch || W * cpr > (int64_t{1} << 24)) {
+    return invalid_argument("gathered partials of batch " + std::to_string(B) + " x " +
+                            std::to_string(W * cpr) + " chunks exceed the combine's limits");
+  }
+  MLASPEC_RETURN_IF_ERROR(expect_parts(o_gathered, "o_gathered", {W, B, cpr, Q, H, kHeadDimV}));
+  MLASPEC_RETURN_IF_ERROR(expect_parts(lse_gathered, "lse_gathered", {W, B, cpr, Q, H}));
+  MLASPEC_RETURN_IF_ERROR(out.expect("out", DType::kBF16, {B, Q, H, kHeadDimV}, Device::kCUDA));
+  MLASPEC_RETURN_IF_ERROR(lse.expect("lse", DType::kF32, {B, Q, H}, Device::kCUDA));
+  cuda::CombineParams c = {};
+  c.o_part = o_gathered.data_as<const float>();
+  c.lse_part = lse_gathered.data_as<const float>();
+  c.out = out.data();
+  c.lse = lse.data_as<float>();
+  for (int d = 0; d < 3; ++d) {
+    c.out_stride[d] = out.stride(d);
+    c.lse_stride[d] = lse.stride(d);
+  }
+  c.batch = static_cast<int32_t>(B);
+  c.q_len = static_cast<int32_t>(Q);
+  c.num_heads = static_cast<int32_t>(H);
+  c.rows = static_cast<int32_t>(Q * H);
+  for (int64_t b = 0; b <= B; ++b) {
+    c.plan.split_begin[b] = static_cast<int32_t>(b * cpr * W);
+    c.plan.part_begin[b] = static_cast<int32_t>(b * cpr);
+  }
+  c.plan.total_splits = static_cast<int32_t>(B * cpr * W);
+  c.plan.total_part_slots = static_cast<int32_t>(B * cpr);
+  c.world = static_cast<int32_t>(W);
+  c.write_all = 1;
+  c.rank_slots = B * cpr;
+  return cuda::cuda_status(cuda::run_combine(c, static_cast<cudaStream_t>(stream)),
+                           "DCP combine kernel launch");
+}
+
+}  // namespace dcp
 
 }  // namespace mlaspec::attn

@@ -157,14 +157,17 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
     sm90::tile_rows(p, last_tile, &b0, &e0);
     cluster_row_end = max(e0, row_end);
   }
-  const int kv_begin = split * p.plan.chunk;
+  // A DCP rank computes every split_step-th global split (verify_params.h).
+  const int split_step = p.plan.split_step > 1 ? p.plan.split_step : 1;
+  const int kv_begin = (split * split_step + p.plan.split_first) * p.plan.chunk;
   // The last split of a request runs to seq_len, whatever the plan: the plan is made on the host
   // from the seq_lens of the call, and a CUDA graph replays it with the seq_lens then in device
   // memory. A request that has grown since capture is then still computed whole (its last split
   // does more work) instead of silently losing its newest keys. In an eager call the plan covers
   // seq_len exactly and this is the same bound.
-  const int kv_end_split =
-      split == n_splits - 1 ? seq_len : min(kv_begin + p.plan.chunk, seq_len);
+  // (Not for DCP ranks: their last local split is not the request's last.)
+  const bool open_ended = split == n_splits - 1 && split_step == 1 && !p.plan.partials_only;
+  const int kv_end_split = open_ended ? seq_len : min(kv_begin + p.plan.chunk, seq_len);
   const int kv_end_visible =
       min(kv_end_split, first_visible + (cluster_row_end - 1) / p.num_heads + 1);
   const int n_tiles =
@@ -454,7 +457,7 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
     }
     ptx::named_bar_sync(1, KT::NUM_CONSUMER_THREADS);
 
-    const bool direct = n_splits == 1;
+    const bool direct = n_splits == 1 && !p.plan.partials_only;
 #pragma unroll
     for (int k = 0; k < 2; ++k) {
       const int r = row_begin + r_loc[k];

@@ -18,6 +18,13 @@ struct SplitPlan {
   int32_t total_splits = 0;  // split_begin[batch]
   int32_t total_part_slots = 0;
   int32_t max_splits = 0;    // largest split count of one request
+  // Decode context parallelism (attention/dcp.h): a rank computes the global splits
+  // split_first, split_first + split_step, ... of each request: local split k covers
+  // [(k * split_step + split_first) * chunk, +chunk). 1 / 0 for a one-GPU call.
+  int32_t split_step = 1;
+  int32_t split_first = 0;
+  // Write partials for every split (no direct output, no open-ended last split): DCP ranks.
+  int32_t partials_only = 0;
   int32_t split_begin[CommonTraits::kMaxBatch + 1];
   int32_t part_begin[CommonTraits::kMaxBatch + 1];
 };
@@ -51,6 +58,13 @@ struct VerifyParams {
 };
 
 struct CombineParams {
+  // Partials gathered from `world` DCP ranks: global split s of request b lives in rank
+  // (s % world)'s block, `rank_slots` slots apart, at local slot part_begin[b] + s / world.
+  // world = 1: the one-GPU layout. write_all: combine single-split requests too (their partial
+  // is not written directly when it comes from a DCP rank).
+  int32_t world = 1;
+  int32_t write_all = 0;
+  int64_t rank_slots = 0;
   const float* o_part;
   const float* lse_part;
   void* out;

@@ -15,3 +15,17 @@ Result<std::unique_ptr<Backend>> make_cuda_rowwise_backend() {
 }
 
 }  // namespace mlaspec::attn
+
+#include "mlaspec/attention/dcp.h"
+
+namespace mlaspec::attn::dcp {
+
+Status rank_partials_cuda(const VerifyArgs&, const ShardLayout&, int, TensorView, TensorView, void*) {
+  return unsupported("DCP on the GPU is unavailable: mlaspec was built without CUDA");
+}
+
+Status merge_gathered_cuda(TensorView, TensorView, const ShardLayout&, TensorView, TensorView, void*) {
+  return unsupported("DCP on the GPU is unavailable: mlaspec was built without CUDA");
+}
+
+}  // namespace mlaspec::attn::dcp

@@ -1,0 +1,123 @@
+// Built only when NCCL is found (MLASPEC_WITH_NCCL); src/attention/no_cuda/ or
+// src/attention/cuda/dcp_no_nccl.cc provide the kUnsupported versions otherwise.
+#include "mlaspec/attention/dcp_nccl.h"
+
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace mlaspec::attn::dcp {
+namespace {
+
+Status nccl_status(ncclResult_t r, const char* what) {
+  if (r == ncclSuccess) return Status::Ok();
+  return internal_error(std::string(what) + " failed: " + ncclGetErrorString(r));
+}
+
+int64_t longest(const TensorView& seq_lens_host, int64_t batch) {
+  int64_t m = 0;
+  for (int64_t b = 0; b < batch; ++b) {
+    m = std::max<int64_t>(m, seq_lens_host.data_as<const int32_t>()[b * seq_lens_host.stride(0)]);
+  }
+  return m;
+}
+
+}  // namespace
+
+bool built_with_nccl() { return true; }
+
+Result<std::string> NcclComm::unique_id() {
+  ncclUniqueId id;
+  MLASPEC_RETURN_IF_ERROR(nccl_status(ncclGetUniqueId(&id), "ncclGetUniqueId"));
+  static const char* kHex = "0123456789abcdef";
+  std::string hex;
+  for (size_t i = 0; i < sizeof id.internal; ++i) {
+    const auto byte = static_cast<unsigned char>(id.internal[i]);
+    hex += kHex[byte >> 4];
+    hex += kHex[byte & 15];
+  }
+  return hex;
+}
+
+Result<std::unique_ptr<NcclComm>> NcclComm::join(std::string_view id_hex, int world, int rank) {
+  if (world < 1 || rank < 0 || rank >= world) {
+    return invalid_argument("rank " + std::to_string(rank) + " is outside [0, " +
+                            std::to_string(world) + ")");
+  }
+  ncclUniqueId id;
+  if (id_hex.size() != 2 * sizeof id.internal) {
+    return invalid_argument("NCCL unique id has " + std::to_string(id_hex.size()) +
+                            " hex digits, expected " + std::to_string(2 * sizeof id.internal));
+  }
+  auto nibble = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+  };
+  for (size_t i = 0; i < sizeof id.internal; ++i) {
+    const int hi = nibble(id_hex[2 * i]), lo = nibble(id_hex[2 * i + 1]);
+    if (hi < 0 || lo < 0) return invalid_argument("NCCL unique id is not lowercase hex");
+    id.internal[i] = static_cast<char>(hi * 16 + lo);
+  }
+  // NVLink multicast can take a shared host's GPUs out of service: never enable it.
+  setenv("NCCL_NVLS_ENABLE", "0", /*overwrite=*/0);
+  std::unique_ptr<NcclComm> c(new NcclComm());
+  ncclComm_t comm = nullptr;
+  MLASPEC_RETURN_IF_ERROR(nccl_status(ncclCommInitRank(&comm, world, id, rank), "ncclCommInitRank"));
+  c->comm_ = comm;
+  c->world_ = world;
+  c->rank_ = rank;
+  return c;
+}
+
+NcclComm::~NcclComm() {
+  if (comm_ != nullptr) ncclCommDestroy(static_cast<ncclComm_t>(comm_));
+}
+
+Status NcclComm::all_gather_inplace(float* buf, size_t count, void* stream) {
+  return nccl_status(ncclAllGather(buf + static_cast<size_t>(rank_) * count, buf, count, ncclFloat,
+                                   static_cast<ncclComm_t>(comm_),
+                                   static_cast<cudaStream_t>(stream)),
+                     "ncclAllGather");
+}
+
+Status verify_step(NcclComm& comm, const VerifyArgs& local, const ShardLayout& layout,
+                   DcpWorkspace& ws, TensorView out, TensorView lse, void* stream) {
+  if (layout.world != comm.world()) {
+    return invalid_argument("DCP layout has world " + std::to_string(layout.world) +
+                            " but the communicator has " + std::to_string(comm.world()) + " ranks");
+  }
+  if (local.q.empty() || local.seq_lens_host.empty()) {
+    return invalid_argument("DCP verify step needs q and seq_lens_host");
+  }
+  const int64_t W = layout.world, B = local.q.size(0), Q = local.q.size(1), H = local.q.size(2);
+  const int64_t cpr = layout.chunks_per_rank(longest(local.seq_lens_host, B));
+  const int64_t o_block = B * cpr * Q * H * kHeadDimV, l_block = B * cpr * Q * H;
+  auto grow = [](Buffer& b, size_t bytes) -> Status {
+    if (b.bytes() >= bytes) return Status::Ok();
+    Result<Buffer> r = Buffer::allocate(bytes, Device::kCUDA);
+    MLASPEC_RETURN_IF_ERROR(r.status());
+    b = std::move(r.value());
+    return Status::Ok();
+  };
+  MLASPEC_RETURN_IF_ERROR(grow(ws.o_gathered, static_cast<size_t>(W * o_block) * 4));
+  MLASPEC_RETURN_IF_ERROR(grow(ws.lse_gathered, static_cast<size_t>(W * l_block) * 4));
+  auto* o = static_cast<float*>(ws.o_gathered.data());
+  auto* l = static_cast<float*>(ws.lse_gathered.data());
+  const int r = comm.rank();
+  MLASPEC_RETURN_IF_ERROR(rank_partials_cuda(
+      local, layout, r,
+      TensorView(o + r * o_block, DType::kF32, {B, cpr, Q, H, kHeadDimV}, Device::kCUDA),
+      TensorView(l + r * l_block, DType::kF32, {B, cpr, Q, H}, Device::kCUDA), stream));
+  MLASPEC_RETURN_IF_ERROR(comm.all_gather_inplace(o, static_cast<size_t>(o_block), stream));
+  MLASPEC_RETURN_IF_ERROR(comm.all_gather_inplace(l, static_cast<size_t>(l_block), stream));
+  return merge_gathered_cuda(
+      TensorView(o, DType::kF32, {W, B, cpr, Q, H, kHeadDimV}, Device::kCUDA),
+      TensorView(l, DType::kF32, {W, B, cpr, Q, H}, Device::kCUDA), layout, out, lse, stream);
+}
+
+}  // namespace mlaspec::attn::dcp

@@ -1,0 +1,161 @@
+// Decode context parallelism on the GPU: ranks simulated on one device (each with only its shard
+// of the pages), partials gathered rank after rank as ncclAllGather lays them out, merged by the
+// GPU combine. With 1024-token chunks the result must be bitwise the deterministic one-GPU result
+// for every world size.
+#include <gtest/gtest.h>
+
+#include <cuda_runtime.h>
+
+#include <cstring>
+#include <vector>
+
+#include "common/verify_problem.h"
+#include "mlaspec/attention/backend.h"
+#include "mlaspec/attention/dcp.h"
+
+namespace mlaspec::attn::dcp {
+namespace {
+
+bool have_gpu() {
+  int n = 0;
+  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+}
+
+template <typename T>
+Buffer upload(const std::vector<T>& v) {
+  Buffer b(v.size() * sizeof(T), Device::kCUDA);
+  throw_if_error(b.copy_from_host(v.data(), v.size() * sizeof(T)));
+  return b;
+}
+
+template <typename T>
+std::vector<T> download(const Buffer& b) {
+  std::vector<T> v(b.bytes() / sizeof(T));
+  throw_if_error(b.copy_to_host(v.data(), b.bytes()));
+  return v;
+}
+
+struct Result2 {
+  std::vector<uint16_t> out;
+  std::vector<float> lse;
+};
+
+// The deterministic one-GPU call (fold backend) on the whole pool.
+Result2 one_gpu(testing::Problem& p) {
+  const auto& s = p.spec;
+  Buffer q = upload(p.q), kv = upload(p.kv), bt = upload(p.block_table), sl = upload(p.seq_lens);
+  Buffer out(p.out_elems() * 2, Device::kCUDA), lse(p.lse_elems() * 4, Device::kCUDA);
+  throw_if_error(out.fill_bytes(0xff));
+  VerifyArgs a = p.host_args(TensorView(), TensorView());
+  a.block_table_host = a.block_table;
+  a.seq_lens_host = a.seq_lens;
+  a.q = q.view(DType::kBF16, {s.batch, s.q_len, s.num_heads, kHeadDimQK});
+  a.kv.pages = kv.view(s.kv_dtype, {p.num_pages, s.page_size, kHeadDimQK});
+  a.block_table = bt.view(DType::kI32, {s.batch, p.max_pages});
+  a.seq_lens = sl.view(DType::kI32, {s.batch});
+  a.out = out.view(DType::kBF16, {s.batch, s.q_len, s.num_heads, kHeadDimV});
+  a.lse = lse.view(DType::kF32, {s.batch, s.q_len, s.num_heads});
+  auto fold = make_cuda_fold_backend();
+  throw_if_error(fold.status());
+  VerifyOptions o;
+  o.deterministic = true;
+  throw_if_error(fold.value()->run(a, o));
+  return {download<uint16_t>(out), download<float>(lse)};
+}
+
+// `world` ranks, each holding only its shard, computing into its block of a gathered buffer.
+Result2 simulated_ranks(testing::Problem& p, int world) {
+  const auto& s = p.spec;
+  const ShardLayout layout{world, 1024};
+  int64_t max_len = 0;
+  for (int32_t l : p.seq_lens) max_len = std::max<int64_t>(max_len, l);
+  const int64_t cpr = layout.chunks_per_rank(max_len);
+  const int64_t B = s.batch, Q = s.q_len, H = s.num_heads;
+  const int64_t o_block = B * cpr * Q * H * kHeadDimV, l_block = B * cpr * Q * H;
+  Buffer o_g(world * o_block * 4, Device::kCUDA), l_g(world * l_block * 4, Device::kCUDA);
+  throw_if_error(o_g.fill_bytes(0xff));
+  throw_if_error(l_g.fill_bytes(0xff));
+  Buffer q = upload(p.q), sl = upload(p.seq_lens);
+  for (int r = 0; r < world; ++r) {
+    VerifyArgs global = p.host_args(TensorView(), TensorView());
+    Result<RankShard> shard = make_rank_shard(global, layout, r);
+    throw_if_error(shard.status());
+    Buffer kv = upload(shard.value().kv), bt = upload(shard.value().block_table);
+    VerifyArgs local;
+    local.q = q.view(DType::kBF16, {B, Q, H, kHeadDimQK});
+    local.kv.pages = kv.view(s.kv_dtype, {shard.value().num_pages, s.page_size, kHeadDimQK});
+    local.kv.kv_scale = global.kv.kv_scale;
+    local.block_table = bt.view(DType::kI32, {B, p.max_pages});
+    local.block_table_host = TensorView(shard.value().block_table.data(), DType::kI32, {B, p.max_pages});
+    local.seq_lens = sl.view(DType::kI32, {B});
+    local.seq_lens_host = TensorView(p.seq_lens.data(), DType::kI32, {B});
+    local.sm_scale = p.sm_scale;
+    TensorView o(static_cast<float*>(o_g.data()) + r * o_block, DType::kF32, {B, cpr, Q, H, kHeadDimV}, Device::kCUDA);
+    TensorView l(static_cast<float*>(l_g.data()) + r * l_block, DType::kF32, {B, cpr, Q, H}, Device::kCUDA);
+    Status st = rank_partials_cuda(local, layout, r, o, l);
+    EXPECT_TRUE(st.ok()) << st.to_string();
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  }
+  Buffer out(p.out_elems() * 2, Device::kCUDA), lse(p.lse_elems() * 4, Device::kCUDA);
+  throw_if_error(out.fill_bytes(0xff));
+  Status st = merge_gathered_cuda(
+      o_g.view(DType::kF32, {world, B, cpr, Q, H, kHeadDimV}), l_g.view(DType::kF32, {world, B, cpr, Q, H}),
+      layout, out.view(DType::kBF16, {B, Q, H, kHeadDimV}), lse.view(DType::kF32, {B, Q, H}));
+  EXPECT_TRUE(st.ok()) << st.to_string();
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  return {download<uint16_t>(out), download<float>(lse)};
+}
+
+TEST(DcpCuda, SimulatedRanksMatchDeterministicOneGpuBitwise) {
+  if (!have_gpu()) GTEST_SKIP() << "no CUDA device";
+  for (DType kv : {DType::kBF16, DType::kFP8E4M3}) {
+    testing::ProblemSpec s;
+    s.batch = 3;
+    s.q_len = 8;
+    s.num_heads = 16;
+    s.page_size = 64;
+    s.kv_dtype = kv;
+    s.kv_scale = kv == DType::kFP8E4M3 ? 0.1f : 1.0f;
+    // Just past a chunk boundary (the mask spans two chunks on different ranks), exactly two
+    // chunks, and shorter than one chunk (one non-empty partial).
+    s.seq_lens = {5 * 1024 + 3, 2048, 700};
+    s.seed = 17;
+    testing::Problem p = testing::make_problem(s);
+    const Result2 ref = one_gpu(p);
+    for (int world : {1, 2, 3, 8}) {
+      SCOPED_TRACE("world " + std::to_string(world) + " kv " + std::string(dtype_name(kv)));
+      const Result2 got = simulated_ranks(p, world);
+      ASSERT_EQ(got.out.size(), ref.out.size());
+      size_t diff = 0;
+      for (size_t k = 0; k < ref.out.size(); ++k) diff += got.out[k] != ref.out[k];
+      EXPECT_EQ(diff, 0u) << "out elements differing from the deterministic one-GPU result";
+      EXPECT_EQ(0, std::memcmp(got.lse.data(), ref.lse.data(), ref.lse.size() * 4));
+    }
+  }
+}
+
+TEST(DcpCuda, BadLayoutsAreNamed) {
+  if (!have_gpu()) GTEST_SKIP() << "no CUDA device";
+  testing::ProblemSpec s;
+  s.page_size = 16;
+  testing::Problem p = testing::make_problem(s);
+  Buffer q = upload(p.q), kv = upload(p.kv), bt = upload(p.block_table), sl = upload(p.seq_lens);
+  VerifyArgs a = p.host_args(TensorView(), TensorView());
+  a.block_table_host = a.block_table;
+  a.seq_lens_host = a.seq_lens;
+  a.q = q.view(DType::kBF16, {1, 1, 16, kHeadDimQK});
+  a.kv.pages = kv.view(DType::kBF16, {p.num_pages, 16, kHeadDimQK});
+  a.block_table = bt.view(DType::kI32, {1, p.max_pages});
+  a.seq_lens = sl.view(DType::kI32, {1});
+  Buffer o(1 << 20, Device::kCUDA), l(1 << 16, Device::kCUDA);
+  // 48 tokens: a multiple of the page size but not of the kernel's 64-token tile.
+  Status st = rank_partials_cuda(a, ShardLayout{2, 48}, 0, o.view(DType::kF32, {1, 3, 1, 16, kHeadDimV}),
+                                 l.view(DType::kF32, {1, 3, 1, 16}));
+  EXPECT_NE(st.message().find("KV tile 64"), std::string::npos) << st.to_string();
+  st = rank_partials_cuda(a, ShardLayout{2, 64}, 2, o.view(DType::kF32, {1, 2, 1, 16, kHeadDimV}),
+                          l.view(DType::kF32, {1, 2, 1, 16}));
+  EXPECT_EQ(st.message(), "rank 2 is outside [0, 2)");
+}
+
+}  // namespace
+}  // namespace mlaspec::attn::dcp

@@ -1,0 +1,71 @@
+// The NCCL DCP path with one rank on one GPU (the one-GPU machine's share of issue 7): a verify
+// step through ncclAllGather must equal the deterministic one-GPU fold result bitwise.
+#include <gtest/gtest.h>
+
+#include <cuda_runtime.h>
+
+#include <cstring>
+#include <vector>
+
+#include "common/verify_problem.h"
+#include "mlaspec/attention/backend.h"
+#include "mlaspec/attention/dcp_nccl.h"
+
+namespace mlaspec::attn::dcp {
+namespace {
+
+TEST(DcpNccl, SingleRankStepEqualsDeterministicOneGpu) {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) GTEST_SKIP() << "no CUDA device";
+  if (!built_with_nccl()) GTEST_SKIP() << "built without NCCL";
+  testing::ProblemSpec s;
+  s.batch = 2;
+  s.q_len = 8;
+  s.num_heads = 16;
+  s.seq_lens = {3 * 1024 + 5, 900};
+  s.seed = 5;
+  testing::Problem p = testing::make_problem(s);
+  auto up = [](const auto& v) {
+    Buffer b(v.size() * sizeof(v[0]), Device::kCUDA);
+    throw_if_error(b.copy_from_host(v.data(), b.bytes()));
+    return b;
+  };
+  Buffer q = up(p.q), kv = up(p.kv), bt = up(p.block_table), sl = up(p.seq_lens);
+  Buffer out1(p.out_elems() * 2, Device::kCUDA), lse1(p.lse_elems() * 4, Device::kCUDA);
+  Buffer out2(p.out_elems() * 2, Device::kCUDA), lse2(p.lse_elems() * 4, Device::kCUDA);
+  throw_if_error(out2.fill_bytes(0xff));
+  VerifyArgs a = p.host_args(out1.view(DType::kBF16, {2, 8, 16, kHeadDimV}), lse1.view(DType::kF32, {2, 8, 16}));
+  a.block_table_host = a.block_table;
+  a.seq_lens_host = a.seq_lens;
+  a.q = q.view(DType::kBF16, {2, 8, 16, kHeadDimQK});
+  a.kv.pages = kv.view(DType::kBF16, {p.num_pages, 64, kHeadDimQK});
+  a.block_table = bt.view(DType::kI32, {2, p.max_pages});
+  a.seq_lens = sl.view(DType::kI32, {2});
+  auto fold = make_cuda_fold_backend();
+  ASSERT_TRUE(fold.ok());
+  VerifyOptions det;
+  det.deterministic = true;
+  ASSERT_TRUE(fold.value()->run(a, det).ok());
+
+  Result<std::string> id = NcclComm::unique_id();
+  ASSERT_TRUE(id.ok()) << id.status().to_string();
+  Result<std::unique_ptr<NcclComm>> comm = NcclComm::join(id.value(), 1, 0);
+  ASSERT_TRUE(comm.ok()) << comm.status().to_string();
+  DcpWorkspace ws;
+  Status st = verify_step(*comm.value(), a, ShardLayout{1, 1024}, ws,
+                          out2.view(DType::kBF16, {2, 8, 16, kHeadDimV}), lse2.view(DType::kF32, {2, 8, 16}));
+  ASSERT_TRUE(st.ok()) << st.to_string();
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  std::vector<uint8_t> h1(out1.bytes()), h2(out2.bytes()), l1(lse1.bytes()), l2(lse2.bytes());
+  ASSERT_TRUE(out1.copy_to_host(h1.data(), h1.size()).ok());
+  ASSERT_TRUE(out2.copy_to_host(h2.data(), h2.size()).ok());
+  ASSERT_TRUE(lse1.copy_to_host(l1.data(), l1.size()).ok());
+  ASSERT_TRUE(lse2.copy_to_host(l2.data(), l2.size()).ok());
+  EXPECT_EQ(h1, h2);
+  EXPECT_EQ(l1, l2);
+  EXPECT_EQ(NcclComm::join("zz", 1, 0).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(NcclComm::join(id.value(), 2, 2).status().message(), "rank 2 is outside [0, 2)");
+}
+
+}  // namespace
+}  // namespace mlaspec::attn::dcp
