@@ -61,6 +61,7 @@ grep -E "spill|stack frame" "$RES/build.log" | sort -u | head -20 > "$RES/ptxas.
 grep -E "mlaspec: (CUDA|NCCL)" "$RES/build.log" | sed 's/^-- //' | tee -a "$RES/gpu.txt"
 
 tests_result="skipped"
+dcp_result="skipped"
 if ((!skip_tests)); then
   log "GPU tests (ctest -L gpu)"
   if ctest --test-dir build-gpu -L gpu --output-on-failure -j1 > "$RES/gpu-tests.log" 2>&1; then
@@ -71,6 +72,23 @@ if ((!skip_tests)); then
   fi
   tail -5 "$RES/gpu-tests.log"
   grep -E "Failed|\*\*\*Failed|FAILED" "$RES/gpu-tests.log" | head -20
+  # Decode context parallelism through NCCL: every world size this machine has GPUs for, at
+  # PERF.md's DCP sizes (B=1, H=16, q_len=8, S = 1M and 4M), rank 0 checking bitwise equality with
+  # the deterministic one-GPU call at 1M.
+  gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || echo 1)
+  log "DCP over NCCL (${gpus} GPU(s))"
+  dcp_result="pass"
+  for w in 1 2 4 8; do
+    ((w <= gpus)) || continue
+    for S in 1048576 4194304; do
+      chk=(); ((S == 1048576)) && chk=(--check)
+      if ! NCCL_NVLS_ENABLE=0 build-gpu/mlaspec dcp --world $w -S $S "${chk[@]}" >> "$RES/dcp.txt" 2>&1; then
+        dcp_result="FAIL"
+        status=1
+      fi
+    done
+  done
+  tail -20 "$RES/dcp.txt"
   if command -v compute-sanitizer >/dev/null; then
     for tool in memcheck racecheck; do
       log "compute-sanitizer $tool (small sweep)"
@@ -121,6 +139,8 @@ echo
 echo "================ gpu-check summary ================"
 echo "GPU:   $(tail -n +2 "$RES/gpu.txt" | head -1)"
 echo "tests: $tests_result"
+echo "dcp:   $dcp_result"
+[[ -f "$RES/dcp.txt" ]] && grep -E '^\| [0-9]' "$RES/dcp.txt" | sed 's/^/  /'
 echo "build: $(grep -h "mlaspec: NCCL" "$RES/gpu.txt" 2>/dev/null | head -1)"
 [[ -s "$RES/ptxas.txt" ]] && { echo "ptxas:"; sed 's/^/  /' "$RES/ptxas.txt" | head -8; }
 if [[ -f "$RES/calibration.md" ]]; then

@@ -12,5 +12,6 @@ namespace mlaspec::tools {
 void add_bench_command(CLI::App& app);
 void add_inspect_command(CLI::App& app);
 void add_calibrate_command(CLI::App& app);
+void add_dcp_command(CLI::App& app);
 
 }  // namespace mlaspec::tools
