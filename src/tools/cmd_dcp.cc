@@ -249,23 +249,15 @@ void add_dcp_command(CLI::App& app) {
                 "Rank 0 also computes the one-GPU deterministic result and compares bitwise");
   cmd->add_option("--rank", cli->rank, "(internal) this process's rank")->group("");
   cmd->add_option("--nccl-id", cli->nccl_id, "(internal) NCCL unique id")->group("");
-  cmd->callback([cli, cmd] {
+  cmd->callback([cli] {
     if (cli->rank < 0) {
-      // Forward the user's options to the children.
-      std::vector<std::string> tail;
-      for (const auto* opt : cmd->get_options()) {
-        if (opt->count() == 0 || opt->get_group().empty()) continue;
-        const std::string name = opt->get_name(false, true);
-        if (name == "--help" || name.empty()) continue;
-        if (opt->get_type_size() == 0) {
-          tail.push_back(opt->get_lnames().empty() ? name : "--" + opt->get_lnames()[0]);
-        } else {
-          for (const auto& v : opt->results()) {
-            tail.push_back("--" + opt->get_lnames()[0]);
-            tail.push_back(v);
-          }
-        }
-      }
+      // The children get the same problem options, then their rank and the NCCL id.
+      std::vector<std::string> tail = {"--world", std::to_string(cli->world), "--batch",
+                                       std::to_string(cli->batch), "--heads", std::to_string(cli->heads),
+                                       "--q-len", std::to_string(cli->q_len), "--seq-len",
+                                       std::to_string(cli->seq_len), "--kv", cli->kv, "--chunk",
+                                       std::to_string(cli->chunk), "--reps", std::to_string(cli->reps)};
+      if (cli->check) tail.push_back("--check");
       run_parent(*cli, tail);
       return;
     }
