@@ -240,19 +240,15 @@ __device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
   return r;
 }
 
-// Two fp8 e4m3 codes (low byte first) -> two bf16, exactly, with integer ops and one bf16x2
-// multiply instead of quarter-rate conversions. An e4m3 code's 7 magnitude bits (eeee mmm), placed
-// in a bf16's exponent/mantissa fields (bits 4..10), read as the code's value times 2^-120 for
-// normal (e > 0) and subnormal (e = 0) codes alike; multiplying by 2^120 is then exact (bf16
-// arithmetic keeps subnormal inputs). NaN codes (0x7f / 0xff) are mapped to a bf16 NaN first.
+// Two fp8 e4m3 codes (low byte first) -> two bf16, exactly: every e4m3 value is an f16 and a bf16.
 __device__ __forceinline__ uint32_t fp8x2_to_bf16x2(uint16_t codes) {
-  // [b1 b0] -> 16-bit halves (b0 << 8, b1 << 8): each code's sign lands on the bf16 sign bit.
-  const uint32_t z = __byte_perm(static_cast<uint32_t>(codes), 0u, 0x1404);
-  uint32_t bits = (z & 0x80008000u) | ((z >> 4) & 0x07f007f0u);
-  bits |= __vcmpeq2(z & 0x7f007f00u, 0x7f007f00u) & 0x7fc07fc0u;
-  uint32_t r;
-  asm("mul.rn.bf16x2 %0, %1, %2;" : "=r"(r) : "r"(bits), "r"(0x7B807B80u));  // x 2^120
-  return r;
+  uint32_t h2;
+  asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h2) : "h"(codes));
+  float lo, hi;
+  asm("{\n\t.reg .f16 l, h;\n\tmov.b32 {l, h}, %2;\n\tcvt.f32.f16 %0, l;\n\tcvt.f32.f16 %1, h;\n\t}"
+      : "=f"(lo), "=f"(hi)
+      : "r"(h2));
+  return pack_bf16x2(lo, hi);
 }
 
 }  // namespace mlaspec::attn::cuda::ptx
