@@ -169,7 +169,7 @@ Status check_rows(const attn::VerifyArgs& host_args, const std::vector<uint16_t>
   std::vector<double> lse_errs(sample.size(), 0.0);
   parallel_for(0, static_cast<int64_t>(sample.size()), [&](int64_t k) {
     const int64_t r = sample[k];
-    const int64_t h = r % c.num_heads, i = (r / c.num_heads) % c.q_len, b = r / (c.num_heads * c.q_len);
+    const int64_t h = r % c.num_heads, i = (r / c.num_heads) % c.q_len, b = r / (int64_t{c.num_heads} * c.q_len);
     float ref[attn::kHeadDimV];
     const float ref_lse = attn::cpu_verify_row(host_args, b, i, h, ref);
     double num = 0, den = 0;

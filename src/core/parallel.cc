@@ -41,7 +41,7 @@ void parallel_for(int64_t begin, int64_t end, const std::function<void(int64_t)>
     return;
   }
   // Dynamic chunks balance uneven work (ragged sequence lengths).
-  const int64_t chunk = std::max<int64_t>(1, n / (workers * 8));
+  const int64_t chunk = std::max<int64_t>(1, n / (int64_t{workers} * 8));
   std::atomic<int64_t> next{begin};
   std::exception_ptr error;
   std::mutex error_mu;

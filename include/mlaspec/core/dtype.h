@@ -32,7 +32,7 @@ constexpr int dtype_size(DType t) {
   switch (t) {
     case DType::kBF16: return 2;
     case DType::kFP8E4M3: return 1;
-    case DType::kF32: return 4;
+    case DType::kF32:
     case DType::kI32: return 4;
   }
   return 0;
