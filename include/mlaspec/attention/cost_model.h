@@ -39,7 +39,9 @@ namespace mlaspec::attn {
 
 // How a backend's main pass reads the KV cache; decides the KV-bytes term.
 enum class KvReadPattern : uint8_t {
-  kOncePerRequest,     // fold: one pass serves all q_len*H rows of a request
+  kOncePerRequest,     // fold: one pass serves all q_len*H rows of a request (the CUDA fold
+                       // kernel shares a pass across at most 128 rows; beyond, the extra passes
+                       // are a constant factor per (H, q_len) entry, absorbed by its us_per_mb)
   kOncePerQueryToken,  // rowwise: one pass per query token, q_len passes per request
 };
 std::string_view kv_read_pattern_name(KvReadPattern p);
