@@ -6,6 +6,7 @@
 
 #include <cuda_runtime.h>
 
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -46,6 +47,7 @@ Result2 one_gpu(testing::Problem& p) {
   Buffer q = upload(p.q), kv = upload(p.kv), bt = upload(p.block_table), sl = upload(p.seq_lens);
   Buffer out(p.out_elems() * 2, Device::kCUDA), lse(p.lse_elems() * 4, Device::kCUDA);
   throw_if_error(out.fill_bytes(0xff));
+  throw_if_error(lse.fill_bytes(0xff));
   VerifyArgs a = p.host_args(TensorView(), TensorView());
   a.block_table_host = a.block_table;
   a.seq_lens_host = a.seq_lens;
@@ -122,6 +124,10 @@ TEST(DcpCuda, SimulatedRanksMatchDeterministicOneGpuBitwise) {
     s.seed = 17;
     testing::Problem p = testing::make_problem(s);
     const Result2 ref = one_gpu(p);
+    // The reference's outputs were poisoned (0xff = NaN): every element must have been written,
+    // or a bitwise comparison of two unwritten buffers would pass.
+    for (uint16_t v : ref.out) ASSERT_TRUE(std::isfinite(bf16_bits_to_float(v)));
+    for (float v : ref.lse) ASSERT_TRUE(std::isfinite(v));
     for (int world : {1, 2, 3, 8}) {
       SCOPED_TRACE("world " + std::to_string(world) + " kv " + std::string(dtype_name(kv)));
       const Result2 got = simulated_ranks(p, world);
