@@ -3,22 +3,35 @@
 //
 // One CTA = one split (a KV range of one request) x one tile of up to 64 query rows.
 //   fold:    the request's rows r = i*H + h tiled by 64; the row tiles of one split form a thread-
-//            block cluster and every KV tile is fetched from HBM once: each CTA issues the TMA boxes
-//            of its share and multicasts them to the whole cluster.
+//            block cluster and every KV tile is fetched from HBM once: each CTA issues the TMA
+//            boxes of its share and multicasts them to the whole cluster.
 //   rowwise: each query token's H rows tiled by 64, one CTA per tile, no cluster.
 // Warpgroup 2 is the producer (one warp issues copies into a 2-stage ring guarded by full/empty
-// mbarriers; setmaxnreg hands its registers to the consumers). Warpgroups 0 and 1 consume: WG k
-// computes S = Q K^T for all 64 rows and keys 32k..32k+31 (wgmma m64n32k16, A = Q and B = K from
-// shared memory), the two halves exchange row maxima, each writes its half of P (bf16) to shared
-// memory, and WG k computes O[:, 256k..256k+255] += P V (wgmma m64n256k16, V MN-major).
+// mbarriers; setmaxnreg hands its registers to the consumers). Warpgroups 0 and 1 consume, WG k
+// owning O[:, 256k..256k+255] (wgmma m64n256k16 for P V, V MN-major):
+//   bf16 (ping-pong): KV tiles go in pairs (t0, t1) = stages (0, 1). WG0 computes S = Q K^T for
+//     all 64 keys of t0 (wgmma m64n64k16), its softmax and P, while WG1 does the same for t1; the
+//     running max passes WG0 -> WG1 -> WG0 through shared memory (mbarrier handoffs), and each
+//     WG accumulates P0 V0 and P1 V1 into its column half. P of a tile is written over the tile's
+//     rope block (columns 512..575: read by Q K^T only, dead once S is computed), so the pair
+//     needs no extra shared memory. bf16 stages have one full barrier per column block: Q K^T
+//     starts on the first block while the rest of the tile is still landing.
+//   fp8 (serial): both WGs compute S for their 32 keys of the tile (wgmma m64n32k16), exchange row
+//     maxima, write their half of P to a P tile, then both run P V. (The dequantised bf16 tile
+//     leaves no room for a second tile in flight.)
 //
 // Shared-memory tiles use the 128B-swizzle layout wgmma and TMA agree on: a [64 rows x 576] bf16
 // tile is 9 column blocks of [64 rows x 128 B], 16-byte chunk c of row r stored at chunk c ^ (r%8).
 // bf16 KV lands that way straight from TMA; fp8 KV arrives as raw rows (bulk copies) and the
 // consumers dequantise it (exactly) into the swizzled bf16 tile.
 //
-// Bitwise contract: a row's arithmetic depends only on key positions,
-// masked tiles are exact no-ops, so fold == rowwise and verify row i == the decode call.
+// Bitwise contract: a row's arithmetic depends only on key positions (which warpgroup computes
+// a tile depends on its position in the split, never on the batch), masked tiles are exact
+// no-ops, so fold == rowwise and verify row i == the decode call.
+//
+// Barrier scopes: waits acquire at CTA scope (consumers read only shared memory, which the copies'
+// complete_tx makes visible); bf16 slots are released with relaxed arrivals (their reads were
+// wgmma operand reads that wgmma.wait_group already completed). docs/perf/NOTES.md v5-v9.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -48,18 +61,26 @@ struct Sm90Traits {
   static constexpr int PRODUCER_REGS = 40;
   static constexpr int CONSUMER_REGS = 232;
 
-  static constexpr int COL_BLOCKS = D_QK / 64;          // 9 blocks of 64 bf16 = 128 B
-  static constexpr int BLOCK_BYTES = BLOCK_M * 128;     // one [64 x 128 B] swizzled block
+  static constexpr int COL_BLOCKS = D_QK / 64;       // 9 blocks of 64 bf16 = 128 B
+  static constexpr int BLOCK_BYTES = BLOCK_M * 128;  // one [64 x 128 B] swizzled block
   static constexpr int TILE_BYTES = COL_BLOCKS * BLOCK_BYTES;
-  static constexpr int RAW_ROW_BYTES = D_QK;            // fp8 raw rows, unpadded
-  static constexpr int SEG_ROWS = 8;                    // fp8 rows per bulk copy
+  static constexpr int RAW_ROW_BYTES = D_QK;  // fp8 raw rows, unpadded
+  static constexpr int SEG_ROWS = 8;          // fp8 rows per bulk copy
   static constexpr int GLOBAL_ROW_BYTES = D_QK * static_cast<int>(sizeof(KvT));
 
   static constexpr int Q_BYTES = TILE_BYTES;
   static constexpr int STAGE_BYTES = kFp8 ? BLOCK_N * RAW_ROW_BYTES : TILE_BYTES;
   static constexpr int KVBF_BYTES = kFp8 ? TILE_BYTES : 0;
-  static constexpr int P_BYTES = BLOCK_BYTES;  // 64 rows x 64 keys bf16, swizzled
-  static constexpr int RED_BYTES = 2 * BLOCK_M * 4;
+  // fp8: 64 rows x 64 keys bf16, swizzled. bf16 keeps P in the stage's rope block (ROPE_OFF).
+  static constexpr int P_BYTES = kFp8 ? BLOCK_BYTES : 0;
+  static constexpr int ROPE_OFF = (COL_BLOCKS - 1) * BLOCK_BYTES;
+  // fp8: per-row floats [2][64] each, max exchange (RED_MAX) and denominator shares (RED_L).
+  // bf16: the ping-pong handoff slots, float4 {running max, rescale factor, row sum of P, -}
+  // [2][64] from the start of the area, then the final denominator [64] (RED_LF floats in).
+  static constexpr int RED_MAX = 0, RED_L = 2 * BLOCK_M, RED_LF = 2 * BLOCK_M * 4;
+  static constexpr int RED_BYTES = kFp8 ? 4 * BLOCK_M * 4 : 2 * BLOCK_M * 16 + BLOCK_M * 4;
+  // Full barriers per stage: bf16 one per column block (TMA boxes land block by block), fp8 one.
+  static constexpr int FULL_BARS = kFp8 ? 1 : COL_BLOCKS;
 
   static constexpr int OFF_Q = 0;
   static constexpr int OFF_STAGE = OFF_Q + Q_BYTES;
@@ -68,7 +89,9 @@ struct Sm90Traits {
   static constexpr int OFF_RED = OFF_P + P_BYTES;
   static constexpr int OFF_BAR = OFF_RED + RED_BYTES;
   // +1024: the dynamic shared-memory base is aligned up to 1024 B at run time (swizzle atoms).
-  static constexpr int SMEM_BYTES = OFF_BAR + 2 * STAGES * 8 + 1024;
+  // Barriers: full [STAGES][FULL_BARS], empty [STAGES], bf16 handoffs [2].
+  static constexpr int NUM_BARS = STAGES * FULL_BARS + STAGES + 2;
+  static constexpr int SMEM_BYTES = OFF_BAR + NUM_BARS * 8 + 1024;
 
   static_assert(SMEM_BYTES <= 227 * 1024, "verify kernel exceeds Hopper's 227 KB per block");
   static_assert(OFF_STAGE % 1024 == 0 && STAGE_BYTES % 1024 == 0 && OFF_KVBF % 1024 == 0 &&
@@ -80,6 +103,9 @@ struct Sm90Traits {
   static_assert(BLOCK_N % PAGE_SIZE == 0 && PAGE_SIZE % SEG_ROWS == 0 && PAGE_SIZE <= 256,
                 "a KV tile covers whole pages; a TMA box is one page (<= 256 rows)");
   static_assert(D_QK % 64 == 0 && D_V == 512, "9 column blocks for Q K^T; 2 x 256 columns for P V");
+  static_assert(D_QK - D_V == 64 && BLOCK_N * 2 == 128,
+                "P (64 rows x 64 keys bf16) must fit the rope block it overwrites");
+  static_assert(STAGES == 2, "the bf16 ping-pong maps a tile pair onto stages 0 and 1");
   static_assert(PRODUCER_REGS * 128 + CONSUMER_REGS * NUM_CONSUMER_THREADS <= 65536);
   static_assert(CommonTraits::kMaxSeqLen <= (int64_t{1} << 30), "key positions are int32");
 };
@@ -118,22 +144,179 @@ __device__ __forceinline__ void tile_rows(const VerifyParams& p, int tile, int* 
   }
 }
 
+// Releases a bf16 stage to the producers of every CTA in the cluster: one arrival per consumer
+// warp, after the warp's wgmma reads of it completed (wgmma_wait), so a relaxed arrival suffices.
+__device__ __forceinline__ void release_stage(uint64_t* empty_bar, uint32_t n_cta, int lane) {
+  __syncwarp();
+  if (lane == 0) {
+    for (uint32_t r = 0; r < n_cta; ++r) ptx::mbar_arrive_cluster</*kRelease=*/false>(empty_bar, r);
+  }
+}
+
+// S[64 rows x 64 keys] = Q K^T over the 9 column blocks of a bf16 stage, each block's wgmmas
+// issued as soon as its TMA boxes have landed (full[blk], phase). Committed as one group.
+template <typename KT>
+__device__ __forceinline__ void issue_qk64(float (&sf)[32], uint32_t sQ_addr, uint32_t sK_addr,
+                                           uint64_t* full, uint32_t phase) {
+  const uint64_t desc_q = ptx::gmma_desc_sw128(sQ_addr, 16, 1024);
+  const uint64_t desc_k = ptx::gmma_desc_sw128(sK_addr, 16, 1024);
+#pragma unroll
+  for (int blk = 0; blk < KT::COL_BLOCKS; ++blk) {
+    ptx::mbar_wait(&full[blk], phase);
+    // After the wait loop (control flow) the accumulators must be fenced again; ptxas would
+    // otherwise insert the same fence itself (C7519).
+    ptx::wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {
+      // 32-byte step inside the 128-byte swizzled row (descriptor units of 16 B).
+      const uint64_t off = static_cast<uint64_t>((blk * KT::BLOCK_BYTES + kk * 32) >> 4);
+      ptx::wgmma_m64n64k16_ss(sf, desc_q + off, desc_k + off, (blk | kk) != 0 ? 1 : 0);
+    }
+  }
+  ptx::wgmma_commit();
+}
+
+// O[:, this WG's 256 columns] += P V for one 64-key tile: P a swizzled [64 x 64] bf16 block, V the
+// tile's 4 column blocks starting at sV_addr (LBO = block stride, SBO = 8 keys).
+template <typename KT>
+__device__ __forceinline__ void issue_pv(float (&acc)[128], uint32_t sP_addr, uint32_t sV_addr) {
+  const uint64_t desc_p = ptx::gmma_desc_sw128(sP_addr, 16, 1024);
+  const uint64_t desc_v = ptx::gmma_desc_sw128(sV_addr, KT::BLOCK_BYTES, 1024);
+  ptx::wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < KT::BLOCK_N / 16; ++kk) {
+    ptx::wgmma_m64n256k16_ss_tb(acc, desc_p + ((kk * 32) >> 4), desc_v + ((kk * 16 * 128) >> 4), 1);
+  }
+  ptx::wgmma_commit();
+}
+
+// Online softmax over one tile, in two steps so that the fp8 path can exchange row maxima between
+// its warpgroups in between. This thread holds rows r_loc[0..1] and keys key0 + 8j + 2t + {0,1},
+// j < NJ (sf[4j + e]: row e >> 1, key + (e & 1)).
+// Step 1: masks keys past each row's last visible key, scales to the log2 domain in place, and
+// returns the rows' maxima over these keys (reduced over the row's 4 threads).
+template <int NJ>
+__device__ __forceinline__ void mask_rowmax(float (&sf)[4 * NJ], int key0, int t,
+                                            const int (&vis)[2], float score_scale_log2,
+                                            float (&mx)[2]) {
+  mx[0] = mx[1] = -INFINITY;
+#pragma unroll
+  for (int j = 0; j < NJ; ++j) {
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int key = key0 + j * 8 + 2 * t + (e & 1);
+      const float x = key <= vis[e >> 1] ? sf[4 * j + e] * score_scale_log2 : -INFINITY;
+      sf[4 * j + e] = x;
+      mx[e >> 1] = fmaxf(mx[e >> 1], x);
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < 2; ++k) {
+    mx[k] = fmaxf(mx[k], __shfl_xor_sync(0xffffffffu, mx[k], 1));
+    mx[k] = fmaxf(mx[k], __shfl_xor_sync(0xffffffffu, mx[k], 2));
+  }
+}
+
+// Step 2: with the tile's row maxima m_tile, turns S into P = 2^(s - m_new) in place. m: the
+// running max before the tile on entry, after it on return; scale: 2^(m_old - m_new), exactly 1
+// when the max did not move (masked tiles are exact no-ops); sum: the rows' sums of P over these
+// keys, reduced over the row's 4 threads in a fixed order.
+template <int NJ>
+__device__ __forceinline__ void exp_rows(float (&sf)[4 * NJ], const float (&m_tile)[2],
+                                         float (&m)[2], float (&scale)[2], float (&sum)[2]) {
+#pragma unroll
+  for (int k = 0; k < 2; ++k) {
+    const float m_new = fmaxf(m[k], m_tile[k]);
+    // A row that has seen no key yet keeps m = -inf: subtract 0 so p = ex2(-inf) = 0, not NaN.
+    const float m_use = m_new == -INFINITY ? 0.f : m_new;
+    scale[k] = m[k] == m_new ? 1.f : ptx::ex2(m[k] - m_use);
+    m[k] = m_new;
+    float s = 0.f;
+#pragma unroll
+    for (int j = 0; j < NJ; ++j) {
+      sf[4 * j + 2 * k] = ptx::ex2(sf[4 * j + 2 * k] - m_use);
+      sf[4 * j + 2 * k + 1] = ptx::ex2(sf[4 * j + 2 * k + 1] - m_use);
+      s += sf[4 * j + 2 * k];
+      s += sf[4 * j + 2 * k + 1];
+    }
+    s += __shfl_xor_sync(0xffffffffu, s, 1);
+    s += __shfl_xor_sync(0xffffffffu, s, 2);
+    sum[k] = s;
+  }
+}
+
+// Both steps for a 64-key tile held by one warpgroup (bf16 ping-pong).
+__device__ __forceinline__ void softmax_tile64(float (&sf)[32], int key0, int t,
+                                               const int (&vis)[2], float score_scale_log2,
+                                               float (&m)[2], float (&scale)[2], float (&sum)[2]) {
+  float mx[2];
+  mask_rowmax<8>(sf, key0, t, vis, score_scale_log2, mx);
+  exp_rows<8>(sf, mx, m, scale, sum);
+}
+
+// P (bf16) -> a swizzled [64 rows x 64 keys] block, then the fence that lets wgmma read it.
+__device__ __forceinline__ void store_p64(uint8_t* sP, const float (&sf)[32], const int (&r_loc)[2],
+                                          int t) {
+#pragma unroll
+  for (int j = 0; j < 8; ++j) {
+#pragma unroll
+    for (int k = 0; k < 2; ++k) {
+      *reinterpret_cast<uint32_t*>(sP + sw128(r_loc[k], j) + t * 4) =
+          ptx::pack_bf16x2(sf[4 * j + 2 * k], sf[4 * j + 2 * k + 1]);
+    }
+  }
+  ptx::fence_proxy_async_smem();
+}
+
+// acc *= scale per row; skipped when no row of the warp changed its max (x * 1 == x exactly).
+__device__ __forceinline__ void rescale_acc(float (&acc)[128], const float (&scale)[2]) {
+  if (!__any_sync(0xffffffffu, scale[0] != 1.f || scale[1] != 1.f)) return;
+#pragma unroll
+  for (int n = 0; n < 32; ++n) {
+    acc[4 * n + 0] *= scale[0];
+    acc[4 * n + 1] *= scale[0];
+    acc[4 * n + 2] *= scale[1];
+    acc[4 * n + 3] *= scale[1];
+  }
+}
+
+// The last tile of a split may end inside a page: rows valid..63 hold whatever the page held (or
+// nothing) and must be zero before P V reads them (0 * NaN is NaN). Run by the warpgroup that
+// owns the tile (128 threads, named barrier `bar`) before its Q K^T; the other warpgroup reads the
+// tile only after the P handoff that follows.
+template <typename KT>
+__device__ __forceinline__ void zero_tail_rows(uint8_t* stage, uint64_t* full, uint32_t phase,
+                                               int valid, int wg_tid, uint32_t bar) {
+  for (int blk = 0; blk < KT::COL_BLOCKS; ++blk) ptx::mbar_wait(&full[blk], phase);
+  constexpr int CHUNKS = KT::COL_BLOCKS * 8;
+  for (int c = wg_tid; c < (KT::BLOCK_N - valid) * CHUNKS; c += 128) {
+    const int row = valid + c / CHUNKS, col = c % CHUNKS;
+    *reinterpret_cast<uint4*>(stage + (col >> 3) * KT::BLOCK_BYTES + row * 128 + (col & 7) * 16) =
+        make_uint4(0, 0, 0, 0);
+  }
+  ptx::fence_proxy_async_smem();
+  ptx::named_bar_sync(bar, 128);
+}
+
 }  // namespace sm90
 
 template <typename KT>
 __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
     verify_kernel_sm90(const __grid_constant__ VerifyParams p) {
   extern __shared__ uint8_t smem_raw[];
-  uint8_t* smem = reinterpret_cast<uint8_t*>(
-      (reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~static_cast<uintptr_t>(1023));
+  uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) &
+                                             ~static_cast<uintptr_t>(1023));
   uint8_t* sQ = smem + KT::OFF_Q;
   uint8_t* sStage = smem + KT::OFF_STAGE;
   uint8_t* sP = smem + KT::OFF_P;
   float* sRed = reinterpret_cast<float*>(smem + KT::OFF_RED);
-  uint64_t* full_bar = reinterpret_cast<uint64_t*>(smem + KT::OFF_BAR);
-  uint64_t* empty_bar = full_bar + KT::STAGES;
+  uint64_t* full_bar = reinterpret_cast<uint64_t*>(smem + KT::OFF_BAR);  // [STAGES][FULL_BARS]
+  uint64_t* empty_bar = full_bar + KT::STAGES * KT::FULL_BARS;
+  uint64_t* hand_bar = empty_bar + KT::STAGES;  // bf16 ping-pong handoffs WG0 -> WG1, WG1 -> WG0
 
-  const int warp = threadIdx.x / 32;
+  // Broadcast from lane 0 so the compiler knows it is warp-uniform: wgmma issued under a branch
+  // on it would otherwise be serialised (ptxas C7518/C7520).
+  const int warp = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 32), 0);
   const int lane = threadIdx.x % 32;
   const uint32_t cta_rank = ptx::cluster_ctarank();
   const uint32_t n_cta = ptx::cluster_nctarank();
@@ -175,12 +358,16 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < KT::STAGES; ++s) {
-      ptx::mbar_init(&full_bar[s], 1);
+      for (int blk = 0; blk < KT::FULL_BARS; ++blk)
+        ptx::mbar_init(&full_bar[s * KT::FULL_BARS + blk], 1);
       // bf16: one arrival per consumer warp (its reads are wgmma's, complete at wait_group);
       // fp8: one per consumer thread, since each thread's own generic reads of the raw stage are
       // what the release must order.
-      ptx::mbar_init(&empty_bar[s], n_cta * (KT::kFp8 ? KT::NUM_CONSUMER_THREADS : KT::NUM_CONSUMER_WARPS));
+      ptx::mbar_init(&empty_bar[s],
+                     n_cta * (KT::kFp8 ? KT::NUM_CONSUMER_THREADS : KT::NUM_CONSUMER_WARPS));
     }
+    // Every thread of the handing-over warpgroup arrives (each releases its own writes).
+    for (int h = 0; h < 2; ++h) ptx::mbar_init(&hand_bar[h], 128);
     ptx::fence_mbar_init();
   }
   // Peers multicast into this CTA's stages and arrive on its barriers: they must see the inits.
@@ -194,41 +381,63 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
     for (int it = 0; it < (warp == KT::PRODUCER_WARP ? n_tiles : 0); ++it) {
       const int s = it % KT::STAGES;
       const uint32_t phase = (it / KT::STAGES) & 1;
-      // Every consumer warp of every CTA in the cluster must have released this slot.
-      ptx::mbar_wait(&empty_bar[s], phase ^ 1);
       const int key0 = kv_begin + it * KT::BLOCK_N;
       const int valid = min(KT::BLOCK_N, seq_len - key0);
       uint8_t* stage = sStage + s * KT::STAGE_BYTES;
+      // This lane's page ids for the tile, read before the slot wait so the block-table load is
+      // off the copy's critical path. bf16: copy q = lane + 32k is page (q / 9) of the tile; fp8:
+      // segment lane (8 rows) lies in one page.
+      int32_t page_of[2] = {0, 0};
+      if constexpr (!KT::kFp8) {
+        const int pages = (valid + KT::PAGE_SIZE - 1) / KT::PAGE_SIZE;
+        for (int k = 0; k < 2; ++k) {
+          const int q = lane + 32 * k;
+          if (q < pages * KT::COL_BLOCKS)
+            page_of[k] = __ldg(&bt[key0 / KT::PAGE_SIZE + q / KT::COL_BLOCKS]);
+        }
+      } else {
+        if (lane * KT::SEG_ROWS < valid)
+          page_of[0] = __ldg(&bt[(key0 + lane * KT::SEG_ROWS) / KT::PAGE_SIZE]);
+      }
+      // Every consumer warp of every CTA in the cluster must have released this slot.
+      ptx::mbar_wait(&empty_bar[s], phase ^ 1);
       if constexpr (!KT::kFp8) {
         // Whole pages only (a page past seq_len may not exist); rows of the last page past
         // seq_len arrive too and are zeroed by the consumers.
         const int pages = (valid + KT::PAGE_SIZE - 1) / KT::PAGE_SIZE;
-        if (lane == 0) {
-          ptx::mbar_arrive_expect_tx(&full_bar[s], pages * KT::COL_BLOCKS * KT::PAGE_SIZE * 128);
+        static_assert(KT::kFp8 || (KT::BLOCK_N / KT::PAGE_SIZE) * KT::COL_BLOCKS <= 64,
+                      "two copies per producer lane");
+        if (lane < KT::COL_BLOCKS) {
+          // Every CTA of the cluster receives every box of the block (multicast).
+          ptx::mbar_arrive_expect_tx(&full_bar[s * KT::FULL_BARS + lane],
+                                     pages * KT::PAGE_SIZE * 128);
         }
         __syncwarp();
-        for (int q = lane; q < pages * KT::COL_BLOCKS; q += 32) {
-          if (static_cast<uint32_t>(q) % n_cta != cta_rank) continue;
+#pragma unroll
+        for (int k = 0; k < 2; ++k) {
+          const int q = lane + 32 * k;
+          if (q >= pages * KT::COL_BLOCKS || static_cast<uint32_t>(q) % n_cta != cta_rank) continue;
           const int j = q / KT::COL_BLOCKS, blk = q % KT::COL_BLOCKS;
-          const int page = bt[key0 / KT::PAGE_SIZE + j];
+          const int page = page_of[k];
           uint8_t* dst = stage + blk * KT::BLOCK_BYTES + j * KT::PAGE_SIZE * 128;
+          uint64_t* bar = &full_bar[s * KT::FULL_BARS + blk];
           if (n_cta == 1) {
-            ptx::tma_load_2d(dst, p.kv_tmap, blk * 64, page * KT::PAGE_SIZE, &full_bar[s]);
+            ptx::tma_load_2d(dst, p.kv_tmap, blk * 64, page * KT::PAGE_SIZE, bar);
           } else {
-            ptx::tma_load_2d_multicast(dst, p.kv_tmap, blk * 64, page * KT::PAGE_SIZE,
-                                       &full_bar[s], mcast_mask);
+            ptx::tma_load_2d_multicast(dst, p.kv_tmap, blk * 64, page * KT::PAGE_SIZE, bar,
+                                       mcast_mask);
           }
         }
       } else {
         const auto* kv = static_cast<const uint8_t*>(p.kv);
         if (lane == 0) ptx::mbar_arrive_expect_tx(&full_bar[s], valid * KT::GLOBAL_ROW_BYTES);
         __syncwarp();
-        for (int seg = lane; seg < KT::BLOCK_N / KT::SEG_ROWS; seg += 32) {
-          const int r0 = seg * KT::SEG_ROWS;
-          if (static_cast<uint32_t>(seg) % n_cta != cta_rank || r0 >= valid) continue;
+        static_assert(KT::BLOCK_N / KT::SEG_ROWS <= 32, "one segment per producer lane");
+        const int seg = lane, r0 = seg * KT::SEG_ROWS;
+        if (r0 < valid && static_cast<uint32_t>(seg) % n_cta == cta_rank) {
           const int nr = min(KT::SEG_ROWS, valid - r0);
           const int key = key0 + r0;
-          const int64_t page = bt[key / KT::PAGE_SIZE];
+          const int64_t page = page_of[0];
           const uint8_t* src = kv + (page * KT::PAGE_SIZE + key % KT::PAGE_SIZE) * KT::D_QK;
           const uint32_t bytes = nr * KT::GLOBAL_ROW_BYTES;
           if (n_cta == 1) {
@@ -253,16 +462,31 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
     {
       const auto* q = static_cast<const uint16_t*>(p.q);
       constexpr int CHUNKS_PER_ROW = KT::D_QK / 8;
-      for (int c = tid; c < KT::BLOCK_M * CHUNKS_PER_ROW; c += KT::NUM_CONSUMER_THREADS) {
-        const int row = c / CHUNKS_PER_ROW, col = c % CHUNKS_PER_ROW;
-        const int r = row_begin + row;
-        uint4 v = make_uint4(0, 0, 0, 0);
-        if (r < row_end) {
-          const int i = r / p.num_heads, h = r % p.num_heads;
-          const uint16_t* src = q + b * p.q_stride[0] + i * p.q_stride[1] + h * p.q_stride[2];
-          v = __ldg(reinterpret_cast<const uint4*>(src) + col);
+      constexpr int PER_THREAD = KT::BLOCK_M * CHUNKS_PER_ROW / KT::NUM_CONSUMER_THREADS;  // 18
+      constexpr int BATCH = 9;  // loads in flight per thread before their stores
+      static_assert(PER_THREAD % BATCH == 0);
+#pragma unroll
+      for (int b0 = 0; b0 < PER_THREAD; b0 += BATCH) {
+        uint4 v[BATCH];
+#pragma unroll
+        for (int k = 0; k < BATCH; ++k) {
+          const int c = tid + (b0 + k) * KT::NUM_CONSUMER_THREADS;
+          const int row = c / CHUNKS_PER_ROW, col = c % CHUNKS_PER_ROW;
+          const int r = row_begin + row;
+          v[k] = make_uint4(0, 0, 0, 0);
+          if (r < row_end) {
+            const int i = r / p.num_heads, h = r % p.num_heads;
+            const uint16_t* src = q + b * p.q_stride[0] + i * p.q_stride[1] + h * p.q_stride[2];
+            v[k] = __ldg(reinterpret_cast<const uint4*>(src) + col);
+          }
         }
-        *reinterpret_cast<uint4*>(sQ + (col >> 3) * KT::BLOCK_BYTES + sm90::sw128(row, col & 7)) = v;
+#pragma unroll
+        for (int k = 0; k < BATCH; ++k) {
+          const int c = tid + (b0 + k) * KT::NUM_CONSUMER_THREADS;
+          const int row = c / CHUNKS_PER_ROW, col = c % CHUNKS_PER_ROW;
+          *reinterpret_cast<uint4*>(sQ + (col >> 3) * KT::BLOCK_BYTES + sm90::sw128(row, col & 7)) =
+              v[k];
+        }
       }
       // Generic-proxy writes that wgmma (async proxy) reads next.
       ptx::fence_proxy_async_smem();
@@ -278,33 +502,37 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
 #pragma unroll
     for (int n = 0; n < 128; ++n) acc[n] = 0.f;
     float m_run[2] = {-INFINITY, -INFINITY};  // running max of scores, log2 domain
-    float l_run[2] = {0.f, 0.f};              // this warpgroup's share of the denominator
+    float l_run[2] = {0.f, 0.f};  // denominator (fp8: this warpgroup's share; bf16: WG0's total)
+    // Both WGs hold the same m_run after every tile (fp8: exchanged maxima; bf16: handed over).
 
     ptx::named_bar_sync(1, KT::NUM_CONSUMER_THREADS);  // sQ complete
 
     const uint32_t sQ_addr = ptx::smem_addr(sQ);
-    const uint32_t sP_addr = ptx::smem_addr(sP);
 
-    for (int it = 0; it < n_tiles; ++it) {
-      const int s = it % KT::STAGES;
-      const uint32_t phase = (it / KT::STAGES) & 1;
-      const int key0 = kv_begin + it * KT::BLOCK_N;
-      const int valid = min(KT::BLOCK_N, seq_len - key0);
-      ptx::mbar_wait(&full_bar[s], phase);
-      uint8_t* stage = sStage + s * KT::STAGE_BYTES;
+    if constexpr (KT::kFp8) {
+      // ------------------------------------------------ fp8: serial, keys split between the WGs
+      const uint32_t sP_addr = ptx::smem_addr(sP);
+      uint8_t* sKV = smem + KT::OFF_KVBF;
+      const uint32_t sK_addr = ptx::smem_addr(sKV);
+      for (int it = 0; it < n_tiles; ++it) {
+        const int s = it % KT::STAGES;
+        const uint32_t phase = (it / KT::STAGES) & 1;
+        const int key0 = kv_begin + it * KT::BLOCK_N;
+        const int valid = min(KT::BLOCK_N, seq_len - key0);
+        ptx::mbar_wait(&full_bar[s], phase);
+        const uint8_t* stage = sStage + s * KT::STAGE_BYTES;
 
-      uint8_t* sK;
-      if constexpr (KT::kFp8) {
         // Dequantise codes -> swizzled bf16 (exact; kv_scale is folded into the score and output
         // scales). Rows past seq_len were never copied: zero them (0 * NaN would be NaN in P V).
-        uint8_t* sKV = smem + KT::OFF_KVBF;
-        ptx::named_bar_sync(1, KT::NUM_CONSUMER_THREADS);  // previous tile's wgmma reads of sKV done
-        constexpr int CHUNKS_PER_ROW = KT::D_QK / 16;  // 16 codes -> two 16-byte bf16 chunks
+        ptx::named_bar_sync(1,
+                            KT::NUM_CONSUMER_THREADS);  // previous tile's wgmma reads of sKV done
+        constexpr int CHUNKS_PER_ROW = KT::D_QK / 16;   // 16 codes -> two 16-byte bf16 chunks
         for (int c = tid; c < KT::BLOCK_N * CHUNKS_PER_ROW; c += KT::NUM_CONSUMER_THREADS) {
           const int row = c / CHUNKS_PER_ROW, col = c % CHUNKS_PER_ROW;
           uint4 lo = make_uint4(0, 0, 0, 0), hi = make_uint4(0, 0, 0, 0);
           if (row < valid) {
-            const uint4 raw = *reinterpret_cast<const uint4*>(stage + row * KT::RAW_ROW_BYTES + col * 16);
+            const uint4 raw =
+                *reinterpret_cast<const uint4*>(stage + row * KT::RAW_ROW_BYTES + col * 16);
             const uint32_t w[4] = {raw.x, raw.y, raw.z, raw.w};
             uint32_t o[8];
 #pragma unroll
@@ -322,147 +550,189 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
         }
         ptx::fence_proxy_async_smem();
         // The raw slot is free once converted: release it early so the next copy overlaps.
-        for (uint32_t r = 0; r < n_cta; ++r) ptx::mbar_arrive_cluster(&empty_bar[s], r);
+        for (uint32_t r = 0; r < n_cta; ++r)
+          ptx::mbar_arrive_cluster</*kRelease=*/true>(&empty_bar[s], r);
         ptx::named_bar_sync(1, KT::NUM_CONSUMER_THREADS);
-        sK = sKV;
-      } else {
-        if (valid < KT::BLOCK_N) {
-          // Last tile of the request: rows past seq_len hold whatever the page held (or nothing).
-          constexpr int CHUNKS = KT::COL_BLOCKS * 8;
-          for (int c = tid; c < (KT::BLOCK_N - valid) * CHUNKS; c += KT::NUM_CONSUMER_THREADS) {
-            const int row = valid + c / CHUNKS, col = c % CHUNKS;
-            *reinterpret_cast<uint4*>(stage + (col >> 3) * KT::BLOCK_BYTES + row * 128 + (col & 7) * 16) =
-                make_uint4(0, 0, 0, 0);
+
+        // ---- S = Q K^T: all 64 rows, keys 32*kh.. (wgmma m64n32k16 x 36) ----
+        float sf[16];
+        {
+          const uint64_t desc_q = ptx::gmma_desc_sw128(sQ_addr, 16, 1024);
+          const uint64_t desc_k = ptx::gmma_desc_sw128(sK_addr + kh * 32 * 128, 16, 1024);
+          ptx::wgmma_fence();
+#pragma unroll
+          for (int ks = 0; ks < KT::D_QK / 16; ++ks) {
+            const uint64_t off =
+                static_cast<uint64_t>(((ks >> 2) * KT::BLOCK_BYTES + (ks & 3) * 32) >> 4);
+            ptx::wgmma_m64n32k16_ss(sf, desc_q + off, desc_k + off, ks > 0 ? 1 : 0);
           }
-          ptx::fence_proxy_async_smem();
-          ptx::named_bar_sync(1, KT::NUM_CONSUMER_THREADS);
+          ptx::wgmma_commit();
+          ptx::wgmma_wait<0>();
         }
-        sK = stage;
-      }
-      const uint32_t sK_addr = ptx::smem_addr(sK);
 
-      // ---- S = Q K^T: all 64 rows, keys 32*kh.. (wgmma m64n32k16 x 36) ----
-      float sf[16];
-      {
-        const uint64_t desc_q = ptx::gmma_desc_sw128(sQ_addr, 16, 1024);
-        const uint64_t desc_k = ptx::gmma_desc_sw128(sK_addr + kh * 32 * 128, 16, 1024);
-        ptx::wgmma_fence();
-#pragma unroll
-        for (int ks = 0; ks < KT::D_QK / 16; ++ks) {
-          // Column block ks/4, 32-byte step inside the 128-byte swizzled row (descriptor units of 16 B).
-          const uint64_t off = static_cast<uint64_t>(((ks >> 2) * KT::BLOCK_BYTES + (ks & 3) * 32) >> 4);
-          ptx::wgmma_m64n32k16_ss(sf, desc_q + off, desc_k + off, ks > 0 ? 1 : 0);
+        // ---- mask, scale to log2 domain, row max over this warpgroup's 32 keys ----
+        float mx[2];
+        sm90::mask_rowmax<4>(sf, key0 + kh * 32, t, vis, p.score_scale_log2, mx);
+        if (t == 0) {
+          sRed[KT::RED_MAX + kh * 64 + r_loc[0]] = mx[0];
+          sRed[KT::RED_MAX + kh * 64 + r_loc[1]] = mx[1];
         }
-        ptx::wgmma_commit();
-        ptx::wgmma_wait<0>();
-      }
+        ptx::named_bar_sync(1, KT::NUM_CONSUMER_THREADS);
 
-      // ---- mask, scale to log2 domain, row max over this warpgroup's 32 keys ----
-      float mx[2] = {-INFINITY, -INFINITY};
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int key = key0 + kh * 32 + j * 8 + 2 * t + (e & 1);
-          const float x = key <= vis[e >> 1] ? sf[4 * j + e] * p.score_scale_log2 : -INFINITY;
-          sf[4 * j + e] = x;
-          mx[e >> 1] = fmaxf(mx[e >> 1], x);
+        // ---- online softmax update with the tile's max over both halves ----
+        float scale[2], sum[2];
+        for (int k = 0; k < 2; ++k) {
+          mx[k] = fmaxf(sRed[KT::RED_MAX + r_loc[k]], sRed[KT::RED_MAX + 64 + r_loc[k]]);
         }
-      }
-#pragma unroll
-      for (int k = 0; k < 2; ++k) {
-        mx[k] = fmaxf(mx[k], __shfl_xor_sync(0xffffffffu, mx[k], 1));
-        mx[k] = fmaxf(mx[k], __shfl_xor_sync(0xffffffffu, mx[k], 2));
-      }
-      if (t == 0) {
-        sRed[kh * 64 + r_loc[0]] = mx[0];
-        sRed[kh * 64 + r_loc[1]] = mx[1];
-      }
-      ptx::named_bar_sync(1, KT::NUM_CONSUMER_THREADS);
+        sm90::exp_rows<4>(sf, mx, m_run, scale, sum);
+        for (int k = 0; k < 2; ++k) l_run[k] = l_run[k] * scale[k] + sum[k];
 
-      // ---- online softmax update ----
-      float scale[2];
-#pragma unroll
-      for (int k = 0; k < 2; ++k) {
-        const float m_tile = fmaxf(sRed[r_loc[k]], sRed[64 + r_loc[k]]);
-        const float m_new = fmaxf(m_run[k], m_tile);
-        // A row that has seen no key yet keeps m = -inf: subtract 0 so p = ex2(-inf) = 0, not NaN.
-        // An unchanged max rescales by exactly 1: masked tiles are exact no-ops.
-        const float m_use = m_new == -INFINITY ? 0.f : m_new;
-        scale[k] = m_run[k] == m_new ? 1.f : ptx::ex2(m_run[k] - m_use);
-        m_run[k] = m_new;
-        float sum = 0.f;
+          // ---- P (bf16) -> sP (one swizzled [64 x 128 B] block) ----
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
-          sf[4 * j + 2 * k] = ptx::ex2(sf[4 * j + 2 * k] - m_use);
-          sf[4 * j + 2 * k + 1] = ptx::ex2(sf[4 * j + 2 * k + 1] - m_use);
-          sum += sf[4 * j + 2 * k];
-          sum += sf[4 * j + 2 * k + 1];
+#pragma unroll
+          for (int k = 0; k < 2; ++k) {
+            *reinterpret_cast<uint32_t*>(sP + sm90::sw128(r_loc[k], kh * 4 + j) + t * 4) =
+                ptx::pack_bf16x2(sf[4 * j + 2 * k], sf[4 * j + 2 * k + 1]);
+          }
         }
-        sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-        sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-        l_run[k] = l_run[k] * scale[k] + sum;
-      }
+        ptx::fence_proxy_async_smem();
+        sm90::rescale_acc(acc, scale);
+        ptx::named_bar_sync(1, KT::NUM_CONSUMER_THREADS);
 
-      // ---- P (bf16) -> sP (one swizzled [64 x 128 B] block) ----
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-#pragma unroll
-        for (int k = 0; k < 2; ++k) {
-          const int r = r_loc[k];
-          *reinterpret_cast<uint32_t*>(sP + sm90::sw128(r, kh * 4 + j) + t * 4) =
-              ptx::pack_bf16x2(sf[4 * j + 2 * k], sf[4 * j + 2 * k + 1]);
-        }
-      }
-      ptx::fence_proxy_async_smem();
-#pragma unroll
-      for (int n = 0; n < 32; ++n) {
-        acc[4 * n + 0] *= scale[0];
-        acc[4 * n + 1] *= scale[0];
-        acc[4 * n + 2] *= scale[1];
-        acc[4 * n + 3] *= scale[1];
-      }
-      ptx::named_bar_sync(1, KT::NUM_CONSUMER_THREADS);
-
-      // ---- O[:, 256*kh..] += P V (wgmma m64n256k16 x 4, V MN-major) ----
-      {
-        const uint64_t desc_p = ptx::gmma_desc_sw128(sP_addr, 16, 1024);
-        // V = columns 256*kh.. of the tile: 4 column blocks (LBO = block stride) x 8-key groups
-        // (SBO = 1024 B).
-        const uint64_t desc_v =
-            ptx::gmma_desc_sw128(sK_addr + kh * 4 * KT::BLOCK_BYTES, KT::BLOCK_BYTES, 1024);
-        ptx::wgmma_fence();
-#pragma unroll
-        for (int kk = 0; kk < KT::BLOCK_N / 16; ++kk) {
-          ptx::wgmma_m64n256k16_ss_tb(acc, desc_p + ((kk * 32) >> 4), desc_v + ((kk * 16 * 128) >> 4), 1);
-        }
-        ptx::wgmma_commit();
+        // ---- O[:, 256*kh..] += P V (wgmma m64n256k16 x 4, V MN-major) ----
+        sm90::issue_pv<KT>(acc, sP_addr, sK_addr + kh * 4 * KT::BLOCK_BYTES);
         ptx::wgmma_wait<0>();
       }
-      if constexpr (!KT::kFp8) {
-        // Done reading this slot: release it to the producers of every CTA in the cluster.
-        __syncwarp();
-        if (lane == 0) {
-          for (uint32_t r = 0; r < n_cta; ++r) ptx::mbar_arrive_cluster(&empty_bar[s], r);
+    } else {
+      // ------------------------------------------------ bf16: ping-pong over tile pairs
+      // Handoffs (mbarriers, all 128 threads of the handing WG arrive; phase j for pair j):
+      // hand[0] = WG0's tile t0 done (P0 in stage 0's rope block; the running max, rescale
+      // factor and row sums of P in sRed slot 0), hand[1] = WG1's tile t1 done (slot 1). Each WG
+      // reads the other's slot before its own next arrive, so one slot per tile of the pair
+      // suffices. WG0 keeps the denominator (l = l * scale + sum, tile after tile, with WG1's
+      // sums handed over) and hands the total to WG1 after the last pair (hand[0] once more).
+      float4* sHand = reinterpret_cast<float4*>(sRed);  // [2][64] {m, scale, sum, unused}
+      uint8_t* stage0 = sStage;
+      uint8_t* stage1 = sStage + KT::STAGE_BYTES;
+      const uint32_t st0 = ptx::smem_addr(stage0), st1 = ptx::smem_addr(stage1);
+      uint64_t* full0 = &full_bar[0];
+      uint64_t* full1 = &full_bar[KT::FULL_BARS];
+      const int wg_tid = tid & 127;
+      for (int t0 = 0; t0 < n_tiles; t0 += 2) {
+        const bool has1 = t0 + 1 < n_tiles;
+        const uint32_t ph = (t0 >> 1) & 1;  // stage phase = handoff phase = pair parity
+        const int key0 = kv_begin + t0 * KT::BLOCK_N;
+        float sf[32], sc[2], sum[2];
+        if (kh == 0) {
+          if (t0 > 0) {
+            ptx::wgmma_wait<0>();  // this WG's P1 V1 of the previous pair
+            sm90::release_stage(&empty_bar[1], n_cta, lane);
+          }
+          const int valid = min(KT::BLOCK_N, seq_len - key0);
+          if (valid < KT::BLOCK_N) sm90::zero_tail_rows<KT>(stage0, full0, ph, valid, wg_tid, 4);
+          sm90::issue_qk64<KT>(sf, sQ_addr, st0, full0, ph);
+          ptx::wgmma_wait<0>();
+          sm90::softmax_tile64(sf, key0, t, vis, p.score_scale_log2, m_run, sc, sum);
+          sm90::store_p64(stage0 + KT::ROPE_OFF, sf, r_loc, t);
+          if (t == 0) {
+            for (int k = 0; k < 2; ++k) sHand[r_loc[k]] = make_float4(m_run[k], sc[k], sum[k], 0.f);
+          }
+          ptx::mbar_arrive(&hand_bar[0]);
+          sm90::rescale_acc(acc, sc);
+          for (int k = 0; k < 2; ++k) l_run[k] = l_run[k] * sc[k] + sum[k];
+          sm90::issue_pv<KT>(acc, st0 + KT::ROPE_OFF, st0);
+          if (has1) {
+            ptx::mbar_wait(&hand_bar[1], ph);
+            for (int k = 0; k < 2; ++k) {
+              const float4 h = sHand[64 + r_loc[k]];
+              m_run[k] = h.x;
+              sc[k] = h.y;
+              sum[k] = h.z;
+            }
+            ptx::wgmma_wait<0>();
+            sm90::release_stage(&empty_bar[0], n_cta, lane);
+            sm90::rescale_acc(acc, sc);
+            for (int k = 0; k < 2; ++k) l_run[k] = l_run[k] * sc[k] + sum[k];
+            // V columns 0..255 of t1 (WG1 saw them land; this thread's own wait orders its reads).
+            for (int blk = 0; blk < 4; ++blk) ptx::mbar_wait(&full1[blk], ph);
+            sm90::issue_pv<KT>(acc, st1 + KT::ROPE_OFF, st1);
+          } else {
+            ptx::wgmma_wait<0>();
+            sm90::release_stage(&empty_bar[0], n_cta, lane);
+          }
+        } else {
+          if (has1) {
+            const int valid = min(KT::BLOCK_N, seq_len - key0 - KT::BLOCK_N);
+            if (valid < KT::BLOCK_N) sm90::zero_tail_rows<KT>(stage1, full1, ph, valid, wg_tid, 5);
+            sm90::issue_qk64<KT>(sf, sQ_addr, st1, full1, ph);
+          }
+          ptx::mbar_wait(&hand_bar[0], ph);
+          for (int k = 0; k < 2; ++k) m_run[k] = sHand[r_loc[k]].x;
+          ptx::wgmma_wait<0>();  // S of t1
+          if (has1) {
+            // Softmax of t1 runs while WG0's P0 V0 occupies the tensor cores. (It must not run
+            // under this WG's own P V: ptxas serialises every wgmma when registers that a wgmma
+            // accumulated into are rewritten while another wgmma is in flight, C7515.)
+            sm90::softmax_tile64(sf, key0 + KT::BLOCK_N, t, vis, p.score_scale_log2, m_run, sc,
+                                 sum);
+            sm90::store_p64(stage1 + KT::ROPE_OFF, sf, r_loc, t);
+            if (t == 0) {
+              for (int k = 0; k < 2; ++k)
+                sHand[64 + r_loc[k]] = make_float4(m_run[k], sc[k], sum[k], 0.f);
+            }
+          }
+          // The rest of slot 0, read before this WG's arrive below (WG0 rewrites it after that).
+          float sc0[2];
+          for (int k = 0; k < 2; ++k) sc0[k] = sHand[r_loc[k]].y;
+          if (has1) ptx::mbar_arrive(&hand_bar[1]);
+          sm90::rescale_acc(acc, sc0);
+          for (int blk = 4; blk < 8; ++blk) ptx::mbar_wait(&full0[blk], ph);
+          sm90::issue_pv<KT>(acc, st0 + KT::ROPE_OFF, st0 + 4 * KT::BLOCK_BYTES);
+          ptx::wgmma_wait<0>();
+          sm90::release_stage(&empty_bar[0], n_cta, lane);
+          if (has1) {
+            sm90::rescale_acc(acc, sc);
+            sm90::issue_pv<KT>(acc, st1 + KT::ROPE_OFF, st1 + 4 * KT::BLOCK_BYTES);
+            // Stage 1 must be free before the next pair's t1 can land in it.
+            ptx::wgmma_wait<0>();
+            sm90::release_stage(&empty_bar[1], n_cta, lane);
+          }
         }
+      }
+      ptx::wgmma_wait<0>();  // WG0's P1 V1 of the last pair
+      if (kh == 0 && n_tiles > 0 && n_tiles % 2 == 0)
+        sm90::release_stage(&empty_bar[1], n_cta, lane);
+      float* sLf = sRed + KT::RED_LF;
+      if (kh == 0) {
+        if (t == 0) {
+          for (int k = 0; k < 2; ++k) sLf[r_loc[k]] = l_run[k];
+        }
+        ptx::mbar_arrive(&hand_bar[0]);
+      } else {
+        ptx::mbar_wait(&hand_bar[0], ((n_tiles + 1) / 2) & 1);  // hand[0]'s phase after the pairs
+        for (int k = 0; k < 2; ++k) l_run[k] = sLf[r_loc[k]];
       }
     }
 
-    // ---- epilogue: total denominator = both key halves, in a fixed order ----
-    ptx::named_bar_sync(1, KT::NUM_CONSUMER_THREADS);  // sP no longer read
-    float* sL = reinterpret_cast<float*>(sP);
-    if (t == 0) {
-      sL[kh * 64 + r_loc[0]] = l_run[0];
-      sL[kh * 64 + r_loc[1]] = l_run[1];
+    // ---- epilogue: the total denominator (fp8: both warpgroups' shares, in a fixed order) ----
+    float l_tot[2] = {l_run[0], l_run[1]};
+    if constexpr (KT::kFp8) {
+      float* sL = sRed + KT::RED_L;
+      if (t == 0) {
+        sL[kh * 64 + r_loc[0]] = l_run[0];
+        sL[kh * 64 + r_loc[1]] = l_run[1];
+      }
+      ptx::named_bar_sync(1, KT::NUM_CONSUMER_THREADS);
+      for (int k = 0; k < 2; ++k) l_tot[k] = sL[r_loc[k]] + sL[64 + r_loc[k]];
     }
-    ptx::named_bar_sync(1, KT::NUM_CONSUMER_THREADS);
 
     const bool direct = n_splits == 1 && !p.plan.partials_only;
 #pragma unroll
     for (int k = 0; k < 2; ++k) {
       const int r = row_begin + r_loc[k];
       if (r >= row_end) continue;
-      const float l = sL[r_loc[k]] + sL[64 + r_loc[k]];
+      const float l = l_tot[k];
       // A row with no visible key in this split is the merge's neutral element: o = 0, lse = -inf.
       const float inv = l > 0.f ? p.out_scale / l : 0.f;
       const float lse = l > 0.f ? (m_run[k] + log2f(l)) * 0.69314718055994530942f : -INFINITY;
