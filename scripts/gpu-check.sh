@@ -73,8 +73,8 @@ if ((!skip_tests)); then
   tail -5 "$RES/gpu-tests.log"
   grep -E "Failed|\*\*\*Failed|FAILED" "$RES/gpu-tests.log" | head -20
   # Decode context parallelism through NCCL: every world size this machine has GPUs for, at
-  # PERF.md's DCP sizes (B=1, H=16, q_len=8, S = 1M and 4M), rank 0 checking bitwise equality with
-  # the deterministic one-GPU call at 1M.
+  # PERF.md's DCP sizes (B=1, H=16, q_len=8, S = 1M and 4M), both merge modes, rank 0 checking the
+  # result against the deterministic one-GPU call at 1M.
   gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || echo 1)
   log "DCP over NCCL (${gpus} GPU(s))"
   dcp_result="pass"
@@ -82,10 +82,13 @@ if ((!skip_tests)); then
     ((w <= gpus)) || continue
     for S in 1048576 4194304; do
       chk=(); ((S == 1048576)) && chk=(--check)
-      if ! NCCL_NVLS_ENABLE=0 build-gpu/mlaspec dcp --world $w -S $S "${chk[@]}" >> "$RES/dcp.txt" 2>&1; then
-        dcp_result="FAIL"
-        status=1
-      fi
+      # Both merge modes: deterministic (bitwise check) and --premerge (checked to a tolerance).
+      for mode in "" --premerge; do
+        if ! NCCL_NVLS_ENABLE=0 build-gpu/mlaspec dcp --world $w -S $S "${chk[@]}" $mode >> "$RES/dcp.txt" 2>&1; then
+          dcp_result="FAIL"
+          status=1
+        fi
+      done
     done
   done
   tail -20 "$RES/dcp.txt"

@@ -83,6 +83,21 @@ Status rank_partials_cpu(const VerifyArgs& local, const ShardLayout& layout, int
   return Status::Ok();
 }
 
+namespace {
+
+// Local chunk k of a rank's partials: [B, cpr, q_len, H(, 512)] -> the [B, q_len, H(, 512)] view.
+TensorView chunk_view(const TensorView& t, int64_t k) {
+  if (t.ndim() == 5) {
+    return TensorView(t.data_as<float>() + k * t.stride(1), DType::kF32,
+                      {t.size(0), t.size(2), t.size(3), t.size(4)},
+                      {t.stride(0), t.stride(2), t.stride(3), t.stride(4)});
+  }
+  return TensorView(t.data_as<float>() + k * t.stride(1), DType::kF32, {t.size(0), t.size(2), t.size(3)},
+                    {t.stride(0), t.stride(2), t.stride(3)});
+}
+
+}  // namespace
+
 Status merge_rank_partials(std::span<const TensorView> o_parts, std::span<const TensorView> lse_parts,
                            const ShardLayout& layout, TensorView out, TensorView lse) {
   if (static_cast<int>(o_parts.size()) != layout.world || static_cast<int>(lse_parts.size()) != layout.world) {
@@ -102,17 +117,31 @@ Status merge_rank_partials(std::span<const TensorView> o_parts, std::span<const 
   std::vector<TensorView> os, ls;
   for (int64_t k = 0; k < cpr; ++k) {
     for (int r = 0; r < layout.world; ++r) {
-      const TensorView& o = o_parts[r];
-      const TensorView& l = lse_parts[r];
-      os.emplace_back(o.data_as<float>() + k * o.stride(1), DType::kF32,
-                      std::initializer_list<int64_t>{B, Q, H, kHeadDimV},
-                      std::initializer_list<int64_t>{o.stride(0), o.stride(2), o.stride(3), 1});
-      ls.emplace_back(l.data_as<float>() + k * l.stride(1), DType::kF32,
-                      std::initializer_list<int64_t>{B, Q, H},
-                      std::initializer_list<int64_t>{l.stride(0), l.stride(2), l.stride(3)});
+      os.push_back(chunk_view(o_parts[r], k));
+      ls.push_back(chunk_view(lse_parts[r], k));
     }
   }
   return merge_partials(os, ls, out, lse);
+}
+
+Status premerge_rank_partials(const TensorView& o_parts, const TensorView& lse_parts,
+                              TensorView o_red, TensorView lse_red) {
+  if (o_parts.ndim() != 5) {
+    return invalid_argument("o partials have rank " + std::to_string(o_parts.ndim()) +
+                            ", expected 5 [B, chunks_per_rank, q_len, H, 512]");
+  }
+  const int64_t B = o_parts.size(0), cpr = o_parts.size(1), Q = o_parts.size(2), H = o_parts.size(3);
+  MLASPEC_RETURN_IF_ERROR(o_parts.expect("o partials", DType::kF32, {B, cpr, Q, H, kHeadDimV}, Device::kCPU));
+  MLASPEC_RETURN_IF_ERROR(lse_parts.expect("lse partials", DType::kF32, {B, cpr, Q, H}, Device::kCPU));
+  MLASPEC_RETURN_IF_ERROR(o_red.expect("merged o", DType::kF32, {B, 1, Q, H, kHeadDimV}, Device::kCPU));
+  MLASPEC_RETURN_IF_ERROR(lse_red.expect("merged lse", DType::kF32, {B, 1, Q, H}, Device::kCPU));
+  // The rank's chunks in local order, merged with merge_partials into f32.
+  std::vector<TensorView> os, ls;
+  for (int64_t k = 0; k < cpr; ++k) {
+    os.push_back(chunk_view(o_parts, k));
+    ls.push_back(chunk_view(lse_parts, k));
+  }
+  return merge_partials(os, ls, chunk_view(o_red, 0), chunk_view(lse_red, 0));
 }
 
 }  // namespace mlaspec::attn::dcp

@@ -13,13 +13,26 @@
 namespace mlaspec::attn::dcp {
 namespace {
 
+// B=3, q_len=8, H=16, page 16, the given KV dtype (fp8 with a non-trivial scale).
+testing::ProblemSpec dcp_spec(DType kv) {
+  testing::ProblemSpec s;
+  s.batch = 3;
+  s.q_len = 8;
+  s.num_heads = 16;
+  s.page_size = 16;
+  s.kv_dtype = kv;
+  s.kv_scale = kv == DType::kFP8E4M3 ? 0.1f : 1.0f;
+  return s;
+}
+
 struct Merged {
   std::vector<uint16_t> out;
   std::vector<float> lse;
 };
 
-// Runs `world` simulated ranks and merges their gathered partials.
-Merged run_dcp(testing::Problem& p, const ShardLayout& layout) {
+// Runs `world` simulated ranks and merges their gathered partials (premerge: each rank merges its
+// own chunks first and only those merged partials are gathered).
+Merged run_dcp(testing::Problem& p, const ShardLayout& layout, bool premerge = false) {
   const auto& s = p.spec;
   const int64_t B = s.batch, Q = s.q_len, H = s.num_heads;
   int64_t max_len = 0;
@@ -50,6 +63,19 @@ Merged run_dcp(testing::Problem& p, const ShardLayout& layout) {
   for (int32_t len : p.seq_lens) used += (len + s.page_size - 1) / s.page_size;
   EXPECT_LE(pages_total, used + layout.world);
   EXPECT_GE(pages_total, used);
+  std::vector<std::vector<float>> ro(layout.world), rl(layout.world);
+  if (premerge) {
+    for (int r = 0; r < layout.world; ++r) {
+      ro[r].assign(static_cast<size_t>(B * Q * H * kHeadDimV), std::nanf(""));
+      rl[r].assign(static_cast<size_t>(B * Q * H), std::nanf(""));
+      const TensorView o_red(ro[r].data(), DType::kF32, {B, 1, Q, H, kHeadDimV});
+      const TensorView l_red(rl[r].data(), DType::kF32, {B, 1, Q, H});
+      Status st = premerge_rank_partials(ov[r], lv[r], o_red, l_red);
+      EXPECT_TRUE(st.ok()) << st.to_string();
+      ov[r] = o_red;
+      lv[r] = l_red;
+    }
+  }
   Merged m;
   m.out.assign(static_cast<size_t>(p.out_elems()), 0xffff);
   m.lse.assign(static_cast<size_t>(p.lse_elems()), std::nanf(""));
@@ -62,13 +88,7 @@ Merged run_dcp(testing::Problem& p, const ShardLayout& layout) {
 
 TEST(DcpSimulated, AnyWorldSizeIsBitwiseTheSameAndMatchesTheReference) {
   for (DType kv : {DType::kBF16, DType::kFP8E4M3}) {
-    testing::ProblemSpec s;
-    s.batch = 3;
-    s.q_len = 8;
-    s.num_heads = 16;
-    s.page_size = 16;
-    s.kv_dtype = kv;
-    s.kv_scale = kv == DType::kFP8E4M3 ? 0.1f : 1.0f;
+    testing::ProblemSpec s = dcp_spec(kv);
     // Lengths ending just past a chunk boundary (the mask spans two chunks on different ranks),
     // exactly on one, and shorter than one chunk.
     s.seq_lens = {64 * 5 + 3, 64 * 4, 40};
@@ -91,6 +111,42 @@ TEST(DcpSimulated, AnyWorldSizeIsBitwiseTheSameAndMatchesTheReference) {
     }
     for (size_t k = 0; k < lse.size(); ++k) ASSERT_NEAR(lse[k], one.lse[k], 1e-5 * (1 + std::fabs(lse[k])));
   }
+}
+
+TEST(DcpSimulated, PremergedRanksMatchTheChunkOrderMergeToRounding) {
+  for (DType kv : {DType::kBF16, DType::kFP8E4M3}) {
+    testing::ProblemSpec s = dcp_spec(kv);
+    // Ranks with several chunks, with one, and with none of the short request's.
+    s.seq_lens = {64 * 7 + 3, 64 * 4, 40};
+    testing::Problem p = testing::make_problem(s);
+    const Merged one = run_dcp(p, ShardLayout{1, 64});
+    for (int world : {1, 2, 3, 8}) {
+      SCOPED_TRACE("world " + std::to_string(world));
+      const Merged pre = run_dcp(p, ShardLayout{world, 64}, /*premerge=*/true);
+      for (size_t k = 0; k < one.out.size(); ++k) {
+        const float a = bf16_bits_to_float(one.out[k]), b = bf16_bits_to_float(pre.out[k]);
+        ASSERT_TRUE(std::isfinite(b)) << k;
+        ASSERT_NEAR(b, a, std::ldexp(std::fabs(a), -7) + 1e-5) << k;
+      }
+      for (size_t k = 0; k < one.lse.size(); ++k) {
+        ASSERT_NEAR(pre.lse[k], one.lse[k], 1e-5 * (1 + std::fabs(one.lse[k]))) << k;
+      }
+    }
+  }
+}
+
+TEST(DcpSimulated, PremergeShapeErrorsAreNamed) {
+  std::vector<float> o(2 * 3 * 1 * 8 * kHeadDimV), l(2 * 3 * 8), ro(2 * 8 * kHeadDimV), rl(2 * 8);
+  const TensorView op(o.data(), DType::kF32, {2, 3, 1, 8, kHeadDimV}), lp(l.data(), DType::kF32, {2, 3, 1, 8});
+  EXPECT_EQ(premerge_rank_partials(op, lp, TensorView(ro.data(), DType::kF32, {2, 2, 1, 8, kHeadDimV}),
+                                   TensorView(rl.data(), DType::kF32, {2, 1, 1, 8}))
+                .code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(premerge_rank_partials(TensorView(o.data(), DType::kF32, {2, 3, 8, kHeadDimV}), lp,
+                                   TensorView(ro.data(), DType::kF32, {2, 1, 1, 8, kHeadDimV}),
+                                   TensorView(rl.data(), DType::kF32, {2, 1, 1, 8}))
+                .message(),
+            "o partials have rank 4, expected 5 [B, chunks_per_rank, q_len, H, 512]");
 }
 
 TEST(DcpSimulated, LayoutErrorsAreNamed) {

@@ -17,6 +17,18 @@
 namespace mlaspec::attn::dcp {
 namespace {
 
+// B=3, q_len=8, H=16, page 64, the given KV dtype (fp8 with a non-trivial scale).
+testing::ProblemSpec dcp_spec(DType kv) {
+  testing::ProblemSpec s;
+  s.batch = 3;
+  s.q_len = 8;
+  s.num_heads = 16;
+  s.page_size = 64;
+  s.kv_dtype = kv;
+  s.kv_scale = kv == DType::kFP8E4M3 ? 0.1f : 1.0f;
+  return s;
+}
+
 bool have_gpu() {
   int n = 0;
   return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
@@ -66,14 +78,17 @@ Result2 one_gpu(testing::Problem& p) {
 }
 
 // `world` ranks, each holding only its shard, computing into its block of a gathered buffer.
-Result2 simulated_ranks(testing::Problem& p, int world) {
+// premerge: each rank merges its chunks into one partial first (DcpMerge::kPremerge); the GPU
+// pre-merge is also checked against the CPU one on the same partials.
+Result2 simulated_ranks(testing::Problem& p, int world, bool premerge = false) {
   const auto& s = p.spec;
   const ShardLayout layout{world, 1024};
   int64_t max_len = 0;
   for (int32_t l : p.seq_lens) max_len = std::max<int64_t>(max_len, l);
   const int64_t cpr = layout.chunks_per_rank(max_len);
   const int64_t B = s.batch, Q = s.q_len, H = s.num_heads;
-  const int64_t o_block = B * cpr * Q * H * kHeadDimV, l_block = B * cpr * Q * H;
+  const int64_t sent = premerge ? 1 : cpr;  // partials per rank in the gathered buffer
+  const int64_t o_block = B * sent * Q * H * kHeadDimV, l_block = B * sent * Q * H;
   Buffer o_g(world * o_block * 4, Device::kCUDA), l_g(world * l_block * 4, Device::kCUDA);
   throw_if_error(o_g.fill_bytes(0xff));
   throw_if_error(l_g.fill_bytes(0xff));
@@ -92,16 +107,49 @@ Result2 simulated_ranks(testing::Problem& p, int world) {
     local.seq_lens = sl.view(DType::kI32, {B});
     local.seq_lens_host = TensorView(p.seq_lens.data(), DType::kI32, {B});
     local.sm_scale = p.sm_scale;
-    TensorView o(static_cast<float*>(o_g.data()) + r * o_block, DType::kF32, {B, cpr, Q, H, kHeadDimV}, Device::kCUDA);
-    TensorView l(static_cast<float*>(l_g.data()) + r * l_block, DType::kF32, {B, cpr, Q, H}, Device::kCUDA);
-    Status st = rank_partials_cuda(local, layout, r, o, l);
+    TensorView o(static_cast<float*>(o_g.data()) + r * o_block, DType::kF32, {B, sent, Q, H, kHeadDimV}, Device::kCUDA);
+    TensorView l(static_cast<float*>(l_g.data()) + r * l_block, DType::kF32, {B, sent, Q, H}, Device::kCUDA);
+    if (!premerge) {
+      Status st = rank_partials_cuda(local, layout, r, o, l);
+      EXPECT_TRUE(st.ok()) << st.to_string();
+      EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      continue;
+    }
+    Buffer oc(B * cpr * Q * H * kHeadDimV * 4, Device::kCUDA), lc(B * cpr * Q * H * 4, Device::kCUDA);
+    const TensorView o_chunks = oc.view(DType::kF32, {B, cpr, Q, H, kHeadDimV});
+    const TensorView l_chunks = lc.view(DType::kF32, {B, cpr, Q, H});
+    Status st = rank_partials_cuda(local, layout, r, o_chunks, l_chunks);
+    EXPECT_TRUE(st.ok()) << st.to_string();
+    st = premerge_rank_partials_cuda(o_chunks, l_chunks, o, l);
     EXPECT_TRUE(st.ok()) << st.to_string();
     EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    // The same pre-merge on the CPU from the same partials.
+    std::vector<float> ho = download<float>(oc), hl = download<float>(lc);
+    std::vector<float> ro(B * Q * H * kHeadDimV, std::nanf("")), rl(B * Q * H, std::nanf(""));
+    st = premerge_rank_partials(TensorView(ho.data(), DType::kF32, {B, cpr, Q, H, kHeadDimV}),
+                                TensorView(hl.data(), DType::kF32, {B, cpr, Q, H}),
+                                TensorView(ro.data(), DType::kF32, {B, 1, Q, H, kHeadDimV}),
+                                TensorView(rl.data(), DType::kF32, {B, 1, Q, H}));
+    EXPECT_TRUE(st.ok()) << st.to_string();
+    std::vector<float> go(ro.size()), gl(rl.size());
+    EXPECT_EQ(cudaMemcpy(go.data(), o.data(), go.size() * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(gl.data(), l.data(), gl.size() * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+    size_t bad_o = 0, bad_l = 0;
+    for (size_t k = 0; k < ro.size(); ++k) {
+      bad_o += !(std::fabs(go[k] - ro[k]) <= 1e-5f * std::fabs(ro[k]) + 1e-7f);
+    }
+    for (size_t k = 0; k < rl.size(); ++k) {
+      // An empty row (lse = -inf) stays empty; others agree to fp32 reassociation.
+      bad_l += std::isinf(rl[k]) ? gl[k] != rl[k]
+                                 : !(std::fabs(gl[k] - rl[k]) <= 1e-5f * (1.f + std::fabs(rl[k])));
+    }
+    EXPECT_EQ(bad_o, 0u) << "rank " << r << ": GPU pre-merged o differs from the CPU pre-merge";
+    EXPECT_EQ(bad_l, 0u) << "rank " << r << ": GPU pre-merged lse differs from the CPU pre-merge";
   }
   Buffer out(p.out_elems() * 2, Device::kCUDA), lse(p.lse_elems() * 4, Device::kCUDA);
   throw_if_error(out.fill_bytes(0xff));
   Status st = merge_gathered_cuda(
-      o_g.view(DType::kF32, {world, B, cpr, Q, H, kHeadDimV}), l_g.view(DType::kF32, {world, B, cpr, Q, H}),
+      o_g.view(DType::kF32, {world, B, sent, Q, H, kHeadDimV}), l_g.view(DType::kF32, {world, B, sent, Q, H}),
       layout, out.view(DType::kBF16, {B, Q, H, kHeadDimV}), lse.view(DType::kF32, {B, Q, H}));
   EXPECT_TRUE(st.ok()) << st.to_string();
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
@@ -111,13 +159,7 @@ Result2 simulated_ranks(testing::Problem& p, int world) {
 TEST(DcpCuda, SimulatedRanksMatchDeterministicOneGpuBitwise) {
   if (!have_gpu()) GTEST_SKIP() << "no CUDA device";
   for (DType kv : {DType::kBF16, DType::kFP8E4M3}) {
-    testing::ProblemSpec s;
-    s.batch = 3;
-    s.q_len = 8;
-    s.num_heads = 16;
-    s.page_size = 64;
-    s.kv_dtype = kv;
-    s.kv_scale = kv == DType::kFP8E4M3 ? 0.1f : 1.0f;
+    testing::ProblemSpec s = dcp_spec(kv);
     // Just past a chunk boundary (the mask spans two chunks on different ranks), exactly two
     // chunks, and shorter than one chunk (one non-empty partial).
     s.seq_lens = {5 * 1024 + 3, 2048, 700};
@@ -136,6 +178,31 @@ TEST(DcpCuda, SimulatedRanksMatchDeterministicOneGpuBitwise) {
       for (size_t k = 0; k < ref.out.size(); ++k) diff += got.out[k] != ref.out[k];
       EXPECT_EQ(diff, 0u) << "out elements differing from the deterministic one-GPU result";
       EXPECT_EQ(0, std::memcmp(got.lse.data(), ref.lse.data(), ref.lse.size() * 4));
+    }
+  }
+}
+
+TEST(DcpCuda, PremergedRanksMatchDeterministicOneGpuToRounding) {
+  if (!have_gpu()) GTEST_SKIP() << "no CUDA device";
+  for (DType kv : {DType::kBF16, DType::kFP8E4M3}) {
+    testing::ProblemSpec s = dcp_spec(kv);
+    // A rank with several chunks, one with a single chunk, ranks with none for the short request.
+    s.seq_lens = {5 * 1024 + 3, 2048, 700};
+    s.seed = 23;
+    testing::Problem p = testing::make_problem(s);
+    const Result2 ref = one_gpu(p);
+    for (int world : {1, 2, 3, 8}) {
+      SCOPED_TRACE("world " + std::to_string(world) + " kv " + std::string(dtype_name(kv)));
+      const Result2 got = simulated_ranks(p, world, /*premerge=*/true);
+      ASSERT_EQ(got.out.size(), ref.out.size());
+      for (size_t k = 0; k < ref.out.size(); ++k) {
+        const float a = bf16_bits_to_float(ref.out[k]), b = bf16_bits_to_float(got.out[k]);
+        ASSERT_TRUE(std::isfinite(b)) << "out " << k << " not written";
+        ASSERT_NEAR(b, a, std::ldexp(std::fabs(a), -7) + 1e-5f) << "out " << k;
+      }
+      for (size_t k = 0; k < ref.lse.size(); ++k) {
+        ASSERT_NEAR(got.lse[k], ref.lse[k], 1e-5f * (1.f + std::fabs(ref.lse[k]))) << "lse " << k;
+      }
     }
   }
 }

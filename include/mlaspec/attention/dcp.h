@@ -55,6 +55,15 @@ Status rank_partials_cpu(const VerifyArgs& local, const ShardLayout& layout, int
 Status merge_rank_partials(std::span<const TensorView> o_parts, std::span<const TensorView> lse_parts,
                            const ShardLayout& layout, TensorView out, TensorView lse);
 
+// Pre-merged mode (dcp_nccl.h's DcpMerge::kPremerge): a rank first merges its own chunks'
+// partials, o_parts [B, cpr, q_len, H, 512] / lse_parts [B, cpr, q_len, H], into one partial per
+// row, o_red [B, 1, q_len, H, 512] / lse_red [B, 1, q_len, H] (f32), so the all-gather carries one
+// partial per rank instead of one per chunk; merge_rank_partials of the reduced sets (cpr = 1)
+// then gives the result. Same attention, different merge tree: equal to the chunk-order merge up
+// to fp32 reassociation, not bitwise.
+Status premerge_rank_partials(const TensorView& o_parts, const TensorView& lse_parts,
+                              TensorView o_red, TensorView lse_red);
+
 // ---- GPU path (CUDA builds; without CUDA these return kUnsupported) -------------------------
 //
 // rank_partials_cuda: rank `rank`'s per-chunk partials with the fold kernel. `local` is the rank's
@@ -73,5 +82,10 @@ Status rank_partials_cuda(const VerifyArgs& local, const ShardLayout& layout, in
 Status merge_gathered_cuda(TensorView o_gathered, TensorView lse_gathered,
                            const ShardLayout& layout, TensorView out, TensorView lse,
                            void* stream = nullptr);
+
+// premerge_rank_partials_cuda: premerge_rank_partials on the device (the combine kernel's
+// arithmetic, writing the merged partial in f32); all four tensors contiguous f32 on the device.
+Status premerge_rank_partials_cuda(TensorView o_parts, TensorView lse_parts, TensorView o_red,
+                                   TensorView lse_red, void* stream = nullptr);
 
 }  // namespace mlaspec::attn::dcp

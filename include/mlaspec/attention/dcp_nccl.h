@@ -39,14 +39,26 @@ class NcclComm {
 
 // Device buffers of one rank's DCP steps, grown on demand.
 struct DcpWorkspace {
-  Buffer o_gathered;    // [world, B, cpr, q_len, H, 512] f32
-  Buffer lse_gathered;  // [world, B, cpr, q_len, H] f32
+  Buffer o_gathered;    // [world, B, cpr or 1, q_len, H, 512] f32
+  Buffer lse_gathered;  // [world, B, cpr or 1, q_len, H] f32
+  Buffer o_local;       // kPremerge: this rank's chunk partials [B, cpr, q_len, H, 512] f32
+  Buffer lse_local;     // kPremerge: [B, cpr, q_len, H] f32
 };
+
+// How the ranks' partials are merged.
+//   kDeterministic: every chunk's partial is all-gathered and merged in global chunk order: bitwise
+//     the deterministic one-GPU result for any world size (1024-token chunks), at the price of
+//     gathering 2 KB per query row per chunk (at S = 1M, q_len 8, H 16: 134 MB per rank).
+//   kPremerge: each rank first merges its own chunks (premerge_rank_partials_cuda), so the
+//     all-gather carries one partial per rank; equal to the deterministic result up to fp32
+//     reassociation of the merge, not bitwise.
+enum class DcpMerge { kDeterministic, kPremerge };
 
 // One verify step of this rank (see the file comment). `local` as for rank_partials_cuda;
 // out/lse on the device receive the full result on every rank. layout.world must equal the
 // communicator's.
 Status verify_step(NcclComm& comm, const VerifyArgs& local, const ShardLayout& layout,
-                   DcpWorkspace& workspace, TensorView out, TensorView lse, void* stream = nullptr);
+                   DcpWorkspace& workspace, TensorView out, TensorView lse, void* stream = nullptr,
+                   DcpMerge merge = DcpMerge::kDeterministic);
 
 }  // namespace mlaspec::attn::dcp

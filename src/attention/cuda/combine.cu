@@ -90,6 +90,11 @@ __global__ void __launch_bounds__(kThreads) combine_kernel(const __grid_constant
     acc.z += v.z;
     acc.w += v.w;
   }
+  if (p.o_f32 != nullptr) {
+    *reinterpret_cast<float4*>(p.o_f32 + grow * 512 + blockIdx.y * kColsPerBlock + lane * 4) = acc;
+    if (blockIdx.y == 0 && lane == 0) p.lse_f32[grow] = lse;
+    return;
+  }
   const int i = r / p.num_heads, h = r % p.num_heads;
   auto* out = static_cast<uint16_t*>(p.out) + b * p.out_stride[0] + i * p.out_stride[1] +
               h * p.out_stride[2] + blockIdx.y * kColsPerBlock + lane * 4;

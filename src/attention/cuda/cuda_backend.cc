@@ -460,6 +460,41 @@ Status merge_gathered_cuda(TensorView o_gathered, TensorView lse_gathered,
                            "DCP combine kernel launch");
 }
 
+Status premerge_rank_partials_cuda(TensorView o_parts, TensorView lse_parts, TensorView o_red,
+                                   TensorView lse_red, void* stream) {
+  if (o_parts.ndim() != 5) {
+    return invalid_argument("o partials have rank " + std::to_string(o_parts.ndim()) +
+                            ", expected 5 [B, chunks_per_rank, q_len, H, 512]");
+  }
+  const int64_t B = o_parts.size(0), cpr = o_parts.size(1), Q = o_parts.size(2), H = o_parts.size(3);
+  if (B > cuda::CommonTraits::kMaxBatch || cpr > (int64_t{1} << 24)) {
+    return invalid_argument("rank partials of batch " + std::to_string(B) + " x " +
+                            std::to_string(cpr) + " chunks exceed the combine's limits");
+  }
+  MLASPEC_RETURN_IF_ERROR(expect_parts(o_parts, "o_parts", {B, cpr, Q, H, kHeadDimV}));
+  MLASPEC_RETURN_IF_ERROR(expect_parts(lse_parts, "lse_parts", {B, cpr, Q, H}));
+  MLASPEC_RETURN_IF_ERROR(expect_parts(o_red, "o_red", {B, 1, Q, H, kHeadDimV}));
+  MLASPEC_RETURN_IF_ERROR(expect_parts(lse_red, "lse_red", {B, 1, Q, H}));
+  cuda::CombineParams c = {};
+  c.o_part = o_parts.data_as<const float>();
+  c.lse_part = lse_parts.data_as<const float>();
+  c.o_f32 = o_red.data_as<float>();
+  c.lse_f32 = lse_red.data_as<float>();
+  c.batch = static_cast<int32_t>(B);
+  c.q_len = static_cast<int32_t>(Q);
+  c.num_heads = static_cast<int32_t>(H);
+  c.rows = static_cast<int32_t>(Q * H);
+  for (int64_t b = 0; b <= B; ++b) {
+    c.plan.split_begin[b] = static_cast<int32_t>(b * cpr);
+    c.plan.part_begin[b] = static_cast<int32_t>(b * cpr);
+  }
+  c.plan.total_splits = static_cast<int32_t>(B * cpr);
+  c.plan.total_part_slots = static_cast<int32_t>(B * cpr);
+  c.write_all = 1;  // a single-chunk request is merged (copied) too
+  return cuda::cuda_status(cuda::run_combine(c, static_cast<cudaStream_t>(stream)),
+                           "DCP pre-merge kernel launch");
+}
+
 }  // namespace dcp
 
 }  // namespace mlaspec::attn

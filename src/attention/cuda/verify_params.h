@@ -69,6 +69,10 @@ struct CombineParams {
   const float* lse_part;
   void* out;
   float* lse;
+  // Set: write the merged result as an f32 partial (normalised o [B * rows, 512], lse [B * rows])
+  // here instead of out/lse (a DCP rank's pre-merge).
+  float* o_f32 = nullptr;
+  float* lse_f32 = nullptr;
   int64_t out_stride[3];
   int64_t lse_stride[3];
   int32_t batch, q_len, num_heads, rows;

@@ -86,7 +86,7 @@ Status NcclComm::all_gather_inplace(float* buf, size_t count, void* stream) {
 }
 
 Status verify_step(NcclComm& comm, const VerifyArgs& local, const ShardLayout& layout,
-                   DcpWorkspace& ws, TensorView out, TensorView lse, void* stream) {
+                   DcpWorkspace& ws, TensorView out, TensorView lse, void* stream, DcpMerge merge) {
   if (layout.world != comm.world()) {
     return invalid_argument("DCP layout has world " + std::to_string(layout.world) +
                             " but the communicator has " + std::to_string(comm.world()) + " ranks");
@@ -96,7 +96,9 @@ Status verify_step(NcclComm& comm, const VerifyArgs& local, const ShardLayout& l
   }
   const int64_t W = layout.world, B = local.q.size(0), Q = local.q.size(1), H = local.q.size(2);
   const int64_t cpr = layout.chunks_per_rank(longest(local.seq_lens_host, B));
-  const int64_t o_block = B * cpr * Q * H * kHeadDimV, l_block = B * cpr * Q * H;
+  // Partials per rank that travel through the all-gather: every chunk's, or one merged.
+  const int64_t sent = merge == DcpMerge::kPremerge ? 1 : cpr;
+  const int64_t o_block = B * sent * Q * H * kHeadDimV, l_block = B * sent * Q * H;
   auto grow = [](Buffer& b, size_t bytes) -> Status {
     if (b.bytes() >= bytes) return Status::Ok();
     Result<Buffer> r = Buffer::allocate(bytes, Device::kCUDA);
@@ -109,15 +111,25 @@ Status verify_step(NcclComm& comm, const VerifyArgs& local, const ShardLayout& l
   auto* o = static_cast<float*>(ws.o_gathered.data());
   auto* l = static_cast<float*>(ws.lse_gathered.data());
   const int r = comm.rank();
-  MLASPEC_RETURN_IF_ERROR(rank_partials_cuda(
-      local, layout, r,
-      TensorView(o + r * o_block, DType::kF32, {B, cpr, Q, H, kHeadDimV}, Device::kCUDA),
-      TensorView(l + r * l_block, DType::kF32, {B, cpr, Q, H}, Device::kCUDA), stream));
+  const TensorView o_mine(o + r * o_block, DType::kF32, {B, sent, Q, H, kHeadDimV}, Device::kCUDA);
+  const TensorView l_mine(l + r * l_block, DType::kF32, {B, sent, Q, H}, Device::kCUDA);
+  if (merge == DcpMerge::kPremerge) {
+    MLASPEC_RETURN_IF_ERROR(grow(ws.o_local, static_cast<size_t>(B * cpr * Q * H * kHeadDimV) * 4));
+    MLASPEC_RETURN_IF_ERROR(grow(ws.lse_local, static_cast<size_t>(B * cpr * Q * H) * 4));
+    const TensorView o_chunks(ws.o_local.data(), DType::kF32, {B, cpr, Q, H, kHeadDimV}, Device::kCUDA);
+    const TensorView l_chunks(ws.lse_local.data(), DType::kF32, {B, cpr, Q, H}, Device::kCUDA);
+    MLASPEC_RETURN_IF_ERROR(rank_partials_cuda(local, layout, r, o_chunks, l_chunks, stream));
+    MLASPEC_RETURN_IF_ERROR(premerge_rank_partials_cuda(o_chunks, l_chunks, o_mine, l_mine, stream));
+  } else {
+    MLASPEC_RETURN_IF_ERROR(rank_partials_cuda(local, layout, r, o_mine, l_mine, stream));
+  }
   MLASPEC_RETURN_IF_ERROR(comm.all_gather_inplace(o, static_cast<size_t>(o_block), stream));
   MLASPEC_RETURN_IF_ERROR(comm.all_gather_inplace(l, static_cast<size_t>(l_block), stream));
+  // Merged in global order: chunk k * world + rank (kDeterministic), or rank order (kPremerge,
+  // one "chunk" per rank).
   return merge_gathered_cuda(
-      TensorView(o, DType::kF32, {W, B, cpr, Q, H, kHeadDimV}, Device::kCUDA),
-      TensorView(l, DType::kF32, {W, B, cpr, Q, H}, Device::kCUDA), layout, out, lse, stream);
+      TensorView(o, DType::kF32, {W, B, sent, Q, H, kHeadDimV}, Device::kCUDA),
+      TensorView(l, DType::kF32, {W, B, sent, Q, H}, Device::kCUDA), layout, out, lse, stream);
 }
 
 }  // namespace mlaspec::attn::dcp

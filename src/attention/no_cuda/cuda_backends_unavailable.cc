@@ -28,4 +28,8 @@ Status merge_gathered_cuda(TensorView, TensorView, const ShardLayout&, TensorVie
   return unsupported("DCP on the GPU is unavailable: mlaspec was built without CUDA");
 }
 
+Status premerge_rank_partials_cuda(TensorView, TensorView, TensorView, TensorView, void*) {
+  return unsupported("DCP on the GPU is unavailable: mlaspec was built without CUDA");
+}
+
 }  // namespace mlaspec::attn::dcp

@@ -15,7 +15,7 @@ Result<std::unique_ptr<NcclComm>> NcclComm::join(std::string_view, int, int) { r
 NcclComm::~NcclComm() = default;
 Status NcclComm::all_gather_inplace(float*, size_t, void*) { return no_nccl(); }
 Status verify_step(NcclComm&, const VerifyArgs&, const ShardLayout&, DcpWorkspace&, TensorView,
-                   TensorView, void*) {
+                   TensorView, void*, DcpMerge) {
   return no_nccl();
 }
 
