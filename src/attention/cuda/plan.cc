@@ -1,13 +1,75 @@
 #include "plan.h"
 
 #include <algorithm>
+#include <functional>
+#include <queue>
 #include <string>
+#include <vector>
 
 namespace mlaspec::attn::cuda {
 
 namespace {
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Fixed cost of one split work item (prologue, pipeline fill, partial write and its share of the
+// combine), in KV tiles of the main loop. Only breaks near-ties between packings.
+constexpr int64_t kSplitOverheadTiles = 2;
+
 }  // namespace
+
+int64_t split_makespan_tiles(std::span<const int64_t> tiles, int64_t chunk_tiles, int slots) {
+  std::priority_queue<int64_t, std::vector<int64_t>, std::greater<>> free_at;
+  for (int i = 0; i < std::max(slots, 1); ++i) free_at.push(0);
+  int64_t end = 0;
+  for (int64_t t : tiles) {
+    const int64_t n = std::max<int64_t>(1, ceil_div(t, chunk_tiles));
+    for (int64_t s = 0; s < n; ++s) {
+      const int64_t len = std::max<int64_t>(0, std::min(chunk_tiles, t - s * chunk_tiles)) + kSplitOverheadTiles;
+      const int64_t start = free_at.top();
+      free_at.pop();
+      free_at.push(start + len);
+      end = std::max(end, start + len);
+    }
+  }
+  return end;
+}
+
+int64_t adaptive_chunk_tiles(std::span<const int64_t> tiles, int concurrent_splits) {
+  const int64_t slots = std::max(concurrent_splits, 1);
+  const int64_t batch = static_cast<int64_t>(tiles.size());
+  int64_t total = 0, longest = 0;
+  for (int64_t t : tiles) {
+    total += t;
+    longest = std::max(longest, t);
+  }
+  constexpr int64_t kMinTiles = kMinAdaptiveChunk / kKvTile;
+  // The old rule: about `slots` splits over the whole batch.
+  const int64_t base = std::max(kMinTiles, ceil_div(total, slots));
+  if (batch >= 2 * slots || longest <= kMinTiles) return std::max<int64_t>(base, 1);
+  // Candidates: m splits of the longest request for m around one or two waves of slots per
+  // request, and the old rule. Kept: at most 2 * slots + batch split items (the workspace bound of
+  // partial_bytes_bound). Chosen: the shortest simulated makespan; ties go to the longer chunk
+  // (fewer partials).
+  std::vector<int64_t> cands = {base};
+  for (int64_t waves = 1; waves <= 2; ++waves) {
+    const int64_t per_req = waves * slots / batch;
+    for (int64_t m : {per_req, per_req + 1}) {
+      if (m >= 1) cands.push_back(std::max(kMinTiles, ceil_div(longest, m)));
+    }
+  }
+  int64_t best = base, best_time = -1;
+  for (int64_t c : cands) {
+    int64_t items = 0;
+    for (int64_t t : tiles) items += std::max<int64_t>(1, ceil_div(t, c));
+    if (items > 2 * slots + batch) continue;
+    const int64_t time = split_makespan_tiles(tiles, c, static_cast<int>(slots));
+    if (best_time < 0 || time < best_time || (time == best_time && c > best)) {
+      best = c;
+      best_time = time;
+    }
+  }
+  return best;
+}
 
 Status make_split_plan(std::span<const int32_t> seq_lens, const VerifyOptions& options,
                        int concurrent_splits, SplitPlan* plan) {
@@ -36,8 +98,9 @@ Status make_split_plan(std::span<const int32_t> seq_lens, const VerifyOptions& o
   } else if (options.num_splits > 0) {
     chunk_tiles = ceil_div(max_tiles, options.num_splits);
   } else {
-    chunk_tiles = std::max<int64_t>(kMinAdaptiveChunk / kKvTile,
-                                    ceil_div(total_tiles, std::max(concurrent_splits, 1)));
+    std::vector<int64_t> tiles(static_cast<size_t>(batch));
+    for (int b = 0; b < batch; ++b) tiles[b] = ceil_div(seq_lens[b], kKvTile);
+    chunk_tiles = adaptive_chunk_tiles(tiles, concurrent_splits);
   }
   chunk_tiles = std::max<int64_t>(chunk_tiles, 1);
   const int64_t chunk = std::min<int64_t>(chunk_tiles * kKvTile, int64_t{1} << 30);
@@ -68,11 +131,10 @@ int64_t partial_bytes_bound(const VerifyShape& s, int num_sms) {
       s.total_kv > 0 ? s.total_kv : static_cast<int64_t>(s.batch) * s.max_seq_len;
   const int64_t total_tiles = ceil_div(total_kv, kKvTile) + s.batch;
   const int64_t fold_row_tiles = ceil_div(rows, 64);
-  // Adaptive: chunk_tiles >= max(min, total_tiles * row_tiles / sms), and each request adds at
-  // most one partly filled split.
-  int64_t slots = std::min(ceil_div(total_tiles, kMinAdaptiveChunk / kKvTile),
-                           ceil_div(std::max(num_sms, 1), fold_row_tiles) + 1) +
-                  s.batch;
+  // Adaptive (adaptive_chunk_tiles): at most 2 * concurrent + batch split items, concurrent at
+  // most num_sms / row tiles (+1 for rounding), and never more than the minimum chunk allows.
+  int64_t slots = std::min(ceil_div(total_tiles, kMinAdaptiveChunk / kKvTile) + s.batch,
+                           2 * (ceil_div(std::max(num_sms, 1), fold_row_tiles) + 1) + s.batch);
   if (s.deterministic) {
     slots = std::max(slots, ceil_div(total_kv, kDeterministicChunk) + s.batch);
   }

@@ -6,8 +6,8 @@
 //   deterministic  chunk = kDeterministicChunk, a constant: boundaries sit at fixed absolute KV
 //                  positions whatever the batch, q_len or seq_len.
 //   forced         options.num_splits = n: chunk = the longest request's tiles / n, rounded up.
-//   adaptive       chunk sized so about `concurrent_splits` splits cover the batch: the number of
-//                  fold split work items (each a cluster of row-tile CTAs) the GPU runs at once,
+//   adaptive       chunk chosen by adaptive_chunk_tiles for `concurrent_splits` slots: the number
+//                  of fold split work items (each a cluster of row-tile CTAs) the GPU runs at once,
 //                  which the backend derives from cudaOccupancyMaxActiveClusters (clusters pack
 //                  into GPCs, not into 132 free SMs). Never below kMinAdaptiveChunk (partials
 //                  cost 2 KB per row per split).
@@ -29,6 +29,19 @@ static_assert(kDeterministicChunk % kKvTile == 0 && kMinAdaptiveChunk % kKvTile 
 
 Status make_split_plan(std::span<const int32_t> seq_lens, const VerifyOptions& options,
                        int concurrent_splits, SplitPlan* plan);
+
+// Adaptive chunk (in 64-token tiles) for requests of `tiles` KV tiles each on `slots` concurrent
+// split slots: the old rule (about `slots` splits over the batch) and chunks that give each
+// request one or two waves' worth of splits are simulated with split_makespan_tiles, and the
+// shortest makespan wins (ties: the longer chunk). Example (PERF.md row 4): B = 8 requests of
+// 1024 tiles on 66 slots: the old rule's 125-tile chunk makes 72 items, six more than the slots
+// (makespan 153 tiles); 128 makes 64, one wave (130).
+int64_t adaptive_chunk_tiles(std::span<const int64_t> tiles, int slots);
+
+// Makespan, in tiles, of the split items of `chunk_tiles`-tile chunks when `slots` run at once and
+// a freed slot takes the next item in launch order (request by request, split by split); each
+// item costs its tiles plus a fixed overhead of 2 tiles.
+int64_t split_makespan_tiles(std::span<const int64_t> tiles, int64_t chunk_tiles, int slots);
 
 // Bytes of partial workspace a plan needs: o (f32, 512 per row) and lse (f32) per slot row.
 inline int64_t partial_bytes(const SplitPlan& plan, int rows) {

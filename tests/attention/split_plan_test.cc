@@ -1,0 +1,90 @@
+// The CUDA backends' host-side split planner (src/attention/cuda/plan.h): plain C++, tested on
+// the CPU. The adaptive chunk is chosen by simulating how split items pack onto the GPU's
+// concurrent slots; the workspace bound of prepare() must hold for every plan it can make.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <vector>
+
+#include "attention/cuda/plan.h"
+
+namespace mlaspec::attn::cuda {
+namespace {
+
+SplitPlan plan_for(const std::vector<int32_t>& seq_lens, int concurrent, bool deterministic = false) {
+  VerifyOptions o;
+  o.deterministic = deterministic;
+  SplitPlan p;
+  const Status st = make_split_plan(seq_lens, o, concurrent, &p);
+  EXPECT_TRUE(st.ok()) << st.to_string();
+  return p;
+}
+
+TEST(SplitPlan, MakespanIsListSchedulingInLaunchOrder) {
+  // Two slots, items of 3, 3 and 1 tiles (+2 overhead each): 5 | 5, then 3 after the first.
+  const std::vector<int64_t> tiles = {6, 1};
+  EXPECT_EQ(split_makespan_tiles(tiles, 3, 2), 8);
+  EXPECT_EQ(split_makespan_tiles(tiles, 3, 3), 5);
+  // One slot: everything in sequence.
+  EXPECT_EQ(split_makespan_tiles(tiles, 3, 1), 5 + 5 + 3);
+  // An empty request still costs one item.
+  EXPECT_EQ(split_makespan_tiles(std::vector<int64_t>{0}, 4, 1), 2);
+}
+
+TEST(SplitPlan, AdaptiveChunkFillsWholeWaves) {
+  // PERF.md row 4: 8 x 64k tokens on 66 two-CTA cluster slots. The old rule (125 tiles) made 72
+  // items; 128 tiles make 64, one wave.
+  EXPECT_EQ(adaptive_chunk_tiles(std::vector<int64_t>(8, 1024), 66), 128);
+  const SplitPlan p4 = plan_for(std::vector<int32_t>(8, 65536), 66);
+  EXPECT_EQ(p4.chunk, 128 * kKvTile);
+  EXPECT_EQ(p4.total_splits, 64);
+  // Row 6: 64 x 8k tokens on 132 slots: 2 splits each (128 items), not 3 (192).
+  EXPECT_EQ(plan_for(std::vector<int32_t>(64, 8192), 132).total_splits, 128);
+  // Row 5: 16 x 32k on 66 slots: 4 splits each.
+  EXPECT_EQ(plan_for(std::vector<int32_t>(16, 32768), 66).total_splits, 64);
+  // One long request keeps about one split per slot (rows 0-2).
+  EXPECT_EQ(plan_for({131072}, 132).total_splits, 128);
+  EXPECT_EQ(plan_for({131072}, 66).total_splits, 64);
+  EXPECT_EQ(plan_for({1048576}, 66).total_splits, 66);
+  // Never below the minimum chunk.
+  EXPECT_EQ(plan_for({4096}, 66).chunk, kMinAdaptiveChunk);
+}
+
+TEST(SplitPlan, DeterministicChunkIgnoresTheMachine) {
+  for (int concurrent : {1, 8, 66, 132}) {
+    const SplitPlan p = plan_for({5000, 131072, 64}, concurrent, /*deterministic=*/true);
+    EXPECT_EQ(p.chunk, kDeterministicChunk);
+    EXPECT_EQ(p.total_splits, 5 + 128 + 1);
+  }
+}
+
+// prepare() reserves partial_bytes_bound(max_shape); run() inside a graph capture may not grow
+// the workspace, so every plan within the shape must fit.
+TEST(SplitPlan, WorkspaceBoundHoldsForEveryAdaptivePlan) {
+  std::mt19937 rng(7);
+  constexpr int kSms = 132;
+  for (int trial = 0; trial < 3000; ++trial) {
+    const int batch = 1 + static_cast<int>(rng() % (trial % 3 == 0 ? 300 : 20));
+    const int q_len = 1 + static_cast<int>(rng() % 16);
+    const int heads = std::vector<int>{8, 16, 32, 64, 128}[rng() % 5];
+    const int64_t max_len = 1 + static_cast<int64_t>(rng() % (trial % 4 == 0 ? 2000000 : 40000));
+    std::vector<int32_t> lens(batch);
+    for (int32_t& l : lens) l = 1 + static_cast<int32_t>(rng() % max_len);
+    const int rows = q_len * heads;
+    const int fold_tiles = (rows + 63) / 64;
+    // The backend's concurrency: co-resident clusters / cluster groups, at most the SMs / tiles.
+    const int concurrent = std::max(1, static_cast<int>(rng() % (kSms / fold_tiles + 1)) + 1);
+    const SplitPlan p = plan_for(lens, concurrent);
+    VerifyShape shape;
+    shape.batch = batch;
+    shape.q_len = q_len;
+    shape.num_heads = heads;
+    shape.max_seq_len = *std::max_element(lens.begin(), lens.end());
+    ASSERT_LE(partial_bytes(p, rows), partial_bytes_bound(shape, kSms))
+        << "trial " << trial << " batch " << batch << " rows " << rows << " concurrent " << concurrent;
+  }
+}
+
+}  // namespace
+}  // namespace mlaspec::attn::cuda
