@@ -89,8 +89,8 @@ struct Sm90Traits {
   static constexpr int OFF_RED = OFF_P + P_BYTES;
   static constexpr int OFF_BAR = OFF_RED + RED_BYTES;
   // +1024: the dynamic shared-memory base is aligned up to 1024 B at run time (swizzle atoms).
-  // Barriers: full [STAGES][FULL_BARS], empty [STAGES], bf16 handoffs [2].
-  static constexpr int NUM_BARS = STAGES * FULL_BARS + STAGES + 2;
+  // Barriers: full [STAGES][FULL_BARS], empty [STAGES], bf16 handoffs [3].
+  static constexpr int NUM_BARS = STAGES * FULL_BARS + STAGES + 3;
   static constexpr int SMEM_BYTES = OFF_BAR + NUM_BARS * 8 + 1024;
 
   static_assert(SMEM_BYTES <= 227 * 1024, "verify kernel exceeds Hopper's 227 KB per block");
@@ -312,7 +312,10 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
   float* sRed = reinterpret_cast<float*>(smem + KT::OFF_RED);
   uint64_t* full_bar = reinterpret_cast<uint64_t*>(smem + KT::OFF_BAR);  // [STAGES][FULL_BARS]
   uint64_t* empty_bar = full_bar + KT::STAGES * KT::FULL_BARS;
-  uint64_t* hand_bar = empty_bar + KT::STAGES;  // bf16 ping-pong handoffs WG0 -> WG1, WG1 -> WG0
+  // bf16 ping-pong handoffs: [0] WG0 -> WG1 per pair, [1] WG1 -> WG0 per pair, [2] WG0 -> WG1
+  // once, the final denominator (its own barrier: after a last pair without t1, WG0 has nothing
+  // to wait for, so a second arrive on [0] could complete a phase WG1 has not waited for yet).
+  uint64_t* hand_bar = empty_bar + KT::STAGES;
 
   // Broadcast from lane 0 so the compiler knows it is warp-uniform: wgmma issued under a branch
   // on it would otherwise be serialised (ptxas C7518/C7520).
@@ -367,7 +370,7 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
                      n_cta * (KT::kFp8 ? KT::NUM_CONSUMER_THREADS : KT::NUM_CONSUMER_WARPS));
     }
     // Every thread of the handing-over warpgroup arrives (each releases its own writes).
-    for (int h = 0; h < 2; ++h) ptx::mbar_init(&hand_bar[h], 128);
+    for (int h = 0; h < 3; ++h) ptx::mbar_init(&hand_bar[h], 128);
     ptx::fence_mbar_init();
   }
   // Peers multicast into this CTA's stages and arrive on its barriers: they must see the inits.
@@ -611,7 +614,7 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
       // factor and row sums of P in sRed slot 0), hand[1] = WG1's tile t1 done (slot 1). Each WG
       // reads the other's slot before its own next arrive, so one slot per tile of the pair
       // suffices. WG0 keeps the denominator (l = l * scale + sum, tile after tile, with WG1's
-      // sums handed over) and hands the total to WG1 after the last pair (hand[0] once more).
+      // sums handed over) and hands the total to WG1 after the last pair (hand[2]).
       float4* sHand = reinterpret_cast<float4*>(sRed);  // [2][64] {m, scale, sum, unused}
       uint8_t* stage0 = sStage;
       uint8_t* stage1 = sStage + KT::STAGE_BYTES;
@@ -708,9 +711,9 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
         if (t == 0) {
           for (int k = 0; k < 2; ++k) sLf[r_loc[k]] = l_run[k];
         }
-        ptx::mbar_arrive(&hand_bar[0]);
+        ptx::mbar_arrive(&hand_bar[2]);
       } else {
-        ptx::mbar_wait(&hand_bar[0], ((n_tiles + 1) / 2) & 1);  // hand[0]'s phase after the pairs
+        ptx::mbar_wait(&hand_bar[2], 0);
         for (int k = 0; k < 2; ++k) l_run[k] = sLf[r_loc[k]];
       }
     }
