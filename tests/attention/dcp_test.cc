@@ -13,18 +13,6 @@
 namespace mlaspec::attn::dcp {
 namespace {
 
-// B=3, q_len=8, H=16, page 16, the given KV dtype (fp8 with a non-trivial scale).
-testing::ProblemSpec dcp_spec(DType kv) {
-  testing::ProblemSpec s;
-  s.batch = 3;
-  s.q_len = 8;
-  s.num_heads = 16;
-  s.page_size = 16;
-  s.kv_dtype = kv;
-  s.kv_scale = kv == DType::kFP8E4M3 ? 0.1f : 1.0f;
-  return s;
-}
-
 struct Merged {
   std::vector<uint16_t> out;
   std::vector<float> lse;
@@ -88,7 +76,7 @@ Merged run_dcp(testing::Problem& p, const ShardLayout& layout, bool premerge = f
 
 TEST(DcpSimulated, AnyWorldSizeIsBitwiseTheSameAndMatchesTheReference) {
   for (DType kv : {DType::kBF16, DType::kFP8E4M3}) {
-    testing::ProblemSpec s = dcp_spec(kv);
+    testing::ProblemSpec s = testing::dcp_spec(kv, 16);
     // Lengths ending just past a chunk boundary (the mask spans two chunks on different ranks),
     // exactly on one, and shorter than one chunk.
     s.seq_lens = {64 * 5 + 3, 64 * 4, 40};
@@ -115,7 +103,7 @@ TEST(DcpSimulated, AnyWorldSizeIsBitwiseTheSameAndMatchesTheReference) {
 
 TEST(DcpSimulated, PremergedRanksMatchTheChunkOrderMergeToRounding) {
   for (DType kv : {DType::kBF16, DType::kFP8E4M3}) {
-    testing::ProblemSpec s = dcp_spec(kv);
+    testing::ProblemSpec s = testing::dcp_spec(kv, 16);
     // Ranks with several chunks, with one, and with none of the short request's.
     s.seq_lens = {64 * 7 + 3, 64 * 4, 40};
     testing::Problem p = testing::make_problem(s);

@@ -46,4 +46,17 @@ struct Problem {
 
 Problem make_problem(const ProblemSpec& spec);
 
+// The decode-context-parallel tests' shape: B=3, q_len=8, H=16, the given page size and KV dtype
+// (fp8 with a non-trivial scale); seq_lens and seed left to the test.
+inline ProblemSpec dcp_spec(DType kv, int page_size) {
+  ProblemSpec s;
+  s.batch = 3;
+  s.q_len = 8;
+  s.num_heads = 16;
+  s.page_size = page_size;
+  s.kv_dtype = kv;
+  s.kv_scale = kv == DType::kFP8E4M3 ? 0.1f : 1.0f;
+  return s;
+}
+
 }  // namespace mlaspec::testing

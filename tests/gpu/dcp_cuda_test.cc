@@ -17,18 +17,6 @@
 namespace mlaspec::attn::dcp {
 namespace {
 
-// B=3, q_len=8, H=16, page 64, the given KV dtype (fp8 with a non-trivial scale).
-testing::ProblemSpec dcp_spec(DType kv) {
-  testing::ProblemSpec s;
-  s.batch = 3;
-  s.q_len = 8;
-  s.num_heads = 16;
-  s.page_size = 64;
-  s.kv_dtype = kv;
-  s.kv_scale = kv == DType::kFP8E4M3 ? 0.1f : 1.0f;
-  return s;
-}
-
 bool have_gpu() {
   int n = 0;
   return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
@@ -159,7 +147,7 @@ Result2 simulated_ranks(testing::Problem& p, int world, bool premerge = false) {
 TEST(DcpCuda, SimulatedRanksMatchDeterministicOneGpuBitwise) {
   if (!have_gpu()) GTEST_SKIP() << "no CUDA device";
   for (DType kv : {DType::kBF16, DType::kFP8E4M3}) {
-    testing::ProblemSpec s = dcp_spec(kv);
+    testing::ProblemSpec s = testing::dcp_spec(kv, 64);
     // Just past a chunk boundary (the mask spans two chunks on different ranks), exactly two
     // chunks, and shorter than one chunk (one non-empty partial).
     s.seq_lens = {5 * 1024 + 3, 2048, 700};
@@ -185,7 +173,7 @@ TEST(DcpCuda, SimulatedRanksMatchDeterministicOneGpuBitwise) {
 TEST(DcpCuda, PremergedRanksMatchDeterministicOneGpuToRounding) {
   if (!have_gpu()) GTEST_SKIP() << "no CUDA device";
   for (DType kv : {DType::kBF16, DType::kFP8E4M3}) {
-    testing::ProblemSpec s = dcp_spec(kv);
+    testing::ProblemSpec s = testing::dcp_spec(kv, 64);
     // A rank with several chunks, one with a single chunk, ranks with none for the short request.
     s.seq_lens = {5 * 1024 + 3, 2048, 700};
     s.seed = 23;
