@@ -8,6 +8,14 @@
 
 namespace mlaspec::attn::dcp {
 
+int64_t ShardLayout::chunks_per_rank(const TensorView& seq_lens_host) const {
+  int64_t longest = 0;
+  for (int64_t b = 0; b < seq_lens_host.size(0); ++b) {
+    longest = std::max<int64_t>(longest, seq_lens_host.data_as<const int32_t>()[b * seq_lens_host.stride(0)]);
+  }
+  return chunks_per_rank(longest);
+}
+
 int64_t ShardLayout::chunks_per_rank(int64_t max_seq_len) const {
   const int64_t chunks = (max_seq_len + chunk_tokens - 1) / chunk_tokens;
   return std::max<int64_t>(1, (chunks + world - 1) / world);
@@ -63,11 +71,7 @@ Status rank_partials_cpu(const VerifyArgs& local, const ShardLayout& layout, int
   MLASPEC_RETURN_IF_ERROR(validate_verify_inputs(local, Device::kCPU));
   MLASPEC_RETURN_IF_ERROR(layout.validate(static_cast<int>(local.kv.pages.size(1))));
   const int64_t B = local.q.size(0), Q = local.q.size(1), H = local.q.size(2);
-  int64_t max_len = 0;
-  for (int64_t b = 0; b < B; ++b) {
-    max_len = std::max<int64_t>(max_len, local.seq_lens.data_as<const int32_t>()[b * local.seq_lens.stride(0)]);
-  }
-  const int64_t cpr = layout.chunks_per_rank(max_len);
+  const int64_t cpr = layout.chunks_per_rank(local.seq_lens);
   MLASPEC_RETURN_IF_ERROR(o_parts.expect("o_parts", DType::kF32, {B, cpr, Q, H, kHeadDimV}, Device::kCPU));
   MLASPEC_RETURN_IF_ERROR(lse_parts.expect("lse_parts", DType::kF32, {B, cpr, Q, H}, Device::kCPU));
   for (int64_t k = 0; k < cpr; ++k) {

@@ -1,6 +1,7 @@
 // The cost model: features, the NNLS fit on synthetic data with known constants, lookup,
 // crossover, and profiles (parsing errors, resolution order, warnings, merging).
 #include "mlaspec/attention/cost_model.h"
+#include "common/test_helpers.h"
 
 #include <gtest/gtest.h>
 
@@ -15,23 +16,11 @@
 namespace mlaspec::attn {
 namespace {
 
-#define EXPECT_CONTAINS(hay, needle)                          \
-  EXPECT_NE(std::string(hay).find(needle), std::string::npos) \
-      << "\"" << (hay) << "\" does not contain \"" << (needle) << "\""
 
-VerifyShape shape(int b, int h, int q, int64_t s, DType kv = DType::kBF16) {
-  VerifyShape x;
-  x.batch = b;
-  x.num_heads = h;
-  x.q_len = q;
-  x.max_seq_len = s;
-  x.total_kv = s * b;
-  x.kv_dtype = kv;
-  return x;
-}
+using testing::uniform_shape;
 
 TEST(CostFeatures, FoldReadsOnceRowwisePerToken) {
-  const VerifyShape s = shape(2, 16, 8, 1000, DType::kBF16);
+  const VerifyShape s = uniform_shape(2, 16, 8, 1000, DType::kBF16);
   const CostFeatures f = cost_features(s, KvReadPattern::kOncePerRequest);
   const CostFeatures r = cost_features(s, KvReadPattern::kOncePerQueryToken);
   EXPECT_DOUBLE_EQ(f.kv_mb, 2000.0 * 576 * 2 / 1e6);
@@ -39,7 +28,7 @@ TEST(CostFeatures, FoldReadsOnceRowwisePerToken) {
   EXPECT_DOUBLE_EQ(f.gflops, 2.0 * 8 * 16 * 1088 * 2000 / 1e9);
   EXPECT_DOUBLE_EQ(r.gflops, f.gflops);
   EXPECT_DOUBLE_EQ(
-      cost_features(shape(2, 16, 8, 1000, DType::kFP8E4M3), KvReadPattern::kOncePerRequest).kv_mb,
+      cost_features(uniform_shape(2, 16, 8, 1000, DType::kFP8E4M3), KvReadPattern::kOncePerRequest).kv_mb,
       f.kv_mb / 2);
 }
 
@@ -52,7 +41,7 @@ std::vector<CostSample> synth(const CostTerms& truth, KvReadPattern pat, int hea
   for (int q : {2, 4, 8}) {
     for (int64_t s = 1024; s <= (int64_t{1} << 20); s *= 2) {
       CostSample x;
-      x.features = cost_features(shape(1, heads, q, s), pat);
+      x.features = cost_features(uniform_shape(1, heads, q, s), pat);
       x.time_us = truth.estimate_us(x.features) * (1 + u(rng));
       out.push_back(x);
     }
@@ -127,7 +116,7 @@ TEST(CostModel, NearestHeadsInLog2) {
   EXPECT_EQ(m.find("b", DType::kBF16, 256)->heads, 128);
   EXPECT_EQ(m.find("b", DType::kFP8E4M3, 16), nullptr);
   EXPECT_EQ(m.find("c", DType::kBF16, 16), nullptr);
-  EXPECT_FALSE(m.estimate_us("c", KvReadPattern::kOncePerRequest, shape(1, 16, 1, 10)).has_value());
+  EXPECT_FALSE(m.estimate_us("c", KvReadPattern::kOncePerRequest, uniform_shape(1, 16, 1, 10)).has_value());
   add(0, 3);  // a generic entry ranks behind measured ones
   EXPECT_EQ(m.find("b", DType::kBF16, 1000)->heads, 128);
 }
@@ -146,19 +135,19 @@ TEST(CostModel, CrossoverCases) {
   add("never", 20, 1.0);
   const auto pat = KvReadPattern::kOncePerRequest;
   // 2 + 0.5x = 10 + 0.1x at x = 20 MB = 20e6 / 1152 tokens.
-  Crossover c = find_crossover(m, "fast_start", pat, "fast_stream", pat, shape(1, 16, 1, 1));
+  Crossover c = find_crossover(m, "fast_start", pat, "fast_stream", pat, uniform_shape(1, 16, 1, 1));
   ASSERT_TRUE(c.has_model);
   EXPECT_EQ(c.short_winner, "fast_start");
   EXPECT_EQ(c.long_winner, "fast_stream");
   EXPECT_NEAR(static_cast<double>(c.seq_len), 20e6 / 1152, 1.0);
   EXPECT_CONTAINS(c.to_string(), "fast_start below S=");
-  c = find_crossover(m, "fast_stream", pat, "fast_start", pat, shape(1, 16, 1, 1));
+  c = find_crossover(m, "fast_stream", pat, "fast_start", pat, uniform_shape(1, 16, 1, 1));
   EXPECT_EQ(c.short_winner, "fast_start");
-  c = find_crossover(m, "fast_start", pat, "never", pat, shape(1, 16, 1, 1));
+  c = find_crossover(m, "fast_start", pat, "never", pat, uniform_shape(1, 16, 1, 1));
   EXPECT_EQ(c.seq_len, 0);
   EXPECT_EQ(c.short_winner, "fast_start");
   EXPECT_CONTAINS(c.to_string(), "every S");
-  EXPECT_FALSE(find_crossover(m, "fast_start", pat, "missing", pat, shape(1, 16, 1, 1)).has_model);
+  EXPECT_FALSE(find_crossover(m, "fast_start", pat, "missing", pat, uniform_shape(1, 16, 1, 1)).has_model);
 }
 
 TEST(CostModel, CurveInterpolationExactAtPointsMonotoneBetween) {
@@ -194,20 +183,20 @@ TEST(CostModel, CurveForB1InsideItsRangeLinearTermsElsewhere) {
   m.add(e);
   const auto pat = KvReadPattern::kOncePerQueryToken;
   auto lin = [&](const VerifyShape& x) { return e.terms.estimate_us(cost_features(x, pat)); };
-  EXPECT_DOUBLE_EQ(*m.estimate_us("b", pat, shape(1, 16, 8, 2048)), 100);
-  EXPECT_DOUBLE_EQ(*m.estimate_us("b", pat, shape(1, 16, 8, 8192)), 200);
-  EXPECT_NEAR(*m.estimate_us("b", pat, shape(1, 16, 8, 4096)), std::sqrt(100.0 * 200), 1e-9);
+  EXPECT_DOUBLE_EQ(*m.estimate_us("b", pat, uniform_shape(1, 16, 8, 2048)), 100);
+  EXPECT_DOUBLE_EQ(*m.estimate_us("b", pat, uniform_shape(1, 16, 8, 8192)), 200);
+  EXPECT_NEAR(*m.estimate_us("b", pat, uniform_shape(1, 16, 8, 4096)), std::sqrt(100.0 * 200), 1e-9);
   // Outside the measured range: the linear terms.
-  EXPECT_DOUBLE_EQ(*m.estimate_us("b", pat, shape(1, 16, 8, 1024)), lin(shape(1, 16, 8, 1024)));
-  EXPECT_DOUBLE_EQ(*m.estimate_us("b", pat, shape(1, 16, 8, 16384)), lin(shape(1, 16, 8, 16384)));
+  EXPECT_DOUBLE_EQ(*m.estimate_us("b", pat, uniform_shape(1, 16, 8, 1024)), lin(uniform_shape(1, 16, 8, 1024)));
+  EXPECT_DOUBLE_EQ(*m.estimate_us("b", pat, uniform_shape(1, 16, 8, 16384)), lin(uniform_shape(1, 16, 8, 16384)));
   // B > 1: the linear terms on the batch's total KV, even with each S inside the curve.
-  const VerifyShape b4 = shape(4, 16, 8, 4096);
+  const VerifyShape b4 = uniform_shape(4, 16, 8, 4096);
   EXPECT_EQ(b4.total_kv, 4 * 4096);
   EXPECT_DOUBLE_EQ(*m.estimate_us("b", pat, b4), lin(b4));
-  EXPECT_GT(lin(b4), lin(shape(1, 16, 8, 4096)));
+  EXPECT_GT(lin(b4), lin(uniform_shape(1, 16, 8, 4096)));
   // Another q_len served by this entry: the curve scaled by the linear terms' ratio.
-  const double scale = lin(shape(1, 16, 4, 2048)) / lin(shape(1, 16, 8, 2048));
-  EXPECT_NEAR(*m.estimate_us("b", pat, shape(1, 16, 4, 2048)), 100 * scale, 1e-9);
+  const double scale = lin(uniform_shape(1, 16, 4, 2048)) / lin(uniform_shape(1, 16, 8, 2048));
+  EXPECT_NEAR(*m.estimate_us("b", pat, uniform_shape(1, 16, 4, 2048)), 100 * scale, 1e-9);
   EXPECT_LT(scale, 1.0);
 }
 
@@ -244,7 +233,7 @@ TEST(CostModel, NearestHeadsThenQlen) {
   EXPECT_EQ(pick(128, 0), std::make_pair(128, 0));  // ... or the any-q_len entry
   EXPECT_EQ(pick(128, 7), std::make_pair(128, 8));  // which ranks behind measured q_len
   // estimate_us passes the shape's q_len.
-  EXPECT_DOUBLE_EQ(*m.estimate_us("b", KvReadPattern::kOncePerRequest, shape(1, 16, 3, 10)),
+  EXPECT_DOUBLE_EQ(*m.estimate_us("b", KvReadPattern::kOncePerRequest, uniform_shape(1, 16, 3, 10)),
                    16 * 100 + 4);
 }
 
@@ -264,7 +253,7 @@ TEST(CostModel, CrossoverWithCurvesMatchesABruteForceScan) {
   add("A", 5, {{1000, 10}, {4000, 20}, {16000, 40}});
   add("B", 20, {{1000, 20}, {16000, 20}});
   const auto pat = KvReadPattern::kOncePerRequest;
-  const Crossover c = find_crossover(m, "A", pat, "B", pat, shape(1, 16, 1, 1), 40000);
+  const Crossover c = find_crossover(m, "A", pat, "B", pat, uniform_shape(1, 16, 1, 1), 40000);
   ASSERT_TRUE(c.has_model);
   EXPECT_EQ(c.short_winner, "A");
   EXPECT_EQ(c.long_winner, "B");
@@ -276,14 +265,14 @@ TEST(CostModel, CrossoverWithCurvesMatchesABruteForceScan) {
   std::vector<int64_t> brute;
   bool prev = true;
   for (int64_t s = 1; s <= 40000; ++s) {
-    const VerifyShape x = shape(1, 16, 1, s);
+    const VerifyShape x = uniform_shape(1, 16, 1, s);
     const bool a = *m.estimate_us("A", pat, x) <= *m.estimate_us("B", pat, x);
     if (a != prev) brute.push_back(s);
     prev = a;
   }
   EXPECT_EQ(c.changes, brute);
   // B > 1 ignores the curves: linear 5 vs 20, A everywhere.
-  EXPECT_EQ(find_crossover(m, "A", pat, "B", pat, shape(2, 16, 1, 1), 40000).seq_len, 0);
+  EXPECT_EQ(find_crossover(m, "A", pat, "B", pat, uniform_shape(2, 16, 1, 1), 40000).seq_len, 0);
 }
 
 // The H200 quick-grid measurements of 2026-11-29 (/tmp/r12/calibrate.log), H=16, q_len=8, B=1,
@@ -322,7 +311,7 @@ CostModel r12_h16_q8(bool with_sweep_points) {
                                                            : KvReadPattern::kOncePerQueryToken;
     std::vector<CostSample> samples;
     for (const CurvePoint& p : pts) {
-      samples.push_back({cost_features(shape(1, 16, 8, p.seq_len, r.kv), pat), p.us});
+      samples.push_back({cost_features(uniform_shape(1, 16, 8, p.seq_len, r.kv), pat), p.us});
     }
     auto fit = fit_cost_terms(samples);
     EXPECT_TRUE(fit.ok());
@@ -339,7 +328,7 @@ CostModel r12_h16_q8(bool with_sweep_points) {
 }
 
 std::string pick(const CostModel& m, int64_t s, DType kv) {
-  const VerifyShape x = shape(1, 16, 8, s, kv);
+  const VerifyShape x = uniform_shape(1, 16, 8, s, kv);
   const double f = *m.estimate_us("cuda_fold", KvReadPattern::kOncePerRequest, x);
   const double r = *m.estimate_us("cuda_rowwise", KvReadPattern::kOncePerQueryToken, x);
   return f <= r ? "cuda_fold" : "cuda_rowwise";  // the dispatcher's rule: ties to the first
@@ -484,8 +473,8 @@ TEST(Profile, OldFormatStillLoadsAndNewFormatRoundTrips) {
   // Without a curve the estimate is the linear model at every S.
   EXPECT_DOUBLE_EQ(
       *old->find("G")->estimate_us("cuda_fold", KvReadPattern::kOncePerRequest,
-                                   shape(1, 16, 8, 4096)),
-      e->terms.estimate_us(cost_features(shape(1, 16, 8, 4096), KvReadPattern::kOncePerRequest)));
+                                   uniform_shape(1, 16, 8, 4096)),
+      e->terms.estimate_us(cost_features(uniform_shape(1, 16, 8, 4096), KvReadPattern::kOncePerRequest)));
   // Version 2 round trip through merge_profile_json keeps q_len and the curve exactly.
   CostModel m("G", "test", {});
   CostEntry n;

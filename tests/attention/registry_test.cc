@@ -12,26 +12,14 @@
 #include "common/verify_problem.h"
 #include "mlaspec/attention/cpu_caps.h"
 #include "mlaspec/core/log.h"
+#include "common/test_helpers.h"
 
 namespace mlaspec::attn {
 namespace {
 
 // gmock is not linked: a substring check that prints both strings.
-#define EXPECT_CONTAINS(hay, needle)                          \
-  EXPECT_NE(std::string(hay).find(needle), std::string::npos) \
-      << "\"" << (hay) << "\" does not contain \"" << (needle) << "\""
 
-VerifyShape shape(int b, int h, int q, int64_t s, DType kv = DType::kBF16, int page = 64) {
-  VerifyShape x;
-  x.batch = b;
-  x.num_heads = h;
-  x.q_len = q;
-  x.max_seq_len = s;
-  x.total_kv = s * b;
-  x.kv_dtype = kv;
-  x.page_size = page;
-  return x;
-}
+using testing::uniform_shape;
 
 bool caps_equal(const BackendCaps& a, const BackendCaps& b) {
   return a.name == b.name && a.device == b.device && a.min_q_len == b.min_q_len &&
@@ -85,7 +73,7 @@ void check_matrix(const BackendCaps& caps) {
         for (int p : pages) {
           for (int64_t s : {int64_t{4096}, Traits::kMaxSeqLen, Traits::kMaxSeqLen + 1}) {
             for (int b : {1, Traits::kMaxBatch, Traits::kMaxBatch + 1}) {
-              VerifyShape x = shape(b, h, q, s, kv, p);
+              VerifyShape x = uniform_shape(b, h, q, s, kv, p);
               const bool expect = q >= Traits::kMinQLen && q <= Traits::kMaxQLen &&
                                   h >= Traits::kMinHeads && h <= Traits::kMaxHeads &&
                                   b <= Traits::kMaxBatch && s <= Traits::kMaxSeqLen &&
@@ -117,10 +105,10 @@ TEST(Registry, GuardReasonsAreActionable) {
   auto reg = BackendRegistry::with_builtin_backends();
   const BackendCaps& fold = reg->caps(reg->index_of("cuda_fold").value());
   const int over = cuda::FoldTraits::kMaxQLen + 1;
-  Status st = can_serve(fold, shape(1, 16, over, 131072));
+  Status st = can_serve(fold, uniform_shape(1, 16, over, 131072));
   EXPECT_CONTAINS(st.message(), "q_len " + std::to_string(over) + " exceeds cuda_fold's max " +
                                     std::to_string(cuda::FoldTraits::kMaxQLen));
-  st = can_serve(fold, shape(1, 16, 8, 131072, DType::kBF16, 128));
+  st = can_serve(fold, uniform_shape(1, 16, 8, 131072, DType::kBF16, 128));
   EXPECT_CONTAINS(st.message(), "page_size 128");
   EXPECT_CONTAINS(st.message(), "16|32|64");
 }
@@ -312,17 +300,17 @@ TEST(Dispatch, AutoPicksRowwiseShortFoldLongAtTheProfilesCrossover) {
       const int64_t below = static_cast<int64_t>(std::floor(xs)) - 1;
       const int64_t above = static_cast<int64_t>(std::ceil(xs)) + 1;
       ASSERT_GT(below, q);
-      auto short_ctx = d.select(shape(1, 16, q, below, kv), cuda);
-      auto long_ctx = d.select(shape(1, 16, q, above, kv), cuda);
+      auto short_ctx = d.select(uniform_shape(1, 16, q, below, kv), cuda);
+      auto long_ctx = d.select(uniform_shape(1, 16, q, above, kv), cuda);
       ASSERT_TRUE(short_ctx.ok()) << short_ctx.status().to_string();
       ASSERT_TRUE(long_ctx.ok()) << long_ctx.status().to_string();
       EXPECT_EQ(short_ctx->backend, "cuda_rowwise") << "q=" << q << " S=" << below;
       EXPECT_EQ(long_ctx->backend, "cuda_fold") << "q=" << q << " S=" << above;
-      EXPECT_EQ(d.select(shape(1, 16, q, 4096 * 256, kv), cuda)->backend, "cuda_fold");
+      EXPECT_EQ(d.select(uniform_shape(1, 16, q, 4096 * 256, kv), cuda)->backend, "cuda_fold");
       // find_crossover agrees with the hand computation.
       Crossover c =
           find_crossover(d.cost_model(), "cuda_rowwise", KvReadPattern::kOncePerQueryToken,
-                         "cuda_fold", KvReadPattern::kOncePerRequest, shape(1, 16, q, 1, kv));
+                         "cuda_fold", KvReadPattern::kOncePerRequest, uniform_shape(1, 16, q, 1, kv));
       ASSERT_TRUE(c.has_model);
       EXPECT_EQ(c.short_winner, "cuda_rowwise");
       EXPECT_EQ(c.long_winner, "cuda_fold");
@@ -345,14 +333,14 @@ TEST(Dispatch, BuiltinH200ProfilePicksTheFasterBackendOnTheSSweep) {
   cuda.data_device = Device::kCUDA;
   cuda.quiet = true;
   for (DType kv : {DType::kBF16, DType::kFP8E4M3}) {
-    EXPECT_EQ(d.select(shape(1, 16, 8, 4096, kv), cuda)->backend, "cuda_rowwise");
+    EXPECT_EQ(d.select(uniform_shape(1, 16, 8, 4096, kv), cuda)->backend, "cuda_rowwise");
     for (int64_t s : {16384, 65536, 262144, 1048576}) {
-      auto dec = d.select(shape(1, 16, 8, s, kv), cuda);
+      auto dec = d.select(uniform_shape(1, 16, 8, s, kv), cuda);
       ASSERT_TRUE(dec.ok()) << dec.status().to_string();
       EXPECT_EQ(dec->backend, "cuda_fold") << "S=" << s;
     }
     // Batches use the linear terms; at 4 x 256k tokens fold is still the pick.
-    EXPECT_EQ(d.select(shape(4, 16, 8, 262144, kv), cuda)->backend, "cuda_fold");
+    EXPECT_EQ(d.select(uniform_shape(4, 16, 8, 262144, kv), cuda)->backend, "cuda_fold");
   }
 }
 
@@ -362,7 +350,7 @@ TEST(Dispatch, DecisionListsEveryBackendWithEstimates) {
   SelectOptions o;
   o.data_device = Device::kCUDA;
   o.quiet = true;
-  auto dec = d.select(shape(1, 16, 8, 131072), o);
+  auto dec = d.select(uniform_shape(1, 16, 8, 131072), o);
   ASSERT_TRUE(dec.ok());
   ASSERT_EQ(dec->verdicts.size(), 3u);
   EXPECT_FALSE(dec->verdicts[0].status.ok());  // cpu_reference: data on cuda
@@ -383,28 +371,28 @@ TEST(Dispatch, ExplicitButIncapableIsAnErrorWithTheReason) {
   FakeCudaWorld w;
   Dispatcher d(w.reg, test_model(), DispatchPolicy::parse("cuda_rowwise"));
   const int over = cuda::RowwiseTraits::kMaxQLen + 1;
-  auto dec = d.select(shape(1, 16, over, 131072));
+  auto dec = d.select(uniform_shape(1, 16, over, 131072));
   ASSERT_FALSE(dec.ok());
   EXPECT_EQ(dec.status().code(), StatusCode::kUnsupported);
   EXPECT_CONTAINS(dec.status().message(), "backend cuda_rowwise was requested");
   EXPECT_CONTAINS(dec.status().message(),
                   "q_len " + std::to_string(over) + " exceeds cuda_rowwise's max");
   // The same backend, a shape it serves: honoured even where auto would pick fold.
-  auto ok = d.select(shape(1, 16, 8, 1 << 20));
+  auto ok = d.select(uniform_shape(1, 16, 8, 1 << 20));
   ASSERT_TRUE(ok.ok()) << ok.status().to_string();
   EXPECT_EQ(ok->backend, "cuda_rowwise");
   EXPECT_TRUE(ok->forced);
   // Unknown name.
   Dispatcher bad(w.reg, test_model(), DispatchPolicy::parse("cuda_folded"));
   EXPECT_EQ(bad.validate_policy().code(), StatusCode::kNotFound);
-  EXPECT_EQ(bad.select(shape(1, 16, 8, 4096)).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(bad.select(uniform_shape(1, 16, 8, 4096)).status().code(), StatusCode::kNotFound);
 }
 
 TEST(Dispatch, ExplicitButUnavailableIsAnError) {
   if (built_with_cuda()) GTEST_SKIP() << "CUDA build";
   auto reg = BackendRegistry::with_builtin_backends();
   Dispatcher d(*reg, test_model(), DispatchPolicy::parse("cuda_fold"));
-  auto dec = d.select(shape(1, 16, 8, 131072));
+  auto dec = d.select(uniform_shape(1, 16, 8, 131072));
   ASSERT_FALSE(dec.ok());
   EXPECT_CONTAINS(dec.status().message(), "built without CUDA");
 }
@@ -415,7 +403,7 @@ TEST(Dispatch, NoSilentFallbackToTheCpu) {
   FakeCudaWorld w;
   Dispatcher d(w.reg, test_model());
   const int over = cuda::FoldTraits::kMaxQLen + 1;
-  auto dec = d.select(shape(1, 16, over, 131072));  // device defaults to CUDA (available)
+  auto dec = d.select(uniform_shape(1, 16, over, 131072));  // device defaults to CUDA (available)
   ASSERT_FALSE(dec.ok());
   EXPECT_EQ(dec.status().code(), StatusCode::kUnsupported);
   EXPECT_CONTAINS(dec.status().message(), "no attention backend can serve");
@@ -433,8 +421,8 @@ TEST(Dispatch, WithoutCudaAutoUsesTheCpuReferenceAndSaysSoOnce) {
   const LogLevel saved = log_level();
   set_log_level(LogLevel::kInfo);
   ::testing::internal::CaptureStderr();
-  auto a = d.select(shape(1, 16, 8, 4096));
-  auto b = d.select(shape(2, 16, 8, 8192));
+  auto a = d.select(uniform_shape(1, 16, 8, 4096));
+  auto b = d.select(uniform_shape(2, 16, 8, 8192));
   const std::string err = ::testing::internal::GetCapturedStderr();
   set_log_level(saved);
   ASSERT_TRUE(a.ok()) << a.status().to_string();
@@ -457,7 +445,7 @@ TEST(Dispatch, AssumeAvailableExplainsWhatAGpuMachineWouldPick) {
   SelectOptions o;
   o.assume_available = true;
   o.quiet = true;
-  auto dec = d.select(shape(1, 16, 8, 131072), o);
+  auto dec = d.select(uniform_shape(1, 16, 8, 131072), o);
   ASSERT_TRUE(dec.ok()) << dec.status().to_string();
   EXPECT_EQ(dec->backend, "cuda_fold");
   EXPECT_CONTAINS(dec->verdicts[1].status.message(), "built without CUDA");
@@ -472,9 +460,9 @@ TEST(Dispatch, FirstDecisionPerBucketIsLoggedOnce) {
   const LogLevel saved = log_level();
   set_log_level(LogLevel::kInfo);
   ::testing::internal::CaptureStderr();
-  ASSERT_TRUE(d.select(shape(1, 16, 8, 131072), o).ok());
-  ASSERT_TRUE(d.select(shape(1, 16, 8, 131072 + 5000), o).ok());  // same log2 bucket
-  ASSERT_TRUE(d.select(shape(1, 16, 8, 300000), o).ok());         // next bucket
+  ASSERT_TRUE(d.select(uniform_shape(1, 16, 8, 131072), o).ok());
+  ASSERT_TRUE(d.select(uniform_shape(1, 16, 8, 131072 + 5000), o).ok());  // same log2 bucket
+  ASSERT_TRUE(d.select(uniform_shape(1, 16, 8, 300000), o).ok());         // next bucket
   const std::string err = ::testing::internal::GetCapturedStderr();
   set_log_level(saved);
   size_t n = 0;
@@ -513,7 +501,7 @@ TEST(Dispatch, RunCountsCallsRowsAndKvBytes) {
   // A graph replay counted from outside: rowwise reads the KV once per query token.
   FakeCudaWorld w;
   Dispatcher g(w.reg, test_model());
-  g.record_call(2, shape(1, 16, 8, 1000));
+  g.record_call(2, uniform_shape(1, 16, 8, 1000));
   EXPECT_EQ(g.counters(2).kv_bytes, 8u * 1000 * 576 * 2);
   EXPECT_EQ(g.counters(2).rows, 128u);
   EXPECT_CONTAINS(g.counters_summary(), "cuda_rowwise: 1 calls, 128 rows");

@@ -512,6 +512,30 @@ TEST(CudaVerifyErrors, BadInputLeavesOutputUntouched) {
 
 // ---- CUDA graphs ---------------------------------------------------------------------------------
 
+// prepare() for the graph tests' largest call: 2 requests of up to 8192 tokens, q_len 8, H 16.
+const VerifyShape kGraphMaxShape = [] {
+  VerifyShape m;
+  m.batch = 2;
+  m.q_len = 8;
+  m.num_heads = 16;
+  m.page_size = 64;
+  m.max_seq_len = 8192;
+  m.total_kv = 16384;
+  return m;
+}();
+
+// Captures one run() on `stream` into `graph` and instantiates it as `exec`.
+void capture_call(Backend& be, const VerifyArgs& a, cudaStream_t stream, cudaGraph_t* graph,
+                  cudaGraphExec_t* exec) {
+  VerifyOptions o;
+  o.stream = stream;
+  ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), cudaSuccess);
+  const Status st = be.run(a, o);
+  ASSERT_EQ(cudaStreamEndCapture(stream, graph), cudaSuccess);
+  ASSERT_TRUE(st.ok()) << st.to_string();
+  ASSERT_EQ(cudaGraphInstantiate(exec, *graph, 0), cudaSuccess);
+}
+
 TEST(CudaVerifyGraph, CapturedRunMatchesEager) {
   SKIP_WITHOUT_GPU();
   Case c{2, 8, 16, 64, DType::kBF16, 1.f, {5000, 3000}};
@@ -519,29 +543,16 @@ TEST(CudaVerifyGraph, CapturedRunMatchesEager) {
   DeviceProblem d(p);
   for (bool rw : {false, true}) {
     auto be = make_backend(rw);
-    VerifyShape max_shape;
-    max_shape.batch = 2;
-    max_shape.q_len = 8;
-    max_shape.num_heads = 16;
-    max_shape.page_size = 64;
-    max_shape.max_seq_len = 8192;
-    max_shape.total_kv = 16384;
-    ASSERT_TRUE(be->prepare(max_shape).ok());
+    ASSERT_TRUE(be->prepare(kGraphMaxShape).ok());
     const Outputs eager = run_gpu(*be, p, d, {}, "eager");
 
     cudaStream_t stream;
     ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
     GpuOutputs g(p);
     const VerifyArgs a = device_args(p, d, g.out_view(p), g.lse_view(p));
-    VerifyOptions o;
-    o.stream = stream;
     cudaGraph_t graph;
-    ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), cudaSuccess);
-    const Status st = be->run(a, o);
-    ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
-    ASSERT_TRUE(st.ok()) << st.to_string();
     cudaGraphExec_t exec;
-    ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+    ASSERT_NO_FATAL_FAILURE(capture_call(*be, a, stream, &graph, &exec));
     for (int k = 0; k < 3; ++k) ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
     ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
     const Outputs captured = g.fetch("graph");
@@ -553,7 +564,8 @@ TEST(CudaVerifyGraph, CapturedRunMatchesEager) {
     DeviceProblem db(pb);
     GpuOutputs gb(pb);
     const VerifyArgs ab = device_args(pb, db, gb.out_view(pb), gb.lse_view(pb));
-    VerifyOptions o4 = o;
+    VerifyOptions o4;
+    o4.stream = stream;
     o4.num_splits = 4;  // 4 partials x 4096 rows x 2 KB: far more than prepare() reserved
     ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), cudaSuccess);
     const Status st2 = be->run(ab, o4);
@@ -578,29 +590,16 @@ TEST(CudaVerifyGraph, ReplayAfterSequencesGrewStaysCorrect) {
   const std::vector<int32_t> grown_lens = p.seq_lens;
   for (bool rw : {false, true}) {
     auto be = make_backend(rw);
-    VerifyShape max_shape;
-    max_shape.batch = 2;
-    max_shape.q_len = 8;
-    max_shape.num_heads = 16;
-    max_shape.page_size = 64;
-    max_shape.max_seq_len = 8192;
-    max_shape.total_kv = 16384;
-    ASSERT_TRUE(be->prepare(max_shape).ok());
+    ASSERT_TRUE(be->prepare(kGraphMaxShape).ok());
     p.seq_lens = {5000, 3000};
     throw_if_error(d.sl.copy_from_host(p.seq_lens.data(), 8));
     cudaStream_t stream;
     ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
     GpuOutputs g(p);
     const VerifyArgs a = device_args(p, d, g.out_view(p), g.lse_view(p));
-    VerifyOptions o;
-    o.stream = stream;
     cudaGraph_t graph;
-    ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), cudaSuccess);
-    const Status st = be->run(a, o);
-    ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
-    ASSERT_TRUE(st.ok()) << st.to_string();
     cudaGraphExec_t exec;
-    ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+    ASSERT_NO_FATAL_FAILURE(capture_call(*be, a, stream, &graph, &exec));
     // The step's new tokens were appended: the device seq_lens grow, the graph is replayed.
     p.seq_lens = grown_lens;
     throw_if_error(d.sl.copy_from_host(p.seq_lens.data(), 8));

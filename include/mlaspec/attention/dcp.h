@@ -29,6 +29,9 @@ struct ShardLayout {
   int owner(int64_t chunk) const { return static_cast<int>(chunk % world); }
   // Chunks of the longest request (max_seq_len) that rank `rank` holds, rounded up over ranks.
   int64_t chunks_per_rank(int64_t max_seq_len) const;
+  // The same for a batch: the longest of host seq_lens [B] (int32), which sizes every rank's
+  // partial buffers [B, chunks_per_rank, ...].
+  int64_t chunks_per_rank(const TensorView& seq_lens_host) const;
   // world >= 1, chunk_tokens a positive multiple of page_size.
   Status validate(int page_size) const;
 };

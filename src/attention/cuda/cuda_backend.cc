@@ -377,14 +377,6 @@ Status expect_parts(const TensorView& t, const char* name, std::initializer_list
   return Status::Ok();
 }
 
-int64_t longest(const TensorView& seq_lens_host, int64_t batch) {
-  int64_t m = 0;
-  for (int64_t b = 0; b < batch; ++b) {
-    m = std::max<int64_t>(m, seq_lens_host.data_as<const int32_t>()[b * seq_lens_host.stride(0)]);
-  }
-  return m;
-}
-
 }  // namespace
 
 Status rank_partials_cuda(const VerifyArgs& local, const ShardLayout& layout, int rank,
@@ -401,7 +393,7 @@ Status rank_partials_cuda(const VerifyArgs& local, const ShardLayout& layout, in
     return invalid_argument("DCP chunk of " + std::to_string(layout.chunk_tokens) + " tokens is too large");
   }
   const int64_t B = local.q.size(0), Q = local.q.size(1), H = local.q.size(2);
-  const int64_t cpr = layout.chunks_per_rank(longest(local.seq_lens_host, B));
+  const int64_t cpr = layout.chunks_per_rank(local.seq_lens_host);
   MLASPEC_RETURN_IF_ERROR(expect_parts(o_parts, "o_parts", {B, cpr, Q, H, kHeadDimV}));
   MLASPEC_RETURN_IF_ERROR(expect_parts(lse_parts, "lse_parts", {B, cpr, Q, H}));
   // One fold backend per process serves every rank call (it holds no per-call state).

@@ -254,14 +254,17 @@ __device__ __forceinline__ void softmax_tile64(float (&sf)[32], int key0, int t,
   exp_rows<8>(sf, mx, m, scale, sum);
 }
 
-// P (bf16) -> a swizzled [64 rows x 64 keys] block, then the fence that lets wgmma read it.
-__device__ __forceinline__ void store_p64(uint8_t* sP, const float (&sf)[32], const int (&r_loc)[2],
-                                          int t) {
+// P (bf16) of NJ x 8 keys -> 16-byte chunks chunk0.. of the rows of a swizzled [64 x 128 B]
+// block (bf16: the whole block; fp8: each warpgroup's half), then the fence that lets wgmma
+// read it.
+template <int NJ>
+__device__ __forceinline__ void store_p(uint8_t* sP, const float (&sf)[4 * NJ], const int (&r_loc)[2],
+                                        int t, int chunk0) {
 #pragma unroll
-  for (int j = 0; j < 8; ++j) {
+  for (int j = 0; j < NJ; ++j) {
 #pragma unroll
     for (int k = 0; k < 2; ++k) {
-      *reinterpret_cast<uint32_t*>(sP + sw128(r_loc[k], j) + t * 4) =
+      *reinterpret_cast<uint32_t*>(sP + sw128(r_loc[k], chunk0 + j) + t * 4) =
           ptx::pack_bf16x2(sf[4 * j + 2 * k], sf[4 * j + 2 * k + 1]);
     }
   }
@@ -590,16 +593,8 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
         sm90::exp_rows<4>(sf, mx, m_run, scale, sum);
         for (int k = 0; k < 2; ++k) l_run[k] = l_run[k] * scale[k] + sum[k];
 
-          // ---- P (bf16) -> sP (one swizzled [64 x 128 B] block) ----
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-#pragma unroll
-          for (int k = 0; k < 2; ++k) {
-            *reinterpret_cast<uint32_t*>(sP + sm90::sw128(r_loc[k], kh * 4 + j) + t * 4) =
-                ptx::pack_bf16x2(sf[4 * j + 2 * k], sf[4 * j + 2 * k + 1]);
-          }
-        }
-        ptx::fence_proxy_async_smem();
+          // ---- P (bf16) -> this warpgroup's 32 keys of sP (one swizzled [64 x 128 B] block) ----
+        sm90::store_p<4>(sP, sf, r_loc, t, kh * 4);
         sm90::rescale_acc(acc, scale);
         ptx::named_bar_sync(1, KT::NUM_CONSUMER_THREADS);
 
@@ -637,7 +632,7 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
           sm90::issue_qk64<KT>(sf, sQ_addr, st0, full0, ph);
           ptx::wgmma_wait<0>();
           sm90::softmax_tile64(sf, key0, t, vis, p.score_scale_log2, m_run, sc, sum);
-          sm90::store_p64(stage0 + KT::ROPE_OFF, sf, r_loc, t);
+          sm90::store_p<8>(stage0 + KT::ROPE_OFF, sf, r_loc, t, 0);
           if (t == 0) {
             for (int k = 0; k < 2; ++k) sHand[r_loc[k]] = make_float4(m_run[k], sc[k], sum[k], 0.f);
           }
@@ -679,7 +674,7 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
             // accumulated into are rewritten while another wgmma is in flight, C7515.)
             sm90::softmax_tile64(sf, key0 + KT::BLOCK_N, t, vis, p.score_scale_log2, m_run, sc,
                                  sum);
-            sm90::store_p64(stage1 + KT::ROPE_OFF, sf, r_loc, t);
+            sm90::store_p<8>(stage1 + KT::ROPE_OFF, sf, r_loc, t, 0);
             if (t == 0) {
               for (int k = 0; k < 2; ++k)
                 sHand[64 + r_loc[k]] = make_float4(m_run[k], sc[k], sum[k], 0.f);

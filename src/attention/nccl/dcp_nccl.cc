@@ -18,14 +18,6 @@ Status nccl_status(ncclResult_t r, const char* what) {
   return internal_error(std::string(what) + " failed: " + ncclGetErrorString(r));
 }
 
-int64_t longest(const TensorView& seq_lens_host, int64_t batch) {
-  int64_t m = 0;
-  for (int64_t b = 0; b < batch; ++b) {
-    m = std::max<int64_t>(m, seq_lens_host.data_as<const int32_t>()[b * seq_lens_host.stride(0)]);
-  }
-  return m;
-}
-
 }  // namespace
 
 bool built_with_nccl() { return true; }
@@ -95,7 +87,7 @@ Status verify_step(NcclComm& comm, const VerifyArgs& local, const ShardLayout& l
     return invalid_argument("DCP verify step needs q and seq_lens_host");
   }
   const int64_t W = layout.world, B = local.q.size(0), Q = local.q.size(1), H = local.q.size(2);
-  const int64_t cpr = layout.chunks_per_rank(longest(local.seq_lens_host, B));
+  const int64_t cpr = layout.chunks_per_rank(local.seq_lens_host);
   // Partials per rank that travel through the all-gather: every chunk's, or one merged.
   const int64_t sent = merge == DcpMerge::kPremerge ? 1 : cpr;
   const int64_t o_block = B * sent * Q * H * kHeadDimV, l_block = B * sent * Q * H;
