@@ -16,7 +16,6 @@
 namespace mlaspec::attn {
 namespace {
 
-
 using testing::uniform_shape;
 
 TEST(CostFeatures, FoldReadsOnceRowwisePerToken) {
@@ -28,7 +27,8 @@ TEST(CostFeatures, FoldReadsOnceRowwisePerToken) {
   EXPECT_DOUBLE_EQ(f.gflops, 2.0 * 8 * 16 * 1088 * 2000 / 1e9);
   EXPECT_DOUBLE_EQ(r.gflops, f.gflops);
   EXPECT_DOUBLE_EQ(
-      cost_features(uniform_shape(2, 16, 8, 1000, DType::kFP8E4M3), KvReadPattern::kOncePerRequest).kv_mb,
+      cost_features(uniform_shape(2, 16, 8, 1000, DType::kFP8E4M3), KvReadPattern::kOncePerRequest)
+          .kv_mb,
       f.kv_mb / 2);
 }
 
@@ -116,7 +116,8 @@ TEST(CostModel, NearestHeadsInLog2) {
   EXPECT_EQ(m.find("b", DType::kBF16, 256)->heads, 128);
   EXPECT_EQ(m.find("b", DType::kFP8E4M3, 16), nullptr);
   EXPECT_EQ(m.find("c", DType::kBF16, 16), nullptr);
-  EXPECT_FALSE(m.estimate_us("c", KvReadPattern::kOncePerRequest, uniform_shape(1, 16, 1, 10)).has_value());
+  EXPECT_FALSE(
+      m.estimate_us("c", KvReadPattern::kOncePerRequest, uniform_shape(1, 16, 1, 10)).has_value());
   add(0, 3);  // a generic entry ranks behind measured ones
   EXPECT_EQ(m.find("b", DType::kBF16, 1000)->heads, 128);
 }
@@ -135,7 +136,8 @@ TEST(CostModel, CrossoverCases) {
   add("never", 20, 1.0);
   const auto pat = KvReadPattern::kOncePerRequest;
   // 2 + 0.5x = 10 + 0.1x at x = 20 MB = 20e6 / 1152 tokens.
-  Crossover c = find_crossover(m, "fast_start", pat, "fast_stream", pat, uniform_shape(1, 16, 1, 1));
+  Crossover c =
+      find_crossover(m, "fast_start", pat, "fast_stream", pat, uniform_shape(1, 16, 1, 1));
   ASSERT_TRUE(c.has_model);
   EXPECT_EQ(c.short_winner, "fast_start");
   EXPECT_EQ(c.long_winner, "fast_stream");
@@ -147,7 +149,8 @@ TEST(CostModel, CrossoverCases) {
   EXPECT_EQ(c.seq_len, 0);
   EXPECT_EQ(c.short_winner, "fast_start");
   EXPECT_CONTAINS(c.to_string(), "every S");
-  EXPECT_FALSE(find_crossover(m, "fast_start", pat, "missing", pat, uniform_shape(1, 16, 1, 1)).has_model);
+  EXPECT_FALSE(
+      find_crossover(m, "fast_start", pat, "missing", pat, uniform_shape(1, 16, 1, 1)).has_model);
 }
 
 TEST(CostModel, CurveInterpolationExactAtPointsMonotoneBetween) {
@@ -185,10 +188,13 @@ TEST(CostModel, CurveForB1InsideItsRangeLinearTermsElsewhere) {
   auto lin = [&](const VerifyShape& x) { return e.terms.estimate_us(cost_features(x, pat)); };
   EXPECT_DOUBLE_EQ(*m.estimate_us("b", pat, uniform_shape(1, 16, 8, 2048)), 100);
   EXPECT_DOUBLE_EQ(*m.estimate_us("b", pat, uniform_shape(1, 16, 8, 8192)), 200);
-  EXPECT_NEAR(*m.estimate_us("b", pat, uniform_shape(1, 16, 8, 4096)), std::sqrt(100.0 * 200), 1e-9);
+  EXPECT_NEAR(*m.estimate_us("b", pat, uniform_shape(1, 16, 8, 4096)), std::sqrt(100.0 * 200),
+              1e-9);
   // Outside the measured range: the linear terms.
-  EXPECT_DOUBLE_EQ(*m.estimate_us("b", pat, uniform_shape(1, 16, 8, 1024)), lin(uniform_shape(1, 16, 8, 1024)));
-  EXPECT_DOUBLE_EQ(*m.estimate_us("b", pat, uniform_shape(1, 16, 8, 16384)), lin(uniform_shape(1, 16, 8, 16384)));
+  EXPECT_DOUBLE_EQ(*m.estimate_us("b", pat, uniform_shape(1, 16, 8, 1024)),
+                   lin(uniform_shape(1, 16, 8, 1024)));
+  EXPECT_DOUBLE_EQ(*m.estimate_us("b", pat, uniform_shape(1, 16, 8, 16384)),
+                   lin(uniform_shape(1, 16, 8, 16384)));
   // B > 1: the linear terms on the batch's total KV, even with each S inside the curve.
   const VerifyShape b4 = uniform_shape(4, 16, 8, 4096);
   EXPECT_EQ(b4.total_kv, 4 * 4096);
@@ -380,8 +386,9 @@ TEST(Profile, BuiltinParsesAndCoversTheH200) {
     }
   }
   EXPECT_FALSE(h200->provisional());
-  EXPECT_CONTAINS(h200->source(), "NVIDIA H200");
-  EXPECT_CONTAINS(h200->source(), "2026-11-29");
+  // A measurement, not hand-made numbers: the source names the calibration run.
+  EXPECT_CONTAINS(h200->source(), "mlaspec calibrate on NVIDIA H200");
+  EXPECT_CONTAINS(h200->source(), "full grid");
   ASSERT_NE(p.find("cpu"), nullptr);
   EXPECT_NE(p.find("cpu")->find("cpu_reference", DType::kFP8E4M3, 16), nullptr);
 }
@@ -471,10 +478,10 @@ TEST(Profile, OldFormatStillLoadsAndNewFormatRoundTrips) {
   EXPECT_TRUE(e->curve.empty());
   EXPECT_EQ(e->points, 15);
   // Without a curve the estimate is the linear model at every S.
-  EXPECT_DOUBLE_EQ(
-      *old->find("G")->estimate_us("cuda_fold", KvReadPattern::kOncePerRequest,
-                                   uniform_shape(1, 16, 8, 4096)),
-      e->terms.estimate_us(cost_features(uniform_shape(1, 16, 8, 4096), KvReadPattern::kOncePerRequest)));
+  EXPECT_DOUBLE_EQ(*old->find("G")->estimate_us("cuda_fold", KvReadPattern::kOncePerRequest,
+                                                uniform_shape(1, 16, 8, 4096)),
+                   e->terms.estimate_us(cost_features(uniform_shape(1, 16, 8, 4096),
+                                                      KvReadPattern::kOncePerRequest)));
   // Version 2 round trip through merge_profile_json keeps q_len and the curve exactly.
   CostModel m("G", "test", {});
   CostEntry n;

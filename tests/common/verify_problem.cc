@@ -6,6 +6,10 @@
 #include <sstream>
 
 namespace mlaspec::testing {
+namespace {
+constexpr uint16_t kBf16QuietNaN = 0x7fc0;
+constexpr uint8_t kFp8E4M3NaN = 0x7f;  // S.1111.111
+}  // namespace
 
 std::string ProblemSpec::to_string() const {
   std::ostringstream os;
@@ -23,7 +27,8 @@ Problem make_problem(const ProblemSpec& spec_in) {
   Problem p;
   p.spec = spec_in;
   ProblemSpec& spec = p.spec;
-  if (spec.seq_lens.empty()) spec.seq_lens.assign(spec.batch, static_cast<int32_t>(spec.default_seq_len));
+  if (spec.seq_lens.empty())
+    spec.seq_lens.assign(spec.batch, static_cast<int32_t>(spec.default_seq_len));
   p.seq_lens = spec.seq_lens;
   std::mt19937_64 rng(spec.seed);
   std::normal_distribution<float> normal(0.0f, 1.0f);
@@ -44,10 +49,12 @@ Problem make_problem(const ProblemSpec& spec_in) {
   size_t next = 0;
   for (int b = 0; b < spec.batch; ++b) {
     const int pages = static_cast<int>((p.seq_lens[b] + spec.page_size - 1) / spec.page_size);
-    for (int j = 0; j < pages; ++j) p.block_table[static_cast<size_t>(b) * p.max_pages + j] = perm[next++];
+    for (int j = 0; j < pages; ++j)
+      p.block_table[static_cast<size_t>(b) * p.max_pages + j] = perm[next++];
   }
 
-  const size_t q_elems = static_cast<size_t>(spec.batch) * spec.q_len * spec.num_heads * attn::kHeadDimQK;
+  const size_t q_elems =
+      static_cast<size_t>(spec.batch) * spec.q_len * spec.num_heads * attn::kHeadDimQK;
   p.q.resize(q_elems);
   for (auto& v : p.q) v = float_to_bf16_bits(normal(rng) * spec.q_std);
 
@@ -58,7 +65,25 @@ Problem make_problem(const ProblemSpec& spec_in) {
     for (size_t i = 0; i < kv_elems; ++i) dst[i] = float_to_bf16_bits(normal(rng));
   } else {
     p.kv.resize(kv_elems);
-    for (size_t i = 0; i < kv_elems; ++i) p.kv[i] = float_to_fp8e4m3_bits(normal(rng) / spec.kv_scale);
+    for (size_t i = 0; i < kv_elems; ++i)
+      p.kv[i] = float_to_fp8e4m3_bits(normal(rng) / spec.kv_scale);
+  }
+  // Rows of a request's last page past its seq_len hold NaN: a kernel that lets one reach its
+  // output (e.g. 0 * NaN in P V for a key it did not zero) fails every comparison.
+  const size_t row_bytes = attn::kHeadDimQK * (spec.kv_dtype == DType::kBF16 ? 2 : 1);
+  for (int b = 0; b < spec.batch; ++b) {
+    const int32_t len = p.seq_lens[b];
+    if (len % spec.page_size == 0) continue;
+    const int32_t page = p.block_table[static_cast<size_t>(b) * p.max_pages + len / spec.page_size];
+    for (int r = len % spec.page_size; r < spec.page_size; ++r) {
+      uint8_t* row = p.kv.data() + (static_cast<size_t>(page) * spec.page_size + r) * row_bytes;
+      if (spec.kv_dtype == DType::kBF16) {
+        auto* e = reinterpret_cast<uint16_t*>(row);
+        std::fill(e, e + attn::kHeadDimQK, kBf16QuietNaN);
+      } else {
+        std::fill(row, row + attn::kHeadDimQK, kFp8E4M3NaN);
+      }
+    }
   }
   p.sm_scale = 1.0f / std::sqrt(static_cast<float>(attn::kHeadDimQK));
   return p;
@@ -66,7 +91,8 @@ Problem make_problem(const ProblemSpec& spec_in) {
 
 attn::VerifyArgs Problem::host_args(TensorView out, TensorView lse) {
   attn::VerifyArgs a;
-  a.q = TensorView(q.data(), DType::kBF16, {spec.batch, spec.q_len, spec.num_heads, attn::kHeadDimQK});
+  a.q = TensorView(q.data(), DType::kBF16,
+                   {spec.batch, spec.q_len, spec.num_heads, attn::kHeadDimQK});
   a.kv.pages = TensorView(kv.data(), spec.kv_dtype, {num_pages, spec.page_size, attn::kHeadDimQK});
   a.kv.kv_scale = spec.kv_dtype == DType::kFP8E4M3 ? spec.kv_scale : 1.0f;
   a.block_table = TensorView(block_table.data(), DType::kI32, {spec.batch, max_pages});

@@ -166,8 +166,8 @@ VerifyArgs device_args(Problem& p, const DeviceProblem& d, TensorView out, Tenso
   a.seq_lens_host = a.seq_lens;
   a.q = TensorView(d.q.data(), DType::kBF16, {s.batch, s.q_len, s.num_heads, kHeadDimQK},
                    Device::kCUDA);
-  a.kv.pages = TensorView(d.kv.data(), s.kv_dtype, {p.num_pages, s.page_size, kHeadDimQK},
-                          Device::kCUDA);
+  a.kv.pages =
+      TensorView(d.kv.data(), s.kv_dtype, {p.num_pages, s.page_size, kHeadDimQK}, Device::kCUDA);
   a.block_table = TensorView(d.bt.data(), DType::kI32, {s.batch, p.max_pages}, Device::kCUDA);
   a.seq_lens = TensorView(d.sl.data(), DType::kI32, {s.batch}, Device::kCUDA);
   return a;
@@ -231,8 +231,8 @@ Outputs run_cpu(Problem& p) {
   const double rel_max = max_err / std::max(max_ref, 1e-30);
   const double rel_l2 = std::sqrt(sq_err / std::max(sq_ref, 1e-30));
   std::ostringstream os;
-  os << "NaN/unwritten out " << nan << ", non-finite lse " << lse_nan << ", out max err "
-     << rel_max << " (elem " << worst << "), out L2 err " << rel_l2 << ", lse max err " << lse_err;
+  os << "NaN/unwritten out " << nan << ", non-finite lse " << lse_nan << ", out max err " << rel_max
+     << " (elem " << worst << "), out L2 err " << rel_l2 << ", lse max err " << lse_err;
   if (nan == 0 && lse_nan == 0 && rel_max <= 1e-2 && rel_l2 <= 1e-2 && lse_err <= 1e-3) {
     return ::testing::AssertionSuccess() << os.str();
   }
@@ -265,22 +265,26 @@ std::vector<int32_t> random_lens(int n, int q_len, int max_len, uint64_t seed) {
   return v;
 }
 
-// ---- the sweep ------------------------------------------------------------------------------------
+// ---- the sweep
+// ------------------------------------------------------------------------------------
 
 std::vector<Case> sweep_cases() {
   const DType bf = DType::kBF16, f8 = DType::kFP8E4M3;
   std::vector<Case> c = {
       // seq_len == q_len, single tile, partial tiles
       {1, 1, 16, 64, bf, 1.f, {1}},
+      {1, 1, 16, 64, f8, 1.f, {1}},
       {1, 32, 16, 16, bf, 1.f, {32}},
       {2, 3, 8, 16, bf, 1.f, {3, 100}},
       {3, 7, 16, 32, bf, 1.f, {7, 65, 1000}},
+      {3, 7, 16, 32, f8, 4.f, {7, 65, 1000}},
       // odd H, rows not a multiple of 64
       {2, 5, 20, 32, bf, 1.f, {129, 511}},
       {1, 13, 32, 16, f8, 0.5f, {777}},
       {2, 5, 64, 64, bf, 1.f, {257, 1025}},
       // many row tiles: cluster of 8, and clusters of 6 with padding CTAs
       {1, 4, 128, 32, bf, 1.f, {300}},
+      {1, 4, 128, 16, f8, 1.f, {301}},
       {1, 9, 128, 64, f8, 0.0625f, {200}},
       {1, 32, 128, 16, bf, 1.f, {2100}},
       // long context, adaptive splits (many partials)
@@ -334,8 +338,9 @@ TEST(CudaVerifySmall, SanitizerSweep) {
   SKIP_WITHOUT_GPU();
   const std::vector<Case> cases = {
       {1, 3, 16, 16, DType::kBF16, 1.f, {70}},
-      {2, 2, 64, 32, DType::kFP8E4M3, 0.5f, {33, 130}},   // cluster of 2
-      {1, 1, 16, 64, DType::kBF16, 1.f, {700}, false, 3},  // splits + combine
+      {2, 2, 64, 32, DType::kFP8E4M3, 0.5f, {33, 130}},        // cluster of 2
+      {1, 1, 16, 64, DType::kBF16, 1.f, {700}, false, 3},      // splits + combine
+      {1, 8, 16, 16, DType::kFP8E4M3, 1.f, {1000}, false, 3},  // fp8 in-place dequant, splits
   };
   for (Case c : cases) {
     c.batch = static_cast<int>(c.seq_lens.size());
@@ -370,7 +375,8 @@ TEST(CudaVerifyBitwise, DeterministicBatchInvariance) {
                        DType::kBF16, {1, Q, H, kHeadDimQK}, Device::kCUDA);
       a.block_table = TensorView(static_cast<int32_t*>(d.bt.data()) + int64_t{b} * p.max_pages,
                                  DType::kI32, {1, p.max_pages}, Device::kCUDA);
-      a.seq_lens = TensorView(static_cast<int32_t*>(d.sl.data()) + b, DType::kI32, {1}, Device::kCUDA);
+      a.seq_lens =
+          TensorView(static_cast<int32_t*>(d.sl.data()) + b, DType::kI32, {1}, Device::kCUDA);
       a.block_table_host = TensorView(p.block_table.data() + int64_t{b} * p.max_pages, DType::kI32,
                                       {1, p.max_pages});
       a.seq_lens_host = TensorView(p.seq_lens.data() + b, DType::kI32, {1});
@@ -379,7 +385,8 @@ TEST(CudaVerifyBitwise, DeterministicBatchInvariance) {
       ASSERT_TRUE(be->run(a, c.options()).ok());
       ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
       const Outputs one = g.fetch("alone");
-      const size_t n_out = static_cast<size_t>(Q) * H * kHeadDimV, n_lse = static_cast<size_t>(Q) * H;
+      const size_t n_out = static_cast<size_t>(Q) * H * kHeadDimV,
+                   n_lse = static_cast<size_t>(Q) * H;
       Outputs slice;
       slice.out.assign(all.out.begin() + b * n_out, all.out.begin() + (b + 1) * n_out);
       slice.lse.assign(all.lse.begin() + b * n_lse, all.lse.begin() + (b + 1) * n_lse);
@@ -429,7 +436,8 @@ TEST(CudaVerifyBitwise, VerifyRowEqualsDecode) {
         const size_t d0 = static_cast<size_t>(b) * row_out;
         x.out.assign(verify.out.begin() + v0, verify.out.begin() + v0 + row_out);
         y.out.assign(dec.out.begin() + d0, dec.out.begin() + d0 + row_out);
-        x.lse.assign(verify.lse.begin() + (b * Q + i) * H, verify.lse.begin() + (b * Q + i + 1) * H);
+        x.lse.assign(verify.lse.begin() + (b * Q + i) * H,
+                     verify.lse.begin() + (b * Q + i + 1) * H);
         y.lse.assign(dec.lse.begin() + b * H, dec.lse.begin() + (b + 1) * H);
         EXPECT_TRUE(bitwise_equal(x, y)) << be->name() << " request " << b << " row " << i
                                          << " (decode seq_len " << lens[b] << ")";
@@ -510,7 +518,8 @@ TEST(CudaVerifyErrors, BadInputLeavesOutputUntouched) {
   }
 }
 
-// ---- CUDA graphs ---------------------------------------------------------------------------------
+// ---- CUDA graphs
+// ---------------------------------------------------------------------------------
 
 // prepare() for the graph tests' largest call: 2 requests of up to 8192 tokens, q_len 8, H 16.
 const VerifyShape kGraphMaxShape = [] {

@@ -65,22 +65,26 @@ EncodeTiledFn encode_tiled_fn() {
   return fn;
 }
 
-// The bf16 pool as a 2D tensor [num_pages * page_size rows, 576 columns]; one box = 64 columns
-// (128 B, the swizzle width) x one page of rows, 128B-swizzled as the kernel's wgmma expects.
-Status encode_kv_tensor_map(const TensorView& pages, unsigned char (&out)[128]) {
+// The pool as a 2D tensor [num_pages * page_size rows, 576 columns]; one box = 64 columns x one
+// page of rows. bf16: 128 B per box row, 128B-swizzled as the kernel's wgmma expects; fp8: 64 B
+// of raw codes per box row, unswizzled (the kernel dequantises them into the swizzled layout).
+Status encode_kv_tensor_map(const TensorView& pages, DType kv_dtype, unsigned char (&out)[128]) {
   static_assert(sizeof(CUtensorMap) == 128);
   EncodeTiledFn fn = encode_tiled_fn();
-  if (fn == nullptr) return internal_error("cuTensorMapEncodeTiled is not available from the driver");
+  if (fn == nullptr)
+    return internal_error("cuTensorMapEncodeTiled is not available from the driver");
+  const bool fp8 = kv_dtype == DType::kFP8E4M3;
   const cuuint64_t dims[2] = {static_cast<cuuint64_t>(kHeadDimQK),
                               static_cast<cuuint64_t>(pages.size(0) * pages.size(1))};
-  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(kHeadDimQK) * 2};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(kHeadDimQK) * (fp8 ? 1 : 2)};
   const cuuint32_t box[2] = {64, static_cast<cuuint32_t>(pages.size(1))};
   const cuuint32_t elem_strides[2] = {1, 1};
   CUtensorMap map;
-  const CUresult r = fn(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, pages.data(), dims, strides,
-                        box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                        CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  const CUresult r =
+      fn(&map, fp8 ? CU_TENSOR_MAP_DATA_TYPE_UINT8 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2,
+         pages.data(), dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+         fp8 ? CU_TENSOR_MAP_SWIZZLE_NONE : CU_TENSOR_MAP_SWIZZLE_128B,
+         CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS) {
     return internal_error("cuTensorMapEncodeTiled failed (" + std::to_string(static_cast<int>(r)) +
                           ") for KV pages " + pages.describe());
@@ -89,7 +93,9 @@ Status encode_kv_tensor_map(const TensorView& pages, unsigned char (&out)[128]) 
   return Status::Ok();
 }
 
-bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
+bool aligned16(const void* p) {
+  return (reinterpret_cast<uintptr_t>(p) & 15u) == 0;
+}
 
 // What the kernels assume beyond the contract checks of validate_verify_args.
 Status check_layout(const VerifyArgs& a) {
@@ -97,8 +103,10 @@ Status check_layout(const VerifyArgs& a) {
   const bool has_out = !a.out.empty();
   for (int d = 0; d < 3; ++d) {
     if (a.q.stride(d) % 8 != 0 || (has_out && a.out.stride(d) % 8 != 0)) {
-      return unsupported("q and out rows must start 16-byte aligned (strides multiples of 8 "
-                         "elements); got q " + a.q.describe() + ", out " + a.out.describe());
+      return unsupported(
+          "q and out rows must start 16-byte aligned (strides multiples of 8 "
+          "elements); got q " +
+          a.q.describe() + ", out " + a.out.describe());
     }
   }
   if (!aligned16(a.q.data()) || (has_out && !aligned16(a.out.data())) ||
@@ -152,8 +160,8 @@ class CudaVerifyBackend final : public Backend {
 
     auto stream = static_cast<cudaStream_t>(options.stream);
     cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-    MLASPEC_RETURN_IF_ERROR(cuda_status(cudaStreamIsCapturing(stream, &capture),
-                                        "cudaStreamIsCapturing"));
+    MLASPEC_RETURN_IF_ERROR(
+        cuda_status(cudaStreamIsCapturing(stream, &capture), "cudaStreamIsCapturing"));
     MLASPEC_RETURN_IF_ERROR(
         ensure_workspace(partial_bytes(p.plan, rows), capture != cudaStreamCaptureStatusNone));
     p.o_part = static_cast<float*>(workspace_);
@@ -237,11 +245,8 @@ class CudaVerifyBackend final : public Backend {
                 VerifyParams& p, cudaStream_t stream) {
     const int batch = shape.batch, q_len = shape.q_len, heads = shape.num_heads;
     const int rows = q_len * heads;
-    if (shape.kv_dtype == DType::kBF16) {
-      MLASPEC_RETURN_IF_ERROR(encode_kv_tensor_map(args.kv.pages, p.kv_tmap));
-    }
+    MLASPEC_RETURN_IF_ERROR(encode_kv_tensor_map(args.kv.pages, shape.kv_dtype, p.kv_tmap));
     p.q = args.q.data();
-    p.kv = args.kv.pages.data();
     p.block_table = args.block_table.data_as<const int32_t>();
     p.seq_lens = args.seq_lens.data_as<const int32_t>();
     p.out = args.out.empty() ? nullptr : args.out.data();
@@ -297,25 +302,25 @@ class CudaVerifyBackend final : public Backend {
     if (num_sms_ > 0) return Status::Ok();
     int dev = 0;
     MLASPEC_RETURN_IF_ERROR(cuda_status(cudaGetDevice(&dev), "cudaGetDevice"));
-    MLASPEC_RETURN_IF_ERROR(cuda_status(
-        cudaDeviceGetAttribute(&num_sms_, cudaDevAttrMultiProcessorCount, dev),
-        "cudaDeviceGetAttribute(multiprocessor count)"));
+    MLASPEC_RETURN_IF_ERROR(
+        cuda_status(cudaDeviceGetAttribute(&num_sms_, cudaDevAttrMultiProcessorCount, dev),
+                    "cudaDeviceGetAttribute(multiprocessor count)"));
     int major = 0;
-    MLASPEC_RETURN_IF_ERROR(cuda_status(
-        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev),
-        "cudaDeviceGetAttribute(compute capability)"));
+    MLASPEC_RETURN_IF_ERROR(
+        cuda_status(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev),
+                    "cudaDeviceGetAttribute(compute capability)"));
     if (major != 9) {
       num_sms_ = 0;
       return unsupported(std::string(caps().name) + " needs a Hopper GPU (sm_90a); device " +
-                         std::to_string(dev) + " has compute capability " +
-                         std::to_string(major) + ".x");
+                         std::to_string(dev) + " has compute capability " + std::to_string(major) +
+                         ".x");
     }
     MLASPEC_RETURN_IF_ERROR(init_kernels_once());
     // Clusters co-resident on this device, per cluster size (GPC packing decides, not SM count).
     for (int c = 1; c <= kMaxCluster; ++c) {
       int n = 0;
-      MLASPEC_RETURN_IF_ERROR(cuda_status(max_active_clusters<uint16_t, 64>(c, &n),
-                                          "cudaOccupancyMaxActiveClusters"));
+      MLASPEC_RETURN_IF_ERROR(
+          cuda_status(max_active_clusters<uint16_t, 64>(c, &n), "cudaOccupancyMaxActiveClusters"));
       active_clusters_[c] = std::max(n, 1);
     }
     return Status::Ok();
@@ -390,7 +395,8 @@ Status rank_partials_cuda(const VerifyArgs& local, const ShardLayout& layout, in
                             std::to_string(layout.world) + ")");
   }
   if (layout.chunk_tokens > (int64_t{1} << 30)) {
-    return invalid_argument("DCP chunk of " + std::to_string(layout.chunk_tokens) + " tokens is too large");
+    return invalid_argument("DCP chunk of " + std::to_string(layout.chunk_tokens) +
+                            " tokens is too large");
   }
   const int64_t B = local.q.size(0), Q = local.q.size(1), H = local.q.size(2);
   const int64_t cpr = layout.chunks_per_rank(local.seq_lens_host);
@@ -458,7 +464,8 @@ Status premerge_rank_partials_cuda(TensorView o_parts, TensorView lse_parts, Ten
     return invalid_argument("o partials have rank " + std::to_string(o_parts.ndim()) +
                             ", expected 5 [B, chunks_per_rank, q_len, H, 512]");
   }
-  const int64_t B = o_parts.size(0), cpr = o_parts.size(1), Q = o_parts.size(2), H = o_parts.size(3);
+  const int64_t B = o_parts.size(0), cpr = o_parts.size(1), Q = o_parts.size(2),
+                H = o_parts.size(3);
   if (B > cuda::CommonTraits::kMaxBatch || cpr > (int64_t{1} << 24)) {
     return invalid_argument("rank partials of batch " + std::to_string(B) + " x " +
                             std::to_string(cpr) + " chunks exceed the combine's limits");

@@ -106,27 +106,6 @@ __device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
 // ---- bulk copies (copy engine, async proxy)
 // ------------------------------------------------------
 
-// Global -> this CTA's shared memory; completion is counted in bytes on `bar`.
-__device__ __forceinline__ void bulk_copy_g2s(void* dst, const void* src, uint32_t bytes,
-                                              uint64_t* bar) {
-  asm volatile(
-      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::
-          "r"(smem_addr(dst)),
-      "l"(src), "r"(bytes), "r"(smem_addr(bar))
-      : "memory");
-}
-
-// Global -> the same shared-memory offset in every CTA of `cta_mask`; each destination CTA's
-// barrier at `bar`'s offset receives the byte count. One HBM read feeds the whole cluster.
-__device__ __forceinline__ void bulk_copy_g2s_multicast(void* dst, const void* src, uint32_t bytes,
-                                                        uint64_t* bar, uint16_t cta_mask) {
-  asm volatile(
-      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster "
-      "[%0], [%1], %2, [%3], %4;" ::"r"(smem_addr(dst)),
-      "l"(src), "r"(bytes), "r"(smem_addr(bar)), "h"(cta_mask)
-      : "memory");
-}
-
 // Generic-proxy shared-memory writes that a later bulk copy (async proxy) overwrites, or that
 // the async proxy reads, must be ordered by this fence in the writing thread.
 __device__ __forceinline__ void fence_proxy_async_smem() {
@@ -330,6 +309,79 @@ __device__ __forceinline__ uint32_t fp8x2_to_bf16x2(uint16_t codes) {
       : "=f"(lo), "=f"(hi)
       : "r"(h2));
   return pack_bf16x2(lo, hi);
+}
+
+// Sixteen fp8 e4m3 codes (byte k of the chunk = code k) -> sixteen bf16 (o[j] = codes 2j, 2j+1).
+
+// Nonzero iff the chunk holds a NaN code (s.1111.111): (code & 0x7f) == 0x7f exactly when adding
+// 1 to it carries into bit 7 (no carry can leave the byte, since (code & 0x7f) + 1 <= 0x80).
+__device__ __forceinline__ uint32_t fp8x16_nan(const uint4& chunk) {
+  const uint32_t w[4] = {chunk.x, chunk.y, chunk.z, chunk.w};
+  uint32_t nan = 0;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) nan |= ((w[i] & 0x7f7f7f7fu) + 0x01010101u) & 0x80808080u;
+  return nan;
+}
+
+// Exact for every code, on the conversion pipe (a quarter of the integer rate).
+__device__ __forceinline__ void fp8x16_to_bf16x16_cvt(const uint4& chunk, uint32_t (&o)[8]) {
+  const uint32_t w[4] = {chunk.x, chunk.y, chunk.z, chunk.w};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    o[2 * i] = fp8x2_to_bf16x2(static_cast<uint16_t>(w[i] & 0xffffu));
+    o[2 * i + 1] = fp8x2_to_bf16x2(static_cast<uint16_t>(w[i] >> 16));
+  }
+}
+
+// Exact for every code but NaN (which comes out as +-480), in four integer/FMA-pipe instructions
+// per two codes: a code s.eeee.mmm is moved into bf16's bit positions as s.0000eeee.mmm0000,
+// i.e. 2^(e-127) * 1.mmm (e > 0) or the subnormal 2^-126 * 0.mmm (e = 0), then multiplied by
+// 2^120: 2^(e-7) * 1.mmm and 2^-6 * 0.mmm, the e4m3 values. The product is exact.
+__device__ __forceinline__ void fp8x16_to_bf16x16_bits(const uint4& chunk, uint32_t (&o)[8]) {
+  const uint32_t w[4] = {chunk.x, chunk.y, chunk.z, chunk.w};
+  const uint32_t two_pow_120 = 0x7b807b80u;  // bf16x2 {2^120, 2^120}
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      // Codes 2h, 2h+1 of the word, each sign-extended to 16 bits (prmt selector nibble 8 | k
+      // replicates the sign of byte k): s...s.s.eeee.mmm
+      uint32_t x;
+      asm("prmt.b32 %0, %1, 0, %2;" : "=r"(x) : "r"(w[i]), "r"(h == 0 ? 0x9180u : 0xb3a2u));
+      // << 4 and keep sign, eeee, mmm (the shift's spill from the low lane lands in bits 16..19,
+      // masked off): bf16 bits s.0000eeee.mmm0000.
+      x = (x << 4) & 0x87f087f0u;
+      uint32_t y;
+      asm("mul.rn.bf16x2 %0, %1, %2;" : "=r"(y) : "r"(x), "r"(two_pow_120));
+      o[2 * i + h] = y;
+    }
+  }
+}
+
+// Exact for every code: the integer path unless the chunk holds a NaN code.
+__device__ __forceinline__ void fp8x16_to_bf16x16(const uint4& chunk, uint32_t (&o)[8]) {
+  if (fp8x16_nan(chunk) != 0) {
+    fp8x16_to_bf16x16_cvt(chunk, o);
+  } else {
+    fp8x16_to_bf16x16_bits(chunk, o);
+  }
+}
+
+// 16-byte shared-memory accesses by 32-bit shared address (generic pointers cost a 64-bit address
+// computation per access). Volatile with a memory clobber: never moved across barrier waits.
+__device__ __forceinline__ uint4 ld_shared_v4(uint32_t addr) {
+  uint4 v;
+  asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "r"(addr)
+               : "memory");
+  return v;
+}
+__device__ __forceinline__ void st_shared_v4(uint32_t addr, uint32_t a, uint32_t b, uint32_t c,
+                                             uint32_t d) {
+  asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(a), "r"(b), "r"(c),
+               "r"(d)
+               : "memory");
 }
 
 }  // namespace mlaspec::attn::cuda::ptx

@@ -6,24 +6,23 @@
 //            block cluster and every KV tile is fetched from HBM once: each CTA issues the TMA
 //            boxes of its share and multicasts them to the whole cluster.
 //   rowwise: each query token's H rows tiled by 64, one CTA per tile, no cluster.
-// Warpgroup 2 is the producer (one warp issues copies into a 2-stage ring guarded by full/empty
-// mbarriers; setmaxnreg hands its registers to the consumers). Warpgroups 0 and 1 consume, WG k
-// owning O[:, 256k..256k+255] (wgmma m64n256k16 for P V, V MN-major):
-//   bf16 (ping-pong): KV tiles go in pairs (t0, t1) = stages (0, 1). WG0 computes S = Q K^T for
-//     all 64 keys of t0 (wgmma m64n64k16), its softmax and P, while WG1 does the same for t1; the
-//     running max passes WG0 -> WG1 -> WG0 through shared memory (mbarrier handoffs), and each
-//     WG accumulates P0 V0 and P1 V1 into its column half. P of a tile is written over the tile's
-//     rope block (columns 512..575: read by Q K^T only, dead once S is computed), so the pair
-//     needs no extra shared memory. bf16 stages have one full barrier per column block: Q K^T
-//     starts on the first block while the rest of the tile is still landing.
-//   fp8 (serial): both WGs compute S for their 32 keys of the tile (wgmma m64n32k16), exchange row
-//     maxima, write their half of P to a P tile, then both run P V. (The dequantised bf16 tile
-//     leaves no room for a second tile in flight.)
+// Warpgroup 2 is the producer (one warp issues the TMA copies into a 2-stage ring guarded by
+// full/empty mbarriers; for fp8 the whole warpgroup also dequantises; setmaxnreg hands its
+// registers to the consumers). Warpgroups 0 and 1 consume, WG k owning O[:, 256k..256k+255] (wgmma
+// m64n256k16 for P V, V MN-major), as a ping-pong over tile pairs: KV tiles go in pairs (t0, t1)
+// = stages (0, 1). WG0 computes S = Q K^T for all 64 keys of t0 (wgmma m64n64k16), its softmax
+// and P, while WG1 does the same for t1; the running max passes WG0 -> WG1 -> WG0 through shared
+// memory (mbarrier handoffs), and each WG accumulates P0 V0 and P1 V1 into its column half. P of
+// a tile is written over the tile's rope block (columns 512..575: read by Q K^T only, dead once S
+// is computed), so the pair needs no extra shared memory. Stages have one full barrier per
+// column block: Q K^T starts on the first block while the rest of the tile is still landing.
 //
 // Shared-memory tiles use the 128B-swizzle layout wgmma and TMA agree on: a [64 rows x 576] bf16
 // tile is 9 column blocks of [64 rows x 128 B], 16-byte chunk c of row r stored at chunk c ^ (r%8).
-// bf16 KV lands that way straight from TMA; fp8 KV arrives as raw rows (bulk copies) and the
-// consumers dequantise it (exactly) into the swizzled bf16 tile.
+// bf16 KV lands that way straight from TMA. fp8 KV lands as raw codes (TMA, [64 keys x 64 B] per
+// column block) in the top half of the stage, and the producer warpgroup expands each block
+// (exactly) into the swizzled bf16 block in place, so the consumers are the same for both dtypes
+// and fp8 moves half the bytes with the same shared memory.
 //
 // Bitwise contract: a row's arithmetic depends only on key positions (which warpgroup computes
 // a tile depends on its position in the split, never on the batch), masked tiles are exact
@@ -31,7 +30,8 @@
 //
 // Barrier scopes: waits acquire at CTA scope (consumers read only shared memory, which the copies'
 // complete_tx makes visible); bf16 slots are released with relaxed arrivals (their reads were
-// wgmma operand reads that wgmma.wait_group already completed). docs/perf/NOTES.md v5-v9.
+// wgmma operand reads that wgmma.wait_group already completed), fp8 slots with release arrivals
+// (release_stage). docs/perf/NOTES.md v5-v9, v12.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -64,48 +64,52 @@ struct Sm90Traits {
   static constexpr int COL_BLOCKS = D_QK / 64;       // 9 blocks of 64 bf16 = 128 B
   static constexpr int BLOCK_BYTES = BLOCK_M * 128;  // one [64 x 128 B] swizzled block
   static constexpr int TILE_BYTES = COL_BLOCKS * BLOCK_BYTES;
-  static constexpr int RAW_ROW_BYTES = D_QK;  // fp8 raw rows, unpadded
-  static constexpr int SEG_ROWS = 8;          // fp8 rows per bulk copy
   static constexpr int GLOBAL_ROW_BYTES = D_QK * static_cast<int>(sizeof(KvT));
+  // One TMA box = 64 columns x one page: 128 B (bf16, swizzled) or 64 B (fp8 codes) per row.
+  static constexpr int BOX_ROW_BYTES = 64 * static_cast<int>(sizeof(KvT));
+  static constexpr int COPY_BLOCK_BYTES = BLOCK_N * BOX_ROW_BYTES;  // one column block of a tile
+  // fp8: the raw codes of a tile land as 9 dense [64 keys x 64 B] blocks in the top half of the
+  // stage, where the dequantising warps expand them in place into the swizzled bf16 tile
+  // (block by block in column order: output block j only ever overwrites raw blocks <= j).
+  static constexpr int RAW_OFF = kFp8 ? TILE_BYTES - COL_BLOCKS * COPY_BLOCK_BYTES : 0;
+  static constexpr int NUM_DEQUANT_THREADS = 128;  // the producer warpgroup (fp8)
 
   static constexpr int Q_BYTES = TILE_BYTES;
-  static constexpr int STAGE_BYTES = kFp8 ? BLOCK_N * RAW_ROW_BYTES : TILE_BYTES;
-  static constexpr int KVBF_BYTES = kFp8 ? TILE_BYTES : 0;
-  // fp8: 64 rows x 64 keys bf16, swizzled. bf16 keeps P in the stage's rope block (ROPE_OFF).
-  static constexpr int P_BYTES = kFp8 ? BLOCK_BYTES : 0;
+  static constexpr int STAGE_BYTES = TILE_BYTES;
+  // P of a tile goes over the stage's rope block (columns 512..575, dead once S is computed).
   static constexpr int ROPE_OFF = (COL_BLOCKS - 1) * BLOCK_BYTES;
-  // fp8: per-row floats [2][64] each, max exchange (RED_MAX) and denominator shares (RED_L).
-  // bf16: the ping-pong handoff slots, float4 {running max, rescale factor, row sum of P, -}
-  // [2][64] from the start of the area, then the final denominator [64] (RED_LF floats in).
-  static constexpr int RED_MAX = 0, RED_L = 2 * BLOCK_M, RED_LF = 2 * BLOCK_M * 4;
-  static constexpr int RED_BYTES = kFp8 ? 4 * BLOCK_M * 4 : 2 * BLOCK_M * 16 + BLOCK_M * 4;
-  // Full barriers per stage: bf16 one per column block (TMA boxes land block by block), fp8 one.
-  static constexpr int FULL_BARS = kFp8 ? 1 : COL_BLOCKS;
+  // The ping-pong handoff slots, float4 {running max, rescale factor, row sum of P, -} [2][64]
+  // from the start of the area, then the final denominator [64] (RED_LF floats in).
+  static constexpr int RED_LF = 2 * BLOCK_M * 4;
+  static constexpr int RED_BYTES = 2 * BLOCK_M * 16 + BLOCK_M * 4;
+  // Full barriers: one per column block and stage (Q K^T starts on the first block while the
+  // rest of the tile is still landing). fp8 adds as many copy barriers (raw block landed).
+  static constexpr int FULL_BARS = COL_BLOCKS;
+  static constexpr int RAW_BARS = kFp8 ? STAGES * COL_BLOCKS : 0;
 
   static constexpr int OFF_Q = 0;
   static constexpr int OFF_STAGE = OFF_Q + Q_BYTES;
-  static constexpr int OFF_KVBF = OFF_STAGE + STAGES * STAGE_BYTES;
-  static constexpr int OFF_P = OFF_KVBF + KVBF_BYTES;
-  static constexpr int OFF_RED = OFF_P + P_BYTES;
+  static constexpr int OFF_RED = OFF_STAGE + STAGES * STAGE_BYTES;
   static constexpr int OFF_BAR = OFF_RED + RED_BYTES;
   // +1024: the dynamic shared-memory base is aligned up to 1024 B at run time (swizzle atoms).
-  // Barriers: full [STAGES][FULL_BARS], empty [STAGES], bf16 handoffs [3].
-  static constexpr int NUM_BARS = STAGES * FULL_BARS + STAGES + 3;
+  // Barriers: full [STAGES][FULL_BARS], empty [STAGES], handoffs [3], fp8 raw [STAGES][9].
+  static constexpr int NUM_BARS = STAGES * FULL_BARS + STAGES + 3 + RAW_BARS;
   static constexpr int SMEM_BYTES = OFF_BAR + NUM_BARS * 8 + 1024;
 
   static_assert(SMEM_BYTES <= 227 * 1024, "verify kernel exceeds Hopper's 227 KB per block");
-  static_assert(OFF_STAGE % 1024 == 0 && STAGE_BYTES % 1024 == 0 && OFF_KVBF % 1024 == 0 &&
-                    OFF_P % 1024 == 0,
-                "128B-swizzled tiles must start on 1024-byte boundaries");
+  static_assert(OFF_STAGE % 1024 == 0 && STAGE_BYTES % 1024 == 0 && RAW_OFF % 128 == 0,
+                "128B-swizzled tiles must start on 1024-byte boundaries, TMA boxes on 128");
   static_assert(PAGE_SIZE > 0 && (PAGE_SIZE & (PAGE_SIZE - 1)) == 0 &&
                     ((CommonTraits::kPageSizeMask >> __builtin_ctz(PAGE_SIZE)) & 1) == 1,
                 "page size not in CommonTraits::kPageSizeMask");
-  static_assert(BLOCK_N % PAGE_SIZE == 0 && PAGE_SIZE % SEG_ROWS == 0 && PAGE_SIZE <= 256,
+  static_assert(BLOCK_N % PAGE_SIZE == 0 && PAGE_SIZE <= 256,
                 "a KV tile covers whole pages; a TMA box is one page (<= 256 rows)");
   static_assert(D_QK % 64 == 0 && D_V == 512, "9 column blocks for Q K^T; 2 x 256 columns for P V");
   static_assert(D_QK - D_V == 64 && BLOCK_N * 2 == 128,
                 "P (64 rows x 64 keys bf16) must fit the rope block it overwrites");
-  static_assert(STAGES == 2, "the bf16 ping-pong maps a tile pair onto stages 0 and 1");
+  static_assert(STAGES == 2, "the ping-pong maps a tile pair onto stages 0 and 1");
+  static_assert(!kFp8 || (COPY_BLOCK_BYTES * 2 == BLOCK_BYTES && RAW_OFF == TILE_BYTES / 2),
+                "in-place dequantisation: output block j covers raw blocks 2j-9 and 2j-8");
   static_assert(PRODUCER_REGS * 128 + CONSUMER_REGS * NUM_CONSUMER_THREADS <= 65536);
   static_assert(CommonTraits::kMaxSeqLen <= (int64_t{1} << 30), "key positions are int32");
 };
@@ -144,12 +148,16 @@ __device__ __forceinline__ void tile_rows(const VerifyParams& p, int tile, int* 
   }
 }
 
-// Releases a bf16 stage to the producers of every CTA in the cluster: one arrival per consumer
-// warp, after the warp's wgmma reads of it completed (wgmma_wait), so a relaxed arrival suffices.
+// Releases a stage to the producers of every CTA in the cluster: one arrival per consumer warp,
+// after the warp's wgmma reads of it completed (wgmma_wait). bf16: the warp's own reads are all
+// there is to order, so a relaxed arrival suffices. fp8: the dequantising threads' reads of the
+// raw codes must be ordered before the next copy overwrites them too; they happen-before this
+// warp's acquire of the full barriers, and a release arrival carries them on (cumulativity).
+template <bool kRelease>
 __device__ __forceinline__ void release_stage(uint64_t* empty_bar, uint32_t n_cta, int lane) {
   __syncwarp();
   if (lane == 0) {
-    for (uint32_t r = 0; r < n_cta; ++r) ptx::mbar_arrive_cluster</*kRelease=*/false>(empty_bar, r);
+    for (uint32_t r = 0; r < n_cta; ++r) ptx::mbar_arrive_cluster<kRelease>(empty_bar, r);
   }
 }
 
@@ -190,18 +198,18 @@ __device__ __forceinline__ void issue_pv(float (&acc)[128], uint32_t sP_addr, ui
   ptx::wgmma_commit();
 }
 
-// Online softmax over one tile, in two steps so that the fp8 path can exchange row maxima between
-// its warpgroups in between. This thread holds rows r_loc[0..1] and keys key0 + 8j + 2t + {0,1},
-// j < NJ (sf[4j + e]: row e >> 1, key + (e & 1)).
-// Step 1: masks keys past each row's last visible key, scales to the log2 domain in place, and
-// returns the rows' maxima over these keys (reduced over the row's 4 threads).
-template <int NJ>
-__device__ __forceinline__ void mask_rowmax(float (&sf)[4 * NJ], int key0, int t,
-                                            const int (&vis)[2], float score_scale_log2,
-                                            float (&mx)[2]) {
-  mx[0] = mx[1] = -INFINITY;
+// Online softmax over one 64-key tile held by one warpgroup. This thread holds rows r_loc[0..1]
+// and keys key0 + 8j + 2t + {0,1}, j < 8 (sf[4j + e]: row e >> 1, key + (e & 1)). Masks keys past
+// each row's last visible key, scales to the log2 domain and turns S into P = 2^(s - m_new) in
+// place. m: the running max before the tile on entry, after it on return; scale: 2^(m_old -
+// m_new), exactly 1 when the max did not move (masked tiles are exact no-ops); sum: the rows'
+// sums of P over the tile, reduced over the row's 4 threads in a fixed order.
+__device__ __forceinline__ void softmax_tile64(float (&sf)[32], int key0, int t,
+                                               const int (&vis)[2], float score_scale_log2,
+                                               float (&m)[2], float (&scale)[2], float (&sum)[2]) {
+  float mx[2] = {-INFINITY, -INFINITY};
 #pragma unroll
-  for (int j = 0; j < NJ; ++j) {
+  for (int j = 0; j < 8; ++j) {
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
       const int key = key0 + j * 8 + 2 * t + (e & 1);
@@ -214,26 +222,14 @@ __device__ __forceinline__ void mask_rowmax(float (&sf)[4 * NJ], int key0, int t
   for (int k = 0; k < 2; ++k) {
     mx[k] = fmaxf(mx[k], __shfl_xor_sync(0xffffffffu, mx[k], 1));
     mx[k] = fmaxf(mx[k], __shfl_xor_sync(0xffffffffu, mx[k], 2));
-  }
-}
-
-// Step 2: with the tile's row maxima m_tile, turns S into P = 2^(s - m_new) in place. m: the
-// running max before the tile on entry, after it on return; scale: 2^(m_old - m_new), exactly 1
-// when the max did not move (masked tiles are exact no-ops); sum: the rows' sums of P over these
-// keys, reduced over the row's 4 threads in a fixed order.
-template <int NJ>
-__device__ __forceinline__ void exp_rows(float (&sf)[4 * NJ], const float (&m_tile)[2],
-                                         float (&m)[2], float (&scale)[2], float (&sum)[2]) {
-#pragma unroll
-  for (int k = 0; k < 2; ++k) {
-    const float m_new = fmaxf(m[k], m_tile[k]);
+    const float m_new = fmaxf(m[k], mx[k]);
     // A row that has seen no key yet keeps m = -inf: subtract 0 so p = ex2(-inf) = 0, not NaN.
     const float m_use = m_new == -INFINITY ? 0.f : m_new;
     scale[k] = m[k] == m_new ? 1.f : ptx::ex2(m[k] - m_use);
     m[k] = m_new;
     float s = 0.f;
 #pragma unroll
-    for (int j = 0; j < NJ; ++j) {
+    for (int j = 0; j < 8; ++j) {
       sf[4 * j + 2 * k] = ptx::ex2(sf[4 * j + 2 * k] - m_use);
       sf[4 * j + 2 * k + 1] = ptx::ex2(sf[4 * j + 2 * k + 1] - m_use);
       s += sf[4 * j + 2 * k];
@@ -245,29 +241,71 @@ __device__ __forceinline__ void exp_rows(float (&sf)[4 * NJ], const float (&m_ti
   }
 }
 
-// Both steps for a 64-key tile held by one warpgroup (bf16 ping-pong).
-__device__ __forceinline__ void softmax_tile64(float (&sf)[32], int key0, int t,
-                                               const int (&vis)[2], float score_scale_log2,
-                                               float (&m)[2], float (&scale)[2], float (&sum)[2]) {
-  float mx[2];
-  mask_rowmax<8>(sf, key0, t, vis, score_scale_log2, mx);
-  exp_rows<8>(sf, mx, m, scale, sum);
-}
-
-// P (bf16) of NJ x 8 keys -> 16-byte chunks chunk0.. of the rows of a swizzled [64 x 128 B]
-// block (bf16: the whole block; fp8: each warpgroup's half), then the fence that lets wgmma
+// P (bf16, 64 rows x 64 keys) -> a swizzled [64 x 128 B] block, then the fence that lets wgmma
 // read it.
-template <int NJ>
-__device__ __forceinline__ void store_p(uint8_t* sP, const float (&sf)[4 * NJ], const int (&r_loc)[2],
-                                        int t, int chunk0) {
+__device__ __forceinline__ void store_p(uint8_t* sP, const float (&sf)[32], const int (&r_loc)[2],
+                                        int t) {
 #pragma unroll
-  for (int j = 0; j < NJ; ++j) {
+  for (int j = 0; j < 8; ++j) {
 #pragma unroll
     for (int k = 0; k < 2; ++k) {
-      *reinterpret_cast<uint32_t*>(sP + sw128(r_loc[k], chunk0 + j) + t * 4) =
+      *reinterpret_cast<uint32_t*>(sP + sw128(r_loc[k], j) + t * 4) =
           ptx::pack_bf16x2(sf[4 * j + 2 * k], sf[4 * j + 2 * k + 1]);
     }
   }
+  ptx::fence_proxy_async_smem();
+}
+
+// fp8: expands column blocks blk0..blk0+NB-1 of a landed raw tile (dense [64 keys x 64 codes] at
+// RAW_OFF + blk * 4 KB) into the stage's swizzled bf16 blocks (exact; kv_scale is folded into the
+// score and output scales), run by the NUM_DEQUANT_THREADS threads of the producer warpgroup once
+// the raw blocks have landed. Keys valid..63 are written as zeros (never copied, or past seq_len in
+// the last page; 0 * NaN would be NaN in P V). In place: output block j covers raw blocks 2j-9
+// and 2j-8, so once outputs reach block 4 every thread reads its share of the step's raw blocks
+// before anyone writes (named barrier `bar`); the raw blocks below blk0 were read in earlier steps.
+template <typename KT, int NB>
+__device__ __forceinline__ void dequant_blocks(uint32_t stage, int blk0, int valid, int dtid,
+                                               uint32_t bar) {
+  constexpr int CHUNKS = KT::BLOCK_N * 4;  // 16-code chunks per raw block
+  constexpr int PER_BLOCK = CHUNKS / KT::NUM_DEQUANT_THREADS;
+  static_assert(CHUNKS % KT::NUM_DEQUANT_THREADS == 0);
+  uint4 v[NB * PER_BLOCK];
+  uint32_t nan = 0;
+#pragma unroll
+  for (int k = 0; k < NB * PER_BLOCK; ++k) {
+    const int blk = blk0 + k / PER_BLOCK;
+    const int c = dtid + (k % PER_BLOCK) * KT::NUM_DEQUANT_THREADS;
+    const uint32_t raw = stage + KT::RAW_OFF + blk * KT::COPY_BLOCK_BYTES;
+    v[k] = (c >> 2) < valid ? ptx::ld_shared_v4(raw + c * 16) : make_uint4(0, 0, 0, 0);
+    nan |= ptx::fp8x16_nan(v[k]);
+  }
+  if (blk0 + NB > 4) ptx::named_bar_sync(bar, KT::NUM_DEQUANT_THREADS);
+  auto store = [&](int k, const uint32_t(&o)[8]) {
+    // 16 codes = bf16 chunks 2q, 2q + 1 of the key's 128-byte row in the block.
+    const int blk = blk0 + k / PER_BLOCK;
+    const int c = dtid + (k % PER_BLOCK) * KT::NUM_DEQUANT_THREADS;
+    const int key = c >> 2, q = c & 3;
+    const uint32_t out = stage + blk * KT::BLOCK_BYTES;
+    ptx::st_shared_v4(out + sw128(key, 2 * q), o[0], o[1], o[2], o[3]);
+    ptx::st_shared_v4(out + sw128(key, 2 * q + 1), o[4], o[5], o[6], o[7]);
+  };
+  // One branch for all of the thread's chunks (a branch per chunk would serialise them).
+  if (nan == 0) {
+#pragma unroll
+    for (int k = 0; k < NB * PER_BLOCK; ++k) {
+      uint32_t o[8];
+      ptx::fp8x16_to_bf16x16_bits(v[k], o);
+      store(k, o);
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < NB * PER_BLOCK; ++k) {
+      uint32_t o[8];
+      ptx::fp8x16_to_bf16x16_cvt(v[k], o);
+      store(k, o);
+    }
+  }
+  // Generic-proxy writes that wgmma (async proxy) reads next.
   ptx::fence_proxy_async_smem();
 }
 
@@ -311,7 +349,6 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
                                              ~static_cast<uintptr_t>(1023));
   uint8_t* sQ = smem + KT::OFF_Q;
   uint8_t* sStage = smem + KT::OFF_STAGE;
-  uint8_t* sP = smem + KT::OFF_P;
   float* sRed = reinterpret_cast<float*>(smem + KT::OFF_RED);
   uint64_t* full_bar = reinterpret_cast<uint64_t*>(smem + KT::OFF_BAR);  // [STAGES][FULL_BARS]
   uint64_t* empty_bar = full_bar + KT::STAGES * KT::FULL_BARS;
@@ -319,6 +356,7 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
   // once, the final denominator (its own barrier: after a last pair without t1, WG0 has nothing
   // to wait for, so a second arrive on [0] could complete a phase WG1 has not waited for yet).
   uint64_t* hand_bar = empty_bar + KT::STAGES;
+  uint64_t* raw_bar = hand_bar + 3;  // fp8: [STAGES][COL_BLOCKS], raw block landed
 
   // Broadcast from lane 0 so the compiler knows it is warp-uniform: wgmma issued under a branch
   // on it would otherwise be serialised (ptxas C7518/C7520).
@@ -364,13 +402,13 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < KT::STAGES; ++s) {
-      for (int blk = 0; blk < KT::FULL_BARS; ++blk)
-        ptx::mbar_init(&full_bar[s * KT::FULL_BARS + blk], 1);
-      // bf16: one arrival per consumer warp (its reads are wgmma's, complete at wait_group);
-      // fp8: one per consumer thread, since each thread's own generic reads of the raw stage are
-      // what the release must order.
-      ptx::mbar_init(&empty_bar[s],
-                     n_cta * (KT::kFp8 ? KT::NUM_CONSUMER_THREADS : KT::NUM_CONSUMER_WARPS));
+      for (int blk = 0; blk < KT::COL_BLOCKS; ++blk) {
+        // bf16: the copies' complete_tx; fp8: every dequantising thread, after its share.
+        ptx::mbar_init(&full_bar[s * KT::FULL_BARS + blk], KT::kFp8 ? KT::NUM_DEQUANT_THREADS : 1);
+        if constexpr (KT::kFp8) ptx::mbar_init(&raw_bar[s * KT::COL_BLOCKS + blk], 1);
+      }
+      // One arrival per consumer warp of every CTA in the cluster (release_stage).
+      ptx::mbar_init(&empty_bar[s], n_cta * KT::NUM_CONSUMER_WARPS);
     }
     // Every thread of the handing-over warpgroup arrives (each releases its own writes).
     for (int h = 0; h < 3; ++h) ptx::mbar_init(&hand_bar[h], 128);
@@ -382,77 +420,88 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
   if (warp >= KT::PRODUCER_WARP) {
     // ---------------------------------------------------------------- producer warpgroup
     ptx::setmaxnreg_dec<KT::PRODUCER_REGS>();
+    // Copies (lanes of the first producer warp): one TMA box = 64 columns x one page, into the
+    // stage's column block (bf16: swizzled, straight into the tile; fp8: raw codes above
+    // RAW_OFF). Whole pages only (a page past seq_len may not exist); rows of the last page past
+    // seq_len arrive too and are zeroed before use.
     const int32_t* bt = p.block_table + static_cast<int64_t>(b) * p.bt_stride;
     const uint16_t mcast_mask = static_cast<uint16_t>((1u << n_cta) - 1u);
-    for (int it = 0; it < (warp == KT::PRODUCER_WARP ? n_tiles : 0); ++it) {
+    uint64_t* copy_bar = KT::kFp8 ? raw_bar : full_bar;
+    static_assert((KT::BLOCK_N / KT::PAGE_SIZE) * KT::COL_BLOCKS <= 64,
+                  "two copies per producer lane");
+    auto issue_copies = [&](int it) {
       const int s = it % KT::STAGES;
       const uint32_t phase = (it / KT::STAGES) & 1;
       const int key0 = kv_begin + it * KT::BLOCK_N;
       const int valid = min(KT::BLOCK_N, seq_len - key0);
-      uint8_t* stage = sStage + s * KT::STAGE_BYTES;
-      // This lane's page ids for the tile, read before the slot wait so the block-table load is
-      // off the copy's critical path. bf16: copy q = lane + 32k is page (q / 9) of the tile; fp8:
-      // segment lane (8 rows) lies in one page.
+      const int pages = (valid + KT::PAGE_SIZE - 1) / KT::PAGE_SIZE;
+      uint8_t* stage = sStage + s * KT::STAGE_BYTES + KT::RAW_OFF;
+      // This lane's page ids for the tile (copy q = lane + 32k is page q / 9 of the tile), read
+      // before the slot wait so the block-table load is off the copy's critical path.
       int32_t page_of[2] = {0, 0};
-      if constexpr (!KT::kFp8) {
-        const int pages = (valid + KT::PAGE_SIZE - 1) / KT::PAGE_SIZE;
-        for (int k = 0; k < 2; ++k) {
-          const int q = lane + 32 * k;
-          if (q < pages * KT::COL_BLOCKS)
-            page_of[k] = __ldg(&bt[key0 / KT::PAGE_SIZE + q / KT::COL_BLOCKS]);
-        }
-      } else {
-        if (lane * KT::SEG_ROWS < valid)
-          page_of[0] = __ldg(&bt[(key0 + lane * KT::SEG_ROWS) / KT::PAGE_SIZE]);
+      for (int k = 0; k < 2; ++k) {
+        const int q = lane + 32 * k;
+        if (q < pages * KT::COL_BLOCKS)
+          page_of[k] = __ldg(&bt[key0 / KT::PAGE_SIZE + q / KT::COL_BLOCKS]);
       }
       // Every consumer warp of every CTA in the cluster must have released this slot.
       ptx::mbar_wait(&empty_bar[s], phase ^ 1);
-      if constexpr (!KT::kFp8) {
-        // Whole pages only (a page past seq_len may not exist); rows of the last page past
-        // seq_len arrive too and are zeroed by the consumers.
-        const int pages = (valid + KT::PAGE_SIZE - 1) / KT::PAGE_SIZE;
-        static_assert(KT::kFp8 || (KT::BLOCK_N / KT::PAGE_SIZE) * KT::COL_BLOCKS <= 64,
-                      "two copies per producer lane");
-        if (lane < KT::COL_BLOCKS) {
-          // Every CTA of the cluster receives every box of the block (multicast).
-          ptx::mbar_arrive_expect_tx(&full_bar[s * KT::FULL_BARS + lane],
-                                     pages * KT::PAGE_SIZE * 128);
-        }
-        __syncwarp();
+      if (lane < KT::COL_BLOCKS) {
+        // Every CTA of the cluster receives every box of the block (multicast).
+        ptx::mbar_arrive_expect_tx(&copy_bar[s * KT::COL_BLOCKS + lane],
+                                   pages * KT::PAGE_SIZE * KT::BOX_ROW_BYTES);
+      }
+      __syncwarp();
 #pragma unroll
-        for (int k = 0; k < 2; ++k) {
-          const int q = lane + 32 * k;
-          if (q >= pages * KT::COL_BLOCKS || static_cast<uint32_t>(q) % n_cta != cta_rank) continue;
-          const int j = q / KT::COL_BLOCKS, blk = q % KT::COL_BLOCKS;
-          const int page = page_of[k];
-          uint8_t* dst = stage + blk * KT::BLOCK_BYTES + j * KT::PAGE_SIZE * 128;
-          uint64_t* bar = &full_bar[s * KT::FULL_BARS + blk];
-          if (n_cta == 1) {
-            ptx::tma_load_2d(dst, p.kv_tmap, blk * 64, page * KT::PAGE_SIZE, bar);
-          } else {
-            ptx::tma_load_2d_multicast(dst, p.kv_tmap, blk * 64, page * KT::PAGE_SIZE, bar,
-                                       mcast_mask);
-          }
+      for (int k = 0; k < 2; ++k) {
+        const int q = lane + 32 * k;
+        if (q >= pages * KT::COL_BLOCKS || static_cast<uint32_t>(q) % n_cta != cta_rank) continue;
+        const int j = q / KT::COL_BLOCKS, blk = q % KT::COL_BLOCKS;
+        uint8_t* dst = stage + blk * KT::COPY_BLOCK_BYTES + j * KT::PAGE_SIZE * KT::BOX_ROW_BYTES;
+        uint64_t* bar = &copy_bar[s * KT::COL_BLOCKS + blk];
+        const int row = page_of[k] * KT::PAGE_SIZE;
+        if (n_cta == 1) {
+          ptx::tma_load_2d(dst, p.kv_tmap, blk * 64, row, bar);
+        } else {
+          ptx::tma_load_2d_multicast(dst, p.kv_tmap, blk * 64, row, bar, mcast_mask);
         }
-      } else {
-        const auto* kv = static_cast<const uint8_t*>(p.kv);
-        if (lane == 0) ptx::mbar_arrive_expect_tx(&full_bar[s], valid * KT::GLOBAL_ROW_BYTES);
-        __syncwarp();
-        static_assert(KT::BLOCK_N / KT::SEG_ROWS <= 32, "one segment per producer lane");
-        const int seg = lane, r0 = seg * KT::SEG_ROWS;
-        if (r0 < valid && static_cast<uint32_t>(seg) % n_cta == cta_rank) {
-          const int nr = min(KT::SEG_ROWS, valid - r0);
-          const int key = key0 + r0;
-          const int64_t page = page_of[0];
-          const uint8_t* src = kv + (page * KT::PAGE_SIZE + key % KT::PAGE_SIZE) * KT::D_QK;
-          const uint32_t bytes = nr * KT::GLOBAL_ROW_BYTES;
-          if (n_cta == 1) {
-            ptx::bulk_copy_g2s(stage + r0 * KT::RAW_ROW_BYTES, src, bytes, &full_bar[s]);
-          } else {
-            ptx::bulk_copy_g2s_multicast(stage + r0 * KT::RAW_ROW_BYTES, src, bytes, &full_bar[s],
-                                         mcast_mask);
-          }
+      }
+    };
+    const bool copier = warp == KT::PRODUCER_WARP;
+    if constexpr (!KT::kFp8) {
+      if (copier) {
+        for (int it = 0; it < n_tiles; ++it) issue_copies(it);
+      }
+    } else {
+      // fp8: the whole warpgroup dequantises each raw block as it lands; the copying warp issues
+      // tile it + 1's copies after its share of tile it. Both slots are free at the start; later,
+      // tile it + 1's slot is released only after the consumers have tile it (a pair's t0 slot
+      // after its t1 is dequantised), so copying any earlier could not start sooner, and copying
+      // any later could deadlock.
+      if (copier) {
+        for (int it = 0; it < min(n_tiles, KT::STAGES); ++it) issue_copies(it);
+      }
+      const int dtid = threadIdx.x - KT::PRODUCER_WARP * 32;
+      const uint32_t st_addr = ptx::smem_addr(sStage);
+      for (int it = 0; it < n_tiles; ++it) {
+        const int s = it % KT::STAGES;
+        const uint32_t phase = (it / KT::STAGES) & 1;
+        const int valid = min(KT::BLOCK_N, seq_len - kv_begin - it * KT::BLOCK_N);
+        // Two blocks per step (more independent work per thread between the waits), the ninth
+        // on its own.
+        static_assert(KT::COL_BLOCKS == 9);
+#pragma unroll 1
+        for (int blk = 0; blk < 8; blk += 2) {
+          ptx::mbar_wait(&raw_bar[s * KT::COL_BLOCKS + blk], phase);
+          ptx::mbar_wait(&raw_bar[s * KT::COL_BLOCKS + blk + 1], phase);
+          sm90::dequant_blocks<KT, 2>(st_addr + s * KT::STAGE_BYTES, blk, valid, dtid, 6);
+          ptx::mbar_arrive(&full_bar[s * KT::FULL_BARS + blk]);
+          ptx::mbar_arrive(&full_bar[s * KT::FULL_BARS + blk + 1]);
         }
+        ptx::mbar_wait(&raw_bar[s * KT::COL_BLOCKS + 8], phase);
+        sm90::dequant_blocks<KT, 1>(st_addr + s * KT::STAGE_BYTES, 8, valid, dtid, 6);
+        ptx::mbar_arrive(&full_bar[s * KT::FULL_BARS + 8]);
+        if (copier && it + 1 >= KT::STAGES && it + 1 < n_tiles) issue_copies(it + 1);
       }
     }
   } else {
@@ -508,102 +557,15 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
 #pragma unroll
     for (int n = 0; n < 128; ++n) acc[n] = 0.f;
     float m_run[2] = {-INFINITY, -INFINITY};  // running max of scores, log2 domain
-    float l_run[2] = {0.f, 0.f};  // denominator (fp8: this warpgroup's share; bf16: WG0's total)
-    // Both WGs hold the same m_run after every tile (fp8: exchanged maxima; bf16: handed over).
+    float l_run[2] = {0.f, 0.f};  // denominator (WG0's running total; WG1 gets it at the end)
+    // Both WGs hold the same m_run after every tile (handed over).
 
     ptx::named_bar_sync(1, KT::NUM_CONSUMER_THREADS);  // sQ complete
 
     const uint32_t sQ_addr = ptx::smem_addr(sQ);
 
-    if constexpr (KT::kFp8) {
-      // ------------------------------------------------ fp8: serial, keys split between the WGs
-      const uint32_t sP_addr = ptx::smem_addr(sP);
-      uint8_t* sKV = smem + KT::OFF_KVBF;
-      const uint32_t sK_addr = ptx::smem_addr(sKV);
-      for (int it = 0; it < n_tiles; ++it) {
-        const int s = it % KT::STAGES;
-        const uint32_t phase = (it / KT::STAGES) & 1;
-        const int key0 = kv_begin + it * KT::BLOCK_N;
-        const int valid = min(KT::BLOCK_N, seq_len - key0);
-        ptx::mbar_wait(&full_bar[s], phase);
-        const uint8_t* stage = sStage + s * KT::STAGE_BYTES;
-
-        // Dequantise codes -> swizzled bf16 (exact; kv_scale is folded into the score and output
-        // scales). Rows past seq_len were never copied: zero them (0 * NaN would be NaN in P V).
-        ptx::named_bar_sync(1,
-                            KT::NUM_CONSUMER_THREADS);  // previous tile's wgmma reads of sKV done
-        constexpr int CHUNKS_PER_ROW = KT::D_QK / 16;   // 16 codes -> two 16-byte bf16 chunks
-        for (int c = tid; c < KT::BLOCK_N * CHUNKS_PER_ROW; c += KT::NUM_CONSUMER_THREADS) {
-          const int row = c / CHUNKS_PER_ROW, col = c % CHUNKS_PER_ROW;
-          uint4 lo = make_uint4(0, 0, 0, 0), hi = make_uint4(0, 0, 0, 0);
-          if (row < valid) {
-            const uint4 raw =
-                *reinterpret_cast<const uint4*>(stage + row * KT::RAW_ROW_BYTES + col * 16);
-            const uint32_t w[4] = {raw.x, raw.y, raw.z, raw.w};
-            uint32_t o[8];
-#pragma unroll
-            for (int k = 0; k < 4; ++k) {
-              o[2 * k] = ptx::fp8x2_to_bf16x2(static_cast<uint16_t>(w[k] & 0xffffu));
-              o[2 * k + 1] = ptx::fp8x2_to_bf16x2(static_cast<uint16_t>(w[k] >> 16));
-            }
-            lo = make_uint4(o[0], o[1], o[2], o[3]);
-            hi = make_uint4(o[4], o[5], o[6], o[7]);
-          }
-          // 16 codes = bf16 chunks 2*col, 2*col+1 of the row = chunks (2col)%8, +1 of block col/4.
-          uint8_t* blk = sKV + (col >> 2) * KT::BLOCK_BYTES;
-          *reinterpret_cast<uint4*>(blk + sm90::sw128(row, (2 * col) & 7)) = lo;
-          *reinterpret_cast<uint4*>(blk + sm90::sw128(row, (2 * col + 1) & 7)) = hi;
-        }
-        ptx::fence_proxy_async_smem();
-        // The raw slot is free once converted: release it early so the next copy overlaps.
-        for (uint32_t r = 0; r < n_cta; ++r)
-          ptx::mbar_arrive_cluster</*kRelease=*/true>(&empty_bar[s], r);
-        ptx::named_bar_sync(1, KT::NUM_CONSUMER_THREADS);
-
-        // ---- S = Q K^T: all 64 rows, keys 32*kh.. (wgmma m64n32k16 x 36) ----
-        float sf[16];
-        {
-          const uint64_t desc_q = ptx::gmma_desc_sw128(sQ_addr, 16, 1024);
-          const uint64_t desc_k = ptx::gmma_desc_sw128(sK_addr + kh * 32 * 128, 16, 1024);
-          ptx::wgmma_fence();
-#pragma unroll
-          for (int ks = 0; ks < KT::D_QK / 16; ++ks) {
-            const uint64_t off =
-                static_cast<uint64_t>(((ks >> 2) * KT::BLOCK_BYTES + (ks & 3) * 32) >> 4);
-            ptx::wgmma_m64n32k16_ss(sf, desc_q + off, desc_k + off, ks > 0 ? 1 : 0);
-          }
-          ptx::wgmma_commit();
-          ptx::wgmma_wait<0>();
-        }
-
-        // ---- mask, scale to log2 domain, row max over this warpgroup's 32 keys ----
-        float mx[2];
-        sm90::mask_rowmax<4>(sf, key0 + kh * 32, t, vis, p.score_scale_log2, mx);
-        if (t == 0) {
-          sRed[KT::RED_MAX + kh * 64 + r_loc[0]] = mx[0];
-          sRed[KT::RED_MAX + kh * 64 + r_loc[1]] = mx[1];
-        }
-        ptx::named_bar_sync(1, KT::NUM_CONSUMER_THREADS);
-
-        // ---- online softmax update with the tile's max over both halves ----
-        float scale[2], sum[2];
-        for (int k = 0; k < 2; ++k) {
-          mx[k] = fmaxf(sRed[KT::RED_MAX + r_loc[k]], sRed[KT::RED_MAX + 64 + r_loc[k]]);
-        }
-        sm90::exp_rows<4>(sf, mx, m_run, scale, sum);
-        for (int k = 0; k < 2; ++k) l_run[k] = l_run[k] * scale[k] + sum[k];
-
-          // ---- P (bf16) -> this warpgroup's 32 keys of sP (one swizzled [64 x 128 B] block) ----
-        sm90::store_p<4>(sP, sf, r_loc, t, kh * 4);
-        sm90::rescale_acc(acc, scale);
-        ptx::named_bar_sync(1, KT::NUM_CONSUMER_THREADS);
-
-        // ---- O[:, 256*kh..] += P V (wgmma m64n256k16 x 4, V MN-major) ----
-        sm90::issue_pv<KT>(acc, sP_addr, sK_addr + kh * 4 * KT::BLOCK_BYTES);
-        ptx::wgmma_wait<0>();
-      }
-    } else {
-      // ------------------------------------------------ bf16: ping-pong over tile pairs
+    {
+      // ------------------------------------------------ ping-pong over tile pairs
       // Handoffs (mbarriers, all 128 threads of the handing WG arrive; phase j for pair j):
       // hand[0] = WG0's tile t0 done (P0 in stage 0's rope block; the running max, rescale
       // factor and row sums of P in sRed slot 0), hand[1] = WG1's tile t1 done (slot 1). Each WG
@@ -625,14 +587,15 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
         if (kh == 0) {
           if (t0 > 0) {
             ptx::wgmma_wait<0>();  // this WG's P1 V1 of the previous pair
-            sm90::release_stage(&empty_bar[1], n_cta, lane);
+            sm90::release_stage<KT::kFp8>(&empty_bar[1], n_cta, lane);
           }
           const int valid = min(KT::BLOCK_N, seq_len - key0);
-          if (valid < KT::BLOCK_N) sm90::zero_tail_rows<KT>(stage0, full0, ph, valid, wg_tid, 4);
+          if (!KT::kFp8 && valid < KT::BLOCK_N)
+            sm90::zero_tail_rows<KT>(stage0, full0, ph, valid, wg_tid, 4);
           sm90::issue_qk64<KT>(sf, sQ_addr, st0, full0, ph);
           ptx::wgmma_wait<0>();
           sm90::softmax_tile64(sf, key0, t, vis, p.score_scale_log2, m_run, sc, sum);
-          sm90::store_p<8>(stage0 + KT::ROPE_OFF, sf, r_loc, t, 0);
+          sm90::store_p(stage0 + KT::ROPE_OFF, sf, r_loc, t);
           if (t == 0) {
             for (int k = 0; k < 2; ++k) sHand[r_loc[k]] = make_float4(m_run[k], sc[k], sum[k], 0.f);
           }
@@ -649,7 +612,7 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
               sum[k] = h.z;
             }
             ptx::wgmma_wait<0>();
-            sm90::release_stage(&empty_bar[0], n_cta, lane);
+            sm90::release_stage<KT::kFp8>(&empty_bar[0], n_cta, lane);
             sm90::rescale_acc(acc, sc);
             for (int k = 0; k < 2; ++k) l_run[k] = l_run[k] * sc[k] + sum[k];
             // V columns 0..255 of t1 (WG1 saw them land; this thread's own wait orders its reads).
@@ -657,12 +620,13 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
             sm90::issue_pv<KT>(acc, st1 + KT::ROPE_OFF, st1);
           } else {
             ptx::wgmma_wait<0>();
-            sm90::release_stage(&empty_bar[0], n_cta, lane);
+            sm90::release_stage<KT::kFp8>(&empty_bar[0], n_cta, lane);
           }
         } else {
           if (has1) {
             const int valid = min(KT::BLOCK_N, seq_len - key0 - KT::BLOCK_N);
-            if (valid < KT::BLOCK_N) sm90::zero_tail_rows<KT>(stage1, full1, ph, valid, wg_tid, 5);
+            if (!KT::kFp8 && valid < KT::BLOCK_N)
+              sm90::zero_tail_rows<KT>(stage1, full1, ph, valid, wg_tid, 5);
             sm90::issue_qk64<KT>(sf, sQ_addr, st1, full1, ph);
           }
           ptx::mbar_wait(&hand_bar[0], ph);
@@ -674,7 +638,7 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
             // accumulated into are rewritten while another wgmma is in flight, C7515.)
             sm90::softmax_tile64(sf, key0 + KT::BLOCK_N, t, vis, p.score_scale_log2, m_run, sc,
                                  sum);
-            sm90::store_p<8>(stage1 + KT::ROPE_OFF, sf, r_loc, t, 0);
+            sm90::store_p(stage1 + KT::ROPE_OFF, sf, r_loc, t);
             if (t == 0) {
               for (int k = 0; k < 2; ++k)
                 sHand[64 + r_loc[k]] = make_float4(m_run[k], sc[k], sum[k], 0.f);
@@ -688,19 +652,19 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
           for (int blk = 4; blk < 8; ++blk) ptx::mbar_wait(&full0[blk], ph);
           sm90::issue_pv<KT>(acc, st0 + KT::ROPE_OFF, st0 + 4 * KT::BLOCK_BYTES);
           ptx::wgmma_wait<0>();
-          sm90::release_stage(&empty_bar[0], n_cta, lane);
+          sm90::release_stage<KT::kFp8>(&empty_bar[0], n_cta, lane);
           if (has1) {
             sm90::rescale_acc(acc, sc);
             sm90::issue_pv<KT>(acc, st1 + KT::ROPE_OFF, st1 + 4 * KT::BLOCK_BYTES);
             // Stage 1 must be free before the next pair's t1 can land in it.
             ptx::wgmma_wait<0>();
-            sm90::release_stage(&empty_bar[1], n_cta, lane);
+            sm90::release_stage<KT::kFp8>(&empty_bar[1], n_cta, lane);
           }
         }
       }
       ptx::wgmma_wait<0>();  // WG0's P1 V1 of the last pair
       if (kh == 0 && n_tiles > 0 && n_tiles % 2 == 0)
-        sm90::release_stage(&empty_bar[1], n_cta, lane);
+        sm90::release_stage<KT::kFp8>(&empty_bar[1], n_cta, lane);
       float* sLf = sRed + KT::RED_LF;
       if (kh == 0) {
         if (t == 0) {
@@ -713,24 +677,13 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
       }
     }
 
-    // ---- epilogue: the total denominator (fp8: both warpgroups' shares, in a fixed order) ----
-    float l_tot[2] = {l_run[0], l_run[1]};
-    if constexpr (KT::kFp8) {
-      float* sL = sRed + KT::RED_L;
-      if (t == 0) {
-        sL[kh * 64 + r_loc[0]] = l_run[0];
-        sL[kh * 64 + r_loc[1]] = l_run[1];
-      }
-      ptx::named_bar_sync(1, KT::NUM_CONSUMER_THREADS);
-      for (int k = 0; k < 2; ++k) l_tot[k] = sL[r_loc[k]] + sL[64 + r_loc[k]];
-    }
-
+    // ---- epilogue ----
     const bool direct = n_splits == 1 && !p.plan.partials_only;
 #pragma unroll
     for (int k = 0; k < 2; ++k) {
       const int r = row_begin + r_loc[k];
       if (r >= row_end) continue;
-      const float l = l_tot[k];
+      const float l = l_run[k];
       // A row with no visible key in this split is the merge's neutral element: o = 0, lse = -inf.
       const float inv = l > 0.f ? p.out_scale / l : 0.f;
       const float lse = l > 0.f ? (m_run[k] + log2f(l)) * 0.69314718055994530942f : -INFINITY;

@@ -17,7 +17,7 @@ struct SplitPlan {
   int32_t chunk = 0;         // KV tokens per split, a multiple of the KV tile (64)
   int32_t total_splits = 0;  // split_begin[batch]
   int32_t total_part_slots = 0;
-  int32_t max_splits = 0;    // largest split count of one request
+  int32_t max_splits = 0;  // largest split count of one request
   // Decode context parallelism (attention/dcp.h): a rank computes the global splits
   // split_first, split_first + split_step, ... of each request: local split k covers
   // [(k * split_step + split_first) * chunk, +chunk). 1 / 0 for a one-GPU call.
@@ -30,27 +30,27 @@ struct SplitPlan {
 };
 
 struct VerifyParams {
-  // CUtensorMap (opaque here) of the bf16 KV pool viewed as [num_pages * page_size, 576], boxes of
-  // 64 columns x page_size rows, 128B swizzle: the sm90 kernel's TMA source. Unused for fp8.
+  // CUtensorMap (opaque here) of the KV pool (bf16 or fp8 codes) viewed as [num_pages *
+  // page_size, 576], boxes of 64 columns x page_size rows (bf16 128B-swizzled, fp8 plain): the
+  // sm90 kernel's only view of the KV.
   alignas(64) unsigned char kv_tmap[128];
-  const void* q;            // bf16 [B, q_len, H, 576]
-  const void* kv;           // bf16 or fp8 codes [num_pages, page_size, 576], contiguous
+  const void* q;  // bf16 [B, q_len, H, 576]
   const int32_t* block_table;
   const int32_t* seq_lens;
-  void* out;                // bf16 [B, q_len, H, 512]
-  float* lse;               // [B, q_len, H]
-  float* o_part;            // [slots * rows, 512] f32 partial outputs (normalised)
-  float* lse_part;          // [slots * rows] f32
-  int64_t q_stride[3];      // elements, for b, i, h
+  void* out;            // bf16 [B, q_len, H, 512]
+  float* lse;           // [B, q_len, H]
+  float* o_part;        // [slots * rows, 512] f32 partial outputs (normalised)
+  float* lse_part;      // [slots * rows] f32
+  int64_t q_stride[3];  // elements, for b, i, h
   int64_t out_stride[3];
   int64_t lse_stride[3];
-  int64_t bt_stride;        // block_table row stride
+  int64_t bt_stride;  // block_table row stride
   int32_t batch, q_len, num_heads;
-  int32_t rows;             // q_len * num_heads
+  int32_t rows;  // q_len * num_heads
   // Row tiles of one split work item: fold tiles the request's rows by 64; rowwise tiles each
   // query token's H rows by 64 (tiles_per_token of them per token).
-  int32_t rowwise;          // 0: fold, 1: rowwise
-  int32_t row_tiles;        // real row tiles per split (grid.y may be padded up to a cluster multiple)
+  int32_t rowwise;    // 0: fold, 1: rowwise
+  int32_t row_tiles;  // real row tiles per split (grid.y may be padded up to a cluster multiple)
   int32_t tiles_per_token;  // rowwise only: ceil(H / 64)
   float score_scale_log2;   // sm_scale * kv_scale * log2(e)
   float out_scale;          // kv_scale (fp8 codes are unscaled in the MMAs)
