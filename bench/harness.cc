@@ -42,7 +42,9 @@ attn::VerifyShape BenchConfig::shape() const {
   return s;
 }
 
-Roofline h200_roofline() { return Roofline{"NVIDIA H200", 4.21e12, 757e12}; }
+Roofline h200_roofline() {
+  return Roofline{"NVIDIA H200", 4.21e12, 757e12};
+}
 
 Roofline measure_cpu_roofline() {
   static std::once_flag once;
@@ -89,11 +91,14 @@ Floor roofline_floor(const BenchConfig& c, const Roofline& roof) {
 }
 
 std::vector<BenchConfig> standard_configs(DType kv) {
-  struct Row { int b, h, q; int64_t s; };
-  static constexpr Row kRows[] = {
-      {1, 16, 1, 131072}, {1, 16, 8, 131072}, {1, 16, 8, 1048576}, {1, 16, 4, 131072},
-      {8, 16, 8, 65536},  {16, 16, 8, 32768}, {64, 16, 1, 8192},   {1, 128, 1, 131072},
-      {1, 128, 8, 131072}, {16, 128, 8, 8192}, {128, 128, 1, 4096}, {132, 16, 8, 16384}};
+  struct Row {
+    int b, h, q;
+    int64_t s;
+  };
+  static constexpr Row kRows[] = {{1, 16, 1, 131072}, {1, 16, 8, 131072},  {1, 16, 8, 1048576},
+                                  {1, 16, 4, 131072}, {8, 16, 8, 65536},   {16, 16, 8, 32768},
+                                  {64, 16, 1, 8192},  {1, 128, 1, 131072}, {1, 128, 8, 131072},
+                                  {16, 128, 8, 8192}, {128, 128, 1, 4096}, {132, 16, 8, 16384}};
   std::vector<BenchConfig> out;
   for (int i = 0; i < 12; ++i) {
     BenchConfig c;
@@ -151,25 +156,28 @@ Status check_rows(const attn::VerifyArgs& host_args, const std::vector<uint16_t>
   // Every element written: the poison (0xffff = NaN) must be gone, and no NaN/inf anywhere.
   for (size_t k = 0; k < out.size(); ++k) {
     if (!std::isfinite(bf16_bits_to_float(out[k]))) {
-      return internal_error("out element " + std::to_string(k) + " is not finite (unwritten or NaN) for " +
-                            c.to_string());
+      return internal_error("out element " + std::to_string(k) +
+                            " is not finite (unwritten or NaN) for " + c.to_string());
     }
   }
   for (size_t k = 0; k < lse.size(); ++k) {
     if (!std::isfinite(lse[k])) {
-      return internal_error("lse element " + std::to_string(k) + " is not finite for " + c.to_string());
+      return internal_error("lse element " + std::to_string(k) + " is not finite for " +
+                            c.to_string());
     }
   }
   // Sample rows: the first and last rows and a spread of random ones; fewer at huge contexts.
   const int want = c.seq_len >= (int64_t{1} << 19) ? 6 : 16;
   std::vector<int64_t> sample = {0, rows - 1};
   std::mt19937_64 rng(static_cast<uint64_t>(rows) * 7919u + c.seq_len);
-  while (static_cast<int>(sample.size()) < std::min<int64_t>(want, rows)) sample.push_back(rng() % rows);
+  while (static_cast<int>(sample.size()) < std::min<int64_t>(want, rows))
+    sample.push_back(rng() % rows);
   std::vector<double> errs(sample.size(), 0.0);
   std::vector<double> lse_errs(sample.size(), 0.0);
   parallel_for(0, static_cast<int64_t>(sample.size()), [&](int64_t k) {
     const int64_t r = sample[k];
-    const int64_t h = r % c.num_heads, i = (r / c.num_heads) % c.q_len, b = r / (int64_t{c.num_heads} * c.q_len);
+    const int64_t h = r % c.num_heads, i = (r / c.num_heads) % c.q_len,
+                  b = r / (int64_t{c.num_heads} * c.q_len);
     float ref[attn::kHeadDimV];
     const float ref_lse = attn::cpu_verify_row(host_args, b, i, h, ref);
     double num = 0, den = 0;
@@ -187,7 +195,8 @@ Status check_rows(const attn::VerifyArgs& host_args, const std::vector<uint16_t>
   if (*max_rel_err > 1e-2 || max_lse_err > 1e-2) {
     return internal_error("output differs from the CPU reference for " + c.to_string() +
                           ": normalised error " + std::to_string(*max_rel_err) +
-                          " (bound 1e-2), lse error " + std::to_string(max_lse_err) + " (bound 1e-2)");
+                          " (bound 1e-2), lse error " + std::to_string(max_lse_err) +
+                          " (bound 1e-2)");
   }
   return Status::Ok();
 }
@@ -207,7 +216,8 @@ Result<Timing> time_backend(attn::Backend& backend, const BenchConfig& c, const 
   const int64_t lse_elems = int64_t{c.batch} * c.q_len * c.num_heads;
   // PERF.md: under 200 MB of KV, rotate input sets so the 60 MB L2 cannot hold them all.
   const int sets = on_device && kv_bytes < (int64_t{200} << 20)
-                       ? static_cast<int>(std::clamp<int64_t>((int64_t{400} << 20) / std::max<int64_t>(kv_bytes, 1), 2, 64))
+                       ? static_cast<int>(std::clamp<int64_t>(
+                             (int64_t{400} << 20) / std::max<int64_t>(kv_bytes, 1), 2, 64))
                        : 1;
   const float kv_scale = c.kv_dtype == DType::kFP8E4M3 ? 0.05f : 1.0f;
 
@@ -233,9 +243,10 @@ Result<Timing> time_backend(attn::Backend& backend, const BenchConfig& c, const 
     in[s].kv = Buffer(kv_bytes, dev);
     in[s].out = Buffer(out_elems * 2, dev);
     in[s].lse = Buffer(lse_elems * 4, dev);
-    MLASPEC_RETURN_IF_ERROR(fill_random(in[s].q.data(), on_device, DType::kBF16, q_elems, 1000 + s));
-    MLASPEC_RETURN_IF_ERROR(fill_random(in[s].kv.data(), on_device, c.kv_dtype, kv_elems, 2000 + s,
-                                        1.0f, kv_scale));
+    MLASPEC_RETURN_IF_ERROR(
+        fill_random(in[s].q.data(), on_device, DType::kBF16, q_elems, 1000 + s));
+    MLASPEC_RETURN_IF_ERROR(
+        fill_random(in[s].kv.data(), on_device, c.kv_dtype, kv_elems, 2000 + s, 1.0f, kv_scale));
     attn::VerifyArgs& a = args[s];
     a.q = in[s].q.view(DType::kBF16, {c.batch, c.q_len, c.num_heads, attn::kHeadDimQK});
     a.kv.pages = in[s].kv.view(c.kv_dtype, {num_pages, c.page_size, attn::kHeadDimQK});
@@ -275,8 +286,10 @@ Result<Timing> time_backend(attn::Backend& backend, const BenchConfig& c, const 
       kv_host.resize(static_cast<size_t>(kv_bytes));
       MLASPEC_RETURN_IF_ERROR(in[0].q.copy_to_host(q_host.data(), q_host.size() * 2));
       MLASPEC_RETURN_IF_ERROR(in[0].kv.copy_to_host(kv_host.data(), kv_host.size()));
-      host.q = TensorView(q_host.data(), DType::kBF16, {c.batch, c.q_len, c.num_heads, attn::kHeadDimQK});
-      host.kv.pages = TensorView(kv_host.data(), c.kv_dtype, {num_pages, c.page_size, attn::kHeadDimQK});
+      host.q = TensorView(q_host.data(), DType::kBF16,
+                          {c.batch, c.q_len, c.num_heads, attn::kHeadDimQK});
+      host.kv.pages =
+          TensorView(kv_host.data(), c.kv_dtype, {num_pages, c.page_size, attn::kHeadDimQK});
       host.block_table = table_host;
       host.seq_lens = lens_host;
     }
@@ -295,7 +308,8 @@ Result<Timing> time_backend(attn::Backend& backend, const BenchConfig& c, const 
       for (int k = 0; k < calls; ++k) MLASPEC_RETURN_IF_ERROR(backend.run(args[k % sets], o));
       return Status::Ok();
     };
-    Result<std::vector<double>> r = time_graph_replays(enqueue, calls, opts.warmup, std::max(30, opts.reps));
+    Result<std::vector<double>> r =
+        time_graph_replays(enqueue, calls, opts.warmup, std::max(30, opts.reps));
     MLASPEC_RETURN_IF_ERROR(r.status());
     samples = std::move(r.value());
 #else

@@ -31,7 +31,7 @@ struct BenchConfig {
 
 // Machine ceilings for the roofline floor.
 struct Roofline {
-  std::string machine;    // "NVIDIA H200" or "cpu (2 threads)"
+  std::string machine;     // "NVIDIA H200" or "cpu (2 threads)"
   double bytes_per_s = 0;  // memory bandwidth
   double flops_per_s = 0;  // matrix rate in the compute dtype
 };
@@ -53,7 +53,7 @@ Floor roofline_floor(const BenchConfig& cfg, const Roofline& roof);
 struct TimeOptions {
   int warmup = 5;
   int reps = 30;
-  bool check = true;          // compare with the CPU reference before timing
+  bool check = true;                               // compare with the CPU reference before timing
   int64_t check_max_kv_tokens = int64_t{1} << 22;  // above this total KV, check a sub-batch only
 };
 
@@ -62,7 +62,7 @@ struct Timing {
   double min_us = 0;
   double max_us = 0;
   int reps = 0;
-  double max_rel_err = 0;   // of the correctness check (normalised error of out)
+  double max_rel_err = 0;  // of the correctness check (normalised error of out)
   bool checked = false;
 };
 

@@ -32,7 +32,8 @@ struct TimerResources {
 Result<std::vector<double>> time_graph_replays(const std::function<Status(void* stream)>& enqueue,
                                                int calls, int warmup, int reps) {
   TimerResources r;
-  MLASPEC_RETURN_IF_ERROR(check(cudaStreamCreateWithFlags(&r.stream, cudaStreamNonBlocking), "cudaStreamCreate"));
+  MLASPEC_RETURN_IF_ERROR(
+      check(cudaStreamCreateWithFlags(&r.stream, cudaStreamNonBlocking), "cudaStreamCreate"));
   MLASPEC_RETURN_IF_ERROR(check(cudaEventCreate(&r.start), "cudaEventCreate"));
   MLASPEC_RETURN_IF_ERROR(check(cudaEventCreate(&r.stop), "cudaEventCreate"));
   // One eager pass first: lazy module loading and first-touch costs stay out of the capture.
@@ -60,7 +61,8 @@ Result<std::vector<double>> time_graph_replays(const std::function<Status(void* 
     MLASPEC_RETURN_IF_ERROR(check(cudaEventRecord(r.stop, r.stream), "cudaEventRecord"));
     MLASPEC_RETURN_IF_ERROR(check(cudaEventSynchronize(r.stop), "graph replay"));
     float ms = 0.0f;
-    MLASPEC_RETURN_IF_ERROR(check(cudaEventElapsedTime(&ms, r.start, r.stop), "cudaEventElapsedTime"));
+    MLASPEC_RETURN_IF_ERROR(
+        check(cudaEventElapsedTime(&ms, r.start, r.stop), "cudaEventElapsedTime"));
     per_call_us.push_back(1000.0 * ms / calls);
   }
   return per_call_us;

@@ -22,9 +22,11 @@ __global__ void fill_random_kernel(void* dst, bool fp8, int64_t n, uint64_t seed
 Status fill_random_device(void* dst, DType dtype, int64_t n, uint64_t seed, float stddev,
                           float fp8_scale) {
   if (n == 0) return Status::Ok();
-  fill_random_kernel<<<1024, 256>>>(dst, dtype == DType::kFP8E4M3, n, seed, stddev, 1.0f / fp8_scale);
+  fill_random_kernel<<<1024, 256>>>(dst, dtype == DType::kFP8E4M3, n, seed, stddev,
+                                    1.0f / fp8_scale);
   const cudaError_t err = cudaDeviceSynchronize();
-  if (err != cudaSuccess) return internal_error(std::string("fill_random kernel: ") + cudaGetErrorString(err));
+  if (err != cudaSuccess)
+    return internal_error(std::string("fill_random kernel: ") + cudaGetErrorString(err));
   return Status::Ok();
 }
 

@@ -11,7 +11,8 @@ namespace mlaspec::attn::dcp {
 int64_t ShardLayout::chunks_per_rank(const TensorView& seq_lens_host) const {
   int64_t longest = 0;
   for (int64_t b = 0; b < seq_lens_host.size(0); ++b) {
-    longest = std::max<int64_t>(longest, seq_lens_host.data_as<const int32_t>()[b * seq_lens_host.stride(0)]);
+    longest = std::max<int64_t>(
+        longest, seq_lens_host.data_as<const int32_t>()[b * seq_lens_host.stride(0)]);
   }
   return chunks_per_rank(longest);
 }
@@ -53,7 +54,8 @@ Result<RankShard> make_rank_shard(const VerifyArgs& g, const ShardLayout& layout
     const int64_t pages = (len + page_size - 1) / page_size;
     for (int64_t j = 0; j < pages; ++j) {
       if (layout.owner(j / pages_per_chunk) != rank) continue;
-      const int32_t global_page = g.block_table.data_as<const int32_t>()[b * g.block_table.stride(0) + j];
+      const int32_t global_page =
+          g.block_table.data_as<const int32_t>()[b * g.block_table.stride(0) + j];
       s.block_table[b * max_pages + j] = static_cast<int32_t>(owned_global.size());
       owned_global.push_back(global_page);
     }
@@ -72,17 +74,19 @@ Status rank_partials_cpu(const VerifyArgs& local, const ShardLayout& layout, int
   MLASPEC_RETURN_IF_ERROR(layout.validate(static_cast<int>(local.kv.pages.size(1))));
   const int64_t B = local.q.size(0), Q = local.q.size(1), H = local.q.size(2);
   const int64_t cpr = layout.chunks_per_rank(local.seq_lens);
-  MLASPEC_RETURN_IF_ERROR(o_parts.expect("o_parts", DType::kF32, {B, cpr, Q, H, kHeadDimV}, Device::kCPU));
+  MLASPEC_RETURN_IF_ERROR(
+      o_parts.expect("o_parts", DType::kF32, {B, cpr, Q, H, kHeadDimV}, Device::kCPU));
   MLASPEC_RETURN_IF_ERROR(lse_parts.expect("lse_parts", DType::kF32, {B, cpr, Q, H}, Device::kCPU));
   for (int64_t k = 0; k < cpr; ++k) {
     const int64_t c = k * layout.world + rank;
     // The slice of local chunk k: [B, Q, H, 512] with the batch stride of the parts buffer.
-    TensorView o(o_parts.data_as<float>() + k * o_parts.stride(1), DType::kF32, {B, Q, H, kHeadDimV},
+    TensorView o(o_parts.data_as<float>() + k * o_parts.stride(1), DType::kF32,
+                 {B, Q, H, kHeadDimV},
                  {o_parts.stride(0), o_parts.stride(2), o_parts.stride(3), 1});
     TensorView l(lse_parts.data_as<float>() + k * lse_parts.stride(1), DType::kF32, {B, Q, H},
                  {lse_parts.stride(0), lse_parts.stride(2), lse_parts.stride(3)});
-    MLASPEC_RETURN_IF_ERROR(cpu_verify_partial(local, c * layout.chunk_tokens,
-                                               (c + 1) * layout.chunk_tokens, o, l));
+    MLASPEC_RETURN_IF_ERROR(
+        cpu_verify_partial(local, c * layout.chunk_tokens, (c + 1) * layout.chunk_tokens, o, l));
   }
   return Status::Ok();
 }
@@ -96,26 +100,33 @@ TensorView chunk_view(const TensorView& t, int64_t k) {
                       {t.size(0), t.size(2), t.size(3), t.size(4)},
                       {t.stride(0), t.stride(2), t.stride(3), t.stride(4)});
   }
-  return TensorView(t.data_as<float>() + k * t.stride(1), DType::kF32, {t.size(0), t.size(2), t.size(3)},
-                    {t.stride(0), t.stride(2), t.stride(3)});
+  return TensorView(t.data_as<float>() + k * t.stride(1), DType::kF32,
+                    {t.size(0), t.size(2), t.size(3)}, {t.stride(0), t.stride(2), t.stride(3)});
 }
 
 }  // namespace
 
-Status merge_rank_partials(std::span<const TensorView> o_parts, std::span<const TensorView> lse_parts,
-                           const ShardLayout& layout, TensorView out, TensorView lse) {
-  if (static_cast<int>(o_parts.size()) != layout.world || static_cast<int>(lse_parts.size()) != layout.world) {
+Status merge_rank_partials(std::span<const TensorView> o_parts,
+                           std::span<const TensorView> lse_parts, const ShardLayout& layout,
+                           TensorView out, TensorView lse) {
+  if (static_cast<int>(o_parts.size()) != layout.world ||
+      static_cast<int>(lse_parts.size()) != layout.world) {
     return invalid_argument("merge_rank_partials needs one partial set per rank: world " +
-                            std::to_string(layout.world) + ", got " + std::to_string(o_parts.size()) +
-                            " o and " + std::to_string(lse_parts.size()) + " lse sets");
+                            std::to_string(layout.world) + ", got " +
+                            std::to_string(o_parts.size()) + " o and " +
+                            std::to_string(lse_parts.size()) + " lse sets");
   }
   const TensorView& o0 = o_parts[0];
-  if (o0.ndim() != 5) return invalid_argument("rank 0's o partials have rank " + std::to_string(o0.ndim()) + ", expected 5");
+  if (o0.ndim() != 5)
+    return invalid_argument("rank 0's o partials have rank " + std::to_string(o0.ndim()) +
+                            ", expected 5");
   const int64_t B = o0.size(0), cpr = o0.size(1), Q = o0.size(2), H = o0.size(3);
   for (int r = 0; r < layout.world; ++r) {
     const std::string n = "rank " + std::to_string(r) + "'s ";
-    MLASPEC_RETURN_IF_ERROR(o_parts[r].expect(n + "o partials", DType::kF32, {B, cpr, Q, H, kHeadDimV}, Device::kCPU));
-    MLASPEC_RETURN_IF_ERROR(lse_parts[r].expect(n + "lse partials", DType::kF32, {B, cpr, Q, H}, Device::kCPU));
+    MLASPEC_RETURN_IF_ERROR(
+        o_parts[r].expect(n + "o partials", DType::kF32, {B, cpr, Q, H, kHeadDimV}, Device::kCPU));
+    MLASPEC_RETURN_IF_ERROR(
+        lse_parts[r].expect(n + "lse partials", DType::kF32, {B, cpr, Q, H}, Device::kCPU));
   }
   // Global chunk order c = k * world + r: the views list the chunks in that order.
   std::vector<TensorView> os, ls;
@@ -134,10 +145,14 @@ Status premerge_rank_partials(const TensorView& o_parts, const TensorView& lse_p
     return invalid_argument("o partials have rank " + std::to_string(o_parts.ndim()) +
                             ", expected 5 [B, chunks_per_rank, q_len, H, 512]");
   }
-  const int64_t B = o_parts.size(0), cpr = o_parts.size(1), Q = o_parts.size(2), H = o_parts.size(3);
-  MLASPEC_RETURN_IF_ERROR(o_parts.expect("o partials", DType::kF32, {B, cpr, Q, H, kHeadDimV}, Device::kCPU));
-  MLASPEC_RETURN_IF_ERROR(lse_parts.expect("lse partials", DType::kF32, {B, cpr, Q, H}, Device::kCPU));
-  MLASPEC_RETURN_IF_ERROR(o_red.expect("merged o", DType::kF32, {B, 1, Q, H, kHeadDimV}, Device::kCPU));
+  const int64_t B = o_parts.size(0), cpr = o_parts.size(1), Q = o_parts.size(2),
+                H = o_parts.size(3);
+  MLASPEC_RETURN_IF_ERROR(
+      o_parts.expect("o partials", DType::kF32, {B, cpr, Q, H, kHeadDimV}, Device::kCPU));
+  MLASPEC_RETURN_IF_ERROR(
+      lse_parts.expect("lse partials", DType::kF32, {B, cpr, Q, H}, Device::kCPU));
+  MLASPEC_RETURN_IF_ERROR(
+      o_red.expect("merged o", DType::kF32, {B, 1, Q, H, kHeadDimV}, Device::kCPU));
   MLASPEC_RETURN_IF_ERROR(lse_red.expect("merged lse", DType::kF32, {B, 1, Q, H}, Device::kCPU));
   // The rank's chunks in local order, merged with merge_partials into f32.
   std::vector<TensorView> os, ls;

@@ -43,8 +43,8 @@ Status can_serve(const BackendCaps& c, const VerifyShape& s) {
                          "'s min " + std::to_string(lo));
     }
     if (v > hi) {
-      return unsupported(std::string(what) + " " + std::to_string(v) + " exceeds " + n +
-                         "'s max " + std::to_string(hi));
+      return unsupported(std::string(what) + " " + std::to_string(v) + " exceeds " + n + "'s max " +
+                         std::to_string(hi));
     }
     return Status::Ok();
   };

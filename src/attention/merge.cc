@@ -12,15 +12,19 @@ Status merge_partials(std::span<const TensorView> o_parts, std::span<const Tenso
   if (o_parts.empty()) return invalid_argument("merge_partials needs at least one partial");
   if (o_parts.size() != lse_parts.size()) {
     return invalid_argument("merge_partials got " + std::to_string(o_parts.size()) +
-                            " o partials but " + std::to_string(lse_parts.size()) + " lse partials");
+                            " o partials but " + std::to_string(lse_parts.size()) +
+                            " lse partials");
   }
   const TensorView& o0 = o_parts[0];
-  if (o0.ndim() != 4) return invalid_argument("o partial 0 has rank " + std::to_string(o0.ndim()) + ", expected 4");
+  if (o0.ndim() != 4)
+    return invalid_argument("o partial 0 has rank " + std::to_string(o0.ndim()) + ", expected 4");
   const int64_t B = o0.size(0), Q = o0.size(1), H = o0.size(2);
   for (size_t s = 0; s < o_parts.size(); ++s) {
     const std::string n = std::to_string(s);
-    MLASPEC_RETURN_IF_ERROR(o_parts[s].expect("o partial " + n, DType::kF32, {B, Q, H, kHeadDimV}, Device::kCPU));
-    MLASPEC_RETURN_IF_ERROR(lse_parts[s].expect("lse partial " + n, DType::kF32, {B, Q, H}, Device::kCPU));
+    MLASPEC_RETURN_IF_ERROR(
+        o_parts[s].expect("o partial " + n, DType::kF32, {B, Q, H, kHeadDimV}, Device::kCPU));
+    MLASPEC_RETURN_IF_ERROR(
+        lse_parts[s].expect("lse partial " + n, DType::kF32, {B, Q, H}, Device::kCPU));
   }
   if (out.dtype() != DType::kF32 && out.dtype() != DType::kBF16) {
     return invalid_argument("merge output has dtype " + std::string(dtype_name(out.dtype())) +
@@ -49,7 +53,8 @@ Status merge_partials(std::span<const TensorView> o_parts, std::span<const Tenso
             const float w = std::exp(lse_of(s) - m) / sum;
             if (w == 0.0f) continue;
             const TensorView& t = o_parts[s];
-            const float* o = t.data_as<const float>() + b * t.stride(0) + i * t.stride(1) + h * t.stride(2);
+            const float* o =
+                t.data_as<const float>() + b * t.stride(0) + i * t.stride(1) + h * t.stride(2);
             for (int d = 0; d < kHeadDimV; ++d) acc[d] += w * o[d];
           }
           total_lse = m + std::log(sum);
@@ -58,7 +63,8 @@ Status merge_partials(std::span<const TensorView> o_parts, std::span<const Tenso
         if (out.dtype() == DType::kF32) {
           for (int d = 0; d < kHeadDimV; ++d) out.data_as<float>()[off + d] = acc[d];
         } else {
-          for (int d = 0; d < kHeadDimV; ++d) out.data_as<uint16_t>()[off + d] = float_to_bf16_bits(acc[d]);
+          for (int d = 0; d < kHeadDimV; ++d)
+            out.data_as<uint16_t>()[off + d] = float_to_bf16_bits(acc[d]);
         }
         lse.data_as<float>()[b * lse.stride(0) + i * lse.stride(1) + h * lse.stride(2)] = total_lse;
       }

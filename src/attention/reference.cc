@@ -68,8 +68,8 @@ void for_each_row(const VerifyArgs& a, int64_t kv_begin, int64_t kv_end, Fn&& fn
     KvReader reader{static_cast<const uint8_t*>(a.kv.pages.data()), a.kv.pages.dtype(),
                     a.kv.pages.size(1), a.kv.kv_scale,
                     bt.data_as<const int32_t>() + b * bt.stride(0)};
-    const auto* q = a.q.data_as<const uint16_t>() + b * a.q.stride(0) + i * a.q.stride(1) +
-                    h * a.q.stride(2);
+    const auto* q =
+        a.q.data_as<const uint16_t>() + b * a.q.stride(0) + i * a.q.stride(1) + h * a.q.stride(2);
     float q_row[kHeadDimQK];
     for (int d = 0; d < kHeadDimQK; ++d) q_row[d] = bf16_bits_to_float(q[d]);
     fn(b, i, h, begin, end, q_row, reader);
@@ -110,36 +110,39 @@ Acc row_attention(const float* q_row, const KvReader& reader, int64_t begin, int
 
 Status cpu_verify(const VerifyArgs& a) {
   MLASPEC_RETURN_IF_ERROR(validate_verify_args(a, Device::kCPU));
-  for_each_row(a, 0, std::numeric_limits<int64_t>::max(),
-               [&](int64_t b, int64_t i, int64_t h, int64_t begin, int64_t end,
-                   const float* q_row, const KvReader& reader) {
-                 float o[kHeadDimV];
-                 const float lse = row_attention<float>(q_row, reader, begin, end, a.sm_scale, o);
-                 auto* out = a.out.data_as<uint16_t>() + b * a.out.stride(0) +
-                             i * a.out.stride(1) + h * a.out.stride(2);
-                 for (int d = 0; d < kHeadDimV; ++d) out[d] = float_to_bf16_bits(o[d]);
-                 a.lse.data_as<float>()[b * a.lse.stride(0) + i * a.lse.stride(1) +
-                                        h * a.lse.stride(2)] = lse;
-               });
+  for_each_row(
+      a, 0, std::numeric_limits<int64_t>::max(),
+      [&](int64_t b, int64_t i, int64_t h, int64_t begin, int64_t end, const float* q_row,
+          const KvReader& reader) {
+        float o[kHeadDimV];
+        const float lse = row_attention<float>(q_row, reader, begin, end, a.sm_scale, o);
+        auto* out = a.out.data_as<uint16_t>() + b * a.out.stride(0) + i * a.out.stride(1) +
+                    h * a.out.stride(2);
+        for (int d = 0; d < kHeadDimV; ++d) out[d] = float_to_bf16_bits(o[d]);
+        a.lse.data_as<float>()[b * a.lse.stride(0) + i * a.lse.stride(1) + h * a.lse.stride(2)] =
+            lse;
+      });
   return Status::Ok();
 }
 
-Status cpu_verify_partial(const VerifyArgs& a, int64_t kv_begin, int64_t kv_end,
-                          TensorView o_part, TensorView lse_part) {
+Status cpu_verify_partial(const VerifyArgs& a, int64_t kv_begin, int64_t kv_end, TensorView o_part,
+                          TensorView lse_part) {
   // The full-call outputs are not written: validate the inputs, then the partial outputs.
   MLASPEC_RETURN_IF_ERROR(validate_verify_inputs(a, Device::kCPU));
   const int64_t B = a.q.size(0), q_len = a.q.size(1), H = a.q.size(2);
-  MLASPEC_RETURN_IF_ERROR(o_part.expect("o_part", DType::kF32, {B, q_len, H, kHeadDimV}, Device::kCPU));
+  MLASPEC_RETURN_IF_ERROR(
+      o_part.expect("o_part", DType::kF32, {B, q_len, H, kHeadDimV}, Device::kCPU));
   MLASPEC_RETURN_IF_ERROR(lse_part.expect("lse_part", DType::kF32, {B, q_len, H}, Device::kCPU));
   if (kv_begin < 0 || kv_end < kv_begin) {
     return invalid_argument("kv range [" + std::to_string(kv_begin) + ", " +
-                            std::to_string(kv_end) + ") is not a valid range (need 0 <= begin <= end)");
+                            std::to_string(kv_end) +
+                            ") is not a valid range (need 0 <= begin <= end)");
   }
   for_each_row(a, kv_begin, kv_end,
-               [&](int64_t b, int64_t i, int64_t h, int64_t begin, int64_t end,
-                   const float* q_row, const KvReader& reader) {
-                 float* o = o_part.data_as<float>() + b * o_part.stride(0) +
-                            i * o_part.stride(1) + h * o_part.stride(2);
+               [&](int64_t b, int64_t i, int64_t h, int64_t begin, int64_t end, const float* q_row,
+                   const KvReader& reader) {
+                 float* o = o_part.data_as<float>() + b * o_part.stride(0) + i * o_part.stride(1) +
+                            h * o_part.stride(2);
                  lse_part.data_as<float>()[b * lse_part.stride(0) + i * lse_part.stride(1) +
                                            h * lse_part.stride(2)] =
                      row_attention<float>(q_row, reader, begin, end, a.sm_scale, o);
@@ -153,9 +156,10 @@ float cpu_verify_row(const VerifyArgs& a, int64_t b, int64_t i, int64_t h, float
   const int64_t q_len = a.q.size(1);
   const int64_t seq_len = sl.data_as<const int32_t>()[b * sl.stride(0)];
   KvReader reader{static_cast<const uint8_t*>(a.kv.pages.data()), a.kv.pages.dtype(),
-                  a.kv.pages.size(1), a.kv.kv_scale, bt.data_as<const int32_t>() + b * bt.stride(0)};
-  const auto* q = a.q.data_as<const uint16_t>() + b * a.q.stride(0) + i * a.q.stride(1) +
-                  h * a.q.stride(2);
+                  a.kv.pages.size(1), a.kv.kv_scale,
+                  bt.data_as<const int32_t>() + b * bt.stride(0)};
+  const auto* q =
+      a.q.data_as<const uint16_t>() + b * a.q.stride(0) + i * a.q.stride(1) + h * a.q.stride(2);
   float q_row[kHeadDimQK];
   for (int d = 0; d < kHeadDimQK; ++d) q_row[d] = bf16_bits_to_float(q[d]);
   return row_attention<float>(q_row, reader, 0, seq_len - q_len + i + 1, a.sm_scale, o);
@@ -168,8 +172,8 @@ Result<OracleResult> oracle_verify(const VerifyArgs& a) {
   r.out.assign(static_cast<size_t>(B * q_len * H * kHeadDimV), 0.0);
   r.lse.assign(static_cast<size_t>(B * q_len * H), 0.0);
   for_each_row(a, 0, std::numeric_limits<int64_t>::max(),
-               [&](int64_t b, int64_t i, int64_t h, int64_t begin, int64_t end,
-                   const float* q_row, const KvReader& reader) {
+               [&](int64_t b, int64_t i, int64_t h, int64_t begin, int64_t end, const float* q_row,
+                   const KvReader& reader) {
                  const int64_t row = (b * q_len + i) * H + h;
                  r.lse[row] = row_attention<double>(q_row, reader, begin, end, double(a.sm_scale),
                                                     r.out.data() + row * kHeadDimV);

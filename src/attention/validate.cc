@@ -9,7 +9,9 @@
 namespace mlaspec::attn {
 namespace {
 
-std::string str(int64_t v) { return std::to_string(v); }
+std::string str(int64_t v) {
+  return std::to_string(v);
+}
 
 // Returns the metadata view to read on the host: the host copy when given, else the tensor itself
 // when it lives on the host.
@@ -84,7 +86,8 @@ Status validate_verify_inputs(const VerifyArgs& a, Device device) {
                             ", expected bf16 or fp8_e4m3");
   }
   MLASPEC_RETURN_IF_ERROR(kv.expect("kv.pages", kv.dtype(), {-1, -1, kHeadDimQK}, device));
-  if (!kv.is_contiguous()) return invalid_argument("kv.pages " + kv.describe() + " is not contiguous");
+  if (!kv.is_contiguous())
+    return invalid_argument("kv.pages " + kv.describe() + " is not contiguous");
   const int64_t num_pages = kv.size(0), page_size = kv.size(1);
   if (num_pages < 1) return invalid_argument("kv.pages has no pages");
   if (page_size < 1) return invalid_argument("page_size " + str(page_size) + " is below 1");
@@ -106,7 +109,8 @@ Status validate_verify_inputs(const VerifyArgs& a, Device device) {
   TensorView bt, sl;
   MLASPEC_RETURN_IF_ERROR(
       host_metadata(a.block_table, a.block_table_host, "block_table", "block_table_host", &bt));
-  MLASPEC_RETURN_IF_ERROR(host_metadata(a.seq_lens, a.seq_lens_host, "seq_lens", "seq_lens_host", &sl));
+  MLASPEC_RETURN_IF_ERROR(
+      host_metadata(a.seq_lens, a.seq_lens_host, "seq_lens", "seq_lens_host", &sl));
   const int64_t max_pages = bt.size(1);
 
   const int32_t* lens = sl.data_as<const int32_t>();

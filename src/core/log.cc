@@ -27,19 +27,28 @@ std::atomic<int>& level_storage() {
 
 const char* level_name(LogLevel l) {
   switch (l) {
-    case LogLevel::kDebug: return "debug";
-    case LogLevel::kInfo: return "info";
-    case LogLevel::kWarn: return "warn";
-    case LogLevel::kError: return "error";
-    case LogLevel::kOff: return "off";
+    case LogLevel::kDebug:
+      return "debug";
+    case LogLevel::kInfo:
+      return "info";
+    case LogLevel::kWarn:
+      return "warn";
+    case LogLevel::kError:
+      return "error";
+    case LogLevel::kOff:
+      return "off";
   }
   return "?";
 }
 
 }  // namespace
 
-LogLevel log_level() { return static_cast<LogLevel>(level_storage().load()); }
-void set_log_level(LogLevel level) { level_storage().store(static_cast<int>(level)); }
+LogLevel log_level() {
+  return static_cast<LogLevel>(level_storage().load());
+}
+void set_log_level(LogLevel level) {
+  level_storage().store(static_cast<int>(level));
+}
 
 void log(LogLevel level, std::string_view message) {
   if (level < log_level() || level == LogLevel::kOff) return;

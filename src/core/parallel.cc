@@ -26,8 +26,12 @@ std::atomic<int>& thread_count() {
 
 }  // namespace
 
-int num_threads() { return thread_count().load(); }
-void set_num_threads(int n) { thread_count().store(std::max(1, n)); }
+int num_threads() {
+  return thread_count().load();
+}
+void set_num_threads(int n) {
+  thread_count().store(std::max(1, n));
+}
 
 // Threads are spawned per call: the reference and tests call this a few times per op, where
 // spawn cost (~20 us) is noise next to the work, and it keeps the code free of pool lifetime

@@ -20,7 +20,8 @@ bool built_with_cuda() {
 
 namespace {
 
-void init_shape(std::initializer_list<int64_t> shape, int* ndim, std::array<int64_t, kMaxDims>* out) {
+void init_shape(std::initializer_list<int64_t> shape, int* ndim,
+                std::array<int64_t, kMaxDims>* out) {
   if (shape.size() > static_cast<size_t>(kMaxDims)) {
     throw Error(invalid_argument("tensor rank " + std::to_string(shape.size()) +
                                  " exceeds the maximum " + std::to_string(kMaxDims)));
@@ -179,7 +180,9 @@ Status TensorView::expect(std::string_view what, DType dtype, std::initializer_l
 
 namespace {
 constexpr size_t kAlign = 256;
-size_t round_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+size_t round_up(size_t n) {
+  return (n + kAlign - 1) / kAlign * kAlign;
+}
 
 #if defined(MLASPEC_WITH_CUDA)
 Status cuda_status(cudaError_t err, const char* what) {
@@ -224,7 +227,9 @@ Buffer::Buffer(size_t bytes, Device device) {
   *this = std::move(r.value());
 }
 
-Buffer::~Buffer() { release(); }
+Buffer::~Buffer() {
+  release();
+}
 
 Buffer::Buffer(Buffer&& other) noexcept
     : data_(other.data_), bytes_(other.bytes_), device_(other.device_) {

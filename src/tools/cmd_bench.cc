@@ -40,8 +40,12 @@ struct BenchCli {
 // Small configs the CPU reference finishes in seconds; the built-in default job.
 std::vector<bench::BenchConfig> cpu_small_configs(DType kv) {
   std::vector<bench::BenchConfig> out;
-  struct Row { int b, h, q; int64_t s; };
-  for (Row r : {Row{1, 16, 1, 4096}, Row{1, 16, 8, 4096}, Row{4, 16, 8, 2048}, Row{1, 128, 8, 1024}}) {
+  struct Row {
+    int b, h, q;
+    int64_t s;
+  };
+  for (Row r :
+       {Row{1, 16, 1, 4096}, Row{1, 16, 8, 4096}, Row{4, 16, 8, 2048}, Row{1, 128, 8, 1024}}) {
     bench::BenchConfig c;
     c.batch = r.b;
     c.num_heads = r.h;
@@ -64,7 +68,8 @@ Result<std::vector<bench::BenchConfig>> configs_for(const std::string& set, DTyp
     for (auto& c : bench::seqlen_sweep(kv)) all.push_back(c);
     return all;
   }
-  return invalid_argument("unknown config set '" + set + "' (expected small, standard, qsweep, ssweep or all)");
+  return invalid_argument("unknown config set '" + set +
+                          "' (expected small, standard, qsweep, ssweep or all)");
 }
 
 void run_bench(const BenchCli& cli) {
@@ -104,10 +109,14 @@ void run_bench(const BenchCli& cli) {
   // guard's reason; with several, the table shows the reason in that backend's cell.
   const bool single_forced = cli.backends.size() == 1;
   std::vector<DType> dtypes;
-  if (cli.kv == "bf16") dtypes = {DType::kBF16};
-  else if (cli.kv == "fp8") dtypes = {DType::kFP8E4M3};
-  else if (cli.kv == "both") dtypes = {DType::kBF16, DType::kFP8E4M3};
-  else throw Error(invalid_argument("--kv " + cli.kv + " is not bf16, fp8 or both"));
+  if (cli.kv == "bf16")
+    dtypes = {DType::kBF16};
+  else if (cli.kv == "fp8")
+    dtypes = {DType::kFP8E4M3};
+  else if (cli.kv == "both")
+    dtypes = {DType::kBF16, DType::kFP8E4M3};
+  else
+    throw Error(invalid_argument("--kv " + cli.kv + " is not bf16, fp8 or both"));
   const std::string set = cli.set.empty() ? (cuda ? "standard" : "small") : cli.set;
 
   bench::Roofline roof;
@@ -146,7 +155,8 @@ void run_bench(const BenchCli& cli) {
     rule += "---|---|";
   }
   if (backends.size() == 2) {
-    header += " " + std::string(backends[0]->name()) + "/" + std::string(backends[1]->name()) + " |";
+    header +=
+        " " + std::string(backends[0]->name()) + "/" + std::string(backends[1]->name()) + " |";
     rule += "---|";
   }
   header += " auto picks | auto regret |";
@@ -167,8 +177,10 @@ void run_bench(const BenchCli& cli) {
                          " | " + c.to_string() + " | " + floor_cell + " | " +
                          (floor.memory_bound() ? "mem" : "flop") + " |";
       std::vector<double> t_us;
-      nlohmann::json row = {{"config", c.to_string()}, {"index", c.index},
-                            {"floor_us", floor.us()}, {"memory_bound", floor.memory_bound()}};
+      nlohmann::json row = {{"config", c.to_string()},
+                            {"index", c.index},
+                            {"floor_us", floor.us()},
+                            {"memory_bound", floor.memory_bound()}};
       for (const auto& b : backends) {
         Result<bench::Timing> t = bench::time_backend(*b, c, topts);
         if (!t.ok()) {
@@ -197,8 +209,10 @@ void run_bench(const BenchCli& cli) {
       }
       if (backends.size() == 2) {
         char cell[32];
-        if (t_us[0] > 0 && t_us[1] > 0) std::snprintf(cell, sizeof cell, " %.2f |", t_us[0] / t_us[1]);
-        else std::snprintf(cell, sizeof cell, " - |");
+        if (t_us[0] > 0 && t_us[1] > 0)
+          std::snprintf(cell, sizeof cell, " %.2f |", t_us[0] / t_us[1]);
+        else
+          std::snprintf(cell, sizeof cell, " - |");
         line += cell;
       }
       // What auto would pick for this batch, and how much slower that is than the best backend
@@ -218,8 +232,8 @@ void run_bench(const BenchCli& cli) {
         }
         char cell[96];
         if (picked > 0 && best > 0) {
-          std::snprintf(cell, sizeof cell, " %s | %.1f%% |", std::string(pick.value().backend).c_str(),
-                        100.0 * (picked / best - 1.0));
+          std::snprintf(cell, sizeof cell, " %s | %.1f%% |",
+                        std::string(pick.value().backend).c_str(), 100.0 * (picked / best - 1.0));
           row["auto"] = {{"backend", pick.value().backend}, {"regret", picked / best - 1.0}};
         } else {
           std::snprintf(cell, sizeof cell, " %s | - |", std::string(pick.value().backend).c_str());
@@ -247,8 +261,10 @@ void run_bench(const BenchCli& cli) {
       const auto& t16 = times[{0, ci}];
       const auto& t8 = times[{1, ci}];
       for (size_t k = 0; k < backends.size(); ++k) {
-        if (t16[k] > 0 && t8[k] > 0) std::printf(" %.2f |", t8[k] / t16[k]);
-        else std::printf(" - |");
+        if (t16[k] > 0 && t8[k] > 0)
+          std::printf(" %.2f |", t8[k] / t16[k]);
+        else
+          std::printf(" - |");
       }
       std::printf("\n");
     }
@@ -287,7 +303,8 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--kv", cli->kv, "KV dtype: bf16, fp8 or both")->capture_default_str();
   cmd->add_option("--reps", cli->reps, "Timed repetitions (default 30 on cuda, 5 on cpu)");
   cmd->add_option("--warmup", cli->warmup, "Warm-up calls")->capture_default_str();
-  cmd->add_flag("--no-check", cli->no_check, "Skip the correctness check against the CPU reference");
+  cmd->add_flag("--no-check", cli->no_check,
+                "Skip the correctness check against the CPU reference");
   cmd->add_flag("--deterministic", cli->deterministic, "Run the backends in deterministic mode");
   cmd->add_option("--json", cli->json_path, "Also write the results as JSON to this file");
   cmd->add_option("--profile", cli->profile,

@@ -48,19 +48,23 @@ constexpr int kPage = 64;
 
 #if defined(MLASPEC_WITH_CUDA)
 Status cuda_ok(cudaError_t e, const char* what) {
-  return e == cudaSuccess ? Status::Ok() : internal_error(std::string(what) + ": " + cudaGetErrorString(e));
+  return e == cudaSuccess ? Status::Ok()
+                          : internal_error(std::string(what) + ": " + cudaGetErrorString(e));
 }
 
 // KV page `page` of the global pool (every rank derives the same values for the pages it holds).
-uint64_t page_seed(int64_t page) { return 0x5eed0000ull + static_cast<uint64_t>(page); }
+uint64_t page_seed(int64_t page) {
+  return 0x5eed0000ull + static_cast<uint64_t>(page);
+}
 
 // One rank's work: shard, steps, report.
 void run_rank(const DcpCli& c) {
   int devices = 0;
   throw_if_error(cuda_ok(cudaGetDeviceCount(&devices), "cudaGetDeviceCount"));
   if (c.rank >= devices) {
-    throw Error(invalid_argument("rank " + std::to_string(c.rank) + " needs GPU " + std::to_string(c.rank) +
-                                 " but this machine has " + std::to_string(devices)));
+    throw Error(invalid_argument("rank " + std::to_string(c.rank) + " needs GPU " +
+                                 std::to_string(c.rank) + " but this machine has " +
+                                 std::to_string(devices)));
   }
   throw_if_error(cuda_ok(cudaSetDevice(c.rank), "cudaSetDevice"));
   DType kv;
@@ -87,8 +91,8 @@ void run_rank(const DcpCli& c) {
   const int64_t local_pages = std::max<int64_t>(1, static_cast<int64_t>(owned.size()));
   Buffer kv_buf(static_cast<size_t>(local_pages * page_elems * esize), Device::kCUDA);
   for (size_t p = 0; p < owned.size(); ++p) {
-    throw_if_error(bench::fill_random(static_cast<uint8_t*>(kv_buf.data()) + p * page_elems * esize, true, kv,
-                                      page_elems, page_seed(owned[p]), 1.0f, kv_scale));
+    throw_if_error(bench::fill_random(static_cast<uint8_t*>(kv_buf.data()) + p * page_elems * esize,
+                                      true, kv, page_elems, page_seed(owned[p]), 1.0f, kv_scale));
   }
   const int64_t q_elems = B * Q * H * attn::kHeadDimQK;
   Buffer q(static_cast<size_t>(q_elems * 2), Device::kCUDA);
@@ -112,15 +116,18 @@ void run_rank(const DcpCli& c) {
   const TensorView out_v = out.view(DType::kBF16, {B, Q, H, attn::kHeadDimV});
   const TensorView lse_v = lse.view(DType::kF32, {B, Q, H});
 
-  Result<std::unique_ptr<attn::dcp::NcclComm>> comm = attn::dcp::NcclComm::join(c.nccl_id, c.world, c.rank);
+  Result<std::unique_ptr<attn::dcp::NcclComm>> comm =
+      attn::dcp::NcclComm::join(c.nccl_id, c.world, c.rank);
   throw_if_error(comm.status());
   attn::dcp::DcpWorkspace ws;
   const attn::dcp::DcpMerge merge =
       c.premerge ? attn::dcp::DcpMerge::kPremerge : attn::dcp::DcpMerge::kDeterministic;
   cudaStream_t stream;
-  throw_if_error(cuda_ok(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate"));
+  throw_if_error(
+      cuda_ok(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate"));
   for (int w = 0; w < 3; ++w) {
-    throw_if_error(attn::dcp::verify_step(*comm.value(), a, layout, ws, out_v, lse_v, stream, merge));
+    throw_if_error(
+        attn::dcp::verify_step(*comm.value(), a, layout, ws, out_v, lse_v, stream, merge));
   }
   throw_if_error(cuda_ok(cudaStreamSynchronize(stream), "warm-up steps"));
   cudaEvent_t e0, e1;
@@ -129,7 +136,8 @@ void run_rank(const DcpCli& c) {
   std::vector<double> us;
   for (int r = 0; r < c.reps; ++r) {
     cudaEventRecord(e0, stream);
-    throw_if_error(attn::dcp::verify_step(*comm.value(), a, layout, ws, out_v, lse_v, stream, merge));
+    throw_if_error(
+        attn::dcp::verify_step(*comm.value(), a, layout, ws, out_v, lse_v, stream, merge));
     cudaEventRecord(e1, stream);
     throw_if_error(cuda_ok(cudaEventSynchronize(e1), "DCP step"));
     float ms = 0;
@@ -144,12 +152,13 @@ void run_rank(const DcpCli& c) {
     const int64_t all_pages = B * pages_per_req;
     Buffer full(static_cast<size_t>(all_pages * page_elems * esize), Device::kCUDA);
     for (int64_t p = 0; p < all_pages; ++p) {
-      throw_if_error(bench::fill_random(static_cast<uint8_t*>(full.data()) + p * page_elems * esize, true, kv,
-                                        page_elems, page_seed(p), 1.0f, kv_scale));
+      throw_if_error(bench::fill_random(static_cast<uint8_t*>(full.data()) + p * page_elems * esize,
+                                        true, kv, page_elems, page_seed(p), 1.0f, kv_scale));
     }
     std::vector<int32_t> identity(static_cast<size_t>(all_pages));
     for (int64_t p = 0; p < all_pages; ++p) identity[p] = static_cast<int32_t>(p);
-    Buffer bt_full(identity.size() * 4, Device::kCUDA), out1(out.bytes(), Device::kCUDA), lse1(lse.bytes(), Device::kCUDA);
+    Buffer bt_full(identity.size() * 4, Device::kCUDA), out1(out.bytes(), Device::kCUDA),
+        lse1(lse.bytes(), Device::kCUDA);
     throw_if_error(bt_full.copy_from_host(identity.data(), identity.size() * 4));
     attn::VerifyArgs g = a;
     g.kv.pages = full.view(kv, {all_pages, kPage, attn::kHeadDimQK});
@@ -172,9 +181,10 @@ void run_rank(const DcpCli& c) {
     bool lse_same = l1 == l2;
     if (!c.premerge) {
       for (size_t k = 0; k < h1.size(); k += 2) diff += std::memcmp(&h1[k], &h2[k], 2) != 0;
-      verdict = diff == 0 && lse_same ? "bitwise equal to the deterministic one-GPU call"
-                                      : std::to_string(diff) + " out elements differ from the one-GPU call" +
-                                            (lse_same ? "" : ", lse differs");
+      verdict = diff == 0 && lse_same
+                    ? "bitwise equal to the deterministic one-GPU call"
+                    : std::to_string(diff) + " out elements differ from the one-GPU call" +
+                          (lse_same ? "" : ", lse differs");
     } else {
       // Another merge tree over the same partials: fp32 reassociation before the bf16 rounding,
       // so at most a couple of bf16 ulps (2^-7 relative) plus a small absolute floor.
@@ -213,11 +223,13 @@ void run_rank(const DcpCli& c) {
     }
   }
   if (c.rank == 0) {
-    std::printf("| world | config | chunk | µs per step (median) | min | max | check |\n|---|---|---|---|---|---|---|\n");
-    std::printf("| %d | B=%d,H=%d,q=%d,S=%lld,kv=%s%s | %lld | %.1f | %.1f | %.1f | %s |\n", c.world,
-                c.batch, c.heads, c.q_len, static_cast<long long>(c.seq_len), c.kv.c_str(),
-                c.premerge ? ",premerge" : "", static_cast<long long>(c.chunk), us[us.size() / 2], us.front(),
-                us.back(), verdict.c_str());
+    std::printf(
+        "| world | config | chunk | µs per step (median) | min | max | check "
+        "|\n|---|---|---|---|---|---|---|\n");
+    std::printf("| %d | B=%d,H=%d,q=%d,S=%lld,kv=%s%s | %lld | %.1f | %.1f | %.1f | %s |\n",
+                c.world, c.batch, c.heads, c.q_len, static_cast<long long>(c.seq_len), c.kv.c_str(),
+                c.premerge ? ",premerge" : "", static_cast<long long>(c.chunk), us[us.size() / 2],
+                us.front(), us.back(), verdict.c_str());
     std::fflush(stdout);
   }
   cudaStreamDestroy(stream);
@@ -231,8 +243,10 @@ void run_parent(const DcpCli& c, const std::vector<std::string>& argv_tail) {
   (void)argv_tail;
   throw Error(unsupported("mlaspec dcp needs a CUDA build with NCCL"));
 #else
-  if (!attn::dcp::built_with_nccl()) throw Error(unsupported("mlaspec dcp needs NCCL: this build has none"));
-  if (c.world < 1 || c.world > 64) throw Error(invalid_argument("--world " + std::to_string(c.world) + " is outside 1..64"));
+  if (!attn::dcp::built_with_nccl())
+    throw Error(unsupported("mlaspec dcp needs NCCL: this build has none"));
+  if (c.world < 1 || c.world > 64)
+    throw Error(invalid_argument("--world " + std::to_string(c.world) + " is outside 1..64"));
   Result<std::string> id = attn::dcp::NcclComm::unique_id();
   throw_if_error(id.status());
   std::fprintf(stderr, "mlaspec dcp: starting %d rank processes\n", c.world);
@@ -262,7 +276,9 @@ void run_parent(const DcpCli& c, const std::vector<std::string>& argv_tail) {
       ++failed;
     }
   }
-  if (failed) throw Error(internal_error(std::to_string(failed) + " of " + std::to_string(c.world) + " ranks failed"));
+  if (failed)
+    throw Error(internal_error(std::to_string(failed) + " of " + std::to_string(c.world) +
+                               " ranks failed"));
 #endif
 }
 
@@ -278,9 +294,11 @@ void add_dcp_command(CLI::App& app) {
   cmd->add_option("-B,--batch", cli->batch, "Requests")->capture_default_str();
   cmd->add_option("-H,--heads", cli->heads, "Query heads")->capture_default_str();
   cmd->add_option("-q,--q-len", cli->q_len, "Query tokens per request")->capture_default_str();
-  cmd->add_option("-S,--seq-len", cli->seq_len, "Context length per request")->capture_default_str();
+  cmd->add_option("-S,--seq-len", cli->seq_len, "Context length per request")
+      ->capture_default_str();
   cmd->add_option("--kv", cli->kv, "KV dtype: bf16 or fp8")->capture_default_str();
-  cmd->add_option("--chunk", cli->chunk, "Tokens per DCP chunk (multiple of 64)")->capture_default_str();
+  cmd->add_option("--chunk", cli->chunk, "Tokens per DCP chunk (multiple of 64)")
+      ->capture_default_str();
   cmd->add_option("--reps", cli->reps, "Timed steps")->capture_default_str();
   cmd->add_flag("--check", cli->check,
                 "Rank 0 also computes the one-GPU deterministic result and compares (bitwise; with "
@@ -293,11 +311,11 @@ void add_dcp_command(CLI::App& app) {
   cmd->callback([cli] {
     if (cli->rank < 0) {
       // The children get the same problem options, then their rank and the NCCL id.
-      std::vector<std::string> tail = {"--world", std::to_string(cli->world), "--batch",
-                                       std::to_string(cli->batch), "--heads", std::to_string(cli->heads),
-                                       "--q-len", std::to_string(cli->q_len), "--seq-len",
-                                       std::to_string(cli->seq_len), "--kv", cli->kv, "--chunk",
-                                       std::to_string(cli->chunk), "--reps", std::to_string(cli->reps)};
+      std::vector<std::string> tail = {
+          "--world",   std::to_string(cli->world),   "--batch", std::to_string(cli->batch),
+          "--heads",   std::to_string(cli->heads),   "--q-len", std::to_string(cli->q_len),
+          "--seq-len", std::to_string(cli->seq_len), "--kv",    cli->kv,
+          "--chunk",   std::to_string(cli->chunk),   "--reps",  std::to_string(cli->reps)};
       if (cli->check) tail.push_back("--check");
       if (cli->premerge) tail.push_back("--premerge");
       run_parent(*cli, tail);

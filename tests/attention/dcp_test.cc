@@ -40,7 +40,8 @@ Merged run_dcp(testing::Problem& p, const ShardLayout& layout, bool premerge = f
     local.block_table = TensorView(shard.value().block_table.data(), DType::kI32, {B, p.max_pages});
     o[r].assign(static_cast<size_t>(B * cpr * Q * H * kHeadDimV), std::nanf(""));
     l[r].assign(static_cast<size_t>(B * cpr * Q * H), std::nanf(""));
-    ov.emplace_back(o[r].data(), DType::kF32, std::initializer_list<int64_t>{B, cpr, Q, H, kHeadDimV});
+    ov.emplace_back(o[r].data(), DType::kF32,
+                    std::initializer_list<int64_t>{B, cpr, Q, H, kHeadDimV});
     lv.emplace_back(l[r].data(), DType::kF32, std::initializer_list<int64_t>{B, cpr, Q, H});
     Status st = rank_partials_cpu(local, layout, r, ov.back(), lv.back());
     EXPECT_TRUE(st.ok()) << st.to_string();
@@ -85,7 +86,8 @@ TEST(DcpSimulated, AnyWorldSizeIsBitwiseTheSameAndMatchesTheReference) {
     for (int world : {2, 3, 4, 8}) {
       const Merged many = run_dcp(p, ShardLayout{world, 64});
       ASSERT_EQ(one.out, many.out) << "world " << world;
-      ASSERT_EQ(0, std::memcmp(one.lse.data(), many.lse.data(), one.lse.size() * 4)) << "world " << world;
+      ASSERT_EQ(0, std::memcmp(one.lse.data(), many.lse.data(), one.lse.size() * 4))
+          << "world " << world;
     }
     // And the chunked result is the reference's within fp32 reassociation error.
     std::vector<uint16_t> out(static_cast<size_t>(p.out_elems()));
@@ -97,7 +99,8 @@ TEST(DcpSimulated, AnyWorldSizeIsBitwiseTheSameAndMatchesTheReference) {
       const float a = bf16_bits_to_float(out[k]), b = bf16_bits_to_float(one.out[k]);
       ASSERT_NEAR(a, b, std::ldexp(std::fabs(a), -7) + 1e-5) << k;
     }
-    for (size_t k = 0; k < lse.size(); ++k) ASSERT_NEAR(lse[k], one.lse[k], 1e-5 * (1 + std::fabs(lse[k])));
+    for (size_t k = 0; k < lse.size(); ++k)
+      ASSERT_NEAR(lse[k], one.lse[k], 1e-5 * (1 + std::fabs(lse[k])));
   }
 }
 
@@ -125,11 +128,13 @@ TEST(DcpSimulated, PremergedRanksMatchTheChunkOrderMergeToRounding) {
 
 TEST(DcpSimulated, PremergeShapeErrorsAreNamed) {
   std::vector<float> o(2 * 3 * 1 * 8 * kHeadDimV), l(2 * 3 * 8), ro(2 * 8 * kHeadDimV), rl(2 * 8);
-  const TensorView op(o.data(), DType::kF32, {2, 3, 1, 8, kHeadDimV}), lp(l.data(), DType::kF32, {2, 3, 1, 8});
-  EXPECT_EQ(premerge_rank_partials(op, lp, TensorView(ro.data(), DType::kF32, {2, 2, 1, 8, kHeadDimV}),
-                                   TensorView(rl.data(), DType::kF32, {2, 1, 1, 8}))
-                .code(),
-            StatusCode::kInvalidArgument);
+  const TensorView op(o.data(), DType::kF32, {2, 3, 1, 8, kHeadDimV}),
+      lp(l.data(), DType::kF32, {2, 3, 1, 8});
+  EXPECT_EQ(
+      premerge_rank_partials(op, lp, TensorView(ro.data(), DType::kF32, {2, 2, 1, 8, kHeadDimV}),
+                             TensorView(rl.data(), DType::kF32, {2, 1, 1, 8}))
+          .code(),
+      StatusCode::kInvalidArgument);
   EXPECT_EQ(premerge_rank_partials(TensorView(o.data(), DType::kF32, {2, 3, 8, kHeadDimV}), lp,
                                    TensorView(ro.data(), DType::kF32, {2, 1, 1, 8, kHeadDimV}),
                                    TensorView(rl.data(), DType::kF32, {2, 1, 1, 8}))
@@ -144,7 +149,8 @@ TEST(DcpSimulated, LayoutErrorsAreNamed) {
             "live on one rank)");
   testing::ProblemSpec s;
   testing::Problem p = testing::make_problem(s);
-  Result<RankShard> r = make_rank_shard(p.host_args(TensorView(), TensorView()), ShardLayout{2, 64}, 2);
+  Result<RankShard> r =
+      make_rank_shard(p.host_args(TensorView(), TensorView()), ShardLayout{2, 64}, 2);
   EXPECT_EQ(r.status().message(), "rank 2 is outside [0, 2)");
   EXPECT_EQ(ShardLayout({3, 64}).chunks_per_rank(64 * 7 + 1), 3);
 }

@@ -1,8 +1,8 @@
 #include <gtest/gtest.h>
 
+#include "attention/cuda/traits.h"
 #include "mlaspec/attention/backend.h"
 #include "mlaspec/attention/cpu_caps.h"
-#include "attention/cuda/traits.h"
 
 namespace mlaspec::attn {
 namespace {

@@ -14,8 +14,12 @@ namespace {
 
 struct Partial {
   std::vector<float> o, lse;
-  TensorView o_view(int B, int Q, int H) { return TensorView(o.data(), DType::kF32, {B, Q, H, kHeadDimV}); }
-  TensorView lse_view(int B, int Q, int H) { return TensorView(lse.data(), DType::kF32, {B, Q, H}); }
+  TensorView o_view(int B, int Q, int H) {
+    return TensorView(o.data(), DType::kF32, {B, Q, H, kHeadDimV});
+  }
+  TensorView lse_view(int B, int Q, int H) {
+    return TensorView(lse.data(), DType::kF32, {B, Q, H});
+  }
 };
 
 class MergeTest : public ::testing::Test {
@@ -78,16 +82,20 @@ TEST_F(MergeTest, SplitsMergeToTheFullResult) {
   // Boundaries that cut pages and that lie past some rows' visible range.
   Partial a = partial(0, 37), b = partial(37, 100), c = partial(100, 1 << 20);
   Partial m = merge({&a, &b, &c});
-  for (size_t k = 0; k < full.o.size(); ++k) ASSERT_NEAR(m.o[k], full.o[k], 2e-6 + 2e-6 * std::fabs(full.o[k]));
-  for (size_t k = 0; k < full.lse.size(); ++k) ASSERT_NEAR(m.lse[k], full.lse[k], 2e-6 * (1 + std::fabs(full.lse[k])));
+  for (size_t k = 0; k < full.o.size(); ++k)
+    ASSERT_NEAR(m.o[k], full.o[k], 2e-6 + 2e-6 * std::fabs(full.o[k]));
+  for (size_t k = 0; k < full.lse.size(); ++k)
+    ASSERT_NEAR(m.lse[k], full.lse[k], 2e-6 * (1 + std::fabs(full.lse[k])));
 }
 
 TEST_F(MergeTest, MergeIsAssociativeWithinTolerance) {
   Partial a = partial(0, 20), b = partial(20, 90), c = partial(90, 1 << 20);
   Partial ab = merge({&a, &b}), bc = merge({&b, &c});
   Partial left = merge({&ab, &c}), right = merge({&a, &bc});
-  for (size_t k = 0; k < left.o.size(); ++k) ASSERT_NEAR(left.o[k], right.o[k], 2e-6 + 2e-6 * std::fabs(left.o[k]));
-  for (size_t k = 0; k < left.lse.size(); ++k) ASSERT_NEAR(left.lse[k], right.lse[k], 2e-6 * (1 + std::fabs(left.lse[k])));
+  for (size_t k = 0; k < left.o.size(); ++k)
+    ASSERT_NEAR(left.o[k], right.o[k], 2e-6 + 2e-6 * std::fabs(left.o[k]));
+  for (size_t k = 0; k < left.lse.size(); ++k)
+    ASSERT_NEAR(left.lse[k], right.lse[k], 2e-6 * (1 + std::fabs(left.lse[k])));
 }
 
 TEST_F(MergeTest, EmptyRangesAreNeutral) {
@@ -96,7 +104,8 @@ TEST_F(MergeTest, EmptyRangesAreNeutral) {
   for (float v : empty.lse) ASSERT_EQ(v, -std::numeric_limits<float>::infinity());
   for (float v : empty.o) ASSERT_EQ(v, 0.0f);
   Partial a = partial(0, 100), tail = partial(100, 1 << 20);
-  for (int64_t r = 5 * 8; r < 10 * 8; ++r) ASSERT_EQ(tail.lse[r], -std::numeric_limits<float>::infinity());
+  for (int64_t r = 5 * 8; r < 10 * 8; ++r)
+    ASSERT_EQ(tail.lse[r], -std::numeric_limits<float>::infinity());
   Partial with = merge({&a, &empty, &tail});
   Partial without = merge({&a, &tail});
   EXPECT_EQ(0, std::memcmp(with.o.data(), without.o.data(), with.o.size() * 4));
@@ -115,7 +124,8 @@ TEST_F(MergeTest, BadArgumentsAreNamed) {
   EXPECT_EQ(st.message(), "merge_partials got 1 o partials but 0 lse partials");
   ls = {a.lse_view(2, 5, 4)};
   st = merge_partials(os, ls, r.o_view(2, 5, 8), r.lse_view(2, 5, 8));
-  EXPECT_NE(st.message().find("lse partial 0 dimension 2 is 4, expected 8"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("lse partial 0 dimension 2 is 4, expected 8"), std::string::npos)
+      << st.message();
   st = cpu_verify_partial(args, 10, 5, a.o_view(2, 5, 8), a.lse_view(2, 5, 8));
   EXPECT_NE(st.message().find("kv range [10, 5)"), std::string::npos) << st.message();
 }

@@ -28,7 +28,8 @@ struct Outputs {
   std::vector<uint16_t> out;
   std::vector<float> lse;
   TensorView out_view(const Problem& p) {
-    return TensorView(out.data(), DType::kBF16, {p.spec.batch, p.spec.q_len, p.spec.num_heads, kHeadDimV});
+    return TensorView(out.data(), DType::kBF16,
+                      {p.spec.batch, p.spec.q_len, p.spec.num_heads, kHeadDimV});
   }
   TensorView lse_view(const Problem& p) {
     return TensorView(lse.data(), DType::kF32, {p.spec.batch, p.spec.q_len, p.spec.num_heads});
@@ -76,11 +77,13 @@ TEST(CpuReference, AgreesWithFp64OracleAcrossSweep) {
         s.page_size = page;
         s.kv_dtype = kv;
         s.q_len = 1 + (cases * 5) % 16;  // walks q_len over 1..16
-        s.kv_scale = kv == DType::kFP8E4M3 ? std::array<float, 3>{0.02f, 0.25f, 1.5f}[cases % 3] : 1.0f;
+        s.kv_scale =
+            kv == DType::kFP8E4M3 ? std::array<float, 3>{0.02f, 0.25f, 1.5f}[cases % 3] : 1.0f;
         s.batch = H >= 64 ? 2 : 3;
         for (int b = 0; b < s.batch; ++b) {
           // b = 0: seq_len == q_len; others ragged, not page multiples.
-          const int len = b == 0 ? s.q_len : s.q_len + static_cast<int>(rng() % (H >= 64 ? 90 : 200));
+          const int len =
+              b == 0 ? s.q_len : s.q_len + static_cast<int>(rng() % (H >= 64 ? 90 : 200));
           s.seq_lens.push_back(len);
         }
         s.seed = 100 + cases;
@@ -119,7 +122,8 @@ TEST(CpuReference, OneVisibleKeyGivesThatValueRow) {
   VerifyArgs a = p.host_args(o.out_view(p), o.lse_view(p));
   ASSERT_TRUE(cpu_verify(a).ok());
   const int page0 = p.block_table[0];
-  const auto* v0 = reinterpret_cast<const uint16_t*>(p.kv.data()) + static_cast<size_t>(page0) * 16 * kHeadDimQK;
+  const auto* v0 =
+      reinterpret_cast<const uint16_t*>(p.kv.data()) + static_cast<size_t>(page0) * 16 * kHeadDimQK;
   for (int h = 0; h < 4; ++h) {
     for (int d = 0; d < kHeadDimV; ++d) ASSERT_EQ(o.out[h * kHeadDimV + d], v0[d]) << h << "," << d;
     double dot = 0;
@@ -196,7 +200,8 @@ TEST(CpuReference, RowHelperMatchesFullCall) {
   const float lse = cpu_verify_row(a, 1, 2, 5, row);
   const int64_t r = (1 * 3 + 2) * 8 + 5;
   EXPECT_EQ(lse, o.lse[r]);
-  for (int d = 0; d < kHeadDimV; ++d) ASSERT_EQ(float_to_bf16_bits(row[d]), o.out[r * kHeadDimV + d]);
+  for (int d = 0; d < kHeadDimV; ++d)
+    ASSERT_EQ(float_to_bf16_bits(row[d]), o.out[r * kHeadDimV + d]);
 }
 
 }  // namespace

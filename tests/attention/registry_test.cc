@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "../../src/attention/cuda/traits.h"
+#include "common/test_helpers.h"
 #include "common/verify_problem.h"
 #include "mlaspec/attention/cpu_caps.h"
 #include "mlaspec/core/log.h"
-#include "common/test_helpers.h"
 
 namespace mlaspec::attn {
 namespace {
@@ -308,9 +308,9 @@ TEST(Dispatch, AutoPicksRowwiseShortFoldLongAtTheProfilesCrossover) {
       EXPECT_EQ(long_ctx->backend, "cuda_fold") << "q=" << q << " S=" << above;
       EXPECT_EQ(d.select(uniform_shape(1, 16, q, 4096 * 256, kv), cuda)->backend, "cuda_fold");
       // find_crossover agrees with the hand computation.
-      Crossover c =
-          find_crossover(d.cost_model(), "cuda_rowwise", KvReadPattern::kOncePerQueryToken,
-                         "cuda_fold", KvReadPattern::kOncePerRequest, uniform_shape(1, 16, q, 1, kv));
+      Crossover c = find_crossover(d.cost_model(), "cuda_rowwise",
+                                   KvReadPattern::kOncePerQueryToken, "cuda_fold",
+                                   KvReadPattern::kOncePerRequest, uniform_shape(1, 16, q, 1, kv));
       ASSERT_TRUE(c.has_model);
       EXPECT_EQ(c.short_winner, "cuda_rowwise");
       EXPECT_EQ(c.long_winner, "cuda_fold");

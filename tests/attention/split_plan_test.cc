@@ -12,7 +12,8 @@
 namespace mlaspec::attn::cuda {
 namespace {
 
-SplitPlan plan_for(const std::vector<int32_t>& seq_lens, int concurrent, bool deterministic = false) {
+SplitPlan plan_for(const std::vector<int32_t>& seq_lens, int concurrent,
+                   bool deterministic = false) {
   VerifyOptions o;
   o.deterministic = deterministic;
   SplitPlan p;
@@ -82,7 +83,8 @@ TEST(SplitPlan, WorkspaceBoundHoldsForEveryAdaptivePlan) {
     shape.num_heads = heads;
     shape.max_seq_len = *std::max_element(lens.begin(), lens.end());
     ASSERT_LE(partial_bytes(p, rows), partial_bytes_bound(shape, kSms))
-        << "trial " << trial << " batch " << batch << " rows " << rows << " concurrent " << concurrent;
+        << "trial " << trial << " batch " << batch << " rows " << rows << " concurrent "
+        << concurrent;
   }
 }
 

@@ -48,52 +48,70 @@ TEST_P(BadInput, NamedErrorAndNothingWritten) {
 
 std::vector<Case> cases() {
   return {
-      {"q_dtype", [](auto&, VerifyArgs& a) {
+      {"q_dtype",
+       [](auto&, VerifyArgs& a) {
          a.q = TensorView(a.q.data(), DType::kF32, {2, 4, 8, kHeadDimQK});
-       }, "q has dtype f32, expected bf16"},
-      {"q_head_dim", [](auto&, VerifyArgs& a) {
+       },
+       "q has dtype f32, expected bf16"},
+      {"q_head_dim",
+       [](auto&, VerifyArgs& a) {
          a.q = TensorView(a.q.data(), DType::kBF16, {2, 4, 8, 512});
-       }, "q dimension 3 is 512, expected 576"},
-      {"q_strides", [](auto&, VerifyArgs& a) {
+       },
+       "q dimension 3 is 512, expected 576"},
+      {"q_strides",
+       [](auto&, VerifyArgs& a) {
          a.q = TensorView(a.q.data(), DType::kBF16, {2, 4, 4, kHeadDimQK},
                           {4 * 8 * kHeadDimQK, 8 * kHeadDimQK, 2 * kHeadDimQK, 1});
-       }, "not contiguous within a request"},
-      {"kv_dtype", [](auto&, VerifyArgs& a) {
+       },
+       "not contiguous within a request"},
+      {"kv_dtype",
+       [](auto&, VerifyArgs& a) {
          a.kv.pages = TensorView(a.kv.pages.data(), DType::kF32, {10, 16, kHeadDimQK});
-       }, "kv.pages has dtype f32, expected bf16 or fp8_e4m3"},
-      {"kv_row_width", [](auto& p, VerifyArgs& a) {
+       },
+       "kv.pages has dtype f32, expected bf16 or fp8_e4m3"},
+      {"kv_row_width",
+       [](auto& p, VerifyArgs& a) {
          a.kv.pages = TensorView(a.kv.pages.data(), DType::kBF16, {p.num_pages, 16, 512});
-       }, "kv.pages dimension 2 is 512, expected 576"},
-      {"kv_scale_bf16", [](auto&, VerifyArgs& a) { a.kv.kv_scale = 0.5f; },
-       "bf16 KV is unscaled"},
+       },
+       "kv.pages dimension 2 is 512, expected 576"},
+      {"kv_scale_bf16", [](auto&, VerifyArgs& a) { a.kv.kv_scale = 0.5f; }, "bf16 KV is unscaled"},
       {"kv_scale_nan", [](auto&, VerifyArgs& a) { a.kv.kv_scale = std::nanf(""); },
        "must be finite and > 0"},
       {"sm_scale_zero", [](auto&, VerifyArgs& a) { a.sm_scale = 0.0f; },
        "sm_scale 0.000000 must be finite and > 0"},
       {"seq_len_below_q_len", [](auto& p, VerifyArgs&) { p.seq_lens[1] = 3; },
        "seq_lens[1] = 3 is below q_len 4"},
-      {"page_out_of_range", [](auto& p, VerifyArgs&) { p.block_table[p.max_pages + 1] = p.num_pages; },
+      {"page_out_of_range",
+       [](auto& p, VerifyArgs&) { p.block_table[p.max_pages + 1] = p.num_pages; },
        "block_table[1][1] = ", StatusCode::kOutOfRange},
       {"negative_page", [](auto& p, VerifyArgs&) { p.block_table[2] = -1; },
        "block_table[0][2] = -1 is out of range", StatusCode::kOutOfRange},
       {"table_too_short", [](auto& p, VerifyArgs&) { p.seq_lens[0] = 16 * p.max_pages + 1; },
        "columns"},
-      {"seq_lens_shape", [](auto& p, VerifyArgs& a) {
-         a.seq_lens = TensorView(p.seq_lens.data(), DType::kI32, {1});
-       }, "seq_lens dimension 0 is 1, expected 2"},
-      {"block_table_dtype", [](auto& p, VerifyArgs& a) {
+      {"seq_lens_shape",
+       [](auto& p, VerifyArgs& a) { a.seq_lens = TensorView(p.seq_lens.data(), DType::kI32, {1}); },
+       "seq_lens dimension 0 is 1, expected 2"},
+      {"block_table_dtype",
+       [](auto& p, VerifyArgs& a) {
          a.block_table = TensorView(p.block_table.data(), DType::kF32, {2, p.max_pages});
-       }, "block_table has dtype f32, expected i32"},
-      {"out_shape", [](auto&, VerifyArgs& a) {
+       },
+       "block_table has dtype f32, expected i32"},
+      {"out_shape",
+       [](auto&, VerifyArgs& a) {
          a.out = TensorView(a.out.data(), DType::kBF16, {2, 4, 8, 576});
-       }, "out dimension 3 is 576, expected 512"},
-      {"lse_dtype", [](auto&, VerifyArgs& a) {
+       },
+       "out dimension 3 is 576, expected 512"},
+      {"lse_dtype",
+       [](auto&, VerifyArgs& a) {
          a.lse = TensorView(a.lse.data(), DType::kBF16, {2, 4, 8});
-       }, "lse has dtype bf16, expected f32"},
-      {"device_tensor_on_cpu_backend", [](auto&, VerifyArgs& a) {
-         a.kv.pages = TensorView(a.kv.pages.data(), DType::kBF16, {a.kv.pages.size(0), 16, kHeadDimQK},
-                                 Device::kCUDA);
-       }, "kv.pages is on cuda, expected cpu"},
+       },
+       "lse has dtype bf16, expected f32"},
+      {"device_tensor_on_cpu_backend",
+       [](auto&, VerifyArgs& a) {
+         a.kv.pages = TensorView(a.kv.pages.data(), DType::kBF16,
+                                 {a.kv.pages.size(0), 16, kHeadDimQK}, Device::kCUDA);
+       },
+       "kv.pages is on cuda, expected cpu"},
       {"missing_q", [](auto&, VerifyArgs& a) { a.q = TensorView(); }, "q is missing"},
   };
 }
@@ -138,15 +156,18 @@ TEST(DeviceMetadata, CudaCallsNeedHostCopies) {
   testing::Problem p = testing::make_problem(s);
   std::vector<uint16_t> out(static_cast<size_t>(p.out_elems()));
   std::vector<float> lse(static_cast<size_t>(p.lse_elems()));
-  VerifyArgs a = p.host_args(TensorView(out.data(), DType::kBF16, {1, 1, 16, kHeadDimV}, Device::kCUDA),
-                             TensorView(lse.data(), DType::kF32, {1, 1, 16}, Device::kCUDA));
+  VerifyArgs a =
+      p.host_args(TensorView(out.data(), DType::kBF16, {1, 1, 16, kHeadDimV}, Device::kCUDA),
+                  TensorView(lse.data(), DType::kF32, {1, 1, 16}, Device::kCUDA));
   // Pretend everything lives on the device (validation never dereferences device pointers).
   a.q = TensorView(a.q.data(), DType::kBF16, {1, 1, 16, kHeadDimQK}, Device::kCUDA);
-  a.kv.pages = TensorView(a.kv.pages.data(), DType::kBF16, {p.num_pages, 64, kHeadDimQK}, Device::kCUDA);
+  a.kv.pages =
+      TensorView(a.kv.pages.data(), DType::kBF16, {p.num_pages, 64, kHeadDimQK}, Device::kCUDA);
   a.block_table = TensorView(p.block_table.data(), DType::kI32, {1, p.max_pages}, Device::kCUDA);
   a.seq_lens = TensorView(p.seq_lens.data(), DType::kI32, {1}, Device::kCUDA);
   Status st = validate_verify_args(a, Device::kCUDA);
-  EXPECT_NE(st.message().find("pass its host copy in block_table_host"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("pass its host copy in block_table_host"), std::string::npos)
+      << st.message();
   a.block_table_host = TensorView(p.block_table.data(), DType::kI32, {1, p.max_pages});
   a.seq_lens_host = TensorView(p.seq_lens.data(), DType::kI32, {1});
   EXPECT_TRUE(validate_verify_args(a, Device::kCUDA).ok());

@@ -12,7 +12,8 @@ TEST(Roofline, FloorsMatchPerfMdTable) {
   // PERF.md's floor column (H200 ceilings): rows 0, 1, 2, 6, 9, 11.
   const auto cfgs = standard_configs(DType::kBF16);
   const Roofline h200 = h200_roofline();
-  const double expected[12] = {35.9, 48.2, 385.8, 35.9, 192.9, 192.9, 143.5, 48.2, 385.8, 385.8, 192.9, 795.7};
+  const double expected[12] = {35.9,  48.2, 385.8, 35.9,  192.9, 192.9,
+                               143.5, 48.2, 385.8, 385.8, 192.9, 795.7};
   for (int i = 0; i < 12; ++i) {
     EXPECT_NEAR(roofline_floor(cfgs[i], h200).us(), expected[i], 0.1) << "row " << i;
   }
@@ -20,7 +21,8 @@ TEST(Roofline, FloorsMatchPerfMdTable) {
   EXPECT_FALSE(roofline_floor(cfgs[8], h200).memory_bound());
   // fp8 halves the bytes.
   const auto fp8 = standard_configs(DType::kFP8E4M3);
-  EXPECT_NEAR(roofline_floor(fp8[0], h200).memory_us, roofline_floor(cfgs[0], h200).memory_us / 2, 1e-9);
+  EXPECT_NEAR(roofline_floor(fp8[0], h200).memory_us, roofline_floor(cfgs[0], h200).memory_us / 2,
+              1e-9);
 }
 
 TEST(Configs, SweepsAreThePerfMdSweeps) {

@@ -17,25 +17,25 @@ struct ProblemSpec {
   int num_heads = 16;
   int page_size = 64;
   DType kv_dtype = DType::kBF16;
-  float kv_scale = 1.0f;              // fp8 only; stored values are value / kv_scale
-  std::vector<int32_t> seq_lens;      // size batch; empty -> all = default_seq_len
+  float kv_scale = 1.0f;          // fp8 only; stored values are value / kv_scale
+  std::vector<int32_t> seq_lens;  // size batch; empty -> all = default_seq_len
   int64_t default_seq_len = 256;
-  int extra_pages = 3;                // unused pages in the pool (never referenced)
+  int extra_pages = 3;  // unused pages in the pool (never referenced)
   uint64_t seed = 1;
-  float q_std = 1.0f;                 // q ~ N(0, q_std), kv ~ N(0, 1)
-  std::string to_string() const;     // "B=2,H=16,q=3,page=16,kv=fp8,scale=0.5,S=[..]"
+  float q_std = 1.0f;             // q ~ N(0, q_std), kv ~ N(0, 1)
+  std::string to_string() const;  // "B=2,H=16,q=3,page=16,kv=fp8,scale=0.5,S=[..]"
 };
 
 // Host storage for one problem. Pages are assigned to requests in a shuffled order (the block
 // table is a permutation, not the identity), so indexing bugs do not hide.
 struct Problem {
   ProblemSpec spec;
-  int max_pages = 0;   // block-table width
-  int num_pages = 0;   // pool size
-  std::vector<uint16_t> q;          // [B, q_len, H, 576] bf16 bits
-  std::vector<uint8_t> kv;          // [num_pages, page_size, 576] bytes (bf16 or fp8 codes)
-  std::vector<int32_t> block_table; // [B, max_pages]; unused entries are -1
-  std::vector<int32_t> seq_lens;    // [B]
+  int max_pages = 0;                 // block-table width
+  int num_pages = 0;                 // pool size
+  std::vector<uint16_t> q;           // [B, q_len, H, 576] bf16 bits
+  std::vector<uint8_t> kv;           // [num_pages, page_size, 576] bytes (bf16 or fp8 codes)
+  std::vector<int32_t> block_table;  // [B, max_pages]; unused entries are -1
+  std::vector<int32_t> seq_lens;     // [B]
   float sm_scale = 0.0f;
 
   // Views on the host storage; `out`/`lse` are supplied by the caller.

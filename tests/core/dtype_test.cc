@@ -12,8 +12,16 @@
 namespace mlaspec {
 namespace {
 
-uint32_t bits(float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; }
-float from_bits(uint32_t u) { float f; std::memcpy(&f, &u, 4); return f; }
+uint32_t bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+float from_bits(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
 
 // ---- bf16 -----------------------------------------------------------------------------------
 
@@ -51,7 +59,8 @@ TEST(Bf16, RoundsToNearestEvenOnMidpointsAndNeighbours) {
     for (uint32_t sign : {0u, 0x8000u}) {
       const uint32_t code = c | sign;
       const uint32_t mid = (code << 16) | 0x8000u;
-      const uint16_t even = (code & 1) ? static_cast<uint16_t>(code + 1) : static_cast<uint16_t>(code);
+      const uint16_t even =
+          (code & 1) ? static_cast<uint16_t>(code + 1) : static_cast<uint16_t>(code);
       ASSERT_EQ(float_to_bf16_bits(from_bits(mid)), even) << std::hex << code;
       ASSERT_EQ(float_to_bf16_bits(from_bits(mid - 1)), code);
       ASSERT_EQ(float_to_bf16_bits(from_bits(mid + 1)), static_cast<uint16_t>(code + 1));
@@ -127,7 +136,8 @@ uint8_t fp8_oracle(float f) {
 
 TEST(Fp8E4M3, MidpointsTieToEvenAndNeighboursGoToNearest) {
   for (int c = 0; c < 0x7e; ++c) {
-    const double lo = fp8_formula(static_cast<uint8_t>(c)), hi = fp8_formula(static_cast<uint8_t>(c + 1));
+    const double lo = fp8_formula(static_cast<uint8_t>(c)),
+                 hi = fp8_formula(static_cast<uint8_t>(c + 1));
     const float mid = static_cast<float>((lo + hi) / 2);  // exact in float
     ASSERT_EQ(double(mid), (lo + hi) / 2);
     const int even = (c & 1) ? c + 1 : c;
@@ -152,7 +162,7 @@ TEST(Fp8E4M3, SaturationInfinityNaNAndUnderflow) {
   const float inf = std::numeric_limits<float>::infinity();
   EXPECT_EQ(float_to_fp8e4m3_bits(448.0f), 0x7e);
   EXPECT_EQ(float_to_fp8e4m3_bits(449.0f), 0x7e);
-  EXPECT_EQ(float_to_fp8e4m3_bits(464.0f), 0x7e);   // midpoint 448|480: saturates anyway
+  EXPECT_EQ(float_to_fp8e4m3_bits(464.0f), 0x7e);  // midpoint 448|480: saturates anyway
   EXPECT_EQ(float_to_fp8e4m3_bits(1e30f), 0x7e);
   EXPECT_EQ(float_to_fp8e4m3_bits(-1e30f), 0xfe);
   EXPECT_EQ(float_to_fp8e4m3_bits(inf), 0x7e);

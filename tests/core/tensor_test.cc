@@ -96,7 +96,10 @@ TEST(Parallel, CoversEveryIndexOnceAndRethrows) {
   std::vector<int> hits(10007, 0);
   parallel_for(0, 10007, [&](int64_t i) { hits[i] += 1; });
   for (int h : hits) ASSERT_EQ(h, 1);
-  EXPECT_THROW(parallel_for(0, 100, [](int64_t i) { if (i == 57) throw Error(internal_error("x")); }),
+  EXPECT_THROW(parallel_for(0, 100,
+                            [](int64_t i) {
+                              if (i == 57) throw Error(internal_error("x"));
+                            }),
                Error);
   parallel_for(5, 5, [](int64_t) { FAIL(); });
 }

@@ -91,19 +91,23 @@ Result2 simulated_ranks(testing::Problem& p, int world, bool premerge = false) {
     local.kv.pages = kv.view(s.kv_dtype, {shard.value().num_pages, s.page_size, kHeadDimQK});
     local.kv.kv_scale = global.kv.kv_scale;
     local.block_table = bt.view(DType::kI32, {B, p.max_pages});
-    local.block_table_host = TensorView(shard.value().block_table.data(), DType::kI32, {B, p.max_pages});
+    local.block_table_host =
+        TensorView(shard.value().block_table.data(), DType::kI32, {B, p.max_pages});
     local.seq_lens = sl.view(DType::kI32, {B});
     local.seq_lens_host = TensorView(p.seq_lens.data(), DType::kI32, {B});
     local.sm_scale = p.sm_scale;
-    TensorView o(static_cast<float*>(o_g.data()) + r * o_block, DType::kF32, {B, sent, Q, H, kHeadDimV}, Device::kCUDA);
-    TensorView l(static_cast<float*>(l_g.data()) + r * l_block, DType::kF32, {B, sent, Q, H}, Device::kCUDA);
+    TensorView o(static_cast<float*>(o_g.data()) + r * o_block, DType::kF32,
+                 {B, sent, Q, H, kHeadDimV}, Device::kCUDA);
+    TensorView l(static_cast<float*>(l_g.data()) + r * l_block, DType::kF32, {B, sent, Q, H},
+                 Device::kCUDA);
     if (!premerge) {
       Status st = rank_partials_cuda(local, layout, r, o, l);
       EXPECT_TRUE(st.ok()) << st.to_string();
       EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
       continue;
     }
-    Buffer oc(B * cpr * Q * H * kHeadDimV * 4, Device::kCUDA), lc(B * cpr * Q * H * 4, Device::kCUDA);
+    Buffer oc(B * cpr * Q * H * kHeadDimV * 4, Device::kCUDA),
+        lc(B * cpr * Q * H * 4, Device::kCUDA);
     const TensorView o_chunks = oc.view(DType::kF32, {B, cpr, Q, H, kHeadDimV});
     const TensorView l_chunks = lc.view(DType::kF32, {B, cpr, Q, H});
     Status st = rank_partials_cuda(local, layout, r, o_chunks, l_chunks);
@@ -136,9 +140,10 @@ Result2 simulated_ranks(testing::Problem& p, int world, bool premerge = false) {
   }
   Buffer out(p.out_elems() * 2, Device::kCUDA), lse(p.lse_elems() * 4, Device::kCUDA);
   throw_if_error(out.fill_bytes(0xff));
-  Status st = merge_gathered_cuda(
-      o_g.view(DType::kF32, {world, B, sent, Q, H, kHeadDimV}), l_g.view(DType::kF32, {world, B, sent, Q, H}),
-      layout, out.view(DType::kBF16, {B, Q, H, kHeadDimV}), lse.view(DType::kF32, {B, Q, H}));
+  Status st = merge_gathered_cuda(o_g.view(DType::kF32, {world, B, sent, Q, H, kHeadDimV}),
+                                  l_g.view(DType::kF32, {world, B, sent, Q, H}), layout,
+                                  out.view(DType::kBF16, {B, Q, H, kHeadDimV}),
+                                  lse.view(DType::kF32, {B, Q, H}));
   EXPECT_TRUE(st.ok()) << st.to_string();
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   return {download<uint16_t>(out), download<float>(lse)};
@@ -210,8 +215,9 @@ TEST(DcpCuda, BadLayoutsAreNamed) {
   a.seq_lens = sl.view(DType::kI32, {1});
   Buffer o(1 << 20, Device::kCUDA), l(1 << 16, Device::kCUDA);
   // 48 tokens: a multiple of the page size but not of the kernel's 64-token tile.
-  Status st = rank_partials_cuda(a, ShardLayout{2, 48}, 0, o.view(DType::kF32, {1, 3, 1, 16, kHeadDimV}),
-                                 l.view(DType::kF32, {1, 3, 1, 16}));
+  Status st =
+      rank_partials_cuda(a, ShardLayout{2, 48}, 0, o.view(DType::kF32, {1, 3, 1, 16, kHeadDimV}),
+                         l.view(DType::kF32, {1, 3, 1, 16}));
   EXPECT_NE(st.message().find("KV tile 64"), std::string::npos) << st.to_string();
   st = rank_partials_cuda(a, ShardLayout{2, 64}, 2, o.view(DType::kF32, {1, 2, 1, 16, kHeadDimV}),
                           l.view(DType::kF32, {1, 2, 1, 16}));

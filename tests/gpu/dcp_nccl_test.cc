@@ -34,7 +34,8 @@ TEST(DcpNccl, SingleRankStepEqualsDeterministicOneGpu) {
   Buffer out1(p.out_elems() * 2, Device::kCUDA), lse1(p.lse_elems() * 4, Device::kCUDA);
   Buffer out2(p.out_elems() * 2, Device::kCUDA), lse2(p.lse_elems() * 4, Device::kCUDA);
   throw_if_error(out2.fill_bytes(0xff));
-  VerifyArgs a = p.host_args(out1.view(DType::kBF16, {2, 8, 16, kHeadDimV}), lse1.view(DType::kF32, {2, 8, 16}));
+  VerifyArgs a = p.host_args(out1.view(DType::kBF16, {2, 8, 16, kHeadDimV}),
+                             lse1.view(DType::kF32, {2, 8, 16}));
   a.block_table_host = a.block_table;
   a.seq_lens_host = a.seq_lens;
   a.q = q.view(DType::kBF16, {2, 8, 16, kHeadDimQK});
@@ -53,7 +54,8 @@ TEST(DcpNccl, SingleRankStepEqualsDeterministicOneGpu) {
   ASSERT_TRUE(comm.ok()) << comm.status().to_string();
   DcpWorkspace ws;
   Status st = verify_step(*comm.value(), a, ShardLayout{1, 1024}, ws,
-                          out2.view(DType::kBF16, {2, 8, 16, kHeadDimV}), lse2.view(DType::kF32, {2, 8, 16}));
+                          out2.view(DType::kBF16, {2, 8, 16, kHeadDimV}),
+                          lse2.view(DType::kF32, {2, 8, 16}));
   ASSERT_TRUE(st.ok()) << st.to_string();
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   std::vector<uint8_t> h1(out1.bytes()), h2(out2.bytes()), l1(lse1.bytes()), l2(lse2.bytes());

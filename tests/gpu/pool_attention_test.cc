@@ -57,10 +57,11 @@ void run_case(DType dtype, int page_size, const char* backend_name) {
     ASSERT_TRUE(rows_dev.copy_from_host(rows.data(), rows.size() * 2).ok());
     kv::WriteOptions wo;
     wo.slots_host = TensorView(slots.data(), DType::kI32, {static_cast<int64_t>(slots.size())});
-    ASSERT_TRUE(kv::write_rows(pool.value(), layer,
-                               slots_dev.view(DType::kI32, {static_cast<int64_t>(slots.size())}),
-                               rows_dev.view(DType::kBF16, {static_cast<int64_t>(slots.size()), attn::kHeadDimQK}),
-                               wo).ok());
+    ASSERT_TRUE(
+        kv::write_rows(
+            pool.value(), layer, slots_dev.view(DType::kI32, {static_cast<int64_t>(slots.size())}),
+            rows_dev.view(DType::kBF16, {static_cast<int64_t>(slots.size()), attn::kHeadDimQK}), wo)
+            .ok());
     ASSERT_TRUE(tables.value().commit(b, lens[b]).ok());
   }
 
@@ -69,7 +70,8 @@ void run_case(DType dtype, int page_size, const char* backend_name) {
   Result<kv::BatchView> host_view = builder.build(tables.value(), reqs);
   ASSERT_TRUE(host_view.ok()) << host_view.status().to_string();
   EXPECT_TRUE(host_view.value().zero_copy);
-  Result<kv::DeviceBatchTables> mirror = kv::DeviceBatchTables::create(4, ts.max_pages_per_request, Device::kCUDA);
+  Result<kv::DeviceBatchTables> mirror =
+      kv::DeviceBatchTables::create(4, ts.max_pages_per_request, Device::kCUDA);
   ASSERT_TRUE(mirror.ok());
   Result<kv::BatchView> dev_view = mirror.value().upload(host_view.value());
   ASSERT_TRUE(dev_view.ok());
@@ -77,7 +79,8 @@ void run_case(DType dtype, int page_size, const char* backend_name) {
   // q and poisoned outputs on the device.
   std::vector<uint16_t> q(static_cast<size_t>(B) * Q * H * attn::kHeadDimQK);
   for (auto& v : q) v = float_to_bf16_bits(normal(rng));
-  Buffer q_dev(q.size() * 2, Device::kCUDA), out_dev(size_t{B} * Q * H * attn::kHeadDimV * 2, Device::kCUDA),
+  Buffer q_dev(q.size() * 2, Device::kCUDA),
+      out_dev(size_t{B} * Q * H * attn::kHeadDimV * 2, Device::kCUDA),
       lse_dev(size_t{B} * Q * H * 4, Device::kCUDA);
   ASSERT_TRUE(q_dev.copy_from_host(q.data(), q.size() * 2).ok());
   ASSERT_TRUE(out_dev.fill_bytes(0xff).ok());
@@ -89,15 +92,17 @@ void run_case(DType dtype, int page_size, const char* backend_name) {
   a.sm_scale = 1.0f / std::sqrt(576.0f);
   a.out = out_dev.view(DType::kBF16, {B, Q, H, attn::kHeadDimV});
   a.lse = lse_dev.view(DType::kF32, {B, Q, H});
-  Result<std::unique_ptr<attn::Backend>> backend =
-      std::string(backend_name) == "cuda_fold" ? attn::make_cuda_fold_backend() : attn::make_cuda_rowwise_backend();
+  Result<std::unique_ptr<attn::Backend>> backend = std::string(backend_name) == "cuda_fold"
+                                                       ? attn::make_cuda_fold_backend()
+                                                       : attn::make_cuda_rowwise_backend();
   ASSERT_TRUE(backend.ok()) << backend.status().to_string();
   Status st = backend.value()->run(a, attn::VerifyOptions{});
   ASSERT_TRUE(st.ok()) << st.to_string();
 
   // Reference on a host copy of the same layer.
   std::vector<uint8_t> layer_host(static_cast<size_t>(pool.value().layer_bytes()));
-  ASSERT_EQ(cudaSuccess, cudaMemcpy(layer_host.data(), a.kv.pages.data(), layer_host.size(), cudaMemcpyDeviceToHost));
+  ASSERT_EQ(cudaSuccess, cudaMemcpy(layer_host.data(), a.kv.pages.data(), layer_host.size(),
+                                    cudaMemcpyDeviceToHost));
   std::vector<uint16_t> out(static_cast<size_t>(B) * Q * H * attn::kHeadDimV), ref(out.size());
   std::vector<float> lse(static_cast<size_t>(B) * Q * H), ref_lse(lse.size());
   ASSERT_TRUE(out_dev.copy_to_host(out.data(), out.size() * 2).ok());

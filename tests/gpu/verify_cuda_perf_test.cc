@@ -32,19 +32,19 @@ struct PerfConfig {
 
 const std::vector<PerfConfig>& standard_configs() {
   static const std::vector<PerfConfig> c = {
-      {0, 1, 16, 1, 131072, 69.9},    {1, 1, 16, 8, 131072, 82.6},   {2, 1, 16, 8, 1048576, 519.2},
-      {3, 1, 16, 4, 131072, 75.6},    {4, 8, 16, 8, 65536, 253.0},   {5, 16, 16, 8, 32768, 254.3},
-      {6, 64, 16, 1, 8192, 153.2},    {7, 1, 128, 1, 131072, 82.9},  {8, 1, 128, 8, 131072, 466.6},
-      {9, 16, 128, 8, 8192, 455.3},   {10, 128, 128, 1, 4096, 259.8}, {11, 132, 16, 8, 16384, 1053.5},
-      {12, 1, 16, 8, 4096, 21.7},     {13, 1, 16, 8, 16384, 38.5},    {14, 1, 16, 16, 131072, 128.7},
+      {0, 1, 16, 1, 131072, 69.9},  {1, 1, 16, 8, 131072, 82.6},    {2, 1, 16, 8, 1048576, 519.2},
+      {3, 1, 16, 4, 131072, 75.6},  {4, 8, 16, 8, 65536, 253.0},    {5, 16, 16, 8, 32768, 254.3},
+      {6, 64, 16, 1, 8192, 153.2},  {7, 1, 128, 1, 131072, 82.9},   {8, 1, 128, 8, 131072, 466.6},
+      {9, 16, 128, 8, 8192, 455.3}, {10, 128, 128, 1, 4096, 259.8}, {11, 132, 16, 8, 16384, 1053.5},
+      {12, 1, 16, 8, 4096, 21.7},   {13, 1, 16, 8, 16384, 38.5},    {14, 1, 16, 16, 131072, 128.7},
   };
   return c;
 }
 
-#define CUDA_OK(expr)                                                        \
-  do {                                                                       \
-    const cudaError_t e_ = (expr);                                           \
-    ASSERT_EQ(e_, cudaSuccess) << #expr << ": " << cudaGetErrorString(e_);   \
+#define CUDA_OK(expr)                                                      \
+  do {                                                                     \
+    const cudaError_t e_ = (expr);                                         \
+    ASSERT_EQ(e_, cudaSuccess) << #expr << ": " << cudaGetErrorString(e_); \
   } while (0)
 
 struct InputSet {
@@ -63,8 +63,8 @@ TEST(CudaVerifyPerf, StandardConfigs) {
   }
   constexpr int kPage = 64, kCallsPerGraph = 10, kReplays = 30;
   const double kBw = 4.21e12, kFlops = 757e12;
-  std::printf("%-3s %-4s %-5s %-7s %-4s %-9s %8s %8s %8s %6s %6s %8s %6s\n", "#", "B", "H", "S", "q",
-              "kv", "floor", "fold", "rowwise", "%fl_f", "%fl_r", "FlashMLA", "xFMLA");
+  std::printf("%-3s %-4s %-5s %-7s %-4s %-9s %8s %8s %8s %6s %6s %8s %6s\n", "#", "B", "H", "S",
+              "q", "kv", "floor", "fold", "rowwise", "%fl_f", "%fl_r", "FlashMLA", "xFMLA");
   cudaStream_t stream;
   CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   for (const PerfConfig& cfg : standard_configs()) {
@@ -75,7 +75,8 @@ TEST(CudaVerifyPerf, StandardConfigs) {
         const int64_t pages_per_req = (cfg.seq + kPage - 1) / kPage;
         const int64_t pages = pages_per_req * cfg.batch;
         const int64_t kv_bytes = pages * kPage * kHeadDimQK * dtype_size(kv);
-        const int sets = kv_bytes < 200'000'000 ? std::max<int>(2, static_cast<int>(400'000'000 / kv_bytes)) : 1;
+        const int sets =
+            kv_bytes < 200'000'000 ? std::max<int>(2, static_cast<int>(400'000'000 / kv_bytes)) : 1;
         const int n_sets = std::min(sets, 8);
         std::vector<std::unique_ptr<InputSet>> in;
         std::mt19937 rng(cfg.id);
@@ -111,14 +112,17 @@ TEST(CudaVerifyPerf, StandardConfigs) {
                            Device::kCUDA);
           a.kv.pages = TensorView(x.kv.data(), kv, {pages, kPage, kHeadDimQK}, Device::kCUDA);
           a.kv.kv_scale = kv == DType::kBF16 ? 1.0f : 0.5f;
-          a.block_table = TensorView(x.bt.data(), DType::kI32, {cfg.batch, pages_per_req}, Device::kCUDA);
+          a.block_table =
+              TensorView(x.bt.data(), DType::kI32, {cfg.batch, pages_per_req}, Device::kCUDA);
           a.seq_lens = TensorView(x.sl.data(), DType::kI32, {cfg.batch}, Device::kCUDA);
-          a.block_table_host = TensorView(x.bt_host.data(), DType::kI32, {cfg.batch, pages_per_req});
+          a.block_table_host =
+              TensorView(x.bt_host.data(), DType::kI32, {cfg.batch, pages_per_req});
           a.seq_lens_host = TensorView(x.sl_host.data(), DType::kI32, {cfg.batch});
           a.sm_scale = 0.0416667f;
-          a.out = TensorView(x.out.data(), DType::kBF16, {cfg.batch, cfg.q_len, cfg.heads, kHeadDimV},
+          a.out = TensorView(x.out.data(), DType::kBF16,
+                             {cfg.batch, cfg.q_len, cfg.heads, kHeadDimV}, Device::kCUDA);
+          a.lse = TensorView(x.lse.data(), DType::kF32, {cfg.batch, cfg.q_len, cfg.heads},
                              Device::kCUDA);
-          a.lse = TensorView(x.lse.data(), DType::kF32, {cfg.batch, cfg.q_len, cfg.heads}, Device::kCUDA);
           return a;
         };
         double us[2] = {0, 0};
@@ -175,15 +179,17 @@ TEST(CudaVerifyPerf, StandardConfigs) {
           cudaGraphExecDestroy(exec);
           cudaGraphDestroy(graph);
         }
-        const double flops = 2.0 * cfg.batch * cfg.q_len * cfg.heads * double(cfg.seq) * (576 + 512);
+        const double flops =
+            2.0 * cfg.batch * cfg.q_len * cfg.heads * double(cfg.seq) * (576 + 512);
         const double bytes = double(cfg.batch) * cfg.seq * 576 * dtype_size(kv);
         const double floor_us = std::max(flops / kFlops, bytes / kBw) * 1e6;
         const bool fm = kv == DType::kBF16 && !det && cfg.flashmla_us > 0;
-        std::printf("%-3d %-4d %-5d %-7lld %-4d %-9s %8.1f %8.1f %8.1f %6.0f %6.0f %8.1f %6.2f\n", cfg.id,
-                    cfg.batch, cfg.heads, static_cast<long long>(cfg.seq), cfg.q_len,
-                    (std::string(kv == DType::kBF16 ? "bf16" : "fp8") + (det ? "-det" : "")).c_str(),
-                    floor_us, us[0], us[1], 100 * floor_us / us[0], 100 * floor_us / us[1],
-                    fm ? cfg.flashmla_us : 0.0, fm ? cfg.flashmla_us / std::min(us[0], us[1]) : 0.0);
+        std::printf(
+            "%-3d %-4d %-5d %-7lld %-4d %-9s %8.1f %8.1f %8.1f %6.0f %6.0f %8.1f %6.2f\n", cfg.id,
+            cfg.batch, cfg.heads, static_cast<long long>(cfg.seq), cfg.q_len,
+            (std::string(kv == DType::kBF16 ? "bf16" : "fp8") + (det ? "-det" : "")).c_str(),
+            floor_us, us[0], us[1], 100 * floor_us / us[0], 100 * floor_us / us[1],
+            fm ? cfg.flashmla_us : 0.0, fm ? cfg.flashmla_us / std::min(us[0], us[1]) : 0.0);
         std::fflush(stdout);
       }
     }

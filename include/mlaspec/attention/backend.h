@@ -11,7 +11,9 @@
 
 namespace mlaspec::attn {
 
-constexpr uint32_t dtype_bit(DType t) { return 1u << static_cast<uint32_t>(t); }
+constexpr uint32_t dtype_bit(DType t) {
+  return 1u << static_cast<uint32_t>(t);
+}
 
 // Compile-time description of what a backend can serve. Each backend's caps are a constexpr
 // built from its kernel's traits (the single source of truth), never a separate table.
@@ -22,10 +24,10 @@ struct BackendCaps {
   int min_heads = 1, max_heads = 1;
   int max_batch = 1;
   int64_t max_seq_len = 0;
-  uint32_t kv_dtypes = 0;        // OR of dtype_bit()
-  uint64_t page_size_mask = 0;   // bit k set: page_size 2^k allowed; 0 = any page size >= 1
-  bool deterministic = false;    // honours VerifyOptions::deterministic
-  bool split_kv = false;         // honours VerifyOptions::num_splits
+  uint32_t kv_dtypes = 0;       // OR of dtype_bit()
+  uint64_t page_size_mask = 0;  // bit k set: page_size 2^k allowed; 0 = any page size >= 1
+  bool deterministic = false;   // honours VerifyOptions::deterministic
+  bool split_kv = false;        // honours VerifyOptions::num_splits
 };
 
 // The guard: OK if `caps` can serve `shape`, else kUnsupported with a reason a user can act on

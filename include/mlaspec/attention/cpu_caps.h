@@ -17,7 +17,7 @@ inline constexpr BackendCaps kCpuReferenceCaps = [] {
   c.max_batch = 4096;
   c.max_seq_len = int64_t{1} << 31;
   c.kv_dtypes = dtype_bit(DType::kBF16) | dtype_bit(DType::kFP8E4M3);
-  c.page_size_mask = 0;  // any page size
+  c.page_size_mask = 0;    // any page size
   c.deterministic = true;  // one fixed summation order, independent of batchmates and threads
   c.split_kv = false;
   return c;

@@ -55,8 +55,9 @@ Status rank_partials_cpu(const VerifyArgs& local, const ShardLayout& layout, int
                          TensorView o_parts, TensorView lse_parts);
 
 // Merges all ranks' partials (indexed by rank) in global chunk order into out (bf16) and lse.
-Status merge_rank_partials(std::span<const TensorView> o_parts, std::span<const TensorView> lse_parts,
-                           const ShardLayout& layout, TensorView out, TensorView lse);
+Status merge_rank_partials(std::span<const TensorView> o_parts,
+                           std::span<const TensorView> lse_parts, const ShardLayout& layout,
+                           TensorView out, TensorView lse);
 
 // Pre-merged mode (dcp_nccl.h's DcpMerge::kPremerge): a rank first merges its own chunks'
 // partials, o_parts [B, cpr, q_len, H, 512] / lse_parts [B, cpr, q_len, H], into one partial per

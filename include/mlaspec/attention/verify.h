@@ -5,8 +5,9 @@
 //                query token i, head h; the request's q is viewed as [q_len*H, 576] without copy)
 //   kv.pages     [num_pages, page_size, 576] bf16 or fp8_e4m3, contiguous; value = stored *
 //                kv.kv_scale for fp8 (kv_scale must be 1 for bf16). K = all 576, V = first 512.
-//   block_table  [B, max_pages] int32; block_table[b][j] holds tokens [j*page_size, (j+1)*page_size)
-//   seq_lens     [B] int32, q_len <= seq_lens[b]; seq_len counts the KV already written for the
+//   block_table  [B, max_pages] int32; block_table[b][j] holds tokens [j*page_size,
+//   (j+1)*page_size) seq_lens     [B] int32, q_len <= seq_lens[b]; seq_len counts the KV already
+//   written for the
 //                new tokens.
 //   sm_scale     scale applied to q.k before the softmax
 // Mask: query token i sees key positions [0, seq_len - q_len + i] (bottom-right causal; no mask
@@ -70,8 +71,8 @@ struct VerifyShape {
   int num_heads = 16;
   int page_size = 64;
   DType kv_dtype = DType::kBF16;
-  int64_t max_seq_len = 0;    // longest seq_len in the batch
-  int64_t total_kv = 0;       // sum of seq_lens (KV tokens read once)
+  int64_t max_seq_len = 0;  // longest seq_len in the batch
+  int64_t total_kv = 0;     // sum of seq_lens (KV tokens read once)
   bool deterministic = false;
   std::string to_string() const;  // "B=1,H=16,q=8,S=131072,kv=fp8,page=64"
 };

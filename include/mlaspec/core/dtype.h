@@ -30,20 +30,27 @@ enum class DType : uint8_t { kBF16, kFP8E4M3, kF32, kI32 };
 
 constexpr int dtype_size(DType t) {
   switch (t) {
-    case DType::kBF16: return 2;
-    case DType::kFP8E4M3: return 1;
+    case DType::kBF16:
+      return 2;
+    case DType::kFP8E4M3:
+      return 1;
     case DType::kF32:
-    case DType::kI32: return 4;
+    case DType::kI32:
+      return 4;
   }
   return 0;
 }
 
 constexpr std::string_view dtype_name(DType t) {
   switch (t) {
-    case DType::kBF16: return "bf16";
-    case DType::kFP8E4M3: return "fp8_e4m3";
-    case DType::kF32: return "f32";
-    case DType::kI32: return "i32";
+    case DType::kBF16:
+      return "bf16";
+    case DType::kFP8E4M3:
+      return "fp8_e4m3";
+    case DType::kF32:
+      return "f32";
+    case DType::kI32:
+      return "i32";
   }
   return "?";
 }
@@ -95,9 +102,9 @@ MLASPEC_HD_INLINE uint8_t float_to_fp8e4m3_bits(float f) {
   const uint32_t u = detail::float_bits(f);
   const uint8_t sign = static_cast<uint8_t>((u >> 24) & 0x80u);
   const uint32_t a = u & 0x7fffffffu;
-  if (a > 0x7f800000u) return static_cast<uint8_t>(sign | 0x7fu);  // NaN
+  if (a > 0x7f800000u) return static_cast<uint8_t>(sign | 0x7fu);   // NaN
   if (a >= 0x43e00000u) return static_cast<uint8_t>(sign | 0x7eu);  // >= 448 or inf: saturate
-  if (a >= 0x3c800000u) {                                            // >= 2^-6: normal
+  if (a >= 0x3c800000u) {                                           // >= 2^-6: normal
     // Round the 23-bit mantissa to 3 bits (keep bits 20..22), ties to even.
     const uint32_t r = a + 0x7ffffu + ((a >> 20) & 1u);
     const uint32_t e = (r >> 23) - 120u;  // rebias 127 -> 7

@@ -11,8 +11,14 @@ enum class LogLevel { kDebug = 0, kInfo = 1, kWarn = 2, kError = 3, kOff = 4 };
 LogLevel log_level();
 void set_log_level(LogLevel level);
 void log(LogLevel level, std::string_view message);
-inline void log_info(std::string_view m) { log(LogLevel::kInfo, m); }
-inline void log_warn(std::string_view m) { log(LogLevel::kWarn, m); }
-inline void log_debug(std::string_view m) { log(LogLevel::kDebug, m); }
+inline void log_info(std::string_view m) {
+  log(LogLevel::kInfo, m);
+}
+inline void log_warn(std::string_view m) {
+  log(LogLevel::kWarn, m);
+}
+inline void log_debug(std::string_view m) {
+  log(LogLevel::kDebug, m);
+}
 
 }  // namespace mlaspec

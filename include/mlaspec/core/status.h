@@ -15,13 +15,13 @@ namespace mlaspec {
 
 enum class StatusCode {
   kOk = 0,
-  kInvalidArgument,   // caller passed a bad value: shape, dtype, range
-  kUnsupported,       // valid input this backend cannot serve (capability guard)
-  kOutOfRange,        // an index past its bound (page id, position)
-  kResourceExhausted, // out of pages / memory
-  kNotFound,          // named thing does not exist (backend, file)
-  kDataLoss,          // malformed file or profile
-  kInternal,          // a bug or a failed CUDA call
+  kInvalidArgument,    // caller passed a bad value: shape, dtype, range
+  kUnsupported,        // valid input this backend cannot serve (capability guard)
+  kOutOfRange,         // an index past its bound (page id, position)
+  kResourceExhausted,  // out of pages / memory
+  kNotFound,           // named thing does not exist (backend, file)
+  kDataLoss,           // malformed file or profile
+  kInternal,           // a bug or a failed CUDA call
 };
 
 const char* status_code_name(StatusCode code);
@@ -58,7 +58,8 @@ Status internal_error(std::string message);
 // Exception carrying a Status, for constructors and the CLI's top level.
 class Error : public std::runtime_error {
  public:
-  explicit Error(Status status) : std::runtime_error(status.to_string()), status_(std::move(status)) {}
+  explicit Error(Status status)
+      : std::runtime_error(status.to_string()), status_(std::move(status)) {}
   const Status& status() const { return status_; }
 
  private:
@@ -110,8 +111,8 @@ class [[nodiscard]] Result {
 #define MLASPEC_CONCAT(a, b) MLASPEC_CONCAT_INNER(a, b)
 
 // Returns from the enclosing function if `expr` (a Status) is not OK.
-#define MLASPEC_RETURN_IF_ERROR(expr)                                  \
-  do {                                                                 \
-    ::mlaspec::Status MLASPEC_CONCAT(_st_, __LINE__) = (expr);         \
+#define MLASPEC_RETURN_IF_ERROR(expr)                                                \
+  do {                                                                               \
+    ::mlaspec::Status MLASPEC_CONCAT(_st_, __LINE__) = (expr);                       \
     if (!MLASPEC_CONCAT(_st_, __LINE__).ok()) return MLASPEC_CONCAT(_st_, __LINE__); \
   } while (0)

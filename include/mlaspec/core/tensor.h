@@ -15,7 +15,9 @@
 namespace mlaspec {
 
 enum class Device : uint8_t { kCPU, kCUDA };
-constexpr std::string_view device_name(Device d) { return d == Device::kCPU ? "cpu" : "cuda"; }
+constexpr std::string_view device_name(Device d) {
+  return d == Device::kCPU ? "cpu" : "cuda";
+}
 
 // True when mlaspec was built with CUDA support (the CUDA runtime may still find no GPU).
 bool built_with_cuda();
@@ -34,7 +36,9 @@ class TensorView {
 
   void* data() const { return data_; }
   template <typename T>
-  T* data_as() const { return static_cast<T*>(data_); }
+  T* data_as() const {
+    return static_cast<T*>(data_);
+  }
   DType dtype() const { return dtype_; }
   Device device() const { return device_; }
   int ndim() const { return ndim_; }

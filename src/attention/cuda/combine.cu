@@ -2,9 +2,10 @@
 //
 // lse = m + log(sum_s exp(lse_s - m)), out = sum_s exp(lse_s - lse) * o_s, both reduced in a
 // fixed order (strided per thread, then a fixed tree): the fixed combine order of deterministic
-// mode. Empty partials (lse = -inf, o = 0) add exactly 0, and a row with a single non-empty partial gets that partial back exactly
-// (weight exactly 1): so a verify row that spans more chunks than the equivalent decode call, or
-// that the decode call writes without a combine, still matches it bitwise.
+// mode. Empty partials (lse = -inf, o = 0) add exactly 0, and a row with a single non-empty partial
+// gets that partial back exactly (weight exactly 1): so a verify row that spans more chunks than
+// the equivalent decode call, or that the decode call writes without a combine, still matches it
+// bitwise.
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -24,9 +25,12 @@ constexpr int kThreads = kGroups * 32;
 constexpr int kColsPerBlock = 128;
 
 // exp(d) with exp(0) == 1 guaranteed, the property the bitwise guarantees above rest on.
-__device__ __forceinline__ float exp_exact_at_zero(float d) { return d == 0.f ? 1.f : expf(d); }
+__device__ __forceinline__ float exp_exact_at_zero(float d) {
+  return d == 0.f ? 1.f : expf(d);
+}
 
-__global__ void __launch_bounds__(kThreads) combine_kernel(const __grid_constant__ CombineParams p) {
+__global__ void __launch_bounds__(kThreads)
+    combine_kernel(const __grid_constant__ CombineParams p) {
   __shared__ float s_red[kGroups];
   __shared__ float4 s_acc[kGroups][32];
   const int tid = threadIdx.x, lane = tid % 32, grp = tid / 32;
@@ -58,7 +62,8 @@ __global__ void __launch_bounds__(kThreads) combine_kernel(const __grid_constant
   float lse = -INFINITY;
   if (m != -INFINITY) {
     float sum = 0.f;
-    for (int s = tid; s < n; s += kThreads) sum += exp_exact_at_zero(lse_part[slot(s) * split_stride] - m);
+    for (int s = tid; s < n; s += kThreads)
+      sum += exp_exact_at_zero(lse_part[slot(s) * split_stride] - m);
     for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
     if (lane == 0) s_red[grp] = sum;
     __syncthreads();
@@ -73,7 +78,8 @@ __global__ void __launch_bounds__(kThreads) combine_kernel(const __grid_constant
 #pragma unroll 4
     for (int s = grp; s < n; s += kGroups) {
       const float w = exp_exact_at_zero(lse_part[slot(s) * split_stride] - lse);
-      const float4 v = __ldg(reinterpret_cast<const float4*>(o_part + slot(s) * split_stride * 512));
+      const float4 v =
+          __ldg(reinterpret_cast<const float4*>(o_part + slot(s) * split_stride * 512));
       acc.x = fmaf(w, v.x, acc.x);
       acc.y = fmaf(w, v.y, acc.y);
       acc.z = fmaf(w, v.z, acc.z);
@@ -98,7 +104,8 @@ __global__ void __launch_bounds__(kThreads) combine_kernel(const __grid_constant
   const int i = r / p.num_heads, h = r % p.num_heads;
   auto* out = static_cast<uint16_t*>(p.out) + b * p.out_stride[0] + i * p.out_stride[1] +
               h * p.out_stride[2] + blockIdx.y * kColsPerBlock + lane * 4;
-  *reinterpret_cast<uint2*>(out) = make_uint2(ptx::pack_bf16x2(acc.x, acc.y), ptx::pack_bf16x2(acc.z, acc.w));
+  *reinterpret_cast<uint2*>(out) =
+      make_uint2(ptx::pack_bf16x2(acc.x, acc.y), ptx::pack_bf16x2(acc.z, acc.w));
   if (blockIdx.y == 0 && lane == 0) {
     p.lse[b * p.lse_stride[0] + i * p.lse_stride[1] + h * p.lse_stride[2]] = lse;
   }

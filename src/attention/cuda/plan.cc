@@ -9,7 +9,9 @@
 namespace mlaspec::attn::cuda {
 
 namespace {
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
 
 // Fixed cost of one split work item (prologue, pipeline fill, partial write and its share of the
 // combine), in KV tiles of the main loop. Only breaks near-ties between packings.
@@ -24,7 +26,8 @@ int64_t split_makespan_tiles(std::span<const int64_t> tiles, int64_t chunk_tiles
   for (int64_t t : tiles) {
     const int64_t n = std::max<int64_t>(1, ceil_div(t, chunk_tiles));
     for (int64_t s = 0; s < n; ++s) {
-      const int64_t len = std::max<int64_t>(0, std::min(chunk_tiles, t - s * chunk_tiles)) + kSplitOverheadTiles;
+      const int64_t len =
+          std::max<int64_t>(0, std::min(chunk_tiles, t - s * chunk_tiles)) + kSplitOverheadTiles;
       const int64_t start = free_at.top();
       free_at.pop();
       free_at.push(start + len);

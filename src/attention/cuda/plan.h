@@ -22,9 +22,9 @@
 
 namespace mlaspec::attn::cuda {
 
-inline constexpr int kKvTile = 64;                 // Sm90Traits::BLOCK_N
-inline constexpr int kDeterministicChunk = 1024;   // tokens; multiple of kKvTile
-inline constexpr int kMinAdaptiveChunk = 256;      // tokens; multiple of kKvTile
+inline constexpr int kKvTile = 64;                // Sm90Traits::BLOCK_N
+inline constexpr int kDeterministicChunk = 1024;  // tokens; multiple of kKvTile
+inline constexpr int kMinAdaptiveChunk = 256;     // tokens; multiple of kKvTile
 static_assert(kDeterministicChunk % kKvTile == 0 && kMinAdaptiveChunk % kKvTile == 0);
 
 Status make_split_plan(std::span<const int32_t> seq_lens, const VerifyOptions& options,

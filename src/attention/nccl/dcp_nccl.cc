@@ -20,7 +20,9 @@ Status nccl_status(ncclResult_t r, const char* what) {
 
 }  // namespace
 
-bool built_with_nccl() { return true; }
+bool built_with_nccl() {
+  return true;
+}
 
 Result<std::string> NcclComm::unique_id() {
   ncclUniqueId id;
@@ -59,7 +61,8 @@ Result<std::unique_ptr<NcclComm>> NcclComm::join(std::string_view id_hex, int wo
   setenv("NCCL_NVLS_ENABLE", "0", /*overwrite=*/0);
   std::unique_ptr<NcclComm> c(new NcclComm());
   ncclComm_t comm = nullptr;
-  MLASPEC_RETURN_IF_ERROR(nccl_status(ncclCommInitRank(&comm, world, id, rank), "ncclCommInitRank"));
+  MLASPEC_RETURN_IF_ERROR(
+      nccl_status(ncclCommInitRank(&comm, world, id, rank), "ncclCommInitRank"));
   c->comm_ = comm;
   c->world_ = world;
   c->rank_ = rank;
@@ -71,10 +74,10 @@ NcclComm::~NcclComm() {
 }
 
 Status NcclComm::all_gather_inplace(float* buf, size_t count, void* stream) {
-  return nccl_status(ncclAllGather(buf + static_cast<size_t>(rank_) * count, buf, count, ncclFloat,
-                                   static_cast<ncclComm_t>(comm_),
-                                   static_cast<cudaStream_t>(stream)),
-                     "ncclAllGather");
+  return nccl_status(
+      ncclAllGather(buf + static_cast<size_t>(rank_) * count, buf, count, ncclFloat,
+                    static_cast<ncclComm_t>(comm_), static_cast<cudaStream_t>(stream)),
+      "ncclAllGather");
 }
 
 Status verify_step(NcclComm& comm, const VerifyArgs& local, const ShardLayout& layout,
@@ -108,10 +111,12 @@ Status verify_step(NcclComm& comm, const VerifyArgs& local, const ShardLayout& l
   if (merge == DcpMerge::kPremerge) {
     MLASPEC_RETURN_IF_ERROR(grow(ws.o_local, static_cast<size_t>(B * cpr * Q * H * kHeadDimV) * 4));
     MLASPEC_RETURN_IF_ERROR(grow(ws.lse_local, static_cast<size_t>(B * cpr * Q * H) * 4));
-    const TensorView o_chunks(ws.o_local.data(), DType::kF32, {B, cpr, Q, H, kHeadDimV}, Device::kCUDA);
+    const TensorView o_chunks(ws.o_local.data(), DType::kF32, {B, cpr, Q, H, kHeadDimV},
+                              Device::kCUDA);
     const TensorView l_chunks(ws.lse_local.data(), DType::kF32, {B, cpr, Q, H}, Device::kCUDA);
     MLASPEC_RETURN_IF_ERROR(rank_partials_cuda(local, layout, r, o_chunks, l_chunks, stream));
-    MLASPEC_RETURN_IF_ERROR(premerge_rank_partials_cuda(o_chunks, l_chunks, o_mine, l_mine, stream));
+    MLASPEC_RETURN_IF_ERROR(
+        premerge_rank_partials_cuda(o_chunks, l_chunks, o_mine, l_mine, stream));
   } else {
     MLASPEC_RETURN_IF_ERROR(rank_partials_cuda(local, layout, r, o_mine, l_mine, stream));
   }

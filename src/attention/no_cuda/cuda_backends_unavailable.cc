@@ -5,13 +5,15 @@
 namespace mlaspec::attn {
 
 Result<std::unique_ptr<Backend>> make_cuda_fold_backend() {
-  return unsupported("cuda_fold is unavailable: mlaspec was built without CUDA (MLASPEC_CUDA=OFF "
-                     "or no nvcc found at configure time)");
+  return unsupported(
+      "cuda_fold is unavailable: mlaspec was built without CUDA (MLASPEC_CUDA=OFF "
+      "or no nvcc found at configure time)");
 }
 
 Result<std::unique_ptr<Backend>> make_cuda_rowwise_backend() {
-  return unsupported("cuda_rowwise is unavailable: mlaspec was built without CUDA (MLASPEC_CUDA=OFF "
-                     "or no nvcc found at configure time)");
+  return unsupported(
+      "cuda_rowwise is unavailable: mlaspec was built without CUDA (MLASPEC_CUDA=OFF "
+      "or no nvcc found at configure time)");
 }
 
 }  // namespace mlaspec::attn
@@ -20,11 +22,13 @@ Result<std::unique_ptr<Backend>> make_cuda_rowwise_backend() {
 
 namespace mlaspec::attn::dcp {
 
-Status rank_partials_cuda(const VerifyArgs&, const ShardLayout&, int, TensorView, TensorView, void*) {
+Status rank_partials_cuda(const VerifyArgs&, const ShardLayout&, int, TensorView, TensorView,
+                          void*) {
   return unsupported("DCP on the GPU is unavailable: mlaspec was built without CUDA");
 }
 
-Status merge_gathered_cuda(TensorView, TensorView, const ShardLayout&, TensorView, TensorView, void*) {
+Status merge_gathered_cuda(TensorView, TensorView, const ShardLayout&, TensorView, TensorView,
+                           void*) {
   return unsupported("DCP on the GPU is unavailable: mlaspec was built without CUDA");
 }
 
