@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -271,6 +272,10 @@ class CudaVerifyBackend final : public Backend {
       p.row_tiles = g.fold_tiles;
       cluster = g.fold_cluster;
       grid_y = g.groups * cluster;
+    }
+    if (static_cast<int64_t>(p.plan.total_splits) * grid_y > std::numeric_limits<int32_t>::max()) {
+      return unsupported("the verify grid (" + std::to_string(p.plan.total_splits) + " splits x " +
+                         std::to_string(grid_y) + " row tiles) exceeds 2^31 - 1 CTAs");
     }
     const float kv_scale = args.kv.kv_scale;
     p.score_scale_log2 = args.sm_scale * kv_scale * 1.4426950408889634f;

@@ -366,7 +366,12 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
   const uint32_t n_cta = ptx::cluster_nctarank();
 
   // ---- work item ----
-  const int split_global = blockIdx.x;
+  // The grid is 1-D, split-major: the row tiles of one split are consecutive CTAs (a cluster is
+  // consecutive CTAs), so they run at the same time and read the split's KV while it is in L2,
+  // instead of in separate waves that each fetch it from HBM (NOTES.md v13).
+  const int tiles_per_split = static_cast<int>(gridDim.x) / p.plan.total_splits;
+  const int split_global = static_cast<int>(blockIdx.x) / tiles_per_split;
+  const int tile = static_cast<int>(blockIdx.x) % tiles_per_split;
   const int b = sm90::find_request(p.plan, p.batch, split_global);
   const int split = split_global - p.plan.split_begin[b];
   const int n_splits = p.plan.split_begin[b + 1] - p.plan.split_begin[b];
@@ -374,12 +379,13 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
   const int first_visible = seq_len - p.q_len;  // token i sees keys [0, first_visible + i]
 
   int row_begin, row_end;
-  sm90::tile_rows(p, blockIdx.y, &row_begin, &row_end);
+  sm90::tile_rows(p, tile, &row_begin, &row_end);
   // All CTAs of a cluster walk the same tiles (they share each multicast tile): the loop bound
   // comes from the cluster's last row, the one that sees the most keys.
   int cluster_row_end;
   {
-    const int last_tile = min(static_cast<int>(blockIdx.y - cta_rank + n_cta), p.row_tiles) - 1;
+    const int last_tile =
+        min(tile - static_cast<int>(cta_rank) + static_cast<int>(n_cta), p.row_tiles) - 1;
     int b0, e0;
     sm90::tile_rows(p, last_tile, &b0, &e0);
     cluster_row_end = max(e0, row_end);
@@ -725,13 +731,13 @@ cudaError_t init_verify_kernel_sm90() {
 template <typename KT>
 cudaError_t max_active_clusters_sm90(int cluster, int* count) {
   cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3(1, static_cast<unsigned>(cluster), 1);
+  cfg.gridDim = dim3(static_cast<unsigned>(cluster), 1, 1);
   cfg.blockDim = dim3(KT::NUM_THREADS, 1, 1);
   cfg.dynamicSmemBytes = KT::SMEM_BYTES;
   cudaLaunchAttribute attr[1];
   attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = 1;
-  attr[0].val.clusterDim.y = static_cast<unsigned>(cluster);
+  attr[0].val.clusterDim.x = static_cast<unsigned>(cluster);
+  attr[0].val.clusterDim.y = 1;
   attr[0].val.clusterDim.z = 1;
   cfg.attrs = attr;
   cfg.numAttrs = 1;
@@ -742,14 +748,16 @@ template <typename KT>
 cudaError_t run_verify_kernel_sm90(const VerifyParams& p, int cluster, int grid_y,
                                    cudaStream_t stream) {
   cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3(static_cast<unsigned>(p.plan.total_splits), static_cast<unsigned>(grid_y), 1);
+  // Split-major 1-D grid (the kernel's work-item mapping); the caller checked it fits in x.
+  cfg.gridDim =
+      dim3(static_cast<unsigned>(p.plan.total_splits) * static_cast<unsigned>(grid_y), 1, 1);
   cfg.blockDim = dim3(KT::NUM_THREADS, 1, 1);
   cfg.dynamicSmemBytes = KT::SMEM_BYTES;
   cfg.stream = stream;
   cudaLaunchAttribute attr[1];
   attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = 1;
-  attr[0].val.clusterDim.y = static_cast<unsigned>(cluster);
+  attr[0].val.clusterDim.x = static_cast<unsigned>(cluster);
+  attr[0].val.clusterDim.y = 1;
   attr[0].val.clusterDim.z = 1;
   cfg.attrs = attr;
   cfg.numAttrs = 1;
