@@ -321,9 +321,9 @@ TEST(Dispatch, AutoPicksRowwiseShortFoldLongAtTheProfilesCrossover) {
   EXPECT_LT(implied_crossover(8, DType::kBF16, 0.25), implied_crossover(2, DType::kBF16, 0.25) / 5);
 }
 
-// The built-in H200 profile (measured 2026-11-29) through the dispatcher: PERF.md's S sweep
-// (B=1, H=16, q_len=8) is rowwise at 4k and fold from 16k, bf16 and fp8 (measured: rowwise 21.2 vs
-// fold 29.6 us at 4k bf16; fold 35.3 vs rowwise 74.4 us at 16k).
+// The built-in H200 profile through the dispatcher: PERF.md's S sweep (B=1, H=16, q_len=8) is
+// rowwise at 4k and fold from 16k, bf16 and fp8 (measured 2026-12-01: rowwise 19.9 vs fold 21.6
+// us at 4k bf16; fold 29.5 vs rowwise 61.4 us at 16k).
 TEST(Dispatch, BuiltinH200ProfilePicksTheFasterBackendOnTheSSweep) {
   FakeCudaWorld w;
   const CostModel* h200 = builtin_profile().find("NVIDIA H200");
