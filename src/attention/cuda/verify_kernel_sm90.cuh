@@ -64,12 +64,11 @@ struct Sm90Traits {
   static constexpr int COL_BLOCKS = D_QK / 64;       // 9 blocks of 64 bf16 = 128 B
   static constexpr int BLOCK_BYTES = BLOCK_M * 128;  // one [64 x 128 B] swizzled block
   static constexpr int TILE_BYTES = COL_BLOCKS * BLOCK_BYTES;
-  static constexpr int GLOBAL_ROW_BYTES = D_QK * static_cast<int>(sizeof(KvT));
   // One TMA box = 64 columns x one page: 128 B (bf16, swizzled) or 64 B (fp8 codes) per row.
   static constexpr int BOX_ROW_BYTES = 64 * static_cast<int>(sizeof(KvT));
   static constexpr int COPY_BLOCK_BYTES = BLOCK_N * BOX_ROW_BYTES;  // one column block of a tile
   // fp8: the raw codes of a tile land as 9 dense [64 keys x 64 B] blocks in the top half of the
-  // stage, where the dequantising warps expand them in place into the swizzled bf16 tile
+  // stage, where the producer warpgroup expands them in place into the swizzled bf16 tile
   // (block by block in column order: output block j only ever overwrites raw blocks <= j).
   static constexpr int RAW_OFF = kFp8 ? TILE_BYTES - COL_BLOCKS * COPY_BLOCK_BYTES : 0;
   static constexpr int NUM_DEQUANT_THREADS = 128;  // the producer warpgroup (fp8)
@@ -479,11 +478,12 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
         for (int it = 0; it < n_tiles; ++it) issue_copies(it);
       }
     } else {
-      // fp8: the whole warpgroup dequantises each raw block as it lands; the copying warp issues
-      // tile it + 1's copies after its share of tile it. Both slots are free at the start; later,
-      // tile it + 1's slot is released only after the consumers have tile it (a pair's t0 slot
-      // after its t1 is dequantised), so copying any earlier could not start sooner, and copying
-      // any later could deadlock.
+      // fp8: the whole warpgroup dequantises each raw block as it lands, and the copying warp
+      // issues tile it + 1's copies after its share of tile it (both slots are free at the
+      // start). Tile it + 1 reuses tile it - 1's slot, which the consumers release only once
+      // tile it is dequantised when it - 1 opens a pair, and at the end of the pair (tile it
+      // usually long done) when it closes one: waiting for the slot before dequantising tile it
+      // could deadlock, and waiting after it costs little.
       if (copier) {
         for (int it = 0; it < min(n_tiles, KT::STAGES); ++it) issue_copies(it);
       }
