@@ -108,15 +108,7 @@ void run_bench(const BenchCli& cli) {
   // A single explicitly requested backend that cannot serve a config is an error with the
   // guard's reason; with several, the table shows the reason in that backend's cell.
   const bool single_forced = cli.backends.size() == 1;
-  std::vector<DType> dtypes;
-  if (cli.kv == "bf16")
-    dtypes = {DType::kBF16};
-  else if (cli.kv == "fp8")
-    dtypes = {DType::kFP8E4M3};
-  else if (cli.kv == "both")
-    dtypes = {DType::kBF16, DType::kFP8E4M3};
-  else
-    throw Error(invalid_argument("--kv " + cli.kv + " is not bf16, fp8 or both"));
+  const std::vector<DType> dtypes = kv_dtypes_option(cli.kv);
   const std::string set = cli.set.empty() ? (cuda ? "standard" : "small") : cli.set;
 
   bench::Roofline roof;

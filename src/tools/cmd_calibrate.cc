@@ -285,15 +285,7 @@ void run_calibrate(const CalibrateCli& cli) {
                     "MLASPEC_GPU_NAME)"));
   }
 
-  std::vector<DType> dtypes;
-  if (cli.kv == "bf16")
-    dtypes = {DType::kBF16};
-  else if (cli.kv == "fp8")
-    dtypes = {DType::kFP8E4M3};
-  else if (cli.kv == "both")
-    dtypes = {DType::kBF16, DType::kFP8E4M3};
-  else
-    throw Error(invalid_argument("--kv " + cli.kv + " is not bf16, fp8 or both"));
+  const std::vector<DType> dtypes = kv_dtypes_option(cli.kv);
   std::vector<int64_t> seqs = cli.seqlens;
   if (seqs.empty()) {
     if (cli.quick) {

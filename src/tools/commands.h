@@ -1,6 +1,11 @@
 // Each `mlaspec` subcommand lives in its own cmd_<name>.cc and registers itself on the app.
 #pragma once
 
+#include <string>
+#include <vector>
+
+#include "mlaspec/core/dtype.h"
+
 namespace CLI {
 class App;
 }
@@ -13,5 +18,9 @@ void add_bench_command(CLI::App& app);
 void add_inspect_command(CLI::App& app);
 void add_calibrate_command(CLI::App& app);
 void add_dcp_command(CLI::App& app);
+
+// The KV dtypes of a `--kv bf16|fp8|both` option; anything else throws mlaspec::Error naming the
+// value.
+std::vector<DType> kv_dtypes_option(const std::string& kv);
 
 }  // namespace mlaspec::tools

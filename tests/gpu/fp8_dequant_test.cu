@@ -1,8 +1,9 @@
-// The kernels' fp8 -> bf16 dequantisations against the core conversion: the exact cvt chain for
-// every pair of codes, and the 16-code path (bit manipulation, the cvt chain for chunks holding a
-// NaN code) for every code in every byte position, next to every other code: bitwise equal (NaN
-// codes: any NaN). Dequantisation must be exact for fold == rowwise and for the
-// fp8 results to mean what the reference means.
+// The kernels' fp8 -> bf16 dequantisations against the core conversion, bitwise (NaN codes: any
+// NaN): the exact cvt chain for every pair of codes; the 16-code bit-manipulation path for every
+// non-NaN code in every byte position, next to every other code; and the NaN detector that
+// routes a chunk to the cvt chain, which must flag exactly the chunks holding a NaN code.
+// Dequantisation must be exact for fold == rowwise and for the fp8 results to mean what the
+// reference means.
 #include <gtest/gtest.h>
 
 #include <cuda_runtime.h>
@@ -16,21 +17,51 @@
 namespace mlaspec::attn::cuda {
 namespace {
 
+constexpr int kThreads = 65536;  // one per pair of codes (a, b) = (i & 255, i >> 8)
+
 __global__ void dequant_all_pairs(uint32_t* out) {
-  const uint32_t codes = blockIdx.x * blockDim.x + threadIdx.x;  // 0..65535
+  const uint32_t codes = blockIdx.x * blockDim.x + threadIdx.x;
   out[codes] = ptx::fp8x2_to_bf16x2(static_cast<uint16_t>(codes));
 }
 
-// Thread i = (a, b) = (i & 255, i >> 8) converts the chunk {a b b a | b a a b | 0x3c.. | 01 02 03
-// 04}.
+// The chunk of thread (a, b): {a b b a | b a a b | 0x3c x 4 | 01 02 03 04}.
+__host__ __device__ void chunk_codes(uint32_t i, uint8_t (&codes)[16]) {
+  const uint8_t a = i & 255, b = i >> 8;
+  const uint8_t c[16] = {a, b, b, a, b, a, a, b, 0x3c, 0x3c, 0x3c, 0x3c, 1, 2, 3, 4};
+  for (int k = 0; k < 16; ++k) codes[k] = c[k];
+}
+
+// out[9i .. 9i+7]: the bit path's bf16 pairs for thread i's chunk; out[9i + 8]: the NaN detector.
 __global__ void dequant_chunks(uint32_t* out) {
-  const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;  // 0..65535
-  const uint32_t a = i & 255, b = i >> 8;
-  const uint4 chunk = make_uint4(a | b << 8 | b << 16 | a << 24, b | a << 8 | a << 16 | b << 24,
-                                 0x3c3c3c3cu, 0x04030201u);
+  const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  uint8_t c[16];
+  chunk_codes(i, c);
+  uint32_t w[4];
+  for (int j = 0; j < 4; ++j)
+    w[j] = c[4 * j] | c[4 * j + 1] << 8 | c[4 * j + 2] << 16 | c[4 * j + 3] << 24;
+  const uint4 chunk = make_uint4(w[0], w[1], w[2], w[3]);
   uint32_t o[8];
-  ptx::fp8x16_to_bf16x16(chunk, o);
-  for (int j = 0; j < 8; ++j) out[i * 8 + j] = o[j];
+  ptx::fp8x16_to_bf16x16_bits(chunk, o);
+  for (int j = 0; j < 8; ++j) out[i * 9 + j] = o[j];
+  out[i * 9 + 8] = ptx::fp8x16_nan(chunk);
+}
+
+// Runs `kernel` with one thread per pair of codes and returns its `words_per_thread` outputs each.
+std::vector<uint32_t> run(void (*kernel)(uint32_t*), int words_per_thread) {
+  const size_t bytes = static_cast<size_t>(kThreads) * words_per_thread * 4;
+  uint32_t* d = nullptr;
+  EXPECT_EQ(cudaMalloc(&d, bytes), cudaSuccess);
+  EXPECT_EQ(cudaMemset(d, 0xff, bytes), cudaSuccess);  // poisoned: every word must be written
+  kernel<<<kThreads / 256, 256>>>(d);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  std::vector<uint32_t> h(bytes / 4);
+  EXPECT_EQ(cudaMemcpy(h.data(), d, bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+  cudaFree(d);
+  return h;
+}
+
+bool is_nan_code(uint8_t code) {
+  return (code & 0x7f) == 0x7f;
 }
 
 bool same_value(uint8_t code, uint16_t got) {
@@ -38,44 +69,43 @@ bool same_value(uint8_t code, uint16_t got) {
   return std::isnan(want) ? std::isnan(bf16_bits_to_float(got)) : got == float_to_bf16_bits(want);
 }
 
-TEST(Fp8Dequant, ChunkPathMatchesTheCoreConversionForEveryCodeAndPosition) {
+bool has_gpu() {
   int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) GTEST_SKIP() << "no CUDA device";
-  uint32_t* d = nullptr;
-  ASSERT_EQ(cudaMalloc(&d, 65536 * 32), cudaSuccess);
-  dequant_chunks<<<256, 256>>>(d);
-  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  std::vector<uint32_t> h(65536 * 8);
-  ASSERT_EQ(cudaMemcpy(h.data(), d, 65536 * 32, cudaMemcpyDeviceToHost), cudaSuccess);
-  cudaFree(d);
-  int bad = 0;
-  for (uint32_t i = 0; i < 65536; ++i) {
-    const uint8_t a = i & 255, b = i >> 8;
-    const uint8_t codes[16] = {a, b, b, a, b, a, a, b, 0x3c, 0x3c, 0x3c, 0x3c, 1, 2, 3, 4};
+  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+}
+
+TEST(Fp8Dequant, BitPathAndNanDetectorForEveryCodeInEveryPosition) {
+  if (!has_gpu()) GTEST_SKIP() << "no CUDA device";
+  const std::vector<uint32_t> h = run(dequant_chunks, 9);
+  int bad = 0, nan_chunks = 0;
+  for (uint32_t i = 0; i < kThreads; ++i) {
+    uint8_t codes[16];
+    chunk_codes(i, codes);
+    bool has_nan = false;
+    for (uint8_t c : codes) has_nan |= is_nan_code(c);
+    nan_chunks += has_nan;
+    if ((h[i * 9 + 8] != 0) != has_nan && bad++ < 5) {
+      ADD_FAILURE() << "chunk " << i << ": NaN detector says " << h[i * 9 + 8] << ", chunk "
+                    << (has_nan ? "has" : "has no") << " NaN code";
+    }
     for (int k = 0; k < 16; ++k) {
-      const uint16_t got = static_cast<uint16_t>(h[i * 8 + k / 2] >> (16 * (k & 1)));
+      if (is_nan_code(codes[k])) continue;  // the bit path's documented exception (+-480)
+      const uint16_t got = static_cast<uint16_t>(h[i * 9 + k / 2] >> (16 * (k & 1)));
       if (!same_value(codes[k], got) && bad++ < 5) {
-        ADD_FAILURE() << "chunk (a=0x" << std::hex << int(a) << ", b=0x" << int(b) << ") code "
-                      << std::dec << k << " = 0x" << std::hex << int(codes[k]) << " -> bf16 0x"
-                      << got;
+        ADD_FAILURE() << "chunk " << i << " code " << k << " = 0x" << std::hex << int(codes[k])
+                      << " -> bf16 0x" << got;
       }
     }
   }
   EXPECT_EQ(bad, 0);
+  EXPECT_EQ(nan_chunks, 2 * 2 * 256 - 4);  // a or b in {0x7f, 0xff}
 }
 
 TEST(Fp8Dequant, EveryCodePairMatchesTheCoreConversion) {
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) GTEST_SKIP() << "no CUDA device";
-  uint32_t* d = nullptr;
-  ASSERT_EQ(cudaMalloc(&d, 65536 * 4), cudaSuccess);
-  dequant_all_pairs<<<256, 256>>>(d);
-  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  std::vector<uint32_t> h(65536);
-  ASSERT_EQ(cudaMemcpy(h.data(), d, 65536 * 4, cudaMemcpyDeviceToHost), cudaSuccess);
-  cudaFree(d);
+  if (!has_gpu()) GTEST_SKIP() << "no CUDA device";
+  const std::vector<uint32_t> h = run(dequant_all_pairs, 1);
   int bad = 0;
-  for (uint32_t c = 0; c < 65536; ++c) {
+  for (uint32_t c = 0; c < kThreads; ++c) {
     for (int half = 0; half < 2; ++half) {
       const uint8_t code = static_cast<uint8_t>(c >> (8 * half));
       const uint16_t got = static_cast<uint16_t>(h[c] >> (16 * half));

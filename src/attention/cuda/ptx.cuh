@@ -358,15 +358,6 @@ __device__ __forceinline__ void fp8x16_to_bf16x16_bits(const uint4& chunk, uint3
   }
 }
 
-// Exact for every code: the integer path unless the chunk holds a NaN code.
-__device__ __forceinline__ void fp8x16_to_bf16x16(const uint4& chunk, uint32_t (&o)[8]) {
-  if (fp8x16_nan(chunk) != 0) {
-    fp8x16_to_bf16x16_cvt(chunk, o);
-  } else {
-    fp8x16_to_bf16x16_bits(chunk, o);
-  }
-}
-
 // 16-byte shared-memory accesses by 32-bit shared address (generic pointers cost a 64-bit address
 // computation per access). Volatile with a memory clobber: never moved across barrier waits.
 __device__ __forceinline__ uint4 ld_shared_v4(uint32_t addr) {

@@ -1,0 +1,14 @@
+// Option parsing shared by several subcommands.
+#include "mlaspec/core/status.h"
+#include "tools/commands.h"
+
+namespace mlaspec::tools {
+
+std::vector<DType> kv_dtypes_option(const std::string& kv) {
+  if (kv == "bf16") return {DType::kBF16};
+  if (kv == "fp8") return {DType::kFP8E4M3};
+  if (kv == "both") return {DType::kBF16, DType::kFP8E4M3};
+  throw Error(invalid_argument("--kv " + kv + " is not bf16, fp8 or both"));
+}
+
+}  // namespace mlaspec::tools
