@@ -35,6 +35,7 @@ struct BenchCli {
   bool deterministic = false;
   std::string json_path;
   std::string profile;
+  std::vector<int> rows;  // positions in the set; empty = all
 };
 
 // Small configs the CPU reference finishes in seconds; the built-in default job.
@@ -70,6 +71,23 @@ Result<std::vector<bench::BenchConfig>> configs_for(const std::string& set, DTyp
   }
   return invalid_argument("unknown config set '" + set +
                           "' (expected small, standard, qsweep, ssweep or all)");
+}
+
+// The configs of `set` at the positions `rows` (all when empty), in the order given.
+Result<std::vector<bench::BenchConfig>> selected_configs(const std::string& set, DType kv,
+                                                         const std::vector<int>& rows) {
+  Result<std::vector<bench::BenchConfig>> all = configs_for(set, kv);
+  if (!all.ok() || rows.empty()) return all;
+  std::vector<bench::BenchConfig> out;
+  const int n = static_cast<int>(all.value().size());
+  for (int r : rows) {
+    if (r < 0 || r >= n) {
+      return invalid_argument("--rows " + std::to_string(r) + " is not a row of set '" + set +
+                              "' (rows 0.." + std::to_string(n - 1) + ")");
+    }
+    out.push_back(all.value()[static_cast<size_t>(r)]);
+  }
+  return out;
 }
 
 void run_bench(const BenchCli& cli) {
@@ -157,7 +175,7 @@ void run_bench(const BenchCli& cli) {
   std::fflush(stdout);
 
   for (size_t di = 0; di < dtypes.size(); ++di) {
-    Result<std::vector<bench::BenchConfig>> cfgs = configs_for(set, dtypes[di]);
+    Result<std::vector<bench::BenchConfig>> cfgs = selected_configs(set, dtypes[di], cli.rows);
     throw_if_error(cfgs.status());
     for (size_t ci = 0; ci < cfgs.value().size(); ++ci) {
       bench::BenchConfig c = cfgs.value()[ci];
@@ -246,7 +264,7 @@ void run_bench(const BenchCli& cli) {
     std::printf("\n|---|");
     for (size_t k = 0; k < backends.size(); ++k) std::printf("---|");
     std::printf("\n");
-    Result<std::vector<bench::BenchConfig>> cfgs = configs_for(set, DType::kBF16);
+    Result<std::vector<bench::BenchConfig>> cfgs = selected_configs(set, DType::kBF16, cli.rows);
     for (size_t ci = 0; ci < cfgs.value().size(); ++ci) {
       std::string cfg = cfgs.value()[ci].to_string();
       std::printf("| %s |", cfg.substr(0, cfg.rfind(",kv=")).c_str());
@@ -297,6 +315,10 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--warmup", cli->warmup, "Warm-up calls")->capture_default_str();
   cmd->add_flag("--no-check", cli->no_check,
                 "Skip the correctness check against the CPU reference");
+  cmd->add_option("--rows", cli->rows,
+                  "Only these rows of the set (positions from 0; for standard, PERF.md's row "
+                  "numbers), e.g. --rows 8,9")
+      ->delimiter(',');
   cmd->add_flag("--deterministic", cli->deterministic, "Run the backends in deterministic mode");
   cmd->add_option("--json", cli->json_path, "Also write the results as JSON to this file");
   cmd->add_option("--profile", cli->profile,
