@@ -58,8 +58,11 @@ struct Sm90Traits {
   static constexpr int NUM_CONSUMER_THREADS = NUM_CONSUMER_WARPS * 32;
   static constexpr int PRODUCER_WARP = NUM_CONSUMER_WARPS;
   static constexpr int NUM_THREADS = NUM_CONSUMER_THREADS + 128;
-  static constexpr int PRODUCER_REGS = 40;
-  static constexpr int CONSUMER_REGS = 232;
+  // fp8's producer warpgroup also dequantises, DEQUANT_BLOCKS column blocks per step: more
+  // registers for more independent chunks in flight per thread (the consumers fit in 216).
+  static constexpr int PRODUCER_REGS = kFp8 ? 72 : 40;
+  static constexpr int CONSUMER_REGS = kFp8 ? 216 : 232;
+  static constexpr int DEQUANT_BLOCKS = 3;
 
   static constexpr int COL_BLOCKS = D_QK / 64;       // 9 blocks of 64 bf16 = 128 B
   static constexpr int BLOCK_BYTES = BLOCK_M * 128;  // one [64 x 128 B] swizzled block
@@ -493,20 +496,19 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
         const int s = it % KT::STAGES;
         const uint32_t phase = (it / KT::STAGES) & 1;
         const int valid = min(KT::BLOCK_N, seq_len - kv_begin - it * KT::BLOCK_N);
-        // Two blocks per step (more independent work per thread between the waits), the ninth
-        // on its own.
-        static_assert(KT::COL_BLOCKS == 9);
+        // DEQUANT_BLOCKS blocks per step: more independent work per thread between the waits
+        // (the dequantisation is latency-bound: one warp per scheduler).
+        constexpr int NB = KT::DEQUANT_BLOCKS;
+        static_assert(KT::COL_BLOCKS % NB == 0);
 #pragma unroll 1
-        for (int blk = 0; blk < 8; blk += 2) {
-          ptx::mbar_wait(&raw_bar[s * KT::COL_BLOCKS + blk], phase);
-          ptx::mbar_wait(&raw_bar[s * KT::COL_BLOCKS + blk + 1], phase);
-          sm90::dequant_blocks<KT, 2>(st_addr + s * KT::STAGE_BYTES, blk, valid, dtid, 6);
-          ptx::mbar_arrive(&full_bar[s * KT::FULL_BARS + blk]);
-          ptx::mbar_arrive(&full_bar[s * KT::FULL_BARS + blk + 1]);
+        for (int blk = 0; blk < KT::COL_BLOCKS; blk += NB) {
+#pragma unroll
+          for (int j = 0; j < NB; ++j)
+            ptx::mbar_wait(&raw_bar[s * KT::COL_BLOCKS + blk + j], phase);
+          sm90::dequant_blocks<KT, NB>(st_addr + s * KT::STAGE_BYTES, blk, valid, dtid, 6);
+#pragma unroll
+          for (int j = 0; j < NB; ++j) ptx::mbar_arrive(&full_bar[s * KT::FULL_BARS + blk + j]);
         }
-        ptx::mbar_wait(&raw_bar[s * KT::COL_BLOCKS + 8], phase);
-        sm90::dequant_blocks<KT, 1>(st_addr + s * KT::STAGE_BYTES, 8, valid, dtid, 6);
-        ptx::mbar_arrive(&full_bar[s * KT::FULL_BARS + 8]);
         if (copier && it + 1 >= KT::STAGES && it + 1 < n_tiles) issue_copies(it + 1);
       }
     }
