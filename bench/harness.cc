@@ -331,4 +331,20 @@ Result<Timing> time_backend(attn::Backend& backend, const BenchConfig& c, const 
   return t;
 }
 
+Result<std::vector<BenchConfig>> select_rows(const std::vector<BenchConfig>& set,
+                                             const std::vector<int>& rows,
+                                             const std::string& set_name) {
+  if (rows.empty()) return set;
+  std::vector<BenchConfig> out;
+  const int n = static_cast<int>(set.size());
+  for (int r : rows) {
+    if (r < 0 || r >= n) {
+      return invalid_argument("--rows " + std::to_string(r) + " is not a row of set '" + set_name +
+                              "' (rows 0.." + std::to_string(n - 1) + ")");
+    }
+    out.push_back(set[static_cast<size_t>(r)]);
+  }
+  return out;
+}
+
 }  // namespace mlaspec::bench

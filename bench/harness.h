@@ -77,4 +77,11 @@ std::vector<BenchConfig> standard_configs(DType kv_dtype);
 std::vector<BenchConfig> qlen_sweep(DType kv_dtype);
 std::vector<BenchConfig> seqlen_sweep(DType kv_dtype);
 
+// The configs at positions `rows` of a set (`set_name` for the message), in the order given; the
+// whole set when `rows` is empty. A position outside the set is invalid_argument naming it and
+// the set's range.
+Result<std::vector<BenchConfig>> select_rows(const std::vector<BenchConfig>& set,
+                                             const std::vector<int>& rows,
+                                             const std::string& set_name);
+
 }  // namespace mlaspec::bench

@@ -77,17 +77,8 @@ Result<std::vector<bench::BenchConfig>> configs_for(const std::string& set, DTyp
 Result<std::vector<bench::BenchConfig>> selected_configs(const std::string& set, DType kv,
                                                          const std::vector<int>& rows) {
   Result<std::vector<bench::BenchConfig>> all = configs_for(set, kv);
-  if (!all.ok() || rows.empty()) return all;
-  std::vector<bench::BenchConfig> out;
-  const int n = static_cast<int>(all.value().size());
-  for (int r : rows) {
-    if (r < 0 || r >= n) {
-      return invalid_argument("--rows " + std::to_string(r) + " is not a row of set '" + set +
-                              "' (rows 0.." + std::to_string(n - 1) + ")");
-    }
-    out.push_back(all.value()[static_cast<size_t>(r)]);
-  }
-  return out;
+  if (!all.ok()) return all;
+  return bench::select_rows(all.value(), rows, set);
 }
 
 void run_bench(const BenchCli& cli) {

@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "bench/harness.h"
 #include "bench/random_fill.h"
@@ -32,6 +34,30 @@ TEST(Configs, SweepsAreThePerfMdSweeps) {
   const auto s = seqlen_sweep(DType::kFP8E4M3);
   ASSERT_EQ(s.size(), 5u);
   EXPECT_EQ(s[4].to_string(), "B=1,H=16,q=8,S=1048576,kv=fp8");
+}
+
+TEST(Configs, SelectRowsKeepsTheGivenOrderAndNamesABadRow) {
+  const auto all = standard_configs(DType::kBF16);
+  // Empty: the whole set.
+  Result<std::vector<BenchConfig>> whole = select_rows(all, {}, "standard");
+  ASSERT_TRUE(whole.ok());
+  EXPECT_EQ(whole.value().size(), all.size());
+  // The rows asked for, in that order (PERF.md row numbers for the standard set), repeats kept.
+  Result<std::vector<BenchConfig>> some = select_rows(all, {9, 8, 9}, "standard");
+  ASSERT_TRUE(some.ok());
+  ASSERT_EQ(some.value().size(), 3u);
+  EXPECT_EQ(some.value()[0].index, 9);
+  EXPECT_EQ(some.value()[1].index, 8);
+  EXPECT_EQ(some.value()[2].to_string(), all[9].to_string());
+  // Past either end: an error naming the row and the set's range, nothing selected.
+  for (int bad : {12, -1}) {
+    Result<std::vector<BenchConfig>> r = select_rows(all, {0, bad}, "standard");
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(r.status().message().find("--rows " + std::to_string(bad)), std::string::npos)
+        << r.status().message();
+    EXPECT_NE(r.status().message().find("rows 0..11"), std::string::npos) << r.status().message();
+  }
 }
 
 TEST(RandomFill, DeterministicNonZeroAndUnitScale) {
