@@ -23,8 +23,7 @@ CostFeatures cost_features(const VerifyShape& shape, KvReadPattern pattern) {
   return f;
 }
 
-// ---- Fit
-// ------------------------------------------------------------------------------------------
+// ---- Fit ----------------------------------------------------------------------------------------
 
 namespace {
 
@@ -153,8 +152,7 @@ Result<CostFit> fit_cost_terms(std::span<const CostSample> samples) {
   return fit;
 }
 
-// ---- CostModel
-// ------------------------------------------------------------------------------------
+// ---- CostModel ----------------------------------------------------------------------------------
 
 std::optional<double> interpolate_curve(std::span<const CurvePoint> curve, int64_t seq_len) {
   if (curve.empty() || seq_len < curve.front().seq_len || seq_len > curve.back().seq_len) {

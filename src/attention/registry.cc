@@ -14,8 +14,7 @@
 
 namespace mlaspec::attn {
 
-// ---- Registry
-// -------------------------------------------------------------------------------------
+// ---- Registry -----------------------------------------------------------------------------------
 
 std::unique_ptr<BackendRegistry> BackendRegistry::with_builtin_backends() {
   auto reg = std::make_unique<BackendRegistry>();
@@ -135,8 +134,7 @@ Result<std::unique_ptr<Backend>> BackendRegistry::create(std::string_view name) 
   return create_entry(slots_[*i]->entry);
 }
 
-// ---- Decisions
-// ------------------------------------------------------------------------------------
+// ---- Decisions ----------------------------------------------------------------------------------
 
 DispatchPolicy DispatchPolicy::parse(std::string_view text) {
   DispatchPolicy p;
@@ -415,8 +413,7 @@ Result<DispatchSetup> make_dispatch(const DispatchSetupOptions& o) {
   return s;
 }
 
-// ---- Shape specs
-// ----------------------------------------------------------------------------------
+// ---- Shape specs --------------------------------------------------------------------------------
 
 namespace {
 

@@ -365,8 +365,7 @@ TEST(CostModel, H200QuickGridPicksRowwiseAt4kAndFoldAt16k) {
   }
 }
 
-// ---- Profiles
-// -------------------------------------------------------------------------------------
+// ---- Profiles -----------------------------------------------------------------------------------
 
 TEST(Profile, BuiltinParsesAndCoversTheH200) {
   const Profile& p = builtin_profile();

@@ -113,8 +113,7 @@ TEST(Registry, GuardReasonsAreActionable) {
   EXPECT_CONTAINS(st.message(), "16|32|64");
 }
 
-// ---- Laziness and availability
-// -------------------------------------------------------------------
+// ---- Laziness and availability ------------------------------------------------------------------
 
 class FakeBackend final : public Backend {
  public:
@@ -236,8 +235,7 @@ TEST(Registry, CudaBackendsWithoutCudaSaySo) {
   EXPECT_TRUE(reg->availability(0).ok());
 }
 
-// ---- Dispatch
-// -------------------------------------------------------------------------------------
+// ---- Dispatch -----------------------------------------------------------------------------------
 
 // fold and rowwise with their real caps, available (fake kernels), so dispatch logic is tested on
 // any machine.
@@ -518,8 +516,7 @@ TEST(Dispatch, InvalidArgsAreRejectedBeforeDispatch) {
   EXPECT_EQ(d.counters(0).calls, 0u);
 }
 
-// ---- Shape specs
-// -----------------------------------------------------------------------------------
+// ---- Shape specs --------------------------------------------------------------------------------
 
 TEST(ShapeSpec, ParsesAndRejectsClearly) {
   std::optional<Device> dev;

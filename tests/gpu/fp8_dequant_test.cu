@@ -1,7 +1,8 @@
 // The kernels' fp8 -> bf16 dequantisations against the core conversion, bitwise (NaN codes: any
-// NaN): the exact cvt chain for every pair of codes; the 16-code bit-manipulation path for every
-// non-NaN code in every byte position, next to every other code; and the NaN detector that
-// routes a chunk to the cvt chain, which must flag exactly the chunks holding a NaN code.
+// NaN): the exact cvt chain for every pair of codes; the two 16-code paths for every code in
+// every byte position, next to every other code (the bit-manipulation path except on NaN codes,
+// the cvt path on all); and the NaN detector that routes a chunk to the cvt path, which must
+// flag exactly the chunks holding a NaN code.
 // Dequantisation must be exact for fold == rowwise and for the fp8 results to mean what the
 // reference means.
 #include <gtest/gtest.h>
@@ -31,7 +32,9 @@ __host__ __device__ void chunk_codes(uint32_t i, uint8_t (&codes)[16]) {
   for (int k = 0; k < 16; ++k) codes[k] = c[k];
 }
 
-// out[9i .. 9i+7]: the bit path's bf16 pairs for thread i's chunk; out[9i + 8]: the NaN detector.
+// Per thread i, kWords words: the bit path's 8 bf16 pairs for its chunk, the cvt path's 8, then
+// the NaN detector.
+constexpr int kWords = 17;
 __global__ void dequant_chunks(uint32_t* out) {
   const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   uint8_t c[16];
@@ -42,8 +45,10 @@ __global__ void dequant_chunks(uint32_t* out) {
   const uint4 chunk = make_uint4(w[0], w[1], w[2], w[3]);
   uint32_t o[8];
   ptx::fp8x16_to_bf16x16_bits(chunk, o);
-  for (int j = 0; j < 8; ++j) out[i * 9 + j] = o[j];
-  out[i * 9 + 8] = ptx::fp8x16_nan(chunk);
+  for (int j = 0; j < 8; ++j) out[i * kWords + j] = o[j];
+  ptx::fp8x16_to_bf16x16_cvt(chunk, o);
+  for (int j = 0; j < 8; ++j) out[i * kWords + 8 + j] = o[j];
+  out[i * kWords + 16] = ptx::fp8x16_nan(chunk);
 }
 
 // Runs `kernel` with one thread per pair of codes and returns its `words_per_thread` outputs each.
@@ -74,9 +79,9 @@ bool has_gpu() {
   return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
 }
 
-TEST(Fp8Dequant, BitPathAndNanDetectorForEveryCodeInEveryPosition) {
+TEST(Fp8Dequant, ChunkPathsAndNanDetectorForEveryCodeInEveryPosition) {
   if (!has_gpu()) GTEST_SKIP() << "no CUDA device";
-  const std::vector<uint32_t> h = run(dequant_chunks, 9);
+  const std::vector<uint32_t> h = run(dequant_chunks, kWords);
   int bad = 0, nan_chunks = 0;
   for (uint32_t i = 0; i < kThreads; ++i) {
     uint8_t codes[16];
@@ -84,16 +89,20 @@ TEST(Fp8Dequant, BitPathAndNanDetectorForEveryCodeInEveryPosition) {
     bool has_nan = false;
     for (uint8_t c : codes) has_nan |= is_nan_code(c);
     nan_chunks += has_nan;
-    if ((h[i * 9 + 8] != 0) != has_nan && bad++ < 5) {
-      ADD_FAILURE() << "chunk " << i << ": NaN detector says " << h[i * 9 + 8] << ", chunk "
+    const uint32_t* w = &h[static_cast<size_t>(i) * kWords];
+    if ((w[16] != 0) != has_nan && bad++ < 5) {
+      ADD_FAILURE() << "chunk " << i << ": NaN detector says " << w[16] << ", chunk "
                     << (has_nan ? "has" : "has no") << " NaN code";
     }
-    for (int k = 0; k < 16; ++k) {
-      if (is_nan_code(codes[k])) continue;  // the bit path's documented exception (+-480)
-      const uint16_t got = static_cast<uint16_t>(h[i * 9 + k / 2] >> (16 * (k & 1)));
-      if (!same_value(codes[k], got) && bad++ < 5) {
-        ADD_FAILURE() << "chunk " << i << " code " << k << " = 0x" << std::hex << int(codes[k])
-                      << " -> bf16 0x" << got;
+    for (int path = 0; path < 2; ++path) {  // 0: bits, 1: cvt
+      for (int k = 0; k < 16; ++k) {
+        // NaN codes: the bit path's documented exception (+-480); the cvt path must give NaN.
+        if (path == 0 && is_nan_code(codes[k])) continue;
+        const uint16_t got = static_cast<uint16_t>(w[8 * path + k / 2] >> (16 * (k & 1)));
+        if (!same_value(codes[k], got) && bad++ < 5) {
+          ADD_FAILURE() << (path == 0 ? "bit" : "cvt") << " path, chunk " << i << " code " << k
+                        << " = 0x" << std::hex << int(codes[k]) << " -> bf16 0x" << got;
+        }
       }
     }
   }

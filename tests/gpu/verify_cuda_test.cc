@@ -265,8 +265,7 @@ std::vector<int32_t> random_lens(int n, int q_len, int max_len, uint64_t seed) {
   return v;
 }
 
-// ---- the sweep
-// ------------------------------------------------------------------------------------
+// ---- the sweep ----------------------------------------------------------------------------------
 
 std::vector<Case> sweep_cases() {
   const DType bf = DType::kBF16, f8 = DType::kFP8E4M3;
@@ -518,8 +517,7 @@ TEST(CudaVerifyErrors, BadInputLeavesOutputUntouched) {
   }
 }
 
-// ---- CUDA graphs
-// ---------------------------------------------------------------------------------
+// ---- CUDA graphs --------------------------------------------------------------------------------
 
 // prepare() for the graph tests' largest call: 2 requests of up to 8192 tokens, q_len 8, H 16.
 const VerifyShape kGraphMaxShape = [] {

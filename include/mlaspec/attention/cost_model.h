@@ -106,8 +106,7 @@ struct CostFit {
 // time_us > 0 and finite features.
 Result<CostFit> fit_cost_terms(std::span<const CostSample> samples);
 
-// ---- A machine's model
-// ---------------------------------------------------------------------------
+// ---- A machine's model --------------------------------------------------------------------------
 
 class CostModel {
  public:
@@ -165,8 +164,7 @@ Crossover find_crossover(const CostModel& model, std::string_view backend_a, KvR
                          std::string_view backend_b, KvReadPattern pat_b, VerifyShape shape,
                          int64_t max_seq_len = int64_t{1} << 24);
 
-// ---- Profiles (JSON)
-// -----------------------------------------------------------------------------
+// ---- Profiles (JSON) ----------------------------------------------------------------------------
 
 // A parsed profile file: one CostModel per machine name.
 struct Profile {

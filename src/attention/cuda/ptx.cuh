@@ -103,17 +103,15 @@ __device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
   }
 }
 
-// ---- bulk copies (copy engine, async proxy)
-// ------------------------------------------------------
+// ---- async proxy --------------------------------------------------------------------------------
 
-// Generic-proxy shared-memory writes that a later bulk copy (async proxy) overwrites, or that
-// the async proxy reads, must be ordered by this fence in the writing thread.
+// Generic-proxy shared-memory writes that a later TMA copy (async proxy) overwrites, or that
+// wgmma (async proxy) reads, must be ordered by this fence in the writing thread.
 __device__ __forceinline__ void fence_proxy_async_smem() {
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 }
 
-// ---- cluster
-// -------------------------------------------------------------------------------------
+// ---- cluster ------------------------------------------------------------------------------------
 
 // Full cluster barrier (all threads of all CTAs). Also a CTA-wide barrier.
 __device__ __forceinline__ void cluster_sync() {
@@ -126,8 +124,7 @@ __device__ __forceinline__ void named_bar_sync(uint32_t id, uint32_t threads) {
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
 
-// ---- registers
-// -------------------------------------------------------------------------------------
+// ---- registers ----------------------------------------------------------------------------------
 
 // Per-warpgroup register re-balancing (sm_90a). Needs a register cap at kernel entry
 // (__launch_bounds__(threads, 1)) and all warps of the warpgroup executing it.
@@ -140,8 +137,7 @@ __device__ __forceinline__ void setmaxnreg_inc() {
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(REGS));
 }
 
-// ---- tensor cores
-// ----------------------------------------------------------------------------------
+// ---- tensor cores -------------------------------------------------------------------------------
 
 __device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t addr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
@@ -167,8 +163,7 @@ __device__ __forceinline__ void mma_bf16_16816(float (&d)[4], const uint32_t (&a
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-// ---- wgmma (sm_90a)
-// ------------------------------------------------------------------------------
+// ---- wgmma (sm_90a) -----------------------------------------------------------------------------
 
 // Shared-memory matrix descriptor for a 128B-swizzled operand: start address, leading / stride
 // byte offsets (>> 4), layout type 1 = 128B swizzle. Atoms (8 rows x 128 B) must sit at
@@ -261,8 +256,7 @@ __device__ __forceinline__ void wgmma_m64n256k16_ss_tb(float (&d)[128], uint64_t
       : "l"(desc_a), "l"(desc_b), "r"(scale_d));
 }
 
-// ---- TMA tensor copies
-// -----------------------------------------------------------------------------
+// ---- TMA tensor copies --------------------------------------------------------------------------
 
 // 2D box (c0 = column, c1 = row) of the tensor map at `tmap` (a __grid_constant__ parameter) into
 // this CTA's shared memory, swizzled as the map says; bytes complete on `bar`.
@@ -311,8 +305,6 @@ __device__ __forceinline__ uint32_t fp8x2_to_bf16x2(uint16_t codes) {
   return pack_bf16x2(lo, hi);
 }
 
-// Sixteen fp8 e4m3 codes (byte k of the chunk = code k) -> sixteen bf16 (o[j] = codes 2j, 2j+1).
-
 // Nonzero iff the chunk holds a NaN code (s.1111.111): (code & 0x7f) == 0x7f exactly when adding
 // 1 to it carries into bit 7 (no carry can leave the byte, since (code & 0x7f) + 1 <= 0x80).
 __device__ __forceinline__ uint32_t fp8x16_nan(const uint4& chunk) {
@@ -322,6 +314,9 @@ __device__ __forceinline__ uint32_t fp8x16_nan(const uint4& chunk) {
   for (int i = 0; i < 4; ++i) nan |= ((w[i] & 0x7f7f7f7fu) + 0x01010101u) & 0x80808080u;
   return nan;
 }
+
+// The 16-code functions take a chunk of sixteen fp8 e4m3 codes (byte k = code k) and give sixteen
+// bf16 in o[0..7] (o[j] = codes 2j, 2j+1, low half first).
 
 // Exact for every code, on the conversion pipe (a quarter of the integer rate).
 __device__ __forceinline__ void fp8x16_to_bf16x16_cvt(const uint4& chunk, uint32_t (&o)[8]) {
