@@ -258,24 +258,34 @@ __device__ __forceinline__ void wgmma_m64n256k16_ss_tb(float (&d)[128], uint64_t
 
 // ---- TMA tensor copies --------------------------------------------------------------------------
 
+// An L2 policy for the KV copies: evict_first. Each KV line is read by the CTAs of one split (a
+// cluster multicasts it; rowwise tiles of a split run together), so it is not wanted once they
+// have it, while Q, block tables and partials are (NOTES.md v18).
+__device__ __forceinline__ uint64_t l2_policy_evict_first() {
+  uint64_t policy;
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+  return policy;
+}
+
 // 2D box (c0 = column, c1 = row) of the tensor map at `tmap` (a __grid_constant__ parameter) into
-// this CTA's shared memory, swizzled as the map says; bytes complete on `bar`.
+// this CTA's shared memory, swizzled as the map says; bytes complete on `bar`; L2 policy `policy`.
 __device__ __forceinline__ void tma_load_2d(void* dst, const void* tmap, int c0, int c1,
-                                            uint64_t* bar) {
+                                            uint64_t* bar, uint64_t policy) {
   asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, "
-      "%3}], [%4];" ::"r"(smem_addr(dst)),
-      "l"(tmap), "r"(c0), "r"(c1), "r"(smem_addr(bar))
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
+      " [%0], [%1, {%2, %3}], [%4], %5;" ::"r"(smem_addr(dst)),
+      "l"(tmap), "r"(c0), "r"(c1), "r"(smem_addr(bar)), "l"(policy)
       : "memory");
 }
 
 // The same box into every CTA of `cta_mask` (same shared-memory offset, each CTA's own barrier).
 __device__ __forceinline__ void tma_load_2d_multicast(void* dst, const void* tmap, int c0, int c1,
-                                                      uint64_t* bar, uint16_t cta_mask) {
+                                                      uint64_t* bar, uint16_t cta_mask,
+                                                      uint64_t policy) {
   asm volatile(
       "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::"
-      "cluster [%0], [%1, {%2, %3}], [%4], %5;" ::"r"(smem_addr(dst)),
-      "l"(tmap), "r"(c0), "r"(c1), "r"(smem_addr(bar)), "h"(cta_mask)
+      "cluster.L2::cache_hint [%0], [%1, {%2, %3}], [%4], %5, %6;" ::"r"(smem_addr(dst)),
+      "l"(tmap), "r"(c0), "r"(c1), "r"(smem_addr(bar)), "h"(cta_mask), "l"(policy)
       : "memory");
 }
 

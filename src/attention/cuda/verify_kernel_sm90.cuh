@@ -434,6 +434,7 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
     // seq_len arrive too and are zeroed before use.
     const int32_t* bt = p.block_table + static_cast<int64_t>(b) * p.bt_stride;
     const uint16_t mcast_mask = static_cast<uint16_t>((1u << n_cta) - 1u);
+    const uint64_t kv_policy = ptx::l2_policy_evict_first();
     uint64_t* copy_bar = KT::kFp8 ? raw_bar : full_bar;
     static_assert((KT::BLOCK_N / KT::PAGE_SIZE) * KT::COL_BLOCKS <= 64,
                   "two copies per producer lane");
@@ -469,9 +470,9 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
         uint64_t* bar = &copy_bar[s * KT::COL_BLOCKS + blk];
         const int row = page_of[k] * KT::PAGE_SIZE;
         if (n_cta == 1) {
-          ptx::tma_load_2d(dst, p.kv_tmap, blk * 64, row, bar);
+          ptx::tma_load_2d(dst, p.kv_tmap, blk * 64, row, bar, kv_policy);
         } else {
-          ptx::tma_load_2d_multicast(dst, p.kv_tmap, blk * 64, row, bar, mcast_mask);
+          ptx::tma_load_2d_multicast(dst, p.kv_tmap, blk * 64, row, bar, mcast_mask, kv_policy);
         }
       }
     };
