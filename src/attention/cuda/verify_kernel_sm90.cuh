@@ -6,16 +6,20 @@
 //            block cluster and every KV tile is fetched from HBM once: each CTA issues the TMA
 //            boxes of its share and multicasts them to the whole cluster.
 //   rowwise: each query token's H rows tiled by 64, one CTA per tile, no cluster.
-// Warpgroup 2 is the producer (one warp issues the TMA copies into a 2-stage ring guarded by
+// Warpgroup 2 is the producer (copy warps issue the TMA copies into a 2-stage ring guarded by
 // full/empty mbarriers; for fp8 the whole warpgroup also dequantises; setmaxnreg hands its
 // registers to the consumers). Warpgroups 0 and 1 consume, WG k owning O[:, 256k..256k+255] (wgmma
 // m64n256k16 for P V, V MN-major), as a ping-pong over tile pairs: KV tiles go in pairs (t0, t1)
 // = stages (0, 1). WG0 computes S = Q K^T for all 64 keys of t0 (wgmma m64n64k16), its softmax
 // and P, while WG1 does the same for t1; the running max passes WG0 -> WG1 -> WG0 through shared
-// memory (mbarrier handoffs), and each WG accumulates P0 V0 and P1 V1 into its column half. P of
-// a tile is written over the tile's rope block (columns 512..575: read by Q K^T only, dead once S
-// is computed), so the pair needs no extra shared memory. Stages have one full barrier per
-// column block: Q K^T starts on the first block while the rest of the tile is still landing.
+// memory (mbarrier handoffs), and each WG accumulates P0 V0 and P1 V1 into its column half. Stages
+// have one full barrier per column block: Q K^T starts on the first block while the rest of the
+// tile is still landing. bf16 frees each stage in two halves (V-left, V-right + rope), each as soon
+// as its last reader is done, in FlashMLA's "seesaw" order: WG1 does its own P1 V1R first and WG0
+// hands it P0 rescaled to WG1's max, so stage 1's V-right half is free mid-pair and the next t1's
+// Q K^T starts there (NOTES.md v19). fp8 frees whole stages in the older order (v18). P0 goes over
+// t0's rope block (columns 512..575: read by Q K^T only, dead once S is computed); bf16's P1 has
+// its own block (fp8's goes over t1's rope block).
 //
 // Shared-memory tiles use the 128B-swizzle layout wgmma and TMA agree on: a [64 rows x 576] bf16
 // tile is 9 column blocks of [64 rows x 128 B], 16-byte chunk c of row r stored at chunk c ^ (r%8).
@@ -31,7 +35,8 @@
 // Barrier scopes: waits acquire at CTA scope (consumers read only shared memory, which the copies'
 // complete_tx makes visible); bf16 slots are released with relaxed arrivals (their reads were
 // wgmma operand reads that wgmma.wait_group already completed), fp8 slots with release arrivals
-// (release_stage). docs/perf/NOTES.md v5-v9, v12.
+// (release_stage). Every shared-memory pointer derives from smem_raw by an offset, so the compiler
+// keeps 32-bit shared addresses (NOTES.md v19). docs/perf/NOTES.md v5-v9, v12, v19.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -80,26 +85,38 @@ struct Sm90Traits {
   static constexpr int STAGE_BYTES = TILE_BYTES;
   // P of a tile goes over the stage's rope block (columns 512..575, dead once S is computed).
   static constexpr int ROPE_OFF = (COL_BLOCKS - 1) * BLOCK_BYTES;
-  // The ping-pong handoff slots, float4 {running max, rescale factor, row sum of P, -} [2][64]
-  // from the start of the area, then the final denominator [64] (RED_LF floats in).
-  static constexpr int RED_LF = 2 * BLOCK_M * 4;
-  static constexpr int RED_BYTES = 2 * BLOCK_M * 16 + BLOCK_M * 4;
+  // The ping-pong handoff slots, float [5][64]: t0's running max and rescale factor, t1's running
+  // max, rescale factor and row sum of P; then the final denominator [64] (RED_LF floats in).
+  static constexpr int RED_LF = 5 * BLOCK_M;
+  static constexpr int RED_BYTES = 6 * BLOCK_M * 4;
+  // P of the pair's second tile (WG1's, read by WG0's P V): its own [64 x 128 B] block, so that
+  // stage 1's V-right + rope half is free as soon as WG1's P V of it is done.
+  static constexpr int P1_BYTES = BLOCK_BYTES;
   // Full barriers: one per column block and stage (Q K^T starts on the first block while the
   // rest of the tile is still landing). fp8 adds as many copy barriers (raw block landed).
   static constexpr int FULL_BARS = COL_BLOCKS;
   static constexpr int RAW_BARS = kFp8 ? STAGES * COL_BLOCKS : 0;
+  // Empty barriers. bf16: two per stage, the halves its consumers free at different times: V-left
+  // (blocks 0..V_HALF-1, read by Q K^T and WG0's P V) and V-right + rope (blocks V_HALF..8, read
+  // by Q K^T and WG1's P V), each copied as soon as it is free. fp8: one (the raw codes land over
+  // blocks 4-8 and their in-place expansion writes all 9, so a tile needs the whole stage).
+  static constexpr int V_HALF = 4;
+  static constexpr int EMPTY_BARS = kFp8 ? 1 : 2;
 
   static constexpr int OFF_Q = 0;
   static constexpr int OFF_STAGE = OFF_Q + Q_BYTES;
-  static constexpr int OFF_RED = OFF_STAGE + STAGES * STAGE_BYTES;
+  static constexpr int OFF_P1 = OFF_STAGE + STAGES * STAGE_BYTES;
+  static constexpr int OFF_RED = OFF_P1 + P1_BYTES;
   static constexpr int OFF_BAR = OFF_RED + RED_BYTES;
   // +1024: the dynamic shared-memory base is aligned up to 1024 B at run time (swizzle atoms).
-  // Barriers: full [STAGES][FULL_BARS], empty [STAGES], handoffs [3], fp8 raw [STAGES][9].
-  static constexpr int NUM_BARS = STAGES * FULL_BARS + STAGES + 3 + RAW_BARS;
+  // Barriers: full [STAGES][FULL_BARS], empty [STAGES][EMPTY_BARS], handoffs [4], fp8 raw
+  // [STAGES][9].
+  static constexpr int NUM_BARS = STAGES * FULL_BARS + STAGES * EMPTY_BARS + 4 + RAW_BARS;
   static constexpr int SMEM_BYTES = OFF_BAR + NUM_BARS * 8 + 1024;
 
   static_assert(SMEM_BYTES <= 227 * 1024, "verify kernel exceeds Hopper's 227 KB per block");
-  static_assert(OFF_STAGE % 1024 == 0 && STAGE_BYTES % 1024 == 0 && RAW_OFF % 128 == 0,
+  static_assert(OFF_STAGE % 1024 == 0 && STAGE_BYTES % 1024 == 0 && OFF_P1 % 1024 == 0 &&
+                    RAW_OFF % 128 == 0,
                 "128B-swizzled tiles must start on 1024-byte boundaries, TMA boxes on 128");
   static_assert(PAGE_SIZE > 0 && (PAGE_SIZE & (PAGE_SIZE - 1)) == 0 &&
                     ((CommonTraits::kPageSizeMask >> __builtin_ctz(PAGE_SIZE)) & 1) == 1,
@@ -163,15 +180,18 @@ __device__ __forceinline__ void release_stage(uint64_t* empty_bar, uint32_t n_ct
   }
 }
 
-// S[64 rows x 64 keys] = Q K^T over the 9 column blocks of a bf16 stage, each block's wgmmas
-// issued as soon as its TMA boxes have landed (full[blk], phase). Committed as one group.
-template <typename KT>
+// S[64 rows x 64 keys] = Q K^T over the 9 column blocks of a bf16 stage in the order FIRST, FIRST
+// + 1, ... (mod 9): steps I0..I1-1 of that order here, each block's wgmmas issued as soon as its
+// copy has landed (full[blk], phase), committed as one group (S is complete after the step-8
+// group). A warpgroup walks its tile in the order the stage's halves were freed.
+template <typename KT, int FIRST, int I0, int I1>
 __device__ __forceinline__ void issue_qk64(float (&sf)[32], uint32_t sQ_addr, uint32_t sK_addr,
                                            uint64_t* full, uint32_t phase) {
   const uint64_t desc_q = ptx::gmma_desc_sw128(sQ_addr, 16, 1024);
   const uint64_t desc_k = ptx::gmma_desc_sw128(sK_addr, 16, 1024);
 #pragma unroll
-  for (int blk = 0; blk < KT::COL_BLOCKS; ++blk) {
+  for (int i = I0; i < I1; ++i) {
+    const int blk = (FIRST + i) % KT::COL_BLOCKS;
     ptx::mbar_wait(&full[blk], phase);
     // After the wait loop (control flow) the accumulators must be fenced again; ptxas would
     // otherwise insert the same fence itself (C7519).
@@ -180,7 +200,7 @@ __device__ __forceinline__ void issue_qk64(float (&sf)[32], uint32_t sQ_addr, ui
     for (int kk = 0; kk < 4; ++kk) {
       // 32-byte step inside the 128-byte swizzled row (descriptor units of 16 B).
       const uint64_t off = static_cast<uint64_t>((blk * KT::BLOCK_BYTES + kk * 32) >> 4);
-      ptx::wgmma_m64n64k16_ss(sf, desc_q + off, desc_k + off, (blk | kk) != 0 ? 1 : 0);
+      ptx::wgmma_m64n64k16_ss(sf, desc_q + off, desc_k + off, (i | kk) != 0 ? 1 : 0);
     }
   }
   ptx::wgmma_commit();
@@ -243,16 +263,26 @@ __device__ __forceinline__ void softmax_tile64(float (&sf)[32], int key0, int t,
   }
 }
 
-// P (bf16, 64 rows x 64 keys) -> a swizzled [64 x 128 B] block, then the fence that lets wgmma
-// read it.
-__device__ __forceinline__ void store_p(uint8_t* sP, const float (&sf)[32], const int (&r_loc)[2],
-                                        int t) {
+// P (f32, S's accumulator layout) times `scale` per row -> bf16 pairs: pb[i] holds keys 8(i >> 1)
+// + 2t, +1 of row g + 8(i & 1). scale 1 leaves P as is (x * 1 == x).
+__device__ __forceinline__ void pack_p(uint32_t (&pb)[16], const float (&sf)[32],
+                                       const float (&scale)[2]) {
+#pragma unroll
+  for (int i = 0; i < 16; ++i) {
+    const float s = scale[i & 1];  // sf[2i], sf[2i + 1]: keys 8(i >> 1) + 2t.., row g + 8(i & 1)
+    pb[i] = ptx::pack_bf16x2(sf[2 * i] * s, sf[2 * i + 1] * s);
+  }
+}
+
+// Packed P -> a swizzled [64 x 128 B] block, then the fence that lets wgmma read it.
+__device__ __forceinline__ void store_p(uint8_t* sP, const uint32_t (&pb)[16],
+                                        const int (&r_loc)[2], int t) {
 #pragma unroll
   for (int j = 0; j < 8; ++j) {
 #pragma unroll
     for (int k = 0; k < 2; ++k) {
-      *reinterpret_cast<uint32_t*>(sP + sw128(r_loc[k], j) + t * 4) =
-          ptx::pack_bf16x2(sf[4 * j + 2 * k], sf[4 * j + 2 * k + 1]);
+      // pb[2j + k]: row r_loc[k], keys 8j + 2t, 8j + 2t + 1 = 16-byte chunk j, bytes 4t..4t+3.
+      *reinterpret_cast<uint32_t*>(sP + sw128(r_loc[k], j) + t * 4) = pb[2 * j + k];
     }
   }
   ptx::fence_proxy_async_smem();
@@ -347,18 +377,22 @@ template <typename KT>
 __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
     verify_kernel_sm90(const __grid_constant__ VerifyParams p) {
   extern __shared__ uint8_t smem_raw[];
-  uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) &
-                                             ~static_cast<uintptr_t>(1023));
+  // Aligned by an offset from smem_raw (not by casting through an integer), so the compiler
+  // still knows every derived pointer is shared memory: 32-bit addresses and LDS/STS instead of
+  // 64-bit generic pointers, which cost registers in the consumer loop.
+  uint8_t* smem = smem_raw + ((1024u - (ptx::smem_addr(smem_raw) & 1023u)) & 1023u);
   uint8_t* sQ = smem + KT::OFF_Q;
   uint8_t* sStage = smem + KT::OFF_STAGE;
   float* sRed = reinterpret_cast<float*>(smem + KT::OFF_RED);
   uint64_t* full_bar = reinterpret_cast<uint64_t*>(smem + KT::OFF_BAR);  // [STAGES][FULL_BARS]
+  // [STAGES][EMPTY_BARS]: V-left half, V-right + rope half (Sm90Traits::V_HALF).
   uint64_t* empty_bar = full_bar + KT::STAGES * KT::FULL_BARS;
-  // bf16 ping-pong handoffs: [0] WG0 -> WG1 per pair, [1] WG1 -> WG0 per pair, [2] WG0 -> WG1
-  // once, the final denominator (its own barrier: after a last pair without t1, WG0 has nothing
-  // to wait for, so a second arrive on [0] could complete a phase WG1 has not waited for yet).
-  uint64_t* hand_bar = empty_bar + KT::STAGES;
-  uint64_t* raw_bar = hand_bar + 3;  // fp8: [STAGES][COL_BLOCKS], raw block landed
+  // Ping-pong handoffs, per pair: [0] WG0 -> WG1 (t0's max), [1] WG1 -> WG0 (t1's max, P1
+  // stored), [2] WG0 -> WG1 (P0 stored); [3] WG0 -> WG1 once, the final denominator (its own
+  // barrier: after a last pair without t1, WG0 has nothing to wait for, so a second arrive on [0]
+  // could complete a phase WG1 has not waited for yet).
+  uint64_t* hand_bar = empty_bar + KT::STAGES * KT::EMPTY_BARS;
+  uint64_t* raw_bar = hand_bar + 4;  // fp8: [STAGES][COL_BLOCKS], raw block landed
 
   // Broadcast from lane 0 so the compiler knows it is warp-uniform: wgmma issued under a branch
   // on it would otherwise be serialised (ptxas C7518/C7520).
@@ -415,11 +449,14 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
         ptx::mbar_init(&full_bar[s * KT::FULL_BARS + blk], KT::kFp8 ? KT::NUM_DEQUANT_THREADS : 1);
         if constexpr (KT::kFp8) ptx::mbar_init(&raw_bar[s * KT::COL_BLOCKS + blk], 1);
       }
-      // One arrival per consumer warp of every CTA in the cluster (release_stage).
-      ptx::mbar_init(&empty_bar[s], n_cta * KT::NUM_CONSUMER_WARPS);
+      // One arrival per releasing warp in every CTA of the cluster (release_stage): bf16's halves
+      // are each released by one warpgroup, fp8's stage by both.
+      for (int h = 0; h < KT::EMPTY_BARS; ++h)
+        ptx::mbar_init(&empty_bar[s * KT::EMPTY_BARS + h],
+                       n_cta * KT::NUM_CONSUMER_WARPS / (KT::kFp8 ? 1 : 2));
     }
     // Every thread of the handing-over warpgroup arrives (each releases its own writes).
-    for (int h = 0; h < 3; ++h) ptx::mbar_init(&hand_bar[h], 128);
+    for (int h = 0; h < 4; ++h) ptx::mbar_init(&hand_bar[h], 128);
     ptx::fence_mbar_init();
   }
   // Peers multicast into this CTA's stages and arrive on its barriers: they must see the inits.
@@ -438,24 +475,17 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
     uint64_t* copy_bar = KT::kFp8 ? raw_bar : full_bar;
     static_assert((KT::BLOCK_N / KT::PAGE_SIZE) * KT::COL_BLOCKS <= 64,
                   "two copies per producer lane");
-    auto issue_copies = [&](int it) {
+    // Copies of tile it's column blocks [blk0, blk1) once `empty` (phase) says every releasing
+    // warp of every CTA in the cluster is done with them.
+    auto issue_copies = [&](int it, int blk0, int blk1, const int32_t(&page_of)[2], uint64_t* empty,
+                            uint32_t phase) {
       const int s = it % KT::STAGES;
-      const uint32_t phase = (it / KT::STAGES) & 1;
       const int key0 = kv_begin + it * KT::BLOCK_N;
       const int valid = min(KT::BLOCK_N, seq_len - key0);
       const int pages = (valid + KT::PAGE_SIZE - 1) / KT::PAGE_SIZE;
       uint8_t* stage = sStage + s * KT::STAGE_BYTES + KT::RAW_OFF;
-      // This lane's page ids for the tile (copy q = lane + 32k is page q / 9 of the tile), read
-      // before the slot wait so the block-table load is off the copy's critical path.
-      int32_t page_of[2] = {0, 0};
-      for (int k = 0; k < 2; ++k) {
-        const int q = lane + 32 * k;
-        if (q < pages * KT::COL_BLOCKS)
-          page_of[k] = __ldg(&bt[key0 / KT::PAGE_SIZE + q / KT::COL_BLOCKS]);
-      }
-      // Every consumer warp of every CTA in the cluster must have released this slot.
-      ptx::mbar_wait(&empty_bar[s], phase ^ 1);
-      if (lane < KT::COL_BLOCKS) {
+      ptx::mbar_wait(empty, phase ^ 1);
+      if (lane >= blk0 && lane < blk1) {
         // Every CTA of the cluster receives every box of the block (multicast).
         ptx::mbar_arrive_expect_tx(&copy_bar[s * KT::COL_BLOCKS + lane],
                                    pages * KT::PAGE_SIZE * KT::BOX_ROW_BYTES);
@@ -464,8 +494,10 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
 #pragma unroll
       for (int k = 0; k < 2; ++k) {
         const int q = lane + 32 * k;
-        if (q >= pages * KT::COL_BLOCKS || static_cast<uint32_t>(q) % n_cta != cta_rank) continue;
         const int j = q / KT::COL_BLOCKS, blk = q % KT::COL_BLOCKS;
+        if (q >= pages * KT::COL_BLOCKS || blk < blk0 || blk >= blk1 ||
+            static_cast<uint32_t>(q) % n_cta != cta_rank)
+          continue;
         uint8_t* dst = stage + blk * KT::COPY_BLOCK_BYTES + j * KT::PAGE_SIZE * KT::BOX_ROW_BYTES;
         uint64_t* bar = &copy_bar[s * KT::COL_BLOCKS + blk];
         const int row = page_of[k] * KT::PAGE_SIZE;
@@ -476,10 +508,44 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
         }
       }
     };
-    const bool copier = warp == KT::PRODUCER_WARP;
+    // This lane's page ids for tile it (copy q = lane + 32k is page q / 9 of the tile), read
+    // before the slot waits so the block-table load is off the copy's critical path.
+    auto load_pages = [&](int it, int32_t(&page_of)[2]) {
+      const int key0 = kv_begin + it * KT::BLOCK_N;
+      const int pages = (min(KT::BLOCK_N, seq_len - key0) + KT::PAGE_SIZE - 1) / KT::PAGE_SIZE;
+      for (int k = 0; k < 2; ++k) {
+        const int q = lane + 32 * k;
+        page_of[k] =
+            q < pages * KT::COL_BLOCKS ? __ldg(&bt[key0 / KT::PAGE_SIZE + q / KT::COL_BLOCKS]) : 0;
+      }
+    };
+    // All of tile it at once (fp8: one empty barrier per stage).
+    auto issue_tile = [&](int it) {
+      const int s = it % KT::STAGES;
+      int32_t page_of[2];
+      load_pages(it, page_of);
+      issue_copies(it, 0, KT::COL_BLOCKS, page_of, &empty_bar[s * KT::EMPTY_BARS],
+                   (it / KT::STAGES) & 1);
+    };
     if constexpr (!KT::kFp8) {
-      if (copier) {
-        for (int it = 0; it < n_tiles; ++it) issue_copies(it);
+      // One copying warp per stage, each half copied as soon as it is free, in the order the
+      // consumers free and read them: stage 0 (WG0's tiles) V-left first, stage 1 (WG1's) V-right
+      // + rope first.
+      const int s = warp - KT::PRODUCER_WARP;
+      if (s < KT::STAGES) {
+        for (int it = s; it < n_tiles; it += KT::STAGES) {
+          const uint32_t phase = (it / KT::STAGES) & 1;
+          int32_t page_of[2];
+          load_pages(it, page_of);
+          uint64_t* empty = &empty_bar[s * KT::EMPTY_BARS];
+          if (s == 0) {
+            issue_copies(it, 0, KT::V_HALF, page_of, &empty[0], phase);
+            issue_copies(it, KT::V_HALF, KT::COL_BLOCKS, page_of, &empty[1], phase);
+          } else {
+            issue_copies(it, KT::V_HALF, KT::COL_BLOCKS, page_of, &empty[1], phase);
+            issue_copies(it, 0, KT::V_HALF, page_of, &empty[0], phase);
+          }
+        }
       }
     } else {
       // fp8: the whole warpgroup dequantises each raw block as it lands, and the copying warp
@@ -488,8 +554,9 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
       // tile it is dequantised when it - 1 opens a pair, and at the end of the pair (tile it
       // usually long done) when it closes one: waiting for the slot before dequantising tile it
       // could deadlock, and waiting after it costs little.
+      const bool copier = warp == KT::PRODUCER_WARP;
       if (copier) {
-        for (int it = 0; it < min(n_tiles, KT::STAGES); ++it) issue_copies(it);
+        for (int it = 0; it < min(n_tiles, KT::STAGES); ++it) issue_tile(it);
       }
       const int dtid = threadIdx.x - KT::PRODUCER_WARP * 32;
       const uint32_t st_addr = ptx::smem_addr(sStage);
@@ -510,7 +577,7 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
 #pragma unroll
           for (int j = 0; j < NB; ++j) ptx::mbar_arrive(&full_bar[s * KT::FULL_BARS + blk + j]);
         }
-        if (copier && it + 1 >= KT::STAGES && it + 1 < n_tiles) issue_copies(it + 1);
+        if (copier && it + 1 >= KT::STAGES && it + 1 < n_tiles) issue_tile(it + 1);
       }
     }
   } else {
@@ -575,113 +642,234 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
 
     {
       // ------------------------------------------------ ping-pong over tile pairs
-      // Handoffs (mbarriers, all 128 threads of the handing WG arrive; phase j for pair j):
-      // hand[0] = WG0's tile t0 done (P0 in stage 0's rope block; the running max, rescale
-      // factor and row sums of P in sRed slot 0), hand[1] = WG1's tile t1 done (slot 1). Each WG
-      // reads the other's slot before its own next arrive, so one slot per tile of the pair
-      // suffices. WG0 keeps the denominator (l = l * scale + sum, tile after tile, with WG1's
-      // sums handed over) and hands the total to WG1 after the last pair (hand[2]).
-      float4* sHand = reinterpret_cast<float4*>(sRed);  // [2][64] {m, scale, sum, unused}
+      // Per pair (t0 in stage 0, t1 in stage 1), after FlashMLA's "seesaw" order (NOTES.md v19):
+      //   WG0: S0 = Q K0^T (blocks 0..8), softmax -> m0, scale0; hand[0]; O_L = O_L * scale0 +
+      //        P0 V0L (P0 from registers); free stage 0's V-left; wait hand[1] (m1, scale1, sum1,
+      //        P1 stored); P0 * scale1 -> stage 0's rope block; hand[2]; O_L = O_L * scale1 +
+      //        P1 V1L (P1 from its own block, OFF_P1), left in flight: the next pair frees stage
+      //        1's V-left once it has retired, between the halves of its S0.
+      //   WG1: S1 = Q K1^T (blocks 4..8, 0..3: the V-right + rope half is freed first); wait
+      //        hand[0]; softmax from m0 -> m1, scale1; P1 -> OFF_P1; hand[1]; O_R = O_R *
+      //        scale0 * scale1 + P1 V1R (P1 from registers); wait hand[2]; O_R += (P0 scale1)
+      //        V0R; free stage 1's then stage 0's V-right + rope half.
+      // Handoff slots in sRed: {m0, scale0} and {m1, scale1, sum1} per row; each
+      // WG reads the other's slot before its own next arrive, so one slot per tile suffices. WG0
+      // keeps the denominator (l = (l * scale0 + sum0) * scale1 + sum1) and hands the total to
+      // WG1 after the last pair (hand[3]). Without t1, scale1 = 1 and P0 is stored as is.
+      // [5][64]: m0, scale0 (WG0 -> WG1); m1, scale1, sum1 (WG1 -> WG0).
+      float* sM0 = sRed;
+      float* sSc0 = sRed + 64;
+      float* sM1 = sRed + 128;
+      float* sSc1 = sRed + 192;
+      float* sSum1 = sRed + 256;
       uint8_t* stage0 = sStage;
       uint8_t* stage1 = sStage + KT::STAGE_BYTES;
       const uint32_t st0 = ptx::smem_addr(stage0), st1 = ptx::smem_addr(stage1);
       uint64_t* full0 = &full_bar[0];
       uint64_t* full1 = &full_bar[KT::FULL_BARS];
+      // empty_bar halves: [stage * 2 + 0] V-left, [stage * 2 + 1] V-right + rope.
+      uint64_t* empty0_l = &empty_bar[0];
+      uint64_t* empty0_r = &empty_bar[1];
+      uint64_t* empty1_l = &empty_bar[KT::EMPTY_BARS];
+      uint64_t* empty1_r = &empty_bar[KT::EMPTY_BARS + 1];
+      constexpr int VH = KT::V_HALF;
+      const float one[2] = {1.f, 1.f};
       const int wg_tid = tid & 127;
       for (int t0 = 0; t0 < n_tiles; t0 += 2) {
         const bool has1 = t0 + 1 < n_tiles;
         const uint32_t ph = (t0 >> 1) & 1;  // stage phase = handoff phase = pair parity
         const int key0 = kv_begin + t0 * KT::BLOCK_N;
         float sf[32], sc[2], sum[2];
-        if (kh == 0) {
-          if (t0 > 0) {
-            ptx::wgmma_wait<0>();  // this WG's P1 V1 of the previous pair
-            sm90::release_stage<KT::kFp8>(&empty_bar[1], n_cta, lane);
+        uint32_t pb[16];
+        if constexpr (KT::kFp8) {
+          // fp8 keeps v18's order: the producer needs a whole stage per tile, so the early half
+          // releases buy nothing and the P0 * scale1 handoff only delays stage 0 (NOTES.md v19).
+          // WG0: S0, softmax, P0 over t0's rope block, hand[0], P0 V0L; wait hand[1]; P1 V1L.
+          // WG1: S1; wait hand[0]; softmax, P1 over t1's rope block, hand[1]; P0 V0R; P1 V1R.
+          uint64_t* empty0 = &empty_bar[0];
+          uint64_t* empty1 = &empty_bar[KT::EMPTY_BARS];
+          if (kh == 0) {
+            if (t0 > 0) {
+              ptx::wgmma_wait<0>();  // this WG's P1 V1L of the previous pair
+              sm90::release_stage<true>(empty1, n_cta, lane);
+            }
+            sm90::issue_qk64<KT, 0, 0, KT::COL_BLOCKS>(sf, sQ_addr, st0, full0, ph);
+            ptx::wgmma_wait<0>();
+            sm90::softmax_tile64(sf, key0, t, vis, p.score_scale_log2, m_run, sc, sum);
+            sm90::pack_p(pb, sf, one);
+            sm90::store_p(stage0 + KT::ROPE_OFF, pb, r_loc, t);
+            if (t == 0) {
+              for (int k = 0; k < 2; ++k) {
+                sM0[r_loc[k]] = m_run[k];
+                sSc0[r_loc[k]] = sc[k];
+              }
+            }
+            ptx::mbar_arrive(&hand_bar[0]);
+            sm90::rescale_acc(acc, sc);
+            for (int k = 0; k < 2; ++k) l_run[k] = l_run[k] * sc[k] + sum[k];
+            sm90::issue_pv<KT>(acc, st0 + KT::ROPE_OFF, st0);
+            if (has1) {
+              ptx::mbar_wait(&hand_bar[1], ph);
+              for (int k = 0; k < 2; ++k) {
+                m_run[k] = sM1[r_loc[k]];
+                sc[k] = sSc1[r_loc[k]];
+                sum[k] = sSum1[r_loc[k]];
+              }
+            }
+            ptx::wgmma_wait<0>();
+            sm90::release_stage<true>(empty0, n_cta, lane);
+            if (has1) {
+              sm90::rescale_acc(acc, sc);
+              for (int k = 0; k < 2; ++k) l_run[k] = l_run[k] * sc[k] + sum[k];
+              for (int blk = 0; blk < VH; ++blk) ptx::mbar_wait(&full1[blk], ph);
+              sm90::issue_pv<KT>(acc, st1 + KT::ROPE_OFF, st1);
+            }
+          } else {
+            if (has1) sm90::issue_qk64<KT, 0, 0, KT::COL_BLOCKS>(sf, sQ_addr, st1, full1, ph);
+            ptx::mbar_wait(&hand_bar[0], ph);
+            float sc0[2];
+            for (int k = 0; k < 2; ++k) {
+              m_run[k] = sM0[r_loc[k]];
+              sc0[k] = sSc0[r_loc[k]];
+            }
+            ptx::wgmma_wait<0>();  // S of t1
+            if (has1) {
+              sm90::softmax_tile64(sf, key0 + KT::BLOCK_N, t, vis, p.score_scale_log2, m_run, sc,
+                                   sum);
+              sm90::pack_p(pb, sf, one);
+              sm90::store_p(stage1 + KT::ROPE_OFF, pb, r_loc, t);
+              if (t == 0) {
+                for (int k = 0; k < 2; ++k) {
+                  sM1[r_loc[k]] = m_run[k];
+                  sSc1[r_loc[k]] = sc[k];
+                  sSum1[r_loc[k]] = sum[k];
+                }
+              }
+              ptx::mbar_arrive(&hand_bar[1]);
+            }
+            sm90::rescale_acc(acc, sc0);
+            for (int blk = VH; blk < 2 * VH; ++blk) ptx::mbar_wait(&full0[blk], ph);
+            sm90::issue_pv<KT>(acc, st0 + KT::ROPE_OFF, st0 + VH * KT::BLOCK_BYTES);
+            ptx::wgmma_wait<0>();
+            sm90::release_stage<true>(empty0, n_cta, lane);
+            if (has1) {
+              sm90::rescale_acc(acc, sc);
+              sm90::issue_pv<KT>(acc, st1 + KT::ROPE_OFF, st1 + VH * KT::BLOCK_BYTES);
+              ptx::wgmma_wait<0>();  // stage 1 must be free before the next pair's t1 lands
+              sm90::release_stage<true>(empty1, n_cta, lane);
+            }
           }
+        } else if (kh == 0) {
           const int valid = min(KT::BLOCK_N, seq_len - key0);
           if (!KT::kFp8 && valid < KT::BLOCK_N)
             sm90::zero_tail_rows<KT>(stage0, full0, ph, valid, wg_tid, 4);
-          sm90::issue_qk64<KT>(sf, sQ_addr, st0, full0, ph);
+          sm90::issue_qk64<KT, 0, 0, VH>(sf, sQ_addr, st0, full0, ph);
+          if (t0 > 0) {
+            ptx::wgmma_wait<1>();  // this WG's P1 V1L of the previous pair
+            sm90::release_stage<KT::kFp8>(empty1_l, n_cta, lane);
+          }
+          sm90::issue_qk64<KT, 0, VH, KT::COL_BLOCKS>(sf, sQ_addr, st0, full0, ph);
           ptx::wgmma_wait<0>();
           sm90::softmax_tile64(sf, key0, t, vis, p.score_scale_log2, m_run, sc, sum);
-          sm90::store_p(stage0 + KT::ROPE_OFF, sf, r_loc, t);
           if (t == 0) {
-            for (int k = 0; k < 2; ++k) sHand[r_loc[k]] = make_float4(m_run[k], sc[k], sum[k], 0.f);
+            for (int k = 0; k < 2; ++k) {
+              sM0[r_loc[k]] = m_run[k];
+              sSc0[r_loc[k]] = sc[k];
+            }
           }
           ptx::mbar_arrive(&hand_bar[0]);
           sm90::rescale_acc(acc, sc);
           for (int k = 0; k < 2; ++k) l_run[k] = l_run[k] * sc[k] + sum[k];
+          sm90::pack_p(pb, sf, one);
+          sm90::store_p(stage0 + KT::ROPE_OFF, pb, r_loc, t);  // over t0's rope block (S0 read it)
           sm90::issue_pv<KT>(acc, st0 + KT::ROPE_OFF, st0);
+          ptx::wgmma_wait<0>();
+          sm90::release_stage<KT::kFp8>(empty0_l, n_cta, lane);  // read by S0 and P0 V0L only
+          float sc1[2] = {1.f, 1.f};
           if (has1) {
             ptx::mbar_wait(&hand_bar[1], ph);
             for (int k = 0; k < 2; ++k) {
-              const float4 h = sHand[64 + r_loc[k]];
-              m_run[k] = h.x;
-              sc[k] = h.y;
-              sum[k] = h.z;
+              m_run[k] = sM1[r_loc[k]];
+              sc1[k] = sSc1[r_loc[k]];
+              sum[k] = sSum1[r_loc[k]];
             }
-            ptx::wgmma_wait<0>();
-            sm90::release_stage<KT::kFp8>(&empty_bar[0], n_cta, lane);
-            sm90::rescale_acc(acc, sc);
-            for (int k = 0; k < 2; ++k) l_run[k] = l_run[k] * sc[k] + sum[k];
+          }
+          if (has1) {
+            // P0 on WG1's max for its V-right half, in place (P0 V0L has retired).
+            sm90::pack_p(pb, sf, sc1);
+            sm90::store_p(stage0 + KT::ROPE_OFF, pb, r_loc, t);
+          }
+          ptx::mbar_arrive(&hand_bar[2]);
+          if (has1) {
+            sm90::rescale_acc(acc, sc1);
+            for (int k = 0; k < 2; ++k) l_run[k] = l_run[k] * sc1[k] + sum[k];
             // V columns 0..255 of t1 (WG1 saw them land; this thread's own wait orders its reads).
-            for (int blk = 0; blk < 4; ++blk) ptx::mbar_wait(&full1[blk], ph);
-            sm90::issue_pv<KT>(acc, st1 + KT::ROPE_OFF, st1);
-          } else {
-            ptx::wgmma_wait<0>();
-            sm90::release_stage<KT::kFp8>(&empty_bar[0], n_cta, lane);
+            for (int blk = 0; blk < VH; ++blk) ptx::mbar_wait(&full1[blk], ph);
+            sm90::issue_pv<KT>(acc, ptx::smem_addr(smem + KT::OFF_P1), st1);
           }
         } else {
           if (has1) {
             const int valid = min(KT::BLOCK_N, seq_len - key0 - KT::BLOCK_N);
             if (!KT::kFp8 && valid < KT::BLOCK_N)
               sm90::zero_tail_rows<KT>(stage1, full1, ph, valid, wg_tid, 5);
-            sm90::issue_qk64<KT>(sf, sQ_addr, st1, full1, ph);
+            sm90::issue_qk64<KT, VH, 0, KT::COL_BLOCKS>(sf, sQ_addr, st1, full1, ph);
           }
           ptx::mbar_wait(&hand_bar[0], ph);
-          for (int k = 0; k < 2; ++k) m_run[k] = sHand[r_loc[k]].x;
-          ptx::wgmma_wait<0>();  // S of t1
+          float sc0[2];
+          for (int k = 0; k < 2; ++k) {
+            m_run[k] = sM0[r_loc[k]];
+            sc0[k] = sSc0[r_loc[k]];
+          }
           if (has1) {
-            // Softmax of t1 runs while WG0's P0 V0 occupies the tensor cores. (It must not run
+            ptx::wgmma_wait<0>();  // S of t1
+            // Softmax of t1 runs while WG0's P0 V0L occupies the tensor cores. (It must not run
             // under this WG's own P V: ptxas serialises every wgmma when registers that a wgmma
             // accumulated into are rewritten while another wgmma is in flight, C7515.)
             sm90::softmax_tile64(sf, key0 + KT::BLOCK_N, t, vis, p.score_scale_log2, m_run, sc,
                                  sum);
-            sm90::store_p(stage1 + KT::ROPE_OFF, sf, r_loc, t);
+            sm90::pack_p(pb, sf, one);
+            sm90::store_p(smem + KT::OFF_P1, pb, r_loc, t);
             if (t == 0) {
-              for (int k = 0; k < 2; ++k)
-                sHand[64 + r_loc[k]] = make_float4(m_run[k], sc[k], sum[k], 0.f);
+              for (int k = 0; k < 2; ++k) {
+                sM1[r_loc[k]] = m_run[k];
+                sSc1[r_loc[k]] = sc[k];
+                sSum1[r_loc[k]] = sum[k];
+              }
             }
-          }
-          // The rest of slot 0, read before this WG's arrive below (WG0 rewrites it after that).
-          float sc0[2];
-          for (int k = 0; k < 2; ++k) sc0[k] = sHand[r_loc[k]].y;
-          if (has1) ptx::mbar_arrive(&hand_bar[1]);
-          sm90::rescale_acc(acc, sc0);
-          for (int blk = 4; blk < 8; ++blk) ptx::mbar_wait(&full0[blk], ph);
-          sm90::issue_pv<KT>(acc, st0 + KT::ROPE_OFF, st0 + 4 * KT::BLOCK_BYTES);
-          ptx::wgmma_wait<0>();
-          sm90::release_stage<KT::kFp8>(&empty_bar[0], n_cta, lane);
-          if (has1) {
-            sm90::rescale_acc(acc, sc);
-            sm90::issue_pv<KT>(acc, st1 + KT::ROPE_OFF, st1 + 4 * KT::BLOCK_BYTES);
-            // Stage 1 must be free before the next pair's t1 can land in it.
+            ptx::mbar_arrive(&hand_bar[1]);
+            const float sc01[2] = {sc0[0] * sc[0], sc0[1] * sc[1]};
+            sm90::rescale_acc(acc, sc01);
+            sm90::issue_pv<KT>(acc, ptx::smem_addr(smem + KT::OFF_P1), st1 + VH * KT::BLOCK_BYTES);
+          } else {
+            // Nothing is in flight here; without the wait ptxas assumes WG0's P1 V1L may be (it
+            // does not know kh is fixed per thread) and injects one (C7517).
             ptx::wgmma_wait<0>();
-            sm90::release_stage<KT::kFp8>(&empty_bar[1], n_cta, lane);
+            sm90::rescale_acc(acc, sc0);
           }
+          ptx::mbar_wait(&hand_bar[2], ph);  // P0 (times scale1) in stage 0's rope block
+          for (int blk = VH; blk < 2 * VH; ++blk) ptx::mbar_wait(&full0[blk], ph);
+          sm90::issue_pv<KT>(acc, st0 + KT::ROPE_OFF, st0 + VH * KT::BLOCK_BYTES);
+          if (has1) {
+            ptx::wgmma_wait<1>();  // P1 V1R
+            sm90::release_stage<KT::kFp8>(empty1_r, n_cta, lane);
+          }
+          ptx::wgmma_wait<0>();
+          sm90::release_stage<KT::kFp8>(empty0_r, n_cta, lane);
         }
       }
-      ptx::wgmma_wait<0>();  // WG0's P1 V1 of the last pair
+      // WG0's P1 V1L of the last pair (unconditional: ptxas does not know kh is fixed per thread
+      // and would otherwise insert its own wait in a divergent path, serialising every wgmma).
+      ptx::wgmma_wait<0>();
       if (kh == 0 && n_tiles > 0 && n_tiles % 2 == 0)
-        sm90::release_stage<KT::kFp8>(&empty_bar[1], n_cta, lane);
+        sm90::release_stage<KT::kFp8>(empty1_l, n_cta, lane);
       float* sLf = sRed + KT::RED_LF;
       if (kh == 0) {
         if (t == 0) {
           for (int k = 0; k < 2; ++k) sLf[r_loc[k]] = l_run[k];
         }
-        ptx::mbar_arrive(&hand_bar[2]);
+        ptx::mbar_arrive(&hand_bar[3]);
       } else {
-        ptx::mbar_wait(&hand_bar[2], 0);
+        ptx::mbar_wait(&hand_bar[3], 0);
         for (int k = 0; k < 2; ++k) l_run[k] = sLf[r_loc[k]];
       }
     }
