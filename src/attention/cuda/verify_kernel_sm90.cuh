@@ -657,11 +657,50 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
       // keeps the denominator (l = (l * scale0 + sum0) * scale1 + sum1) and hands the total to
       // WG1 after the last pair (hand[3]). Without t1, scale1 = 1 and P0 is stored as is.
       // [5][64]: m0, scale0 (WG0 -> WG1); m1, scale1, sum1 (WG1 -> WG0).
+      const float one[2] = {1.f, 1.f};
       float* sM0 = sRed;
       float* sSc0 = sRed + 64;
       float* sM1 = sRed + 128;
       float* sSc1 = sRed + 192;
       float* sSum1 = sRed + 256;
+      // One thread per row (t == 0) writes a slot; every thread reads its rows'.
+      auto give_t0 = [&](const float(&sc)[2]) {
+        if (t == 0) {
+          for (int k = 0; k < 2; ++k) {
+            sM0[r_loc[k]] = m_run[k];
+            sSc0[r_loc[k]] = sc[k];
+          }
+        }
+        ptx::mbar_arrive(&hand_bar[0]);
+      };
+      auto take_t0 = [&](float(&sc0)[2]) {
+        for (int k = 0; k < 2; ++k) {
+          m_run[k] = sM0[r_loc[k]];
+          sc0[k] = sSc0[r_loc[k]];
+        }
+      };
+      auto take_t1 = [&](float(&sc1)[2], float(&sum1)[2]) {
+        for (int k = 0; k < 2; ++k) {
+          m_run[k] = sM1[r_loc[k]];
+          sc1[k] = sSc1[r_loc[k]];
+          sum1[k] = sSum1[r_loc[k]];
+        }
+      };
+      // WG1's tile t1 (S complete): softmax from t0's max, P1 -> sP1, slot 1, hand[1].
+      auto softmax_t1_hand_over = [&](float(&sf)[32], uint32_t(&pb)[16], int key1, uint8_t* sP1,
+                                      float(&sc)[2], float(&sum)[2]) {
+        sm90::softmax_tile64(sf, key1, t, vis, p.score_scale_log2, m_run, sc, sum);
+        sm90::pack_p(pb, sf, one);
+        sm90::store_p(sP1, pb, r_loc, t);
+        if (t == 0) {
+          for (int k = 0; k < 2; ++k) {
+            sM1[r_loc[k]] = m_run[k];
+            sSc1[r_loc[k]] = sc[k];
+            sSum1[r_loc[k]] = sum[k];
+          }
+        }
+        ptx::mbar_arrive(&hand_bar[1]);
+      };
       uint8_t* stage0 = sStage;
       uint8_t* stage1 = sStage + KT::STAGE_BYTES;
       const uint32_t st0 = ptx::smem_addr(stage0), st1 = ptx::smem_addr(stage1);
@@ -673,7 +712,6 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
       uint64_t* empty1_l = &empty_bar[KT::EMPTY_BARS];
       uint64_t* empty1_r = &empty_bar[KT::EMPTY_BARS + 1];
       constexpr int VH = KT::V_HALF;
-      const float one[2] = {1.f, 1.f};
       const int wg_tid = tid & 127;
       for (int t0 = 0; t0 < n_tiles; t0 += 2) {
         const bool has1 = t0 + 1 < n_tiles;
@@ -698,23 +736,13 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
             sm90::softmax_tile64(sf, key0, t, vis, p.score_scale_log2, m_run, sc, sum);
             sm90::pack_p(pb, sf, one);
             sm90::store_p(stage0 + KT::ROPE_OFF, pb, r_loc, t);
-            if (t == 0) {
-              for (int k = 0; k < 2; ++k) {
-                sM0[r_loc[k]] = m_run[k];
-                sSc0[r_loc[k]] = sc[k];
-              }
-            }
-            ptx::mbar_arrive(&hand_bar[0]);
+            give_t0(sc);
             sm90::rescale_acc(acc, sc);
             for (int k = 0; k < 2; ++k) l_run[k] = l_run[k] * sc[k] + sum[k];
             sm90::issue_pv<KT>(acc, st0 + KT::ROPE_OFF, st0);
             if (has1) {
               ptx::mbar_wait(&hand_bar[1], ph);
-              for (int k = 0; k < 2; ++k) {
-                m_run[k] = sM1[r_loc[k]];
-                sc[k] = sSc1[r_loc[k]];
-                sum[k] = sSum1[r_loc[k]];
-              }
+              take_t1(sc, sum);
             }
             ptx::wgmma_wait<0>();
             sm90::release_stage<true>(empty0, n_cta, lane);
@@ -728,25 +756,10 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
             if (has1) sm90::issue_qk64<KT, 0, 0, KT::COL_BLOCKS>(sf, sQ_addr, st1, full1, ph);
             ptx::mbar_wait(&hand_bar[0], ph);
             float sc0[2];
-            for (int k = 0; k < 2; ++k) {
-              m_run[k] = sM0[r_loc[k]];
-              sc0[k] = sSc0[r_loc[k]];
-            }
+            take_t0(sc0);
             ptx::wgmma_wait<0>();  // S of t1
-            if (has1) {
-              sm90::softmax_tile64(sf, key0 + KT::BLOCK_N, t, vis, p.score_scale_log2, m_run, sc,
-                                   sum);
-              sm90::pack_p(pb, sf, one);
-              sm90::store_p(stage1 + KT::ROPE_OFF, pb, r_loc, t);
-              if (t == 0) {
-                for (int k = 0; k < 2; ++k) {
-                  sM1[r_loc[k]] = m_run[k];
-                  sSc1[r_loc[k]] = sc[k];
-                  sSum1[r_loc[k]] = sum[k];
-                }
-              }
-              ptx::mbar_arrive(&hand_bar[1]);
-            }
+            if (has1)
+              softmax_t1_hand_over(sf, pb, key0 + KT::BLOCK_N, stage1 + KT::ROPE_OFF, sc, sum);
             sm90::rescale_acc(acc, sc0);
             for (int blk = VH; blk < 2 * VH; ++blk) ptx::mbar_wait(&full0[blk], ph);
             sm90::issue_pv<KT>(acc, st0 + KT::ROPE_OFF, st0 + VH * KT::BLOCK_BYTES);
@@ -771,13 +784,7 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
           sm90::issue_qk64<KT, 0, VH, KT::COL_BLOCKS>(sf, sQ_addr, st0, full0, ph);
           ptx::wgmma_wait<0>();
           sm90::softmax_tile64(sf, key0, t, vis, p.score_scale_log2, m_run, sc, sum);
-          if (t == 0) {
-            for (int k = 0; k < 2; ++k) {
-              sM0[r_loc[k]] = m_run[k];
-              sSc0[r_loc[k]] = sc[k];
-            }
-          }
-          ptx::mbar_arrive(&hand_bar[0]);
+          give_t0(sc);
           sm90::rescale_acc(acc, sc);
           for (int k = 0; k < 2; ++k) l_run[k] = l_run[k] * sc[k] + sum[k];
           sm90::pack_p(pb, sf, one);
@@ -788,13 +795,7 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
           float sc1[2] = {1.f, 1.f};
           if (has1) {
             ptx::mbar_wait(&hand_bar[1], ph);
-            for (int k = 0; k < 2; ++k) {
-              m_run[k] = sM1[r_loc[k]];
-              sc1[k] = sSc1[r_loc[k]];
-              sum[k] = sSum1[r_loc[k]];
-            }
-          }
-          if (has1) {
+            take_t1(sc1, sum);
             // P0 on WG1's max for its V-right half, in place (P0 V0L has retired).
             sm90::pack_p(pb, sf, sc1);
             sm90::store_p(stage0 + KT::ROPE_OFF, pb, r_loc, t);
@@ -816,27 +817,13 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
           }
           ptx::mbar_wait(&hand_bar[0], ph);
           float sc0[2];
-          for (int k = 0; k < 2; ++k) {
-            m_run[k] = sM0[r_loc[k]];
-            sc0[k] = sSc0[r_loc[k]];
-          }
+          take_t0(sc0);
           if (has1) {
             ptx::wgmma_wait<0>();  // S of t1
             // Softmax of t1 runs while WG0's P0 V0L occupies the tensor cores. (It must not run
             // under this WG's own P V: ptxas serialises every wgmma when registers that a wgmma
             // accumulated into are rewritten while another wgmma is in flight, C7515.)
-            sm90::softmax_tile64(sf, key0 + KT::BLOCK_N, t, vis, p.score_scale_log2, m_run, sc,
-                                 sum);
-            sm90::pack_p(pb, sf, one);
-            sm90::store_p(smem + KT::OFF_P1, pb, r_loc, t);
-            if (t == 0) {
-              for (int k = 0; k < 2; ++k) {
-                sM1[r_loc[k]] = m_run[k];
-                sSc1[r_loc[k]] = sc[k];
-                sSum1[r_loc[k]] = sum[k];
-              }
-            }
-            ptx::mbar_arrive(&hand_bar[1]);
+            softmax_t1_hand_over(sf, pb, key0 + KT::BLOCK_N, smem + KT::OFF_P1, sc, sum);
             const float sc01[2] = {sc0[0] * sc[0], sc0[1] * sc[1]};
             sm90::rescale_acc(acc, sc01);
             sm90::issue_pv<KT>(acc, ptx::smem_addr(smem + KT::OFF_P1), st1 + VH * KT::BLOCK_BYTES);
