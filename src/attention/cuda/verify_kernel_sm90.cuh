@@ -776,12 +776,24 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
           const int valid = min(KT::BLOCK_N, seq_len - key0);
           if (!KT::kFp8 && valid < KT::BLOCK_N)
             sm90::zero_tail_rows<KT>(stage0, full0, ph, valid, wg_tid, 4);
-          sm90::issue_qk64<KT, 0, 0, VH>(sf, sQ_addr, st0, full0, ph);
-          if (t0 > 0) {
-            ptx::wgmma_wait<1>();  // this WG's P1 V1L of the previous pair
-            sm90::release_stage<KT::kFp8>(empty1_l, n_cta, lane);
+          // This WG's P1 V1L of the previous pair frees stage 1's V-left half. With S0's first
+          // blocks queued behind it the tensor cores stay busy (compute-bound), but if they have
+          // not landed the release waits for them: when this CTA alone reads its split's KV
+          // (memory-bound), free the half first (NOTES.md v20).
+          if (tiles_per_split == 1) {
+            if (t0 > 0) {
+              ptx::wgmma_wait<0>();
+              sm90::release_stage<KT::kFp8>(empty1_l, n_cta, lane);
+            }
+            sm90::issue_qk64<KT, 0, 0, KT::COL_BLOCKS>(sf, sQ_addr, st0, full0, ph);
+          } else {
+            sm90::issue_qk64<KT, 0, 0, VH>(sf, sQ_addr, st0, full0, ph);
+            if (t0 > 0) {
+              ptx::wgmma_wait<1>();
+              sm90::release_stage<KT::kFp8>(empty1_l, n_cta, lane);
+            }
+            sm90::issue_qk64<KT, 0, VH, KT::COL_BLOCKS>(sf, sQ_addr, st0, full0, ph);
           }
-          sm90::issue_qk64<KT, 0, VH, KT::COL_BLOCKS>(sf, sQ_addr, st0, full0, ph);
           ptx::wgmma_wait<0>();
           sm90::softmax_tile64(sf, key0, t, vis, p.score_scale_log2, m_run, sc, sum);
           give_t0(sc);
