@@ -56,7 +56,7 @@ def main():
           f"{100 * a.get('regret', 0):.1f}% | {f'{fm:.1f}' if fm else '—'} | "
           f"{f'{fm / best(r):.2f}' if fm else '—'} |")
     base = {r["config"]: r for r in std["results"]}
-    p("\n## Standard set, deterministic mode (fixed 1024-token chunks)\n")
+    p("\n## Standard set, deterministic mode (fixed chunks: 1024 tokens per 64 heads)\n")
     p("| # | config | fold µs | rowwise µs | fold det/default | rowwise det/default |")
     p("|---|---|---|---|---|---|")
     for r in det["results"]:

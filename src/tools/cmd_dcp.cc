@@ -3,8 +3,8 @@
 // itself (`--rank r`), each on GPU r; every rank builds only its shard of the KV (chunk c of each
 // request on rank c % world), runs DCP verify steps (rank partials, NCCL all-gather, merge) and
 // rank 0 reports the time per step. `--check` also builds the whole pool on rank 0 and compares
-// the result with the deterministic one-GPU fold call (bitwise when --chunk is 1024; to a stated
-// tolerance with --premerge, whose merge tree differs).
+// the result with the deterministic one-GPU fold call (bitwise when --chunk is deterministic mode's
+// chunk for -H, the default; to a stated tolerance with --premerge, whose merge tree differs).
 #include <CLI/CLI.hpp>
 
 #include <sys/wait.h>
@@ -38,7 +38,7 @@ struct DcpCli {
   int batch = 1, heads = 16, q_len = 8;
   int64_t seq_len = 1048576;
   std::string kv = "bf16";
-  int64_t chunk = 1024;
+  int64_t chunk = 0;  // 0: deterministic mode's chunk for `heads`
   int reps = 20;
   bool check = false;
   bool premerge = false;
@@ -297,7 +297,9 @@ void add_dcp_command(CLI::App& app) {
   cmd->add_option("-S,--seq-len", cli->seq_len, "Context length per request")
       ->capture_default_str();
   cmd->add_option("--kv", cli->kv, "KV dtype: bf16 or fp8")->capture_default_str();
-  cmd->add_option("--chunk", cli->chunk, "Tokens per DCP chunk (multiple of 64)")
+  cmd->add_option("--chunk", cli->chunk,
+                  "Tokens per DCP chunk (multiple of 64); 0 = deterministic mode's chunk for -H "
+                  "(1024 per 64 heads), the one the one-GPU check is bitwise equal at")
       ->capture_default_str();
   cmd->add_option("--reps", cli->reps, "Timed steps")->capture_default_str();
   cmd->add_flag("--check", cli->check,
@@ -309,6 +311,7 @@ void add_dcp_command(CLI::App& app) {
   cmd->add_option("--rank", cli->rank, "(internal) this process's rank")->group("");
   cmd->add_option("--nccl-id", cli->nccl_id, "(internal) NCCL unique id")->group("");
   cmd->callback([cli] {
+    if (cli->chunk == 0) cli->chunk = attn::deterministic_chunk_tokens(cli->heads);
     if (cli->rank < 0) {
       // The children get the same problem options, then their rank and the NCCL id.
       std::vector<std::string> tail = {

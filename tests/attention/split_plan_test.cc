@@ -12,12 +12,12 @@
 namespace mlaspec::attn::cuda {
 namespace {
 
-SplitPlan plan_for(const std::vector<int32_t>& seq_lens, int concurrent,
-                   bool deterministic = false) {
+SplitPlan plan_for(const std::vector<int32_t>& seq_lens, int concurrent, bool deterministic = false,
+                   int num_heads = 16) {
   VerifyOptions o;
   o.deterministic = deterministic;
   SplitPlan p;
-  const Status st = make_split_plan(seq_lens, o, concurrent, &p);
+  const Status st = make_split_plan(seq_lens, num_heads, o, concurrent, &p);
   EXPECT_TRUE(st.ok()) << st.to_string();
   return p;
 }
@@ -55,14 +55,29 @@ TEST(SplitPlan, AdaptiveChunkFillsWholeWaves) {
 TEST(SplitPlan, DeterministicChunkIgnoresTheMachine) {
   for (int concurrent : {1, 8, 66, 132}) {
     const SplitPlan p = plan_for({5000, 131072, 64}, concurrent, /*deterministic=*/true);
-    EXPECT_EQ(p.chunk, kDeterministicChunk);
+    EXPECT_EQ(p.chunk, 1024);
     EXPECT_EQ(p.total_splits, 5 + 128 + 1);
+  }
+}
+
+// 1024 tokens per started group of 64 heads: a decode call keeps S / 1024 CTAs (chunks x 64-head
+// tiles) whatever H, and the chunk is a function of H alone.
+TEST(SplitPlan, DeterministicChunkScalesWithHeadGroupsOnly) {
+  EXPECT_EQ(deterministic_chunk_tokens(8), 1024);
+  EXPECT_EQ(deterministic_chunk_tokens(16), 1024);
+  EXPECT_EQ(deterministic_chunk_tokens(64), 1024);
+  EXPECT_EQ(deterministic_chunk_tokens(65), 2048);
+  EXPECT_EQ(deterministic_chunk_tokens(128), 2048);
+  for (int concurrent : {1, 66, 132}) {
+    const SplitPlan p = plan_for({5000, 131072, 64}, concurrent, /*deterministic=*/true, 128);
+    EXPECT_EQ(p.chunk, 2048);
+    EXPECT_EQ(p.total_splits, 3 + 64 + 1);
   }
 }
 
 // prepare() reserves partial_bytes_bound(max_shape); run() inside a graph capture may not grow
 // the workspace, so every plan within the shape must fit.
-TEST(SplitPlan, WorkspaceBoundHoldsForEveryAdaptivePlan) {
+TEST(SplitPlan, WorkspaceBoundHoldsForEveryAdaptiveAndDeterministicPlan) {
   std::mt19937 rng(7);
   constexpr int kSms = 132;
   for (int trial = 0; trial < 3000; ++trial) {
@@ -76,11 +91,13 @@ TEST(SplitPlan, WorkspaceBoundHoldsForEveryAdaptivePlan) {
     const int fold_tiles = (rows + 63) / 64;
     // The backend's concurrency: co-resident clusters / cluster groups, at most the SMs / tiles.
     const int concurrent = std::max(1, static_cast<int>(rng() % (kSms / fold_tiles + 1)) + 1);
-    const SplitPlan p = plan_for(lens, concurrent);
+    const bool det = trial % 5 == 0;
+    const SplitPlan p = plan_for(lens, concurrent, det, heads);
     VerifyShape shape;
     shape.batch = batch;
     shape.q_len = q_len;
     shape.num_heads = heads;
+    shape.deterministic = det;
     shape.max_seq_len = *std::max_element(lens.begin(), lens.end());
     ASSERT_LE(partial_bytes(p, rows), partial_bytes_bound(shape, kSms))
         << "trial " << trial << " batch " << batch << " rows " << rows << " concurrent "

@@ -1,7 +1,7 @@
 // Decode context parallelism on the GPU: ranks simulated on one device (each with only its shard
 // of the pages), partials gathered rank after rank as ncclAllGather lays them out, merged by the
-// GPU combine. With 1024-token chunks the result must be bitwise the deterministic one-GPU result
-// for every world size.
+// GPU combine. With deterministic mode's chunks the result must be bitwise the deterministic
+// one-GPU result for every world size.
 #include <gtest/gtest.h>
 
 #include <cuda_runtime.h>
@@ -70,7 +70,7 @@ Result2 one_gpu(testing::Problem& p) {
 // pre-merge is also checked against the CPU one on the same partials.
 Result2 simulated_ranks(testing::Problem& p, int world, bool premerge = false) {
   const auto& s = p.spec;
-  const ShardLayout layout{world, 1024};
+  const ShardLayout layout{world, deterministic_chunk_tokens(s.num_heads)};
   int64_t max_len = 0;
   for (int32_t l : p.seq_lens) max_len = std::max<int64_t>(max_len, l);
   const int64_t cpr = layout.chunks_per_rank(max_len);

@@ -53,8 +53,8 @@ TEST(DcpNccl, SingleRankStepEqualsDeterministicOneGpu) {
   Result<std::unique_ptr<NcclComm>> comm = NcclComm::join(id.value(), 1, 0);
   ASSERT_TRUE(comm.ok()) << comm.status().to_string();
   DcpWorkspace ws;
-  Status st = verify_step(*comm.value(), a, ShardLayout{1, 1024}, ws,
-                          out2.view(DType::kBF16, {2, 8, 16, kHeadDimV}),
+  Status st = verify_step(*comm.value(), a, ShardLayout{1, deterministic_chunk_tokens(s.num_heads)},
+                          ws, out2.view(DType::kBF16, {2, 8, 16, kHeadDimV}),
                           lse2.view(DType::kF32, {2, 8, 16}));
   ASSERT_TRUE(st.ok()) << st.to_string();
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);

@@ -294,8 +294,10 @@ std::vector<Case> sweep_cases() {
       {24, 2, 16, 16, f8, 2.0f, random_lens(24, 2, 3000, 7)},
       {32, 1, 8, 32, bf, 1.f, random_lens(32, 1, 1500, 8)},
       {8, 8, 16, 64, f8, 0.03125f, random_lens(8, 8, 5000, 9)},
-      // deterministic chunks: just before, at and past the 1024-token chunk boundary
+      // deterministic chunks: just before, at and past the chunk boundary (1024 tokens at H = 16,
+      // 2048 at H = 128)
       {3, 3, 16, 64, bf, 1.f, {1023, 1024, 1025}, true},
+      {3, 2, 128, 64, bf, 1.f, {2047, 2048, 2049}, true},
       {2, 8, 16, 32, f8, 0.25f, {2049, 4100}, true},
       // forced split counts
       {2, 8, 16, 32, bf, 1.f, {1030, 2049}, false, 3},
@@ -398,48 +400,52 @@ TEST(CudaVerifyBitwise, DeterministicBatchInvariance) {
 }
 
 // Deterministic mode: verify row i equals the decode call (q_len = 1) at seq_len - q_len + i + 1,
-// on both backends, across chunk boundaries (1024) on either side of the rows.
+// on both backends, across chunk boundaries on either side of the rows (1024 at H = 16, 2048 at
+// H = 128: deterministic_chunk_tokens).
 TEST(CudaVerifyBitwise, VerifyRowEqualsDecode) {
   SKIP_WITHOUT_GPU();
-  const int Q = 8, H = 16;
-  Case c{2, Q, H, 16, DType::kFP8E4M3, 0.5f, {2052, 1030}, true};
-  Problem p = make_problem(c.spec());
-  DeviceProblem d(p);
-  for (bool rw : {false, true}) {
-    auto be = make_backend(rw);
-    const Outputs verify = run_gpu(*be, p, d, c.options(), "verify");
-    for (int i = 0; i < Q; ++i) {
-      std::vector<int32_t> lens(c.batch);
-      for (int b = 0; b < c.batch; ++b) lens[b] = p.seq_lens[b] - Q + i + 1;
-      Buffer lens_dev(lens.size() * 4, Device::kCUDA);
-      ASSERT_TRUE(lens_dev.copy_from_host(lens.data(), lens.size() * 4).ok());
-      GpuOutputs g(p);
-      VerifyArgs a = device_args(p, d, g.out_view(p), g.lse_view(p));
-      // q[:, i] as a q_len = 1 batch: the request stride stays Q * H * 576.
-      a.q = TensorView(static_cast<uint16_t*>(d.q.data()) + int64_t{i} * H * kHeadDimQK,
-                       DType::kBF16, {c.batch, 1, H, kHeadDimQK},
-                       {int64_t{Q} * H * kHeadDimQK, int64_t{H} * kHeadDimQK, kHeadDimQK, 1},
-                       Device::kCUDA);
-      a.seq_lens = TensorView(lens_dev.data(), DType::kI32, {c.batch}, Device::kCUDA);
-      a.seq_lens_host = TensorView(lens.data(), DType::kI32, {c.batch});
-      a.out = TensorView(g.out.data(), DType::kBF16, {c.batch, 1, H, kHeadDimV}, Device::kCUDA);
-      a.lse = TensorView(g.lse.data(), DType::kF32, {c.batch, 1, H}, Device::kCUDA);
-      const Status st = be->run(a, c.options());
-      ASSERT_TRUE(st.ok()) << st.to_string();
-      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-      const Outputs dec = g.fetch("decode");
-      for (int b = 0; b < c.batch; ++b) {
-        Outputs x, y;
-        const size_t row_out = static_cast<size_t>(H) * kHeadDimV;
-        const size_t v0 = (static_cast<size_t>(b) * Q + i) * row_out;
-        const size_t d0 = static_cast<size_t>(b) * row_out;
-        x.out.assign(verify.out.begin() + v0, verify.out.begin() + v0 + row_out);
-        y.out.assign(dec.out.begin() + d0, dec.out.begin() + d0 + row_out);
-        x.lse.assign(verify.lse.begin() + (b * Q + i) * H,
-                     verify.lse.begin() + (b * Q + i + 1) * H);
-        y.lse.assign(dec.lse.begin() + b * H, dec.lse.begin() + (b + 1) * H);
-        EXPECT_TRUE(bitwise_equal(x, y)) << be->name() << " request " << b << " row " << i
-                                         << " (decode seq_len " << lens[b] << ")";
+  const int Q = 8;
+  for (const Case& c : {Case{2, Q, 16, 16, DType::kFP8E4M3, 0.5f, {2052, 1030}, true},
+                        Case{2, Q, 128, 64, DType::kBF16, 1.f, {4100, 2050}, true}}) {
+    const int H = c.heads;
+    Problem p = make_problem(c.spec());
+    DeviceProblem d(p);
+    for (bool rw : {false, true}) {
+      auto be = make_backend(rw);
+      const Outputs verify = run_gpu(*be, p, d, c.options(), "verify");
+      for (int i = 0; i < Q; ++i) {
+        std::vector<int32_t> lens(c.batch);
+        for (int b = 0; b < c.batch; ++b) lens[b] = p.seq_lens[b] - Q + i + 1;
+        Buffer lens_dev(lens.size() * 4, Device::kCUDA);
+        ASSERT_TRUE(lens_dev.copy_from_host(lens.data(), lens.size() * 4).ok());
+        GpuOutputs g(p);
+        VerifyArgs a = device_args(p, d, g.out_view(p), g.lse_view(p));
+        // q[:, i] as a q_len = 1 batch: the request stride stays Q * H * 576.
+        a.q = TensorView(static_cast<uint16_t*>(d.q.data()) + int64_t{i} * H * kHeadDimQK,
+                         DType::kBF16, {c.batch, 1, H, kHeadDimQK},
+                         {int64_t{Q} * H * kHeadDimQK, int64_t{H} * kHeadDimQK, kHeadDimQK, 1},
+                         Device::kCUDA);
+        a.seq_lens = TensorView(lens_dev.data(), DType::kI32, {c.batch}, Device::kCUDA);
+        a.seq_lens_host = TensorView(lens.data(), DType::kI32, {c.batch});
+        a.out = TensorView(g.out.data(), DType::kBF16, {c.batch, 1, H, kHeadDimV}, Device::kCUDA);
+        a.lse = TensorView(g.lse.data(), DType::kF32, {c.batch, 1, H}, Device::kCUDA);
+        const Status st = be->run(a, c.options());
+        ASSERT_TRUE(st.ok()) << st.to_string();
+        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+        const Outputs dec = g.fetch("decode");
+        for (int b = 0; b < c.batch; ++b) {
+          Outputs x, y;
+          const size_t row_out = static_cast<size_t>(H) * kHeadDimV;
+          const size_t v0 = (static_cast<size_t>(b) * Q + i) * row_out;
+          const size_t d0 = static_cast<size_t>(b) * row_out;
+          x.out.assign(verify.out.begin() + v0, verify.out.begin() + v0 + row_out);
+          y.out.assign(dec.out.begin() + d0, dec.out.begin() + d0 + row_out);
+          x.lse.assign(verify.lse.begin() + (b * Q + i) * H,
+                       verify.lse.begin() + (b * Q + i + 1) * H);
+          y.lse.assign(dec.lse.begin() + b * H, dec.lse.begin() + (b + 1) * H);
+          EXPECT_TRUE(bitwise_equal(x, y)) << be->name() << " " << c.to_string() << " request " << b
+                                           << " row " << i << " (decode seq_len " << lens[b] << ")";
+        }
       }
     }
   }

@@ -24,7 +24,7 @@ namespace mlaspec::attn::dcp {
 
 struct ShardLayout {
   int world = 1;
-  int64_t chunk_tokens = 1024;
+  int64_t chunk_tokens = 1024;  // deterministic_chunk_tokens(H) for H <= 64
 
   int owner(int64_t chunk) const { return static_cast<int>(chunk % world); }
   // Chunks of the longest request (max_seq_len) that rank `rank` holds, rounded up over ranks.
@@ -74,8 +74,8 @@ Status premerge_rank_partials(const TensorView& o_parts, const TensorView& lse_p
 // shard on the device (kv.pages, block_table; q and seq_lens are global) with block_table_host and
 // seq_lens_host; o_parts [B, cpr, q_len, H, 512] and lse_parts [B, cpr, q_len, H] are contiguous
 // f32 device tensors. chunk_tokens must also be a multiple of the kernel's 64-token KV tile.
-// With chunk_tokens = 1024 (deterministic mode's chunk) the merged result is bitwise the
-// deterministic one-GPU result.
+// With chunk_tokens = deterministic_chunk_tokens(H) (verify.h; deterministic mode's chunk) the
+// merged result is bitwise the deterministic one-GPU result.
 Status rank_partials_cuda(const VerifyArgs& local, const ShardLayout& layout, int rank,
                           TensorView o_parts, TensorView lse_parts, void* stream = nullptr);
 

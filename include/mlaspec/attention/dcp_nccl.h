@@ -47,7 +47,8 @@ struct DcpWorkspace {
 
 // How the ranks' partials are merged.
 //   kDeterministic: every chunk's partial is all-gathered and merged in global chunk order: bitwise
-//     the deterministic one-GPU result for any world size (1024-token chunks), at the price of
+//     the deterministic one-GPU result for any world size (with deterministic_chunk_tokens(H) as
+//     the chunk), at the price of
 //     gathering 2 KB per query row per chunk (at S = 1M, q_len 8, H 16: 134 MB per rank).
 //   kPremerge: each rank first merges its own chunks (premerge_rank_partials_cuda), so the
 //     all-gather carries one partial per rank; equal to the deterministic result up to fp32

@@ -64,6 +64,15 @@ struct VerifyOptions {
   void* stream = nullptr;
 };
 
+// Deterministic mode's split chunk, in KV tokens: 1024 per started group of 64 query heads (1024
+// for H <= 64, 2048 for H = 128). It depends on the model's H only, never on the batch, q_len or
+// seq_len, so every call of one model (verify and decode alike) splits at the same absolute KV
+// positions; scaling it with H keeps a decode call's CTA count (KV chunks x 64-head tiles) and the
+// partials per key the same for every H (docs/perf/NOTES.md, deterministic chunk 2048).
+constexpr int deterministic_chunk_tokens(int num_heads) {
+  return 1024 * (((num_heads > 0 ? num_heads : 1) + 63) / 64);
+}
+
 // What a backend is asked to serve: everything the guard and the cost model decide on.
 struct VerifyShape {
   int batch = 1;

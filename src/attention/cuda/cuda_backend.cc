@@ -157,7 +157,7 @@ class CudaVerifyBackend final : public Backend {
     const TensorView& sl = args.seq_lens_host;
     MLASPEC_RETURN_IF_ERROR(make_split_plan(
         std::span<const int32_t>(sl.data_as<const int32_t>(), static_cast<size_t>(shape.batch)),
-        options, g.concurrent, &p.plan));
+        shape.num_heads, options, g.concurrent, &p.plan));
 
     auto stream = static_cast<cudaStream_t>(options.stream);
     cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;

@@ -74,8 +74,8 @@ int64_t adaptive_chunk_tiles(std::span<const int64_t> tiles, int concurrent_spli
   return best;
 }
 
-Status make_split_plan(std::span<const int32_t> seq_lens, const VerifyOptions& options,
-                       int concurrent_splits, SplitPlan* plan) {
+Status make_split_plan(std::span<const int32_t> seq_lens, int num_heads,
+                       const VerifyOptions& options, int concurrent_splits, SplitPlan* plan) {
   const int batch = static_cast<int>(seq_lens.size());
   if (batch < 1 || batch > CommonTraits::kMaxBatch) {
     return invalid_argument("split plan: batch " + std::to_string(batch) + " outside 1.." +
@@ -97,7 +97,7 @@ Status make_split_plan(std::span<const int32_t> seq_lens, const VerifyOptions& o
   }
   int64_t chunk_tiles;
   if (options.deterministic) {
-    chunk_tiles = kDeterministicChunk / kKvTile;
+    chunk_tiles = deterministic_chunk_tokens(num_heads) / kKvTile;
   } else if (options.num_splits > 0) {
     chunk_tiles = ceil_div(max_tiles, options.num_splits);
   } else {
@@ -139,7 +139,7 @@ int64_t partial_bytes_bound(const VerifyShape& s, int num_sms) {
   int64_t slots = std::min(ceil_div(total_tiles, kMinAdaptiveChunk / kKvTile) + s.batch,
                            2 * (ceil_div(std::max(num_sms, 1), fold_row_tiles) + 1) + s.batch);
   if (s.deterministic) {
-    slots = std::max(slots, ceil_div(total_kv, kDeterministicChunk) + s.batch);
+    slots = std::max(slots, ceil_div(total_kv, deterministic_chunk_tokens(s.num_heads)) + s.batch);
   }
   return slots * rows * (512 + 1) * 4;
 }

@@ -3,8 +3,9 @@
 //
 // A plan is one chunk size per call; request b's splits are [s * chunk, (s + 1) * chunk) clipped
 // to its seq_len. Policies:
-//   deterministic  chunk = kDeterministicChunk, a constant: boundaries sit at fixed absolute KV
-//                  positions whatever the batch, q_len or seq_len.
+//   deterministic  chunk = deterministic_chunk_tokens(H) (verify.h: 1024 per 64 heads), fixed
+//                  for a model: boundaries sit at fixed absolute KV positions whatever the batch,
+//                  q_len or seq_len.
 //   forced         options.num_splits = n: chunk = the longest request's tiles / n, rounded up.
 //   adaptive       chunk chosen by adaptive_chunk_tiles for `concurrent_splits` slots: the number
 //                  of fold split work items (each a cluster of row-tile CTAs) the GPU runs at once,
@@ -22,13 +23,13 @@
 
 namespace mlaspec::attn::cuda {
 
-inline constexpr int kKvTile = 64;                // Sm90Traits::BLOCK_N
-inline constexpr int kDeterministicChunk = 1024;  // tokens; multiple of kKvTile
-inline constexpr int kMinAdaptiveChunk = 256;     // tokens; multiple of kKvTile
-static_assert(kDeterministicChunk % kKvTile == 0 && kMinAdaptiveChunk % kKvTile == 0);
+inline constexpr int kKvTile = 64;             // Sm90Traits::BLOCK_N
+inline constexpr int kMinAdaptiveChunk = 256;  // tokens; multiple of kKvTile
+static_assert(deterministic_chunk_tokens(1) % kKvTile == 0 && kMinAdaptiveChunk % kKvTile == 0);
 
-Status make_split_plan(std::span<const int32_t> seq_lens, const VerifyOptions& options,
-                       int concurrent_splits, SplitPlan* plan);
+// num_heads: the model's H (deterministic mode's chunk depends on it, and on nothing else).
+Status make_split_plan(std::span<const int32_t> seq_lens, int num_heads,
+                       const VerifyOptions& options, int concurrent_splits, SplitPlan* plan);
 
 // Adaptive chunk (in 64-token tiles) for requests of `tiles` KV tiles each on `slots` concurrent
 // split slots: the old rule (about `slots` splits over the batch) and chunks that give each
