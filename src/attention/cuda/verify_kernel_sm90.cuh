@@ -83,7 +83,8 @@ struct Sm90Traits {
 
   static constexpr int Q_BYTES = TILE_BYTES;
   static constexpr int STAGE_BYTES = TILE_BYTES;
-  // P of a tile goes over the stage's rope block (columns 512..575, dead once S is computed).
+  // P0 (and fp8's P1) goes over its stage's rope block (columns 512..575, dead once S is
+  // computed).
   static constexpr int ROPE_OFF = (COL_BLOCKS - 1) * BLOCK_BYTES;
   // The ping-pong handoff slots, float [5][64]: t0's running max and rescale factor, t1's running
   // max, rescale factor and row sum of P; then the final denominator [64] (RED_LF floats in).
