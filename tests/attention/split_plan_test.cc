@@ -105,5 +105,21 @@ TEST(SplitPlan, WorkspaceBoundHoldsForEveryAdaptiveAndDeterministicPlan) {
   }
 }
 
+// The bound of a deterministic max shape also covers calls with fewer heads: H = 64 splits every
+// 1024 tokens where H = 100 splits every 2048, with 64 of its 100 rows.
+TEST(SplitPlan, DeterministicWorkspaceBoundCoversSmallerHeadCounts) {
+  VerifyShape max_shape;
+  max_shape.batch = 2;
+  max_shape.q_len = 4;
+  max_shape.num_heads = 100;
+  max_shape.max_seq_len = 1 << 20;
+  max_shape.deterministic = true;
+  const std::vector<int32_t> lens(2, 1 << 20);
+  for (int heads : {8, 16, 64, 65, 100}) {
+    const SplitPlan p = plan_for(lens, 66, /*deterministic=*/true, heads);
+    EXPECT_LE(partial_bytes(p, 4 * heads), partial_bytes_bound(max_shape, 132)) << "H=" << heads;
+  }
+}
+
 }  // namespace
 }  // namespace mlaspec::attn::cuda

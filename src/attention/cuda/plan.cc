@@ -139,7 +139,9 @@ int64_t partial_bytes_bound(const VerifyShape& s, int num_sms) {
   int64_t slots = std::min(ceil_div(total_tiles, kMinAdaptiveChunk / kKvTile) + s.batch,
                            2 * (ceil_div(std::max(num_sms, 1), fold_row_tiles) + 1) + s.batch);
   if (s.deterministic) {
-    slots = std::max(slots, ceil_div(total_kv, deterministic_chunk_tokens(s.num_heads)) + s.batch);
+    // The smallest deterministic chunk (H <= 64): a bound for every call no larger than `s`,
+    // whatever its H (q_len * H / chunk is largest at H = 64).
+    slots = std::max(slots, ceil_div(total_kv, deterministic_chunk_tokens(1)) + s.batch);
   }
   return slots * rows * (512 + 1) * 4;
 }
