@@ -367,6 +367,8 @@ TEST(CudaVerifyBitwise, DeterministicBatchInvariance) {
     DeviceProblem d(p);
     auto be = make_backend(rw);
     const Outputs all = run_gpu(*be, p, d, c.options(), "batch");
+    // Every output written and right, so the equalities below cannot pass on untouched poison.
+    EXPECT_TRUE(close_to_reference(all, run_cpu(p))) << be->name();
     for (int b = 0; b < c.batch; ++b) {
       // Request b alone: views into the same device q / block table / seq_lens.
       GpuOutputs g(p);
@@ -410,9 +412,12 @@ TEST(CudaVerifyBitwise, VerifyRowEqualsDecode) {
     const int H = c.heads;
     Problem p = make_problem(c.spec());
     DeviceProblem d(p);
+    const Outputs ref = run_cpu(p);
     for (bool rw : {false, true}) {
       auto be = make_backend(rw);
       const Outputs verify = run_gpu(*be, p, d, c.options(), "verify");
+      // Bitwise equality alone would also pass if both calls left the poison in place.
+      EXPECT_TRUE(close_to_reference(verify, ref)) << be->name() << " " << c.to_string();
       for (int i = 0; i < Q; ++i) {
         std::vector<int32_t> lens(c.batch);
         for (int b = 0; b < c.batch; ++b) lens[b] = p.seq_lens[b] - Q + i + 1;
@@ -459,12 +464,14 @@ TEST(CudaVerifyBitwise, FoldEqualsRowwiseAllPolicies) {
   DeviceProblem d(p);
   auto fold = make_backend(false);
   auto rowwise = make_backend(true);
+  const Outputs ref = run_cpu(p);
   for (int policy = 0; policy < 3; ++policy) {
     VerifyOptions o;
     o.deterministic = policy == 1;
     o.num_splits = policy == 2 ? 5 : 0;
     const Outputs f = run_gpu(*fold, p, d, o, "fold");
     const Outputs r = run_gpu(*rowwise, p, d, o, "rowwise");
+    EXPECT_TRUE(close_to_reference(f, ref)) << "policy " << policy;
     EXPECT_TRUE(bitwise_equal(f, r)) << "policy " << policy;
   }
 }
@@ -554,10 +561,12 @@ TEST(CudaVerifyGraph, CapturedRunMatchesEager) {
   Case c{2, 8, 16, 64, DType::kBF16, 1.f, {5000, 3000}};
   Problem p = make_problem(c.spec());
   DeviceProblem d(p);
+  const Outputs ref = run_cpu(p);
   for (bool rw : {false, true}) {
     auto be = make_backend(rw);
     ASSERT_TRUE(be->prepare(kGraphMaxShape).ok());
     const Outputs eager = run_gpu(*be, p, d, {}, "eager");
+    EXPECT_TRUE(close_to_reference(eager, ref)) << be->name();
 
     cudaStream_t stream;
     ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
