@@ -707,11 +707,12 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
       const uint32_t st0 = ptx::smem_addr(stage0), st1 = ptx::smem_addr(stage1);
       uint64_t* full0 = &full_bar[0];
       uint64_t* full1 = &full_bar[KT::FULL_BARS];
-      // empty_bar halves: [stage * 2 + 0] V-left, [stage * 2 + 1] V-right + rope.
+      // empty_bar [stage][EMPTY_BARS]: bf16's halves V-left, V-right + rope; fp8's one barrier
+      // per stage stands for both halves.
       uint64_t* empty0_l = &empty_bar[0];
-      uint64_t* empty0_r = &empty_bar[1];
+      uint64_t* empty0_r = &empty_bar[KT::EMPTY_BARS - 1];
       uint64_t* empty1_l = &empty_bar[KT::EMPTY_BARS];
-      uint64_t* empty1_r = &empty_bar[KT::EMPTY_BARS + 1];
+      uint64_t* empty1_r = &empty_bar[2 * KT::EMPTY_BARS - 1];
       constexpr int VH = KT::V_HALF;
       const int wg_tid = tid & 127;
       for (int t0 = 0; t0 < n_tiles; t0 += 2) {
@@ -725,12 +726,10 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
           // releases buy nothing and the P0 * scale1 handoff only delays stage 0 (NOTES.md v19).
           // WG0: S0, softmax, P0 over t0's rope block, hand[0], P0 V0L; wait hand[1]; P1 V1L.
           // WG1: S1; wait hand[0]; softmax, P1 over t1's rope block, hand[1]; P0 V0R; P1 V1R.
-          uint64_t* empty0 = &empty_bar[0];
-          uint64_t* empty1 = &empty_bar[KT::EMPTY_BARS];
           if (kh == 0) {
             if (t0 > 0) {
               ptx::wgmma_wait<0>();  // this WG's P1 V1L of the previous pair
-              sm90::release_stage<true>(empty1, n_cta, lane);
+              sm90::release_stage<true>(empty1_l, n_cta, lane);
             }
             sm90::issue_qk64<KT, 0, 0, KT::COL_BLOCKS>(sf, sQ_addr, st0, full0, ph);
             ptx::wgmma_wait<0>();
@@ -746,7 +745,7 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
               take_t1(sc, sum);
             }
             ptx::wgmma_wait<0>();
-            sm90::release_stage<true>(empty0, n_cta, lane);
+            sm90::release_stage<true>(empty0_l, n_cta, lane);
             if (has1) {
               sm90::rescale_acc(acc, sc);
               for (int k = 0; k < 2; ++k) l_run[k] = l_run[k] * sc[k] + sum[k];
@@ -765,12 +764,12 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
             for (int blk = VH; blk < 2 * VH; ++blk) ptx::mbar_wait(&full0[blk], ph);
             sm90::issue_pv<KT>(acc, st0 + KT::ROPE_OFF, st0 + VH * KT::BLOCK_BYTES);
             ptx::wgmma_wait<0>();
-            sm90::release_stage<true>(empty0, n_cta, lane);
+            sm90::release_stage<true>(empty0_l, n_cta, lane);
             if (has1) {
               sm90::rescale_acc(acc, sc);
               sm90::issue_pv<KT>(acc, st1 + KT::ROPE_OFF, st1 + VH * KT::BLOCK_BYTES);
               ptx::wgmma_wait<0>();  // stage 1 must be free before the next pair's t1 lands
-              sm90::release_stage<true>(empty1, n_cta, lane);
+              sm90::release_stage<true>(empty1_l, n_cta, lane);
             }
           }
         } else if (kh == 0) {
