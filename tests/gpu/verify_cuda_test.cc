@@ -299,6 +299,14 @@ std::vector<Case> sweep_cases() {
       {3, 3, 16, 64, bf, 1.f, {1023, 1024, 1025}, true},
       {3, 2, 128, 64, bf, 1.f, {2047, 2048, 2049}, true},
       {2, 8, 16, 32, f8, 0.25f, {2049, 4100}, true},
+      // narrow kernel (row tiles of <= 16 rows): fold with q_len * H = 16 (two tokens' rows in
+      // one tile), long decode with adaptive splits at every page size; rowwise at H <= 16 is
+      // narrow in every case above, so fold == rowwise there is narrow == the 64-row kernel
+      {4, 2, 8, 64, bf, 1.f, random_lens(4, 2, 3000, 11)},
+      {2, 2, 8, 16, f8, 1.f, {1500, 64}},
+      {2, 1, 16, 16, bf, 1.f, {16384, 5000}},
+      {2, 1, 16, 32, f8, 0.5f, {9000, 129}},
+      {1, 1, 12, 64, f8, 1.f, {40000}},
       // forced split counts
       {2, 8, 16, 32, bf, 1.f, {1030, 2049}, false, 3},
       {1, 6, 32, 16, bf, 1.f, {640}, false, 40},
@@ -342,6 +350,7 @@ TEST(CudaVerifySmall, SanitizerSweep) {
       {2, 2, 64, 32, DType::kFP8E4M3, 0.5f, {33, 130}},        // cluster of 2
       {1, 1, 16, 64, DType::kBF16, 1.f, {700}, false, 3},      // splits + combine
       {1, 8, 16, 16, DType::kFP8E4M3, 1.f, {1000}, false, 3},  // fp8 in-place dequant, splits
+      {1, 1, 16, 32, DType::kFP8E4M3, 1.f, {900}, false, 2},   // narrow fp8, splits
   };
   for (Case c : cases) {
     c.batch = static_cast<int>(c.seq_lens.size());
@@ -407,7 +416,9 @@ TEST(CudaVerifyBitwise, DeterministicBatchInvariance) {
 TEST(CudaVerifyBitwise, VerifyRowEqualsDecode) {
   SKIP_WITHOUT_GPU();
   const int Q = 8;
+  // H = 16: verify on the fold backend is the 64-row kernel, decode (and rowwise) the narrow one.
   for (const Case& c : {Case{2, Q, 16, 16, DType::kFP8E4M3, 0.5f, {2052, 1030}, true},
+                        Case{2, Q, 16, 32, DType::kBF16, 1.f, {3077, 1090}, true},
                         Case{2, Q, 128, 64, DType::kBF16, 1.f, {4100, 2050}, true}}) {
     const int H = c.heads;
     Problem p = make_problem(c.spec());

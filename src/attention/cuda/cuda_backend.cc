@@ -283,6 +283,29 @@ class CudaVerifyBackend final : public Backend {
 
     cudaError_t err = cudaErrorInvalidValue;
     const bool fp8 = shape.kv_dtype == DType::kFP8E4M3;
+    // Row tiles of at most kNarrowRows rows (decode and rowwise at H <= 16) take the narrow
+    // kernel: a quarter of the tensor work and a streaming KV ring; bitwise the 64-row kernel's
+    // arithmetic, so which kernel serves a call never changes a result.
+    if ((rowwise_ ? heads : rows) <= kNarrowRows) {
+      switch (shape.page_size) {
+        case 16:
+          err = fp8 ? run_verify_narrow_kernel<uint8_t, 16>(p, grid_y, stream)
+                    : run_verify_narrow_kernel<uint16_t, 16>(p, grid_y, stream);
+          break;
+        case 32:
+          err = fp8 ? run_verify_narrow_kernel<uint8_t, 32>(p, grid_y, stream)
+                    : run_verify_narrow_kernel<uint16_t, 32>(p, grid_y, stream);
+          break;
+        case 64:
+          err = fp8 ? run_verify_narrow_kernel<uint8_t, 64>(p, grid_y, stream)
+                    : run_verify_narrow_kernel<uint16_t, 64>(p, grid_y, stream);
+          break;
+        default:
+          return internal_error("page size " + std::to_string(shape.page_size) +
+                                " passed the guard but has no kernel instantiation");
+      }
+      return cuda_status(err, "narrow verify kernel launch");
+    }
     switch (shape.page_size) {
       case 16:
         err = fp8 ? run_verify_kernel<uint8_t, 16>(p, cluster, grid_y, stream)

@@ -20,6 +20,12 @@ template <typename KvT, int PAGE_SIZE>
 cudaError_t run_verify_kernel(const VerifyParams& params, int cluster, int grid_y,
                               cudaStream_t stream);
 
+// The narrow kernel (verify_narrow_sm90.cuh) for row tiles of at most kNarrowRows query rows:
+// grid (plan.total_splits, grid_y), no clusters. init_verify_kernel prepares it too.
+inline constexpr int kNarrowRows = 16;
+template <typename KvT, int PAGE_SIZE>
+cudaError_t run_verify_narrow_kernel(const VerifyParams& params, int grid_y, cudaStream_t stream);
+
 // How many clusters of `cluster` CTAs of this kernel fit on the device at once.
 template <typename KvT, int PAGE_SIZE>
 cudaError_t max_active_clusters(int cluster, int* count);

@@ -188,6 +188,23 @@ __device__ __forceinline__ void wgmma_wait() {
   asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
 }
 
+// D(64x16, f32) {+}= A(64x16 bf16, smem; K-major, or MN-major with TNSP_A = 1) * B(16x16 bf16,
+// smem, K-major). The narrow kernel's swapped products (keys or V columns as M, query rows as N).
+// Element (m, n) is the same dot product, in the same k order, as element (n, m) of the
+// unswapped wgmma: operand roles do not change how the tensor cores sum (tests/gpu checks it
+// bitwise against the 64-row kernel).
+template <int TNSP_A>
+__device__ __forceinline__ void wgmma_m64n16k16_ss(float (&d)[8], uint64_t desc_a, uint64_t desc_b,
+                                                   int scale_d) {
+  asm volatile(
+      "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %10, 0;\n\t"
+      "wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7}, %8, "
+      "%9, p, 1, 1, %11, 0;\n\t}"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+        "+f"(d[7])
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(TNSP_A));
+}
+
 // D(64x32, f32) {+}= A(64x16 bf16, smem, K-major) * B(16x32 bf16, smem, K-major).
 // scale_d = 0 overwrites D. Row r of D depends only on row r of A: the bitwise contract.
 __device__ __forceinline__ void wgmma_m64n32k16_ss(float (&d)[16], uint64_t desc_a, uint64_t desc_b,

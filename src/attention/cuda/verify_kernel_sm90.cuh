@@ -168,6 +168,58 @@ __device__ __forceinline__ void tile_rows(const VerifyParams& p, int tile, int* 
   }
 }
 
+// What one CTA computes: request b, split `split` of its n_splits (keys [kv_begin, ...)), rows
+// [row_begin, row_end) of the request's q_len * H, in n_tiles KV tiles of BLOCK_N keys.
+struct WorkItem {
+  int b, split, n_splits, seq_len, first_visible, row_begin, row_end, kv_begin, n_tiles;
+  int tiles_per_split;
+};
+
+template <int BLOCK_N>
+__device__ __forceinline__ WorkItem work_item(const VerifyParams& p, uint32_t cta_rank,
+                                              uint32_t n_cta) {
+  WorkItem w;
+  // The grid is 1-D, split-major: the row tiles of one split are consecutive CTAs (a cluster is
+  // consecutive CTAs), so they run at the same time and read the split's KV while it is in L2,
+  // instead of in separate waves that each fetch it from HBM (NOTES.md v13).
+  w.tiles_per_split = static_cast<int>(gridDim.x) / p.plan.total_splits;
+  const int split_global = static_cast<int>(blockIdx.x) / w.tiles_per_split;
+  const int tile = static_cast<int>(blockIdx.x) % w.tiles_per_split;
+  w.b = find_request(p.plan, p.batch, split_global);
+  w.split = split_global - p.plan.split_begin[w.b];
+  w.n_splits = p.plan.split_begin[w.b + 1] - p.plan.split_begin[w.b];
+  w.seq_len = p.seq_lens[w.b];
+  w.first_visible = w.seq_len - p.q_len;  // token i sees keys [0, first_visible + i]
+
+  tile_rows(p, tile, &w.row_begin, &w.row_end);
+  // All CTAs of a cluster walk the same tiles (they share each multicast tile): the loop bound
+  // comes from the cluster's last row, the one that sees the most keys.
+  int cluster_row_end;
+  {
+    const int last_tile =
+        min(tile - static_cast<int>(cta_rank) + static_cast<int>(n_cta), p.row_tiles) - 1;
+    int b0, e0;
+    tile_rows(p, last_tile, &b0, &e0);
+    cluster_row_end = max(e0, w.row_end);
+  }
+  // A DCP rank computes every split_step-th global split (verify_params.h).
+  const int split_step = p.plan.split_step > 1 ? p.plan.split_step : 1;
+  w.kv_begin = (w.split * split_step + p.plan.split_first) * p.plan.chunk;
+  // The last split of a request runs to seq_len, whatever the plan: the plan is made on the host
+  // from the seq_lens of the call, and a CUDA graph replays it with the seq_lens then in device
+  // memory. A request that has grown since capture is then still computed whole (its last split
+  // does more work) instead of silently losing its newest keys. In an eager call the plan covers
+  // seq_len exactly and this is the same bound.
+  // (Not for DCP ranks: their last local split is not the request's last.)
+  const bool open_ended = w.split == w.n_splits - 1 && split_step == 1 && !p.plan.partials_only;
+  const int kv_end_split = open_ended ? w.seq_len : min(w.kv_begin + p.plan.chunk, w.seq_len);
+  const int kv_end_visible =
+      min(kv_end_split, w.first_visible + (cluster_row_end - 1) / p.num_heads + 1);
+  w.n_tiles =
+      kv_end_visible > w.kv_begin ? (kv_end_visible - w.kv_begin + BLOCK_N - 1) / BLOCK_N : 0;
+  return w;
+}
+
 // Releases a stage to the producers of every CTA in the cluster: one arrival per consumer warp,
 // after the warp's wgmma reads of it completed (wgmma_wait). bf16: the warp's own reads are all
 // there is to order, so a relaxed arrival suffices. fp8: the dequantising threads' reads of the
@@ -289,6 +341,28 @@ __device__ __forceinline__ void store_p(uint8_t* sP, const uint32_t (&pb)[16],
   ptx::fence_proxy_async_smem();
 }
 
+// Expands a thread's NC chunks of 16 fp8 codes (exactly) and hands chunk k's 16 bf16 to
+// store(k, o): the integer path unless one of the chunks holds a NaN code (`nan`, from
+// ptx::fp8x16_nan), in one branch for all of them (a branch per chunk would serialise them).
+template <int NC, typename Store>
+__device__ __forceinline__ void expand_chunks(const uint4 (&v)[NC], uint32_t nan, Store&& store) {
+  if (nan == 0) {
+#pragma unroll
+    for (int k = 0; k < NC; ++k) {
+      uint32_t o[8];
+      ptx::fp8x16_to_bf16x16_bits(v[k], o);
+      store(k, o);
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < NC; ++k) {
+      uint32_t o[8];
+      ptx::fp8x16_to_bf16x16_cvt(v[k], o);
+      store(k, o);
+    }
+  }
+}
+
 // fp8: expands column blocks blk0..blk0+NB-1 of a landed raw tile (dense [64 keys x 64 codes] at
 // RAW_OFF + blk * 4 KB) into the stage's swizzled bf16 blocks (exact; kv_scale is folded into the
 // score and output scales), run by the NUM_DEQUANT_THREADS threads of the producer warpgroup once
@@ -322,22 +396,7 @@ __device__ __forceinline__ void dequant_blocks(uint32_t stage, int blk0, int val
     ptx::st_shared_v4(out + sw128(key, 2 * q), o[0], o[1], o[2], o[3]);
     ptx::st_shared_v4(out + sw128(key, 2 * q + 1), o[4], o[5], o[6], o[7]);
   };
-  // One branch for all of the thread's chunks (a branch per chunk would serialise them).
-  if (nan == 0) {
-#pragma unroll
-    for (int k = 0; k < NB * PER_BLOCK; ++k) {
-      uint32_t o[8];
-      ptx::fp8x16_to_bf16x16_bits(v[k], o);
-      store(k, o);
-    }
-  } else {
-#pragma unroll
-    for (int k = 0; k < NB * PER_BLOCK; ++k) {
-      uint32_t o[8];
-      ptx::fp8x16_to_bf16x16_cvt(v[k], o);
-      store(k, o);
-    }
-  }
+  expand_chunks(v, nan, store);
   // Generic-proxy writes that wgmma (async proxy) reads next.
   ptx::fence_proxy_async_smem();
 }
@@ -403,45 +462,11 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
   const uint32_t n_cta = ptx::cluster_nctarank();
 
   // ---- work item ----
-  // The grid is 1-D, split-major: the row tiles of one split are consecutive CTAs (a cluster is
-  // consecutive CTAs), so they run at the same time and read the split's KV while it is in L2,
-  // instead of in separate waves that each fetch it from HBM (NOTES.md v13).
-  const int tiles_per_split = static_cast<int>(gridDim.x) / p.plan.total_splits;
-  const int split_global = static_cast<int>(blockIdx.x) / tiles_per_split;
-  const int tile = static_cast<int>(blockIdx.x) % tiles_per_split;
-  const int b = sm90::find_request(p.plan, p.batch, split_global);
-  const int split = split_global - p.plan.split_begin[b];
-  const int n_splits = p.plan.split_begin[b + 1] - p.plan.split_begin[b];
-  const int seq_len = p.seq_lens[b];
-  const int first_visible = seq_len - p.q_len;  // token i sees keys [0, first_visible + i]
-
-  int row_begin, row_end;
-  sm90::tile_rows(p, tile, &row_begin, &row_end);
-  // All CTAs of a cluster walk the same tiles (they share each multicast tile): the loop bound
-  // comes from the cluster's last row, the one that sees the most keys.
-  int cluster_row_end;
-  {
-    const int last_tile =
-        min(tile - static_cast<int>(cta_rank) + static_cast<int>(n_cta), p.row_tiles) - 1;
-    int b0, e0;
-    sm90::tile_rows(p, last_tile, &b0, &e0);
-    cluster_row_end = max(e0, row_end);
-  }
-  // A DCP rank computes every split_step-th global split (verify_params.h).
-  const int split_step = p.plan.split_step > 1 ? p.plan.split_step : 1;
-  const int kv_begin = (split * split_step + p.plan.split_first) * p.plan.chunk;
-  // The last split of a request runs to seq_len, whatever the plan: the plan is made on the host
-  // from the seq_lens of the call, and a CUDA graph replays it with the seq_lens then in device
-  // memory. A request that has grown since capture is then still computed whole (its last split
-  // does more work) instead of silently losing its newest keys. In an eager call the plan covers
-  // seq_len exactly and this is the same bound.
-  // (Not for DCP ranks: their last local split is not the request's last.)
-  const bool open_ended = split == n_splits - 1 && split_step == 1 && !p.plan.partials_only;
-  const int kv_end_split = open_ended ? seq_len : min(kv_begin + p.plan.chunk, seq_len);
-  const int kv_end_visible =
-      min(kv_end_split, first_visible + (cluster_row_end - 1) / p.num_heads + 1);
-  const int n_tiles =
-      kv_end_visible > kv_begin ? (kv_end_visible - kv_begin + KT::BLOCK_N - 1) / KT::BLOCK_N : 0;
+  const sm90::WorkItem w = sm90::work_item<KT::BLOCK_N>(p, cta_rank, n_cta);
+  const int tiles_per_split = w.tiles_per_split;
+  const int b = w.b, split = w.split, n_splits = w.n_splits, seq_len = w.seq_len;
+  const int first_visible = w.first_visible, row_begin = w.row_begin, row_end = w.row_end;
+  const int kv_begin = w.kv_begin, n_tiles = w.n_tiles;
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < KT::STAGES; ++s) {

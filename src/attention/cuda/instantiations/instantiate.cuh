@@ -1,15 +1,23 @@
-// Defines the launcher specialisations of launch.h for one (KV dtype, page size). Each file in
+// Defines the launcher specialisations of launch.h for one (KV dtype, page size): the 64-row and
+// the narrow verify kernels. Each file in
 // this folder instantiates one pair, so the six kernel variants compile in parallel.
 #pragma once
 
 #include "../launch.h"
 #include "../verify_kernel_sm90.cuh"
+#include "../verify_narrow_sm90.cuh"
 
 #define MLASPEC_INSTANTIATE_VERIFY(KV_T, PAGE)                                                   \
   namespace mlaspec::attn::cuda {                                                                \
   template <>                                                                                    \
   cudaError_t init_verify_kernel<KV_T, PAGE>() {                                                 \
-    return init_verify_kernel_sm90<Sm90Traits<KV_T, PAGE>>();                                    \
+    const cudaError_t err = init_verify_kernel_sm90<Sm90Traits<KV_T, PAGE>>();                   \
+    return err != cudaSuccess ? err : init_verify_narrow_sm90<NarrowTraits<KV_T, PAGE>>();       \
+  }                                                                                              \
+  template <>                                                                                    \
+  cudaError_t run_verify_narrow_kernel<KV_T, PAGE>(const VerifyParams& params, int grid_y,       \
+                                                   cudaStream_t stream) {                        \
+    return run_verify_narrow_sm90<NarrowTraits<KV_T, PAGE>>(params, grid_y, stream);             \
   }                                                                                              \
   template <>                                                                                    \
   cudaError_t run_verify_kernel<KV_T, PAGE>(const VerifyParams& params, int cluster, int grid_y, \

@@ -1,0 +1,660 @@
+// The narrow MLA verify kernel for Hopper (sm_90a): row tiles of at most 16 query rows (decode
+// at H <= 16, rowwise at H <= 16, any tile of q_len * H <= 16 rows). cuda_fold and cuda_rowwise
+// launch it instead of verify_kernel_sm90 for those tiles (NOTES.md v22).
+//
+// Why: the 64-row kernel's wgmma has M = 64 query rows, so a 16-row tile does 4x the tensor work
+// it needs, and its fp8 path expands the raw codes with one warp per scheduler. Here the products
+// are swapped: S^T = K Q^T (M = 64 keys, N = 16 rows) and O^T = V^T P^T (M = 64 V columns, N = 16
+// rows), a quarter of the tensor work; the KV streams through a ring of [64 keys x 64 columns]
+// blocks (one 8 KB slot per column block), each freed as soon as its last reader is done; and
+// fp8's raw codes land in a ring of their own, expanded by two warpgroups taking alternate steps.
+// Measured on the H200 (NOTES.md v22): fp8 decode 22-25% faster than the 64-row kernel, bf16 within
+// 1%.
+//
+// Bitwise contract: a row's arithmetic is the 64-row kernel's, step for step, so fold == rowwise
+// and verify row i == the decode call whichever kernel serves each call:
+//  - S and P V accumulate the same products in the same k order (block order 0..8 for a pair's
+//    first tile t0; 4..8, 0..3 for bf16's t1, as the 64-row kernel's WG1 walks it);
+//  - softmax per tile: the same max, scale and ex2; the row sum of P adds each row's 64 values in
+//    the 64-row kernel's thread order (per thread j-major over keys 8j + 2t + {0,1}, then the
+//    xor-1 / xor-2 butterfly), read back from an f32 staging copy of P;
+//  - the rescale order of O: bf16 pairs (t0, t1) as the 64-row kernel's seesaw (O_L = (O_L sc0
+//    + P0 V0L) sc1 + P1 V1L; O_R = O_R (sc0 sc1) + P1 V1R + bf16(P0 sc1) V0R); fp8 tile by tile
+//    (O = O sc + P V), its v18 order;
+//  - the epilogue: the same inv = out_scale / l, lse and bf16 rounding.
+// The GPU tests check it: at H <= 16 with q_len > 1, fold runs the 64-row kernel and rowwise
+// this one, and they must agree bitwise.
+//
+// Threads: warpgroup 0 consumes (4 warps: keys 16w.. of each tile in S^T, V columns 16w.. of
+// each 64-column block in O^T). bf16: warp 4 copies. fp8: warpgroups 1 and 2 expand, warp 12
+// copies the raw codes.
+#pragma once
+
+#include "verify_kernel_sm90.cuh"
+
+namespace mlaspec::attn::cuda {
+
+template <typename KvT, int PAGE_SIZE_>
+struct NarrowTraits {
+  using Kv = KvT;
+  static constexpr bool kFp8 = sizeof(KvT) == 1;
+  static constexpr int PAGE_SIZE = PAGE_SIZE_;
+  static constexpr int D_QK = CommonTraits::kHeadDimQK;
+  static constexpr int D_V = CommonTraits::kHeadDimV;
+  static constexpr int ROWS = 16;                    // query rows per CTA = wgmma N
+  static constexpr int BLOCK_N = 64;                 // keys per tile = wgmma M of S^T
+  static constexpr int COL_BLOCKS = D_QK / 64;       // 9 column blocks of 64 (the last is rope)
+  static constexpr int V_BLOCKS = D_V / 64;          // 8
+  static constexpr int V_HALF = 4;                   // O_L = V blocks 0..3, O_R = 4..7
+  static constexpr int BLOCK_BYTES = BLOCK_N * 128;  // one swizzled [64 keys x 128 B] slot
+  static constexpr int Q_BLOCK_BYTES = ROWS * 128;   // Q: 9 swizzled [16 rows x 128 B] blocks
+  static constexpr int P_BYTES = ROWS * 128;         // bf16 P: swizzled [16 rows x 64 keys]
+  static constexpr int PF_STRIDE = 68;  // floats per row of the f32 P copy (68: no bank conflict)
+  static constexpr int PF_BYTES = ROWS * PF_STRIDE * 4;
+  static constexpr int OUT_STRIDE = D_V + 4;  // floats per row of the epilogue's staging
+  static constexpr int CONSUMER_THREADS = 128;
+  static constexpr int PRODUCER_WARP = 4;
+  // bf16: warp 4 copies. fp8: warpgroups 1 and 2 expand (alternate steps), warp 12 copies the raw
+  // codes, warps 13..15 only give their registers away (setmaxnreg works per warpgroup).
+  static constexpr int NUM_DEQUANT_THREADS = 128;  // per expanding warpgroup
+  static constexpr int DEQUANT_GROUPS = 2;
+  static constexpr int COPY_WARP = kFp8 ? 4 + 4 * DEQUANT_GROUPS : PRODUCER_WARP;
+  static constexpr int NUM_THREADS = kFp8 ? 512 : CONSUMER_THREADS + 32;
+  static constexpr int CONSUMER_REGS = 232, DEQUANT_REGS = 104, COPY_REGS = 40;
+  // setmaxnreg moves registers between warpgroups inside the CTA's launch allocation
+  // (65536 / NUM_THREADS per thread, in steps of 8): a consumer increase larger than what the
+  // others give back would wait forever.
+  static_assert(!kFp8 ||
+                CONSUMER_REGS * 128 + DEQUANT_REGS * 128 * DEQUANT_GROUPS + COPY_REGS * 128 <=
+                    (65536 / NUM_THREADS) / 8 * 8 * NUM_THREADS);
+  static constexpr int BOX_ROW_BYTES = 64 * static_cast<int>(sizeof(KvT));
+  static constexpr int RAW_BLOCK_BYTES = BLOCK_N * 64;  // fp8: one column block's codes
+  // Ring depths: bf16 fills RING_BYTES with slots; fp8 splits them between bf16 slots (the
+  // consumers hold up to 9, the two expanding warpgroups fill 6 more) and raw-code slots, which
+  // the copies fill ahead of the expansion (13 / 22 measured no faster than 15 / 18, NOTES.md v22).
+  static constexpr int RING_BYTES = 192 * 1024;
+  static constexpr int SLOTS = kFp8 ? 15 : RING_BYTES / BLOCK_BYTES;
+  static constexpr int RAW_SLOTS = kFp8 ? (RING_BYTES - SLOTS * BLOCK_BYTES) / RAW_BLOCK_BYTES : 0;
+  static constexpr int DEQUANT_BLOCKS = 3;  // fp8 blocks expanded per step (a tile is 3 steps)
+  // P buffers: P0, P1 and bf16's P0 * scale1 (the 64-row kernel's WG1 input for V0R).
+  static constexpr int NUM_P = kFp8 ? 2 : 3;
+
+  static constexpr int OFF_SLOT = 0;
+  static constexpr int OFF_RAW = OFF_SLOT + SLOTS * BLOCK_BYTES;
+  static constexpr int OFF_Q = OFF_RAW + RAW_SLOTS * RAW_BLOCK_BYTES;
+  static constexpr int OFF_P = OFF_Q + COL_BLOCKS * Q_BLOCK_BYTES;
+  static constexpr int OFF_PF = OFF_P + NUM_P * P_BYTES;  // f32 P of t0, t1
+  // float: max [2][4 warps][16], scale [2][16], denominator [16].
+  static constexpr int OFF_RED = OFF_PF + 2 * PF_BYTES;
+  static constexpr int RED_BYTES = (2 * 4 * ROWS + 2 * ROWS + ROWS) * 4;
+  static constexpr int OFF_BAR = OFF_RED + RED_BYTES;
+  // full [SLOTS], empty [SLOTS], raw full [RAW_SLOTS], raw empty [RAW_SLOTS]
+  static constexpr int NUM_BARS = 2 * SLOTS + 2 * RAW_SLOTS;
+  static constexpr int SMEM_BYTES = OFF_BAR + NUM_BARS * 8 + 1024;  // + run-time 1024 alignment
+
+  static_assert(SMEM_BYTES <= 227 * 1024, "narrow kernel exceeds Hopper's 227 KB per block");
+  static_assert(OFF_RAW % 1024 == 0 && OFF_Q % 1024 == 0 && OFF_P % 1024 == 0 &&
+                    P_BYTES % 1024 == 0 && Q_BLOCK_BYTES % 1024 == 0,
+                "128B-swizzled operands start on 1024-byte boundaries");
+  static_assert(ROWS * OUT_STRIDE * 4 <= SLOTS * BLOCK_BYTES, "epilogue staging reuses the ring");
+  static_assert(BLOCK_N % PAGE_SIZE == 0 && BLOCK_N / PAGE_SIZE <= 32, "one copy lane per page");
+  static_assert(COL_BLOCKS % DEQUANT_BLOCKS == 0 && (!kFp8 || RAW_SLOTS >= DEQUANT_BLOCKS));
+  static_assert(D_QK == 576 && D_V == 512 && COL_BLOCKS == 9);
+};
+
+namespace sm90 {
+
+// The narrow kernel's S^T / P fragment (wgmma m64n16 accumulator) in warp w, lane 4g + t:
+// element i is key narrow_key(w, g, i) of the tile and row slot narrow_slot(i), i.e. tile row
+// narrow_row(t, narrow_slot(i)). The O^T fragment of each 64-column block is laid out the same,
+// with V columns in place of keys.
+__device__ __forceinline__ int narrow_key(int w, int g, int i) {
+  return 16 * w + g + 8 * ((i >> 1) & 1);
+}
+// Row slot k (0..3) of element i, and the tile row of slot k.
+__device__ __forceinline__ int narrow_slot(int i) {
+  return (i & 1) + 2 * (i >> 2);
+}
+__device__ __forceinline__ int narrow_row(int t, int k) {
+  return 2 * t + (k & 1) + 8 * (k >> 1);
+}
+
+// Softmax of one tile, the 64-row kernel's softmax_tile64 per row: scores -> log2 domain with the
+// mask, the tile max over the 64 keys (warp shuffles, then the 4 warps through sMax), the new
+// running max, scale = 2^(m_old - m_new) (exactly 1 when the max did not move), and P = 2^(x -
+// m_new) in place; P (f32) is also written to sPf [row][key] for the row sums.
+__device__ __forceinline__ void narrow_softmax(float (&sf)[8], int key0, int w, int g, int t,
+                                               const int (&vis)[4], float score_scale_log2,
+                                               float (&m)[4], float (&scale)[4], float* sMax,
+                                               float* sPf, int pf_stride) {
+  float mx[4] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY};
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const int k = narrow_slot(i);
+    const int key = key0 + narrow_key(w, g, i);
+    const float x = key <= vis[k] ? sf[i] * score_scale_log2 : -INFINITY;
+    sf[i] = x;
+    mx[k] = fmaxf(mx[k], x);
+  }
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    mx[k] = fmaxf(mx[k], __shfl_xor_sync(0xffffffffu, mx[k], 4));
+    mx[k] = fmaxf(mx[k], __shfl_xor_sync(0xffffffffu, mx[k], 8));
+    mx[k] = fmaxf(mx[k], __shfl_xor_sync(0xffffffffu, mx[k], 16));
+    if (g == 0) sMax[w * 16 + narrow_row(t, k)] = mx[k];
+  }
+  ptx::named_bar_sync(1, 128);
+  float m_use[4];
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    const int r = narrow_row(t, k);
+    mx[k] = fmaxf(fmaxf(sMax[r], sMax[16 + r]), fmaxf(sMax[32 + r], sMax[48 + r]));
+    const float m_new = fmaxf(m[k], mx[k]);
+    // A row that has seen no key yet keeps m = -inf: subtract 0 so p = ex2(-inf) = 0, not NaN.
+    m_use[k] = m_new == -INFINITY ? 0.f : m_new;
+    scale[k] = m[k] == m_new ? 1.f : ptx::ex2(m[k] - m_use[k]);
+    m[k] = m_new;
+  }
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const int k = narrow_slot(i);
+    sf[i] = ptx::ex2(sf[i] - m_use[k]);
+    sPf[narrow_row(t, k) * pf_stride + narrow_key(w, g, i)] = sf[i];
+  }
+}
+
+// Row r's sum of P over the tile (the f32 copy sPf) in the 64-row kernel's order: per thread tw
+// keys 8j + 2tw, +1 for j = 0..7, then the xor-1 / xor-2 butterfly over the row's quad. Run by
+// the 64 threads (r, tw) = (tid / 4, tid % 4) of warps 0 and 1.
+__device__ __forceinline__ float narrow_row_sum(const float* sPf, int pf_stride, int r, int tw) {
+  const float* row = sPf + r * pf_stride;
+  float s = 0.f;
+#pragma unroll
+  for (int j = 0; j < 8; ++j) {
+    s += row[8 * j + 2 * tw];
+    s += row[8 * j + 2 * tw + 1];
+  }
+  s += __shfl_xor_sync(0xffffffffu, s, 1);
+  s += __shfl_xor_sync(0xffffffffu, s, 2);
+  return s;
+}
+// bf16 P (times the row slot's scale; 1 for plain P) from this thread's fragment into the
+// swizzled [16 rows x 64 keys] block sP (key k of row r: chunk k / 8 of the row, bytes 2(k % 8)).
+__device__ __forceinline__ void narrow_store_p(uint8_t* sP, const float (&pf)[8], int w, int g,
+                                               int t, const float (&scale)[4]) {
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const int k = narrow_slot(i), key = narrow_key(w, g, i);
+    *reinterpret_cast<uint16_t*>(sP + sw128(narrow_row(t, k), key >> 3) + (key & 7) * 2) =
+        static_cast<uint16_t>(ptx::pack_bf16x2(pf[i] * scale[k], 0.f) & 0xffffu);
+  }
+}
+
+// acc *= scale per row slot (x * 1 == x: skipping a row that did not move changes nothing).
+template <int NB>
+__device__ __forceinline__ void narrow_rescale(float (&acc)[NB][8], const float (&scale)[4]) {
+  if (scale[0] == 1.f && scale[1] == 1.f && scale[2] == 1.f && scale[3] == 1.f) return;
+#pragma unroll
+  for (int mb = 0; mb < NB; ++mb) {
+#pragma unroll
+    for (int i = 0; i < 8; ++i) acc[mb][i] *= scale[narrow_slot(i)];
+  }
+}
+
+}  // namespace sm90
+
+template <typename NT>
+__global__ void __launch_bounds__(NT::NUM_THREADS, 1)
+    verify_narrow_kernel_sm90(const __grid_constant__ VerifyParams p) {
+  extern __shared__ uint8_t smem_raw[];
+  // Aligned by an offset from smem_raw: pointers keep the shared address space (32-bit).
+  uint8_t* smem = smem_raw + ((1024u - (ptx::smem_addr(smem_raw) & 1023u)) & 1023u);
+  const uint32_t s_slot = ptx::smem_addr(smem + NT::OFF_SLOT);
+  const uint32_t s_raw = ptx::smem_addr(smem + NT::OFF_RAW);
+  uint8_t* sQ = smem + NT::OFF_Q;
+  float* sRed = reinterpret_cast<float*>(smem + NT::OFF_RED);
+  uint64_t* full_bar = reinterpret_cast<uint64_t*>(smem + NT::OFF_BAR);
+  uint64_t* empty_bar = full_bar + NT::SLOTS;
+  uint64_t* raw_full = empty_bar + NT::SLOTS;
+  uint64_t* raw_empty = raw_full + NT::RAW_SLOTS;
+
+  const int warp = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 32), 0);
+  const int lane = threadIdx.x % 32;
+
+  const sm90::WorkItem wi = sm90::work_item<NT::BLOCK_N>(p, 0, 1);
+  const int b = wi.b, seq_len = wi.seq_len, kv_begin = wi.kv_begin, n_tiles = wi.n_tiles;
+  // Block (tile it, column block blk) is ring entry L = 9 it + blk: slot L % SLOTS, its
+  // (L / SLOTS)-th use.
+  auto slot_of = [](int L) { return L % NT::SLOTS; };
+  auto use_parity = [](int L) { return static_cast<uint32_t>((L / NT::SLOTS) & 1); };
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < NT::SLOTS; ++s) {
+      // bf16: the copy's expect_tx arrival; fp8: every expanding thread.
+      ptx::mbar_init(&full_bar[s], NT::kFp8 ? NT::NUM_DEQUANT_THREADS : 1);
+      ptx::mbar_init(&empty_bar[s], 4);  // one arrival per consumer warp
+    }
+    for (int s = 0; s < NT::RAW_SLOTS; ++s) {
+      ptx::mbar_init(&raw_full[s], 1);
+      ptx::mbar_init(&raw_empty[s], NT::NUM_DEQUANT_THREADS);
+    }
+    ptx::fence_mbar_init();
+  }
+  __syncthreads();
+
+  if (warp >= NT::PRODUCER_WARP) {
+    // ---------------------------------------------------------------- producer
+    const int32_t* bt = p.block_table + static_cast<int64_t>(b) * p.bt_stride;
+    const uint64_t kv_policy = ptx::l2_policy_evict_first();
+    // Lane j's page id of tile `it` (page j of the tile), read one tile ahead so the block-table
+    // load is never between a freed slot and its copy.
+    auto load_page = [&](int it) {
+      const int key0 = kv_begin + it * NT::BLOCK_N;
+      const int pages = (min(NT::BLOCK_N, seq_len - key0) + NT::PAGE_SIZE - 1) / NT::PAGE_SIZE;
+      return it < n_tiles && lane < pages ? __ldg(&bt[key0 / NT::PAGE_SIZE + lane]) : 0;
+    };
+    int page_tile = 0, page_cur = load_page(0), page_next = load_page(1);
+    // Copies of one column block of tile it (blocks in ring order, so tiles never go back) into
+    // `dst` (lane j: page j of the tile), completing on `bar`: whole pages only; rows of the last
+    // page past seq_len are never read unmasked (bf16: zeroed by the consumers; fp8: expanded as
+    // zeros).
+    auto copy_block = [&](int it, int blk, uint8_t* dst, uint64_t* bar, uint32_t row_bytes) {
+      if (it != page_tile) {
+        page_cur = page_next;
+        page_next = load_page(it + 1);
+        page_tile = it;
+      }
+      const int key0 = kv_begin + it * NT::BLOCK_N;
+      const int pages = (min(NT::BLOCK_N, seq_len - key0) + NT::PAGE_SIZE - 1) / NT::PAGE_SIZE;
+      if (lane == 0) ptx::mbar_arrive_expect_tx(bar, pages * NT::PAGE_SIZE * row_bytes);
+      __syncwarp();
+      if (lane < pages) {
+        ptx::tma_load_2d(dst + lane * NT::PAGE_SIZE * row_bytes, p.kv_tmap, blk * 64,
+                         page_cur * NT::PAGE_SIZE, bar, kv_policy);
+      }
+    };
+    const int total = n_tiles * NT::COL_BLOCKS;
+    if constexpr (!NT::kFp8) {
+      for (int L = 0; L < total; ++L) {
+        const int s = slot_of(L);
+        ptx::mbar_wait(&empty_bar[s], use_parity(L) ^ 1);
+        copy_block(L / NT::COL_BLOCKS, L % NT::COL_BLOCKS,
+                   smem + NT::OFF_SLOT + s * NT::BLOCK_BYTES, &full_bar[s], NT::BOX_ROW_BYTES);
+      }
+    } else {
+      // Raw codes land in their own ring (RAW_SLOTS blocks ahead), copied by the copy warp as
+      // the expansion frees them; the expanding warpgroups take alternate steps of
+      // DEQUANT_BLOCKS blocks each, into the bf16 slots as the consumers free them.
+      if (warp >= NT::COPY_WARP) {
+        ptx::setmaxnreg_dec<NT::COPY_REGS>();
+        if (warp != NT::COPY_WARP) return;
+        for (int L = 0; L < total; ++L) {
+          const int r = L % NT::RAW_SLOTS;
+          ptx::mbar_wait(&raw_empty[r], ((L / NT::RAW_SLOTS) & 1) ^ 1);
+          copy_block(L / NT::COL_BLOCKS, L % NT::COL_BLOCKS,
+                     smem + NT::OFF_RAW + r * NT::RAW_BLOCK_BYTES, &raw_full[r], NT::BOX_ROW_BYTES);
+        }
+        return;
+      }
+      ptx::setmaxnreg_dec<NT::DEQUANT_REGS>();
+      const int group = (warp - NT::PRODUCER_WARP) / 4;
+      const int dtid = threadIdx.x - NT::PRODUCER_WARP * 32 - group * NT::NUM_DEQUANT_THREADS;
+      constexpr int NB = NT::DEQUANT_BLOCKS;
+      constexpr int PER_BLOCK = NT::BLOCK_N * 4 / NT::NUM_DEQUANT_THREADS;  // 16-code chunks
+#pragma unroll 1
+      for (int L0 = group * NB; L0 < total; L0 += NT::DEQUANT_GROUPS * NB) {
+        const int valid =
+            min(NT::BLOCK_N, seq_len - kv_begin - (L0 / NT::COL_BLOCKS) * NT::BLOCK_N);
+        uint4 v[NB * PER_BLOCK];
+        uint32_t nan = 0;
+#pragma unroll
+        for (int j = 0; j < NB; ++j) {
+          const int L = L0 + j;
+          ptx::mbar_wait(&raw_full[L % NT::RAW_SLOTS], (L / NT::RAW_SLOTS) & 1);
+        }
+#pragma unroll
+        for (int k = 0; k < NB * PER_BLOCK; ++k) {
+          const int L = L0 + k / PER_BLOCK;
+          const int c = dtid + (k % PER_BLOCK) * NT::NUM_DEQUANT_THREADS;
+          const uint32_t raw = s_raw + (L % NT::RAW_SLOTS) * NT::RAW_BLOCK_BYTES;
+          v[k] = (c >> 2) < valid ? ptx::ld_shared_v4(raw + c * 16) : make_uint4(0, 0, 0, 0);
+          nan |= ptx::fp8x16_nan(v[k]);
+        }
+        // The codes are in registers: the raw slots can be refilled.
+#pragma unroll
+        for (int j = 0; j < NB; ++j) ptx::mbar_arrive(&raw_empty[(L0 + j) % NT::RAW_SLOTS]);
+#pragma unroll
+        for (int j = 0; j < NB; ++j) {
+          const int L = L0 + j;
+          ptx::mbar_wait(&empty_bar[slot_of(L)], use_parity(L) ^ 1);
+        }
+        auto store = [&](int k, const uint32_t(&o)[8]) {
+          // 16 codes = bf16 chunks 2q, 2q + 1 of the key's 128-byte row in the block.
+          const int L = L0 + k / PER_BLOCK;
+          const int c = dtid + (k % PER_BLOCK) * NT::NUM_DEQUANT_THREADS;
+          const int key = c >> 2, q = c & 3;
+          const uint32_t out = s_slot + slot_of(L) * NT::BLOCK_BYTES;
+          ptx::st_shared_v4(out + sm90::sw128(key, 2 * q), o[0], o[1], o[2], o[3]);
+          ptx::st_shared_v4(out + sm90::sw128(key, 2 * q + 1), o[4], o[5], o[6], o[7]);
+        };
+        sm90::expand_chunks(v, nan, store);
+        // Generic-proxy writes that wgmma (async proxy) reads next.
+        ptx::fence_proxy_async_smem();
+#pragma unroll
+        for (int j = 0; j < NB; ++j) ptx::mbar_arrive(&full_bar[slot_of(L0 + j)]);
+      }
+    }
+    return;
+  }
+
+  // ---------------------------------------------------------------- consumer warpgroup
+  if constexpr (NT::kFp8) ptx::setmaxnreg_inc<NT::CONSUMER_REGS>();
+  const int tid = threadIdx.x;
+  const int w = warp, g = lane >> 2, t = lane & 3;
+  const int row_begin = wi.row_begin, row_end = wi.row_end;
+  const int nrows = row_end - row_begin;
+
+  // Q rows -> sQ (9 swizzled [16 x 128 B] blocks); rows past the tile are zero, never written back.
+  {
+    const auto* q = static_cast<const uint16_t*>(p.q);
+    constexpr int CHUNKS_PER_ROW = NT::D_QK / 8;                                  // 72
+    constexpr int PER_THREAD = NT::ROWS * CHUNKS_PER_ROW / NT::CONSUMER_THREADS;  // 9
+    uint4 v[PER_THREAD];
+#pragma unroll
+    for (int k = 0; k < PER_THREAD; ++k) {
+      const int c = tid + k * NT::CONSUMER_THREADS;
+      const int row = c / CHUNKS_PER_ROW, col = c % CHUNKS_PER_ROW;
+      v[k] = make_uint4(0, 0, 0, 0);
+      if (row < nrows) {
+        const int r = row_begin + row;
+        const int i = r / p.num_heads, h = r % p.num_heads;
+        const uint16_t* src = q + b * p.q_stride[0] + i * p.q_stride[1] + h * p.q_stride[2];
+        v[k] = __ldg(reinterpret_cast<const uint4*>(src) + col);
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < PER_THREAD; ++k) {
+      const int c = tid + k * NT::CONSUMER_THREADS;
+      const int row = c / CHUNKS_PER_ROW, col = c % CHUNKS_PER_ROW;
+      *reinterpret_cast<uint4*>(sQ + (col >> 3) * NT::Q_BLOCK_BYTES + sm90::sw128(row, col & 7)) =
+          v[k];
+    }
+    ptx::fence_proxy_async_smem();
+  }
+
+  int vis[4];  // last visible key per row slot
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    const int n = sm90::narrow_row(t, k);
+    vis[k] = n < nrows ? wi.first_visible + (row_begin + n) / p.num_heads : seq_len - 1;
+  }
+  float acc[NT::V_BLOCKS][8];  // O^T: V column 64mb + narrow_key(w, g, i), row slot narrow_slot(i)
+#pragma unroll
+  for (int mb = 0; mb < NT::V_BLOCKS; ++mb) {
+#pragma unroll
+    for (int i = 0; i < 8; ++i) acc[mb][i] = 0.f;
+  }
+  float m_run[4] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY};
+  float l_run[4] = {0.f, 0.f, 0.f, 0.f};
+
+  ptx::named_bar_sync(1, NT::CONSUMER_THREADS);  // sQ complete
+
+  const uint32_t sQ_addr = ptx::smem_addr(sQ);
+  uint8_t* sP0 = smem + NT::OFF_P;
+  uint8_t* sP1 = sP0 + NT::P_BYTES;
+  uint8_t* sP0s = sP0 + 2 * NT::P_BYTES;  // bf16 only
+  float* sPf0 = reinterpret_cast<float*>(smem + NT::OFF_PF);
+  float* sPf1 = sPf0 + NT::ROWS * NT::PF_STRIDE;
+  float* sMax0 = sRed;
+  float* sMax1 = sRed + 64;
+  const bool sum_thread = tid < 64;  // warps 0, 1: row tid / 4, quad lane tid % 4
+  const int sr = tid >> 2, stw = tid & 3;
+  // The denominator of row sr, kept by its 4 sum threads (the 64-row kernel's l, same order).
+  float l_row = 0.f;
+
+  // S^T of tile it over its 9 column blocks in the order FIRST, FIRST + 1, ... (mod 9).
+  auto issue_s = [&](float(&sf)[8], int it, auto first_c) {
+    constexpr int FIRST = decltype(first_c)::value;
+#pragma unroll
+    for (int i = 0; i < NT::COL_BLOCKS; ++i) {
+      const int blk = (FIRST + i) % NT::COL_BLOCKS;
+      const int L = it * NT::COL_BLOCKS + blk;
+      ptx::mbar_wait(&full_bar[slot_of(L)], use_parity(L));
+      ptx::wgmma_fence();
+      const uint64_t desc_k = ptx::gmma_desc_sw128(s_slot + slot_of(L) * NT::BLOCK_BYTES, 16, 1024);
+      const uint64_t desc_q = ptx::gmma_desc_sw128(sQ_addr + blk * NT::Q_BLOCK_BYTES, 16, 1024);
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) {
+        ptx::wgmma_m64n16k16_ss<0>(sf, desc_k + ((kk * 32) >> 4), desc_q + ((kk * 32) >> 4),
+                                   (i | kk) != 0 ? 1 : 0);
+      }
+    }
+    ptx::wgmma_commit();
+  };
+  // acc[mb] += V^T P^T for V blocks mb0..mb0+3 of tile it, P the bf16 block at sP.
+  auto issue_pv = [&](int it, int mb0, const uint8_t* sP) {
+    const uint64_t desc_p = ptx::gmma_desc_sw128(ptx::smem_addr(sP), 16, 1024);
+    ptx::wgmma_fence();
+#pragma unroll
+    for (int m = 0; m < NT::V_HALF; ++m) {
+      const int L = it * NT::COL_BLOCKS + mb0 + m;
+      const uint64_t desc_v =
+          ptx::gmma_desc_sw128(s_slot + slot_of(L) * NT::BLOCK_BYTES, NT::BLOCK_BYTES, 1024);
+#pragma unroll
+      for (int kk = 0; kk < NT::BLOCK_N / 16; ++kk) {
+        ptx::wgmma_m64n16k16_ss<1>(acc[mb0 + m], desc_v + ((kk * 16 * 128) >> 4),
+                                   desc_p + ((kk * 32) >> 4), 1);
+      }
+    }
+  };
+  // One arrival per consumer warp once its wgmma reads of the blocks are complete. fp8: the
+  // expansion writes the slot next (generic proxy), so the arrival releases.
+  auto release = [&](int it, int blk0, int blk1) {
+    __syncwarp();
+    if (lane == 0) {
+      for (int blk = blk0; blk < blk1; ++blk) {
+        uint64_t* bar = &empty_bar[slot_of(it * NT::COL_BLOCKS + blk)];
+        if constexpr (NT::kFp8) {
+          ptx::mbar_arrive(bar);
+        } else {
+          ptx::mbar_arrive_cluster<false>(bar, 0);
+        }
+      }
+    }
+  };
+  // bf16: the last tile of a split may end inside a page; its rows valid..63 must be zero before
+  // P V reads them (0 * NaN is NaN). fp8's expansion writes them as zeros.
+  auto zero_tail = [&](int it) {
+    if constexpr (NT::kFp8) return;
+    const int valid = min(NT::BLOCK_N, seq_len - kv_begin - it * NT::BLOCK_N);
+    if (valid >= NT::BLOCK_N) return;
+    for (int blk = 0; blk < NT::COL_BLOCKS; ++blk) {
+      const int L = it * NT::COL_BLOCKS + blk;
+      ptx::mbar_wait(&full_bar[slot_of(L)], use_parity(L));
+    }
+    constexpr int CHUNKS = NT::COL_BLOCKS * 8;
+    for (int c = tid; c < (NT::BLOCK_N - valid) * CHUNKS; c += NT::CONSUMER_THREADS) {
+      const int row = valid + c / CHUNKS, col = c % CHUNKS;
+      const int L = it * NT::COL_BLOCKS + (col >> 3);
+      *reinterpret_cast<uint4*>(smem + NT::OFF_SLOT + slot_of(L) * NT::BLOCK_BYTES + row * 128 +
+                                (col & 7) * 16) = make_uint4(0, 0, 0, 0);
+    }
+    ptx::fence_proxy_async_smem();
+    ptx::named_bar_sync(1, NT::CONSUMER_THREADS);
+  };
+  const float one[4] = {1.f, 1.f, 1.f, 1.f};
+  // Tile it: S^T (blocks from FIRST on), its rope block freed, softmax from the running max ->
+  // scale sc, P in sf (f32) and sPf, bf16 P into sP, sc into sSc; ends at a barrier after which
+  // sP, sPf and sSc are complete.
+  auto tile_softmax = [&](float(&sf)[8], int it, auto first_c, float* sMax, float* sPf, float* sSc,
+                          uint8_t* sP, float(&sc)[4]) {
+    zero_tail(it);
+    issue_s(sf, it, first_c);
+    ptx::wgmma_wait<0>();
+    release(it, NT::COL_BLOCKS - 1, NT::COL_BLOCKS);  // rope: read by S only
+    sm90::narrow_softmax(sf, kv_begin + it * NT::BLOCK_N, w, g, t, vis, p.score_scale_log2, m_run,
+                         sc, sMax, sPf, NT::PF_STRIDE);
+    sm90::narrow_store_p(sP, sf, w, g, t, one);
+    if (w == 0 && g == 0) {
+#pragma unroll
+      for (int k = 0; k < 4; ++k) sSc[sm90::narrow_row(t, k)] = sc[k];
+    }
+  };
+  // The sum threads' part once the tile's P V is issued: row sr's sum, l = l * sc + sum.
+  auto tile_sum = [&](const float* sPf, const float* sSc) {
+    if (sum_thread) {
+      const float s = sm90::narrow_row_sum(sPf, NT::PF_STRIDE, sr, stw);
+      l_row = l_row * sSc[sr] + s;
+    }
+  };
+  float* sSc0 = sRed + 128;
+  float* sSc1 = sRed + 144;
+  float* sL = sRed + 160;
+
+  for (int t0 = 0; t0 < n_tiles; t0 += 2) {
+    const bool has1 = t0 + 1 < n_tiles;
+    float sf0[8], sf1[8], sc0[4], sc1[4];
+    if constexpr (NT::kFp8) {
+      // fp8 (the 64-row kernel's v18 order): O = O sc0 + P0 V0, then O = O sc1 + P1 V1.
+      tile_softmax(sf0, t0, std::integral_constant<int, 0>{}, sMax0, sPf0, sSc0, sP0, sc0);
+      ptx::fence_proxy_async_smem();
+      ptx::named_bar_sync(1, NT::CONSUMER_THREADS);
+      sm90::narrow_rescale(acc, sc0);
+      issue_pv(t0, 0, sP0);
+      issue_pv(t0, NT::V_HALF, sP0);
+      ptx::wgmma_commit();
+      tile_sum(sPf0, sSc0);
+      ptx::wgmma_wait<0>();
+      release(t0, 0, NT::V_BLOCKS);
+      if (has1) {
+        tile_softmax(sf1, t0 + 1, std::integral_constant<int, 0>{}, sMax1, sPf1, sSc1, sP1, sc1);
+        ptx::fence_proxy_async_smem();
+        ptx::named_bar_sync(1, NT::CONSUMER_THREADS);
+        sm90::narrow_rescale(acc, sc1);
+        issue_pv(t0 + 1, 0, sP1);
+        issue_pv(t0 + 1, NT::V_HALF, sP1);
+        ptx::wgmma_commit();
+        tile_sum(sPf1, sSc1);
+        ptx::wgmma_wait<0>();
+        release(t0 + 1, 0, NT::V_BLOCKS);
+      }
+    } else {
+      // bf16 (the 64-row kernel's seesaw order per pair):
+      //   O_L = (O_L sc0 + P0 V0L) sc1 + P1 V1L;  O_R = O_R (sc0 sc1) + P1 V1R + bf16(P0 sc1) V0R.
+      auto& acc_l = reinterpret_cast<float(&)[NT::V_HALF][8]>(acc[0]);
+      auto& acc_r = reinterpret_cast<float(&)[NT::V_HALF][8]>(acc[NT::V_HALF]);
+      tile_softmax(sf0, t0, std::integral_constant<int, 0>{}, sMax0, sPf0, sSc0, sP0, sc0);
+      ptx::fence_proxy_async_smem();
+      ptx::named_bar_sync(1, NT::CONSUMER_THREADS);
+      sm90::narrow_rescale(acc_l, sc0);
+      issue_pv(t0, 0, sP0);
+      ptx::wgmma_commit();
+      tile_sum(sPf0, sSc0);
+      ptx::wgmma_wait<0>();
+      release(t0, 0, NT::V_HALF);
+      if (has1) {
+        tile_softmax(sf1, t0 + 1, std::integral_constant<int, NT::V_HALF>{}, sMax1, sPf1, sSc1, sP1,
+                     sc1);
+        sm90::narrow_store_p(sP0s, sf0, w, g, t, sc1);  // P0 on t1's max, for V0R
+        ptx::fence_proxy_async_smem();
+        ptx::named_bar_sync(1, NT::CONSUMER_THREADS);
+        float sc01[4];
+#pragma unroll
+        for (int k = 0; k < 4; ++k) sc01[k] = sc0[k] * sc1[k];
+        sm90::narrow_rescale(acc_l, sc1);
+        sm90::narrow_rescale(acc_r, sc01);
+        issue_pv(t0 + 1, 0, sP1);
+        issue_pv(t0 + 1, NT::V_HALF, sP1);
+        issue_pv(t0, NT::V_HALF, sP0s);
+        ptx::wgmma_commit();
+        tile_sum(sPf1, sSc1);
+        ptx::wgmma_wait<0>();
+        release(t0 + 1, 0, NT::V_BLOCKS);
+        release(t0, NT::V_HALF, NT::V_BLOCKS);
+      } else {
+        sm90::narrow_rescale(acc_r, sc0);
+        issue_pv(t0, NT::V_HALF, sP0);
+        ptx::wgmma_commit();
+        ptx::wgmma_wait<0>();
+        release(t0, NT::V_HALF, NT::V_BLOCKS);
+      }
+    }
+  }
+  if (sum_thread && stw == 0) sL[sr] = l_row;
+#pragma unroll
+  for (int k = 0; k < 4; ++k) l_run[k] = 0.f;  // read from sL after the next barrier
+
+  // ---- epilogue: O^T -> [16 rows x 512] f32 staging over the ring (every block was consumed),
+  // then coalesced stores.
+  ptx::named_bar_sync(1, NT::CONSUMER_THREADS);  // every warp's last wgmma reads are done, sL
+#pragma unroll
+  for (int k = 0; k < 4; ++k) l_run[k] = sL[sm90::narrow_row(t, k)];
+  const bool direct = wi.n_splits == 1 && !p.plan.partials_only;
+  float inv[4];
+#pragma unroll
+  for (int k = 0; k < 4; ++k) inv[k] = l_run[k] > 0.f ? p.out_scale / l_run[k] : 0.f;
+  float* sOut = reinterpret_cast<float*>(smem + NT::OFF_SLOT);
+#pragma unroll
+  for (int mb = 0; mb < NT::V_BLOCKS; ++mb) {
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      const int k = sm90::narrow_slot(i);
+      sOut[sm90::narrow_row(t, k) * NT::OUT_STRIDE + 64 * mb + sm90::narrow_key(w, g, i)] =
+          acc[mb][i] * inv[k];
+    }
+  }
+  // lse: lanes 0..3 of warp 0 hold all 16 rows (4 each).
+  if (w == 0 && g == 0) {
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      const int n = sm90::narrow_row(t, k);
+      if (n >= nrows) continue;
+      const float l = l_run[k];
+      // A row with no visible key in this split is the merge's neutral element: lse = -inf.
+      const float lse = l > 0.f ? (m_run[k] + log2f(l)) * 0.69314718055994530942f : -INFINITY;
+      const int r = row_begin + n;
+      const int i = r / p.num_heads, h = r % p.num_heads;
+      if (direct) {
+        p.lse[b * p.lse_stride[0] + i * p.lse_stride[1] + h * p.lse_stride[2]] = lse;
+      } else {
+        p.lse_part[static_cast<int64_t>(p.plan.part_begin[b] + wi.split) * p.rows + r] = lse;
+      }
+    }
+  }
+  ptx::named_bar_sync(1, NT::CONSUMER_THREADS);  // sOut complete
+  constexpr int PAIRS = NT::D_V / 2;
+  for (int idx = tid; idx < nrows * PAIRS; idx += NT::CONSUMER_THREADS) {
+    const int n = idx / PAIRS, c = 2 * (idx % PAIRS);
+    const float v0 = sOut[n * NT::OUT_STRIDE + c], v1 = sOut[n * NT::OUT_STRIDE + c + 1];
+    const int r = row_begin + n;
+    const int i = r / p.num_heads, h = r % p.num_heads;
+    if (direct) {
+      auto* out = static_cast<uint16_t*>(p.out) + b * p.out_stride[0] + i * p.out_stride[1] +
+                  h * p.out_stride[2];
+      *reinterpret_cast<uint32_t*>(out + c) = ptx::pack_bf16x2(v0, v1);
+    } else {
+      const int64_t prow = static_cast<int64_t>(p.plan.part_begin[b] + wi.split) * p.rows + r;
+      *reinterpret_cast<float2*>(p.o_part + prow * NT::D_V + c) = make_float2(v0, v1);
+    }
+  }
+}
+
+template <typename NT>
+cudaError_t init_verify_narrow_sm90() {
+  return cudaFuncSetAttribute(verify_narrow_kernel_sm90<NT>,
+                              cudaFuncAttributeMaxDynamicSharedMemorySize, NT::SMEM_BYTES);
+}
+
+template <typename NT>
+cudaError_t run_verify_narrow_sm90(const VerifyParams& p, int grid_y, cudaStream_t stream) {
+  cudaLaunchConfig_t cfg = {};
+  // Split-major 1-D grid, as the 64-row kernel's (sm90::work_item); no clusters.
+  cfg.gridDim =
+      dim3(static_cast<unsigned>(p.plan.total_splits) * static_cast<unsigned>(grid_y), 1, 1);
+  cfg.blockDim = dim3(NT::NUM_THREADS, 1, 1);
+  cfg.dynamicSmemBytes = NT::SMEM_BYTES;
+  cfg.stream = stream;
+  return cudaLaunchKernelEx(&cfg, verify_narrow_kernel_sm90<NT>, p);
+}
+
+}  // namespace mlaspec::attn::cuda
