@@ -247,6 +247,7 @@ class CudaVerifyBackend final : public Backend {
     const int batch = shape.batch, q_len = shape.q_len, heads = shape.num_heads;
     const int rows = q_len * heads;
     MLASPEC_RETURN_IF_ERROR(encode_kv_tensor_map(args.kv.pages, shape.kv_dtype, p.kv_tmap));
+    p.kv_pages = args.kv.pages.data();
     p.q = args.q.data();
     p.block_table = args.block_table.data_as<const int32_t>();
     p.seq_lens = args.seq_lens.data_as<const int32_t>();

@@ -284,6 +284,17 @@ __device__ __forceinline__ uint64_t l2_policy_evict_first() {
   return policy;
 }
 
+// `bytes` contiguous bytes (a multiple of 16, both addresses 16-byte aligned) from global memory
+// into this CTA's shared memory (1-D bulk copy); bytes complete on `bar`; L2 policy `policy`.
+__device__ __forceinline__ void bulk_load(void* dst, const void* src, uint32_t bytes, uint64_t* bar,
+                                          uint64_t policy) {
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
+      " [%0], [%1], %2, [%3], %4;" ::"r"(smem_addr(dst)),
+      "l"(src), "r"(bytes), "r"(smem_addr(bar)), "l"(policy)
+      : "memory");
+}
+
 // 2D box (c0 = column, c1 = row) of the tensor map at `tmap` (a __grid_constant__ parameter) into
 // this CTA's shared memory, swizzled as the map says; bytes complete on `bar`; L2 policy `policy`.
 __device__ __forceinline__ void tma_load_2d(void* dst, const void* tmap, int c0, int c1,

@@ -7,9 +7,9 @@
 // are swapped: S^T = K Q^T (M = 64 keys, N = 16 rows) and O^T = V^T P^T (M = 64 V columns, N = 16
 // rows), a quarter of the tensor work; the KV streams through a ring of [64 keys x 64 columns]
 // blocks (one 8 KB slot per column block), each freed as soon as its last reader is done; and
-// fp8's raw codes land in a ring of their own, expanded by two warpgroups taking alternate steps.
-// Measured on the H200 (NOTES.md v22): fp8 decode 22-25% faster than the 64-row kernel, bf16 within
-// 1%.
+// fp8's raw pages land whole (one bulk copy per page) in raw tiles of their own, expanded by two
+// warpgroups taking alternate steps. Measured on the H200 (NOTES.md v22, v23): fp8 decode 25-28%
+// faster than the 64-row kernel, bf16 within 1%.
 //
 // Bitwise contract: a row's arithmetic is the 64-row kernel's, step for step, so fold == rowwise
 // and verify row i == the decode call whichever kernel serves each call:
@@ -68,28 +68,30 @@ struct NarrowTraits {
                 CONSUMER_REGS * 128 + DEQUANT_REGS * 128 * DEQUANT_GROUPS + COPY_REGS * 128 <=
                     (65536 / NUM_THREADS) / 8 * 8 * NUM_THREADS);
   static constexpr int BOX_ROW_BYTES = 64 * static_cast<int>(sizeof(KvT));
-  static constexpr int RAW_BLOCK_BYTES = BLOCK_N * 64;  // fp8: one column block's codes
-  // Ring depths: bf16 fills RING_BYTES with slots; fp8 splits them between bf16 slots (the
-  // consumers hold up to 9, the two expanding warpgroups fill 6 more) and raw-code slots, which
-  // the copies fill ahead of the expansion (13 / 22 measured no faster than 15 / 18, NOTES.md v22).
+  // fp8: a tile's raw codes as the pool holds them, token-major [64 keys x 576 B] (whole pages,
+  // one 1-D bulk copy each).
+  static constexpr int RAW_TILE_BYTES = BLOCK_N * D_QK;
+  // Ring depths: bf16 fills RING_BYTES with slots; fp8 splits it between bf16 slots (the
+  // consumers hold up to 9, the two expanding warpgroups fill 6 more) and two raw tiles, which
+  // the copy warp fills ahead of the expansion.
   static constexpr int RING_BYTES = 192 * 1024;
   static constexpr int SLOTS = kFp8 ? 15 : RING_BYTES / BLOCK_BYTES;
-  static constexpr int RAW_SLOTS = kFp8 ? (RING_BYTES - SLOTS * BLOCK_BYTES) / RAW_BLOCK_BYTES : 0;
+  static constexpr int RAW_TILES = kFp8 ? (RING_BYTES - SLOTS * BLOCK_BYTES) / RAW_TILE_BYTES : 0;
   static constexpr int DEQUANT_BLOCKS = 3;  // fp8 blocks expanded per step (a tile is 3 steps)
   // P buffers: P0, P1 and bf16's P0 * scale1 (the 64-row kernel's WG1 input for V0R).
   static constexpr int NUM_P = kFp8 ? 2 : 3;
 
   static constexpr int OFF_SLOT = 0;
   static constexpr int OFF_RAW = OFF_SLOT + SLOTS * BLOCK_BYTES;
-  static constexpr int OFF_Q = OFF_RAW + RAW_SLOTS * RAW_BLOCK_BYTES;
+  static constexpr int OFF_Q = OFF_RAW + RAW_TILES * RAW_TILE_BYTES;
   static constexpr int OFF_P = OFF_Q + COL_BLOCKS * Q_BLOCK_BYTES;
   static constexpr int OFF_PF = OFF_P + NUM_P * P_BYTES;  // f32 P of t0, t1
   // float: max [2][4 warps][16], scale [2][16], denominator [16].
   static constexpr int OFF_RED = OFF_PF + 2 * PF_BYTES;
   static constexpr int RED_BYTES = (2 * 4 * ROWS + 2 * ROWS + ROWS) * 4;
   static constexpr int OFF_BAR = OFF_RED + RED_BYTES;
-  // full [SLOTS], empty [SLOTS], raw full [RAW_SLOTS], raw empty [RAW_SLOTS]
-  static constexpr int NUM_BARS = 2 * SLOTS + 2 * RAW_SLOTS;
+  // full [SLOTS], empty [SLOTS], raw full [RAW_TILES], raw empty [RAW_TILES]
+  static constexpr int NUM_BARS = 2 * SLOTS + 2 * RAW_TILES;
   static constexpr int SMEM_BYTES = OFF_BAR + NUM_BARS * 8 + 1024;  // + run-time 1024 alignment
 
   static_assert(SMEM_BYTES <= 227 * 1024, "narrow kernel exceeds Hopper's 227 KB per block");
@@ -98,7 +100,8 @@ struct NarrowTraits {
                 "128B-swizzled operands start on 1024-byte boundaries");
   static_assert(ROWS * OUT_STRIDE * 4 <= SLOTS * BLOCK_BYTES, "epilogue staging reuses the ring");
   static_assert(BLOCK_N % PAGE_SIZE == 0 && BLOCK_N / PAGE_SIZE <= 32, "one copy lane per page");
-  static_assert(COL_BLOCKS % DEQUANT_BLOCKS == 0 && (!kFp8 || RAW_SLOTS >= DEQUANT_BLOCKS));
+  static_assert(COL_BLOCKS % DEQUANT_BLOCKS == 0 && (!kFp8 || RAW_TILES >= 2));
+  static_assert((PAGE_SIZE * D_QK) % 16 == 0, "bulk copies move multiples of 16 bytes");
   static_assert(D_QK == 576 && D_V == 512 && COL_BLOCKS == 9);
 };
 
@@ -215,8 +218,8 @@ __global__ void __launch_bounds__(NT::NUM_THREADS, 1)
   float* sRed = reinterpret_cast<float*>(smem + NT::OFF_RED);
   uint64_t* full_bar = reinterpret_cast<uint64_t*>(smem + NT::OFF_BAR);
   uint64_t* empty_bar = full_bar + NT::SLOTS;
-  uint64_t* raw_full = empty_bar + NT::SLOTS;
-  uint64_t* raw_empty = raw_full + NT::RAW_SLOTS;
+  uint64_t* raw_full = empty_bar + NT::SLOTS;  // fp8: [RAW_TILES]
+  uint64_t* raw_empty = raw_full + NT::RAW_TILES;
 
   const int warp = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 32), 0);
   const int lane = threadIdx.x % 32;
@@ -234,9 +237,11 @@ __global__ void __launch_bounds__(NT::NUM_THREADS, 1)
       ptx::mbar_init(&full_bar[s], NT::kFp8 ? NT::NUM_DEQUANT_THREADS : 1);
       ptx::mbar_init(&empty_bar[s], 4);  // one arrival per consumer warp
     }
-    for (int s = 0; s < NT::RAW_SLOTS; ++s) {
+    for (int s = 0; s < NT::RAW_TILES; ++s) {
       ptx::mbar_init(&raw_full[s], 1);
-      ptx::mbar_init(&raw_empty[s], NT::NUM_DEQUANT_THREADS);
+      // Every expanding thread of each of the tile's steps, once it holds its codes.
+      ptx::mbar_init(&raw_empty[s],
+                     NT::NUM_DEQUANT_THREADS * (NT::COL_BLOCKS / NT::DEQUANT_BLOCKS));
     }
     ptx::fence_mbar_init();
   }
@@ -258,12 +263,15 @@ __global__ void __launch_bounds__(NT::NUM_THREADS, 1)
     // `dst` (lane j: page j of the tile), completing on `bar`: whole pages only; rows of the last
     // page past seq_len are never read unmasked (bf16: zeroed by the consumers; fp8: expanded as
     // zeros).
-    auto copy_block = [&](int it, int blk, uint8_t* dst, uint64_t* bar, uint32_t row_bytes) {
+    auto advance_pages = [&](int it) {
       if (it != page_tile) {
         page_cur = page_next;
         page_next = load_page(it + 1);
         page_tile = it;
       }
+    };
+    auto copy_block = [&](int it, int blk, uint8_t* dst, uint64_t* bar, uint32_t row_bytes) {
+      advance_pages(it);
       const int key0 = kv_begin + it * NT::BLOCK_N;
       const int pages = (min(NT::BLOCK_N, seq_len - key0) + NT::PAGE_SIZE - 1) / NT::PAGE_SIZE;
       if (lane == 0) ptx::mbar_arrive_expect_tx(bar, pages * NT::PAGE_SIZE * row_bytes);
@@ -282,17 +290,30 @@ __global__ void __launch_bounds__(NT::NUM_THREADS, 1)
                    smem + NT::OFF_SLOT + s * NT::BLOCK_BYTES, &full_bar[s], NT::BOX_ROW_BYTES);
       }
     } else {
-      // Raw codes land in their own ring (RAW_SLOTS blocks ahead), copied by the copy warp as
-      // the expansion frees them; the expanding warpgroups take alternate steps of
+      // Raw codes land a tile at a time in their own ring (RAW_TILES tiles), copied by the copy
+      // warp as the expansion frees them; the expanding warpgroups take alternate steps of
       // DEQUANT_BLOCKS blocks each, into the bf16 slots as the consumers free them.
       if (warp >= NT::COPY_WARP) {
         ptx::setmaxnreg_dec<NT::COPY_REGS>();
         if (warp != NT::COPY_WARP) return;
-        for (int L = 0; L < total; ++L) {
-          const int r = L % NT::RAW_SLOTS;
-          ptx::mbar_wait(&raw_empty[r], ((L / NT::RAW_SLOTS) & 1) ^ 1);
-          copy_block(L / NT::COL_BLOCKS, L % NT::COL_BLOCKS,
-                     smem + NT::OFF_RAW + r * NT::RAW_BLOCK_BYTES, &raw_full[r], NT::BOX_ROW_BYTES);
+        // Whole pages, token-major: a page is page_size * 576 contiguous bytes of the pool, so
+        // one bulk copy reads it in full lines (2-D boxes would read 64-byte pieces of each
+        // token's row, nine column blocks apart in time).
+        const auto* pool = static_cast<const uint8_t*>(p.kv_pages);
+        constexpr int PAGE_BYTES = NT::PAGE_SIZE * NT::D_QK;
+        for (int it = 0; it < n_tiles; ++it) {
+          const int r = it % NT::RAW_TILES;
+          const int key0 = kv_begin + it * NT::BLOCK_N;
+          const int pages = (min(NT::BLOCK_N, seq_len - key0) + NT::PAGE_SIZE - 1) / NT::PAGE_SIZE;
+          advance_pages(it);
+          ptx::mbar_wait(&raw_empty[r], ((it / NT::RAW_TILES) & 1) ^ 1);
+          if (lane == 0) ptx::mbar_arrive_expect_tx(&raw_full[r], pages * PAGE_BYTES);
+          __syncwarp();
+          if (lane < pages) {
+            ptx::bulk_load(smem + NT::OFF_RAW + r * NT::RAW_TILE_BYTES + lane * PAGE_BYTES,
+                           pool + static_cast<int64_t>(page_cur) * PAGE_BYTES, PAGE_BYTES,
+                           &raw_full[r], kv_policy);
+          }
         }
         return;
       }
@@ -307,22 +328,20 @@ __global__ void __launch_bounds__(NT::NUM_THREADS, 1)
             min(NT::BLOCK_N, seq_len - kv_begin - (L0 / NT::COL_BLOCKS) * NT::BLOCK_N);
         uint4 v[NB * PER_BLOCK];
         uint32_t nan = 0;
-#pragma unroll
-        for (int j = 0; j < NB; ++j) {
-          const int L = L0 + j;
-          ptx::mbar_wait(&raw_full[L % NT::RAW_SLOTS], (L / NT::RAW_SLOTS) & 1);
-        }
+        const int it = L0 / NT::COL_BLOCKS, r = it % NT::RAW_TILES;
+        ptx::mbar_wait(&raw_full[r], (it / NT::RAW_TILES) & 1);
+        const uint32_t raw = s_raw + r * NT::RAW_TILE_BYTES;
 #pragma unroll
         for (int k = 0; k < NB * PER_BLOCK; ++k) {
-          const int L = L0 + k / PER_BLOCK;
+          const int blk = (L0 + k / PER_BLOCK) % NT::COL_BLOCKS;
           const int c = dtid + (k % PER_BLOCK) * NT::NUM_DEQUANT_THREADS;
-          const uint32_t raw = s_raw + (L % NT::RAW_SLOTS) * NT::RAW_BLOCK_BYTES;
-          v[k] = (c >> 2) < valid ? ptx::ld_shared_v4(raw + c * 16) : make_uint4(0, 0, 0, 0);
+          const int key = c >> 2, q = c & 3;  // codes 64 blk + 16 q .. + 15 of the key's row
+          v[k] = key < valid ? ptx::ld_shared_v4(raw + key * NT::D_QK + blk * 64 + q * 16)
+                             : make_uint4(0, 0, 0, 0);
           nan |= ptx::fp8x16_nan(v[k]);
         }
-        // The codes are in registers: the raw slots can be refilled.
-#pragma unroll
-        for (int j = 0; j < NB; ++j) ptx::mbar_arrive(&raw_empty[(L0 + j) % NT::RAW_SLOTS]);
+        // The codes are in registers: once all steps of the tile hold theirs, it can be refilled.
+        ptx::mbar_arrive(&raw_empty[r]);
 #pragma unroll
         for (int j = 0; j < NB; ++j) {
           const int L = L0 + j;

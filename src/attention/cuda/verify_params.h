@@ -34,6 +34,9 @@ struct VerifyParams {
   // page_size, 576], boxes of 64 columns x page_size rows (bf16 128B-swizzled, fp8 plain): the
   // sm90 kernel's only view of the KV.
   alignas(64) unsigned char kv_tmap[128];
+  // The same pool as plain memory (a page is page_size * 576 contiguous elements): the narrow
+  // kernel copies whole fp8 pages with 1-D bulk copies.
+  const void* kv_pages;
   const void* q;  // bf16 [B, q_len, H, 576]
   const int32_t* block_table;
   const int32_t* seq_lens;
