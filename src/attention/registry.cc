@@ -22,10 +22,14 @@ std::unique_ptr<BackendRegistry> BackendRegistry::with_builtin_backends() {
   throw_if_error(reg->add(
       {kCpuReferenceCaps, KvReadPattern::kOncePerRequest,
        []() -> Result<std::unique_ptr<Backend>> { return make_cpu_reference_backend(); }}));
-  throw_if_error(
-      reg->add({cuda::kFoldCaps, KvReadPattern::kOncePerRequest, &make_cuda_fold_backend}));
-  throw_if_error(reg->add(
-      {cuda::kRowwiseCaps, KvReadPattern::kOncePerQueryToken, &make_cuda_rowwise_backend}));
+  throw_if_error(reg->add({cuda::kFoldCaps, KvReadPattern::kOncePerRequest, &make_cuda_fold_backend,
+                           [](const VerifyShape& s) {
+                             return std::string(cuda::kernel_name(false, s.q_len, s.num_heads));
+                           }}));
+  throw_if_error(reg->add({cuda::kRowwiseCaps, KvReadPattern::kOncePerQueryToken,
+                           &make_cuda_rowwise_backend, [](const VerifyShape& s) {
+                             return std::string(cuda::kernel_name(true, s.q_len, s.num_heads));
+                           }}));
   return reg;
 }
 
@@ -173,7 +177,8 @@ std::string Decision::explain() const {
                 "verdict");
   os << line;
   for (const auto& v : verdicts) {
-    const std::string verdict = v.status.ok() ? "ok" : v.status.message();
+    const std::string verdict =
+        v.status.ok() ? (v.kernel.empty() ? "ok" : "ok (" + v.kernel + ")") : v.status.message();
     std::snprintf(line, sizeof line, "  %-*s  %-10s  %s%s\n", static_cast<int>(w),
                   std::string(v.name).c_str(), fmt_us(v.est_us).c_str(), verdict.c_str(),
                   v.index == backend_index ? "   <- pick" : "");
@@ -230,6 +235,7 @@ Decision Dispatcher::evaluate(const VerifyShape& shape, const SelectOptions& opt
                           std::string(device_name(*device)));
     }
     v.capable = serve.ok();
+    if (v.capable && e.kernel) v.kernel = e.kernel(shape);
     // Normally unavailability comes first (nothing else matters here); when deciding as if every
     // backend were available, the shape's reason comes first.
     if (options.assume_available) {

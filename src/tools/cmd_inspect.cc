@@ -142,7 +142,9 @@ void run_inspect(const InspectCli& cli) {
     auto hypo = disp.select(shape.value(), all);
     std::printf("\nwith the CUDA backends available (%s model):\n", cost.model.machine().c_str());
     if (hypo.ok()) {
-      std::printf("  pick: %s, est %.1f us (%s)\n", std::string(hypo.value().backend).c_str(),
+      const std::string& kernel = hypo.value().verdicts[hypo.value().backend_index].kernel;
+      std::printf("  pick: %s%s, est %.1f us (%s)\n", std::string(hypo.value().backend).c_str(),
+                  kernel.empty() ? "" : (" (" + kernel + ")").c_str(),
                   hypo.value().est_us.value_or(0), hypo.value().reason.c_str());
     } else {
       std::printf("  no pick: %s\n", hypo.status().message().c_str());

@@ -249,17 +249,24 @@ struct FakeCudaWorld {
         builtin->entry(builtin->index_of("cuda_fold").value()).kv_reads;
     const KvReadPattern row_reads =
         builtin->entry(builtin->index_of("cuda_rowwise").value()).kv_reads;
+    // ... and so are the kernel descriptions.
+    const auto fold_kernel = builtin->entry(builtin->index_of("cuda_fold").value()).kernel;
+    const auto row_kernel = builtin->entry(builtin->index_of("cuda_rowwise").value()).kernel;
     throw_if_error(reg.add(
         {kCpuReferenceCaps, KvReadPattern::kOncePerRequest,
          []() -> Result<std::unique_ptr<Backend>> { return make_cpu_reference_backend(); }}));
-    throw_if_error(
-        reg.add({cuda::kFoldCaps, fold_reads, [this]() -> Result<std::unique_ptr<Backend>> {
-                   return std::unique_ptr<Backend>(new FakeBackend(cuda::kFoldCaps, &fold_runs));
-                 }}));
-    throw_if_error(reg.add(
-        {cuda::kRowwiseCaps, row_reads, [this]() -> Result<std::unique_ptr<Backend>> {
-           return std::unique_ptr<Backend>(new FakeBackend(cuda::kRowwiseCaps, &rowwise_runs));
-         }}));
+    throw_if_error(reg.add({cuda::kFoldCaps, fold_reads,
+                            [this]() -> Result<std::unique_ptr<Backend>> {
+                              return std::unique_ptr<Backend>(
+                                  new FakeBackend(cuda::kFoldCaps, &fold_runs));
+                            },
+                            fold_kernel}));
+    throw_if_error(reg.add({cuda::kRowwiseCaps, row_reads,
+                            [this]() -> Result<std::unique_ptr<Backend>> {
+                              return std::unique_ptr<Backend>(
+                                  new FakeBackend(cuda::kRowwiseCaps, &rowwise_runs));
+                            },
+                            row_kernel}));
   }
 };
 
@@ -363,6 +370,32 @@ TEST(Dispatch, DecisionListsEveryBackendWithEstimates) {
   EXPECT_CONTAINS(text, "cuda_fold");
   EXPECT_CONTAINS(text, "<- pick");
   EXPECT_CONTAINS(text, "pick: cuda_fold");
+}
+
+// Which CUDA kernel serves a shape (traits.h): the narrow one when every row tile holds at most
+// 16 rows, the 64-row one otherwise; the decision names it per backend.
+TEST(Dispatch, ExplainNamesTheCudaKernel) {
+  EXPECT_TRUE(cuda::uses_narrow_kernel(false, 1, 16));   // decode at H = 16: one 16-row tile
+  EXPECT_TRUE(cuda::uses_narrow_kernel(false, 2, 8));    // two tokens' rows in one 16-row tile
+  EXPECT_FALSE(cuda::uses_narrow_kernel(false, 2, 16));  // 32 rows
+  EXPECT_FALSE(cuda::uses_narrow_kernel(false, 1, 32));
+  EXPECT_TRUE(cuda::uses_narrow_kernel(true, 8, 16));  // rowwise: each token's 16 rows
+  EXPECT_FALSE(cuda::uses_narrow_kernel(true, 1, 17));
+  FakeCudaWorld w;
+  Dispatcher d(w.reg, test_model());
+  SelectOptions o;
+  o.data_device = Device::kCUDA;
+  o.quiet = true;
+  auto dec = d.select(uniform_shape(1, 16, 8, 131072), o);
+  ASSERT_TRUE(dec.ok()) << dec.status().to_string();
+  EXPECT_TRUE(dec->verdicts[0].kernel.empty());  // cpu_reference: not capable for CUDA data
+  EXPECT_EQ(dec->verdicts[1].kernel, "64-row kernel");
+  EXPECT_EQ(dec->verdicts[2].kernel, "narrow kernel");
+  EXPECT_CONTAINS(dec->explain(), "ok (narrow kernel)");
+  auto wide = d.select(uniform_shape(1, 128, 1, 131072), o);
+  ASSERT_TRUE(wide.ok()) << wide.status().to_string();
+  EXPECT_EQ(wide->verdicts[1].kernel, "64-row kernel");
+  EXPECT_EQ(wide->verdicts[2].kernel, "64-row kernel");
 }
 
 TEST(Dispatch, ExplicitButIncapableIsAnErrorWithTheReason) {

@@ -41,6 +41,9 @@ struct BackendEntry {
   BackendCaps caps;  // from the kernel's traits
   KvReadPattern kv_reads = KvReadPattern::kOncePerRequest;
   std::function<Result<std::unique_ptr<Backend>>()> factory;
+  // Which of the backend's kernels serves a shape, for explanations (the CUDA backends have two);
+  // empty: the backend has one.
+  std::function<std::string(const VerifyShape&)> kernel = {};
 };
 
 class BackendRegistry {
@@ -100,6 +103,7 @@ struct BackendVerdict {
   // The device and the guard accept the shape (true even when the backend is unavailable here).
   bool capable = false;
   std::optional<double> est_us;  // nullopt: no cost model entry for this backend and dtype
+  std::string kernel;            // the kernel that would serve the shape (BackendEntry::kernel)
 };
 
 struct Decision {

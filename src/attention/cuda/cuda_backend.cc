@@ -287,7 +287,7 @@ class CudaVerifyBackend final : public Backend {
     // Row tiles of at most kNarrowRows rows (decode and rowwise at H <= 16) take the narrow
     // kernel: a quarter of the tensor work and a streaming KV ring; bitwise the 64-row kernel's
     // arithmetic, so which kernel serves a call never changes a result.
-    if ((rowwise_ ? heads : rows) <= kNarrowRows) {
+    if (uses_narrow_kernel(rowwise_, q_len, heads)) {
       switch (shape.page_size) {
         case 16:
           err = fp8 ? run_verify_narrow_kernel<uint8_t, 16>(p, grid_y, stream)

@@ -33,6 +33,18 @@ struct RowwiseTraits : CommonTraits {
   static constexpr const char* kName = "cuda_rowwise";
 };
 
+// Which kernel cuda_fold and cuda_rowwise launch for a call (docs/perf/cuda-kernels.md): the
+// narrow one when every row tile holds at most kNarrowRows query rows (fold tiles the request's
+// q_len * H rows, rowwise each token's H rows), the 64-row one otherwise. A row's arithmetic is
+// the same in both, so the choice never changes a result.
+inline constexpr int kNarrowRows = 16;
+constexpr bool uses_narrow_kernel(bool rowwise, int q_len, int heads) {
+  return (rowwise ? heads : q_len * heads) <= kNarrowRows;
+}
+constexpr const char* kernel_name(bool rowwise, int q_len, int heads) {
+  return uses_narrow_kernel(rowwise, q_len, heads) ? "narrow kernel" : "64-row kernel";
+}
+
 template <typename Traits>
 constexpr BackendCaps caps_from_traits() {
   BackendCaps c;
