@@ -239,6 +239,14 @@ TEST(Registry, CudaBackendsWithoutCudaSaySo) {
 
 // fold and rowwise with their real caps, available (fake kernels), so dispatch logic is tested on
 // any machine.
+// Select options for a call whose data is on the GPU, without the dispatcher's log lines.
+SelectOptions quiet_on_cuda() {
+  SelectOptions o;
+  o.data_device = Device::kCUDA;
+  o.quiet = true;
+  return o;
+}
+
 struct FakeCudaWorld {
   BackendRegistry reg;
   int fold_runs = 0, rowwise_runs = 0;
@@ -296,9 +304,7 @@ double implied_crossover(int q, DType kv, double us_per_mb) {
 TEST(Dispatch, AutoPicksRowwiseShortFoldLongAtTheProfilesCrossover) {
   FakeCudaWorld w;
   Dispatcher d(w.reg, test_model());
-  SelectOptions cuda;
-  cuda.data_device = Device::kCUDA;
-  cuda.quiet = true;
+  const SelectOptions cuda = quiet_on_cuda();
   for (DType kv : {DType::kBF16, DType::kFP8E4M3}) {
     for (int q : {2, 4, 8}) {
       const double xs = implied_crossover(q, kv, kv == DType::kBF16 ? 0.25 : 0.30);
@@ -334,9 +340,7 @@ TEST(Dispatch, BuiltinH200ProfilePicksTheFasterBackendOnTheSSweep) {
   const CostModel* h200 = builtin_profile().find("NVIDIA H200");
   ASSERT_NE(h200, nullptr);
   Dispatcher d(w.reg, *h200);
-  SelectOptions cuda;
-  cuda.data_device = Device::kCUDA;
-  cuda.quiet = true;
+  const SelectOptions cuda = quiet_on_cuda();
   for (DType kv : {DType::kBF16, DType::kFP8E4M3}) {
     EXPECT_EQ(d.select(uniform_shape(1, 16, 8, 4096, kv), cuda)->backend, "cuda_rowwise");
     for (int64_t s : {16384, 65536, 262144, 1048576}) {
@@ -352,9 +356,7 @@ TEST(Dispatch, BuiltinH200ProfilePicksTheFasterBackendOnTheSSweep) {
 TEST(Dispatch, DecisionListsEveryBackendWithEstimates) {
   FakeCudaWorld w;
   Dispatcher d(w.reg, test_model());
-  SelectOptions o;
-  o.data_device = Device::kCUDA;
-  o.quiet = true;
+  const SelectOptions o = quiet_on_cuda();
   auto dec = d.select(uniform_shape(1, 16, 8, 131072), o);
   ASSERT_TRUE(dec.ok());
   ASSERT_EQ(dec->verdicts.size(), 3u);
@@ -383,9 +385,7 @@ TEST(Dispatch, ExplainNamesTheCudaKernel) {
   EXPECT_FALSE(cuda::uses_narrow_kernel(true, 1, 17));
   FakeCudaWorld w;
   Dispatcher d(w.reg, test_model());
-  SelectOptions o;
-  o.data_device = Device::kCUDA;
-  o.quiet = true;
+  const SelectOptions o = quiet_on_cuda();
   auto dec = d.select(uniform_shape(1, 16, 8, 131072), o);
   ASSERT_TRUE(dec.ok()) << dec.status().to_string();
   EXPECT_TRUE(dec->verdicts[0].kernel.empty());  // cpu_reference: not capable for CUDA data
