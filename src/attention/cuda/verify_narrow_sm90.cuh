@@ -259,10 +259,7 @@ __global__ void __launch_bounds__(NT::NUM_THREADS, 1)
       return it < n_tiles && lane < pages ? __ldg(&bt[key0 / NT::PAGE_SIZE + lane]) : 0;
     };
     int page_tile = 0, page_cur = load_page(0), page_next = load_page(1);
-    // Copies of one column block of tile it (blocks in ring order, so tiles never go back) into
-    // `dst` (lane j: page j of the tile), completing on `bar`: whole pages only; rows of the last
-    // page past seq_len are never read unmasked (bf16: zeroed by the consumers; fp8: expanded as
-    // zeros).
+    // Tiles are copied in order (never back): page ids advance one tile at a time.
     auto advance_pages = [&](int it) {
       if (it != page_tile) {
         page_cur = page_next;
@@ -270,24 +267,26 @@ __global__ void __launch_bounds__(NT::NUM_THREADS, 1)
         page_tile = it;
       }
     };
-    auto copy_block = [&](int it, int blk, uint8_t* dst, uint64_t* bar, uint32_t row_bytes) {
-      advance_pages(it);
-      const int key0 = kv_begin + it * NT::BLOCK_N;
-      const int pages = (min(NT::BLOCK_N, seq_len - key0) + NT::PAGE_SIZE - 1) / NT::PAGE_SIZE;
-      if (lane == 0) ptx::mbar_arrive_expect_tx(bar, pages * NT::PAGE_SIZE * row_bytes);
-      __syncwarp();
-      if (lane < pages) {
-        ptx::tma_load_2d(dst + lane * NT::PAGE_SIZE * row_bytes, p.kv_tmap, blk * 64,
-                         page_cur * NT::PAGE_SIZE, bar, kv_policy);
-      }
-    };
     const int total = n_tiles * NT::COL_BLOCKS;
     if constexpr (!NT::kFp8) {
+      // Column block blk of tile it into its slot, lane j copying page j of the tile: whole pages
+      // only; rows of the last page past seq_len are zeroed by the consumers before P V.
       for (int L = 0; L < total; ++L) {
         const int s = slot_of(L);
         ptx::mbar_wait(&empty_bar[s], use_parity(L) ^ 1);
-        copy_block(L / NT::COL_BLOCKS, L % NT::COL_BLOCKS,
-                   smem + NT::OFF_SLOT + s * NT::BLOCK_BYTES, &full_bar[s], NT::BOX_ROW_BYTES);
+        const int it = L / NT::COL_BLOCKS, blk = L % NT::COL_BLOCKS;
+        advance_pages(it);
+        const int key0 = kv_begin + it * NT::BLOCK_N;
+        const int pages = (min(NT::BLOCK_N, seq_len - key0) + NT::PAGE_SIZE - 1) / NT::PAGE_SIZE;
+        if (lane == 0) {
+          ptx::mbar_arrive_expect_tx(&full_bar[s], pages * NT::PAGE_SIZE * NT::BOX_ROW_BYTES);
+        }
+        __syncwarp();
+        if (lane < pages) {
+          ptx::tma_load_2d(
+              smem + NT::OFF_SLOT + s * NT::BLOCK_BYTES + lane * NT::PAGE_SIZE * NT::BOX_ROW_BYTES,
+              p.kv_tmap, blk * 64, page_cur * NT::PAGE_SIZE, &full_bar[s], kv_policy);
+        }
       }
     } else {
       // Raw codes land a tile at a time in their own ring (RAW_TILES tiles), copied by the copy
