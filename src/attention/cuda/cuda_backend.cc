@@ -125,6 +125,15 @@ Status check_layout(const VerifyArgs& a) {
   return Status::Ok();
 }
 
+// One (KV dtype, page size): the narrow kernel (no clusters; its grid has one CTA per row tile) or
+// the 64-row one.
+template <typename KvT, int PAGE>
+cudaError_t launch_kernel(bool narrow, const VerifyParams& p, int cluster, int grid_y,
+                          cudaStream_t stream) {
+  return narrow ? run_verify_narrow_kernel<KvT, PAGE>(p, grid_y, stream)
+                : run_verify_kernel<KvT, PAGE>(p, cluster, grid_y, stream);
+}
+
 class CudaVerifyBackend final : public Backend {
  public:
   explicit CudaVerifyBackend(bool rowwise) : rowwise_(rowwise) {}
@@ -287,38 +296,19 @@ class CudaVerifyBackend final : public Backend {
     // Row tiles of at most kNarrowRows rows (decode and rowwise at H <= 16) take the narrow
     // kernel: a quarter of the tensor work and a streaming KV ring; bitwise the 64-row kernel's
     // arithmetic, so which kernel serves a call never changes a result.
-    if (uses_narrow_kernel(rowwise_, q_len, heads)) {
-      switch (shape.page_size) {
-        case 16:
-          err = fp8 ? run_verify_narrow_kernel<uint8_t, 16>(p, grid_y, stream)
-                    : run_verify_narrow_kernel<uint16_t, 16>(p, grid_y, stream);
-          break;
-        case 32:
-          err = fp8 ? run_verify_narrow_kernel<uint8_t, 32>(p, grid_y, stream)
-                    : run_verify_narrow_kernel<uint16_t, 32>(p, grid_y, stream);
-          break;
-        case 64:
-          err = fp8 ? run_verify_narrow_kernel<uint8_t, 64>(p, grid_y, stream)
-                    : run_verify_narrow_kernel<uint16_t, 64>(p, grid_y, stream);
-          break;
-        default:
-          return internal_error("page size " + std::to_string(shape.page_size) +
-                                " passed the guard but has no kernel instantiation");
-      }
-      return cuda_status(err, "narrow verify kernel launch");
-    }
+    const bool narrow = uses_narrow_kernel(rowwise_, q_len, heads);
     switch (shape.page_size) {
       case 16:
-        err = fp8 ? run_verify_kernel<uint8_t, 16>(p, cluster, grid_y, stream)
-                  : run_verify_kernel<uint16_t, 16>(p, cluster, grid_y, stream);
+        err = fp8 ? launch_kernel<uint8_t, 16>(narrow, p, cluster, grid_y, stream)
+                  : launch_kernel<uint16_t, 16>(narrow, p, cluster, grid_y, stream);
         break;
       case 32:
-        err = fp8 ? run_verify_kernel<uint8_t, 32>(p, cluster, grid_y, stream)
-                  : run_verify_kernel<uint16_t, 32>(p, cluster, grid_y, stream);
+        err = fp8 ? launch_kernel<uint8_t, 32>(narrow, p, cluster, grid_y, stream)
+                  : launch_kernel<uint16_t, 32>(narrow, p, cluster, grid_y, stream);
         break;
       case 64:
-        err = fp8 ? run_verify_kernel<uint8_t, 64>(p, cluster, grid_y, stream)
-                  : run_verify_kernel<uint16_t, 64>(p, cluster, grid_y, stream);
+        err = fp8 ? launch_kernel<uint8_t, 64>(narrow, p, cluster, grid_y, stream)
+                  : launch_kernel<uint16_t, 64>(narrow, p, cluster, grid_y, stream);
         break;
       default:
         return internal_error("page size " + std::to_string(shape.page_size) +
