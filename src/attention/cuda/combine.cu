@@ -1,14 +1,30 @@
 // Split-KV combine for every request with more than one split.
 //
 // lse = m + log(sum_s exp(lse_s - m)), out = sum_s exp(lse_s - lse) * o_s, both reduced in a
-// fixed order (strided per thread, then a fixed tree): the fixed combine order of deterministic
-// mode. Empty partials (lse = -inf, o = 0) add exactly 0, and a row with a single non-empty partial
-// gets that partial back exactly (weight exactly 1): so a verify row that spans more chunks than
-// the equivalent decode call, or that the decode call writes without a combine, still matches it
+// fixed order that depends on split positions only (never on the split count or on how the work
+// is spread over threads): the fixed combine order of deterministic mode.
+//  - the denominator: 256 strided sums (sum k + 256 j, j ascending, for k = 0..255), a butterfly
+//    (xor 16, 8, 4, 2, 1) over each 32 consecutive k, then the 8 results in order;
+//  - the output: 8 group sums (group g: splits g, g + 8, g + 16, ... in order, fused
+//    multiply-adds), then the 8 groups in order.
+// Empty partials (lse = -inf, o = 0) add exactly 0, and a row with a single non-empty partial gets
+// that partial back exactly (weight exactly 1): so a verify row that spans more chunks than the
+// equivalent decode call, or that the decode call writes without a combine, still matches it
 // bitwise.
+//
+// Work: a task is one (row, 128-column slice); lanes hold 4 columns each. A task runs on kWpt
+// warps of one block (1, 2, 4 or 8), warp `sub` taking groups sub, sub + kWpt, ...; every warp
+// loads its partials before the lse reductions, which do not need them, so a task costs about one
+// memory latency. The lse: with one warp per task each warp computes it for itself (a block holds
+// two rows); otherwise a block's tasks are slices of one row and its 256 threads share it. The
+// host picks kWpt to fill the GPU in one wave: many tasks with few splits (batched decode) get a
+// warp each, few tasks with many splits (long context at B = 1) several. The order above, hence
+// every bit of the result, is the same for every kWpt.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "launch.h"
 #include "ptx.cuh"
@@ -17,106 +33,298 @@ namespace mlaspec::attn::cuda {
 
 namespace {
 
-// One block per (row, 128-column slice): 8 warps = 8 split groups, lanes = 4 columns each. The
-// weights and the per-group partial sums are reduced in a fixed order, so the result depends only
-// on the partials, and extra empty partials (weight exactly 0) change nothing.
-constexpr int kGroups = 8;
-constexpr int kThreads = kGroups * 32;
-constexpr int kColsPerBlock = 128;
+constexpr int kGroups = 8;        // output group sums (splits s = g mod 8)
+constexpr int kLseThreads = 256;  // strided denominator sums
+constexpr int kWarps = 8;         // warps per block
+constexpr int kThreads = kWarps * 32;
+constexpr int kSlices = 4;  // 128-column slices of the 512 output columns
+constexpr int kColsPerSlice = 128;
 
 // exp(d) with exp(0) == 1 guaranteed, the property the bitwise guarantees above rest on.
 __device__ __forceinline__ float exp_exact_at_zero(float d) {
   return d == 0.f ? 1.f : expf(d);
 }
 
-__global__ void __launch_bounds__(kThreads)
+__device__ __forceinline__ void add4(float4& a, const float4& b) {
+  a.x += b.x;
+  a.y += b.y;
+  a.z += b.z;
+  a.w += b.w;
+}
+
+// kRanks: partials gathered from several DCP ranks (p.world > 1); the one-GPU kernel addresses
+// split s directly, without the division of the rank layout. kWpt: warps per task. kRounds:
+// rounds of 8 splits whose partials a warp loads at once (kRounds * 8 / kWpt float4 registers).
+// kSingle: every request has at most 8 * kRounds splits (one batch; the host guarantees it).
+// Blocks of 256 threads per SM on one GPU: 4 for kSingle (64 registers), 3 for the 8-deep
+// multi-warp kernels (80), 2 for the others (128).
+template <bool kRanks, int kWpt, int kRounds, bool kSingle>
+constexpr int combine_min_blocks() {
+  if (kRanks) return 2;
+  if (kSingle) return 4;
+  return kWpt > 1 && kRounds * kGroups / kWpt <= 8 ? 3 : 2;
+}
+
+template <bool kRanks, int kWpt, int kRounds, bool kSingle>
+__global__ void __launch_bounds__(kThreads, combine_min_blocks<kRanks, kWpt, kRounds, kSingle>())
     combine_kernel(const __grid_constant__ CombineParams p) {
-  __shared__ float s_red[kGroups];
-  __shared__ float4 s_acc[kGroups][32];
-  const int tid = threadIdx.x, lane = tid % 32, grp = tid / 32;
-  const int64_t grow = blockIdx.x;
-  const int b = static_cast<int>(grow / p.rows);
-  const int r = static_cast<int>(grow % p.rows);
-  const int n = p.plan.split_begin[b + 1] - p.plan.split_begin[b];
-  if (n <= 1 && !p.write_all) return;  // written directly by the main kernel
+  constexpr int kGpw = kGroups / kWpt;  // groups per warp
+  constexpr int kTasksPerBlock = kWarps / kWpt;
+  static_assert(kWpt == 1 || kSlices % kTasksPerBlock == 0, "a block's tasks share one row");
+  __shared__ float4 s_acc[kWpt > 1 ? kWarps : 1][kGpw][32];
+  __shared__ float s_red[kWarps];  // kWpt > 1: the block's lse reductions
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int sub = warp % kWpt;
+  const int64_t task = static_cast<int64_t>(blockIdx.x) * kTasksPerBlock + warp / kWpt;
+  const int64_t grow = task / kSlices;
+  const int slice = static_cast<int>(task % kSlices);
+  const int64_t total_rows = static_cast<int64_t>(p.batch) * p.rows;
+  int b = 0, r = 0, n = 0;
+  if (grow < total_rows) {
+    b = static_cast<int>(grow / p.rows);
+    r = static_cast<int>(grow % p.rows);
+    n = p.plan.split_begin[b + 1] - p.plan.split_begin[b];
+  }
+  // Inactive: past the last task, or a request the main kernel wrote directly. Such warps still
+  // reach the block barrier below.
+  const bool active = grow < total_rows && (n > 1 || p.write_all);
   const float* lse_part = p.lse_part + static_cast<int64_t>(p.plan.part_begin[b]) * p.rows + r;
   const float* o_part = p.o_part + (static_cast<int64_t>(p.plan.part_begin[b]) * p.rows + r) * 512 +
-                        blockIdx.y * kColsPerBlock + lane * 4;
+                        slice * kColsPerSlice + lane * 4;
   const int64_t split_stride = static_cast<int64_t>(p.rows);
   // Slot of global split s relative to the request's first: s itself on one GPU; with DCP ranks'
   // blocks side by side, rank s % world's block at local split s / world.
-  const int world = p.world > 1 ? p.world : 1;
   auto slot = [&](int s) -> int64_t {
-    return world == 1 ? s : (s % world) * p.rank_slots + s / world;
+    if constexpr (kRanks) {
+      return static_cast<int64_t>(s % p.world) * p.rank_slots + s / p.world;
+    } else {
+      return s;
+    }
   };
+  auto lse_of = [&](int s) { return lse_part[slot(s) * split_stride]; };
 
-  // ---- lse = m + log(sum exp(lse_s - m)) ----
-  float m = -INFINITY;
-  for (int s = tid; s < n; s += kThreads) m = fmaxf(m, lse_part[slot(s) * split_stride]);
-  for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
-  if (lane == 0) s_red[grp] = m;
-  __syncthreads();
-  m = s_red[0];
-  for (int k = 1; k < kGroups; ++k) m = fmaxf(m, s_red[k]);
-  __syncthreads();
-  float lse = -INFINITY;
-  if (m != -INFINITY) {
-    float sum = 0.f;
-    for (int s = tid; s < n; s += kThreads)
-      sum += exp_exact_at_zero(lse_part[slot(s) * split_stride] - m);
-    for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
-    if (lane == 0) s_red[grp] = sum;
-    __syncthreads();
-    sum = s_red[0];
-    for (int k = 1; k < kGroups; ++k) sum += s_red[k];
-    lse = sum == 1.f ? m : m + logf(sum);
-  }
+  // This warp's splits, round by round: round q holds s = 8q + sub + kWpt i (group slot i).
+  float4 v[kRounds][kGpw];
+  float ls[kSingle ? 1 : kRounds][kGpw];  // lse of each split (kSingle: shuffled from lanes)
+  auto load_rounds = [&](int q0) {
+#pragma unroll
+    for (int q = 0; q < kRounds; ++q) {
+#pragma unroll
+      for (int i = 0; i < kGpw; ++i) {
+        const int s = kGroups * (q0 + q) + sub + kWpt * i;
+        if (s < n) {
+          v[q][i] = __ldg(reinterpret_cast<const float4*>(o_part + slot(s) * split_stride * 512));
+          if constexpr (!kSingle) ls[q][i] = lse_of(s);
+        }
+      }
+    }
+  };
+  float4 acc[kGpw];
+#pragma unroll
+  for (int i = 0; i < kGpw; ++i) acc[i] = make_float4(0.f, 0.f, 0.f, 0.f);
 
-  // ---- out = sum_s exp(lse_s - lse) * o_s: group g takes s = g, g + 8, ... ----
-  float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
-  if (m != -INFINITY) {
-#pragma unroll 4
-    for (int s = grp; s < n; s += kGroups) {
-      const float w = exp_exact_at_zero(lse_part[slot(s) * split_stride] - lse);
-      const float4 v =
-          __ldg(reinterpret_cast<const float4*>(o_part + slot(s) * split_stride * 512));
-      acc.x = fmaf(w, v.x, acc.x);
-      acc.y = fmaf(w, v.y, acc.y);
-      acc.z = fmaf(w, v.z, acc.z);
-      acc.w = fmaf(w, v.w, acc.w);
+  if (active) {
+    load_rounds(0);  // independent of lse: in flight during the reductions below
+    // kSingle: lane s < n holds lse_s (n <= 8), for the weights below.
+    const float lse_lane = kSingle && lane < n ? lse_of(lane) : -INFINITY;
+
+    // ---- lse = m + log(sum exp(lse_s - m)) ----
+    float m = -INFINITY, lse = -INFINITY;
+    if constexpr (kWpt == 1) {
+      // Each warp for itself (its block holds two rows): the 256 strided sums k = 32 c + lane
+      // for c = 0..7, emulated lane by lane; a c with no split (32 c >= n) adds +0 to a positive
+      // total, so it is skipped.
+      for (int s = lane; s < n; s += 32) m = fmaxf(m, lse_of(s));
+      for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+      if (m != -INFINITY) {
+        float sum = 0.f;
+        for (int c = 0; c < kLseThreads / 32 && 32 * c < n; ++c) {
+          float x = 0.f;
+          for (int s = 32 * c + lane; s < n; s += kLseThreads) {
+            x += exp_exact_at_zero(lse_of(s) - m);
+          }
+          for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
+          sum = c == 0 ? x : sum + x;
+        }
+        lse = sum == 1.f ? m : m + logf(sum);
+      }
+    } else {
+      // The block's tasks are slices of one row: its 256 threads are the 256 strided sums, each
+      // lse_s is loaded once per block (the lse of one row is one value per cache line).
+      const int tid = threadIdx.x;
+      for (int s = tid; s < n; s += kLseThreads) m = fmaxf(m, lse_of(s));
+      for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+      if (lane == 0) s_red[warp] = m;
+      __syncthreads();
+      m = s_red[0];
+      for (int k = 1; k < kWarps; ++k) m = fmaxf(m, s_red[k]);
+      __syncthreads();
+      if (m != -INFINITY) {
+        float x = 0.f;
+        for (int s = tid; s < n; s += kLseThreads) x += exp_exact_at_zero(lse_of(s) - m);
+        for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
+        if (lane == 0) s_red[warp] = x;
+        __syncthreads();
+        float sum = s_red[0];
+        for (int k = 1; k < kWarps; ++k) sum += s_red[k];
+        lse = sum == 1.f ? m : m + logf(sum);
+      }
+    }
+
+    // ---- group sums: acc[i] += exp(lse_s - lse) * o_s over this warp's splits, in order ----
+    if constexpr (kSingle && kWpt == 1) {
+      // At most one split per group: group g is fmaf(w, o_g, 0) (or +0 when empty), and the
+      // groups are summed in order as they come, so no group sum stays live.
+      float4 out4 = make_float4(0.f, 0.f, 0.f, 0.f);
+      if (m != -INFINITY) {
+#pragma unroll
+        for (int g = 0; g < kGroups; ++g) {
+          float4 a = make_float4(0.f, 0.f, 0.f, 0.f);
+          if (g < n) {  // warp-uniform, so the shuffle below has every lane
+            const float w = exp_exact_at_zero(__shfl_sync(0xffffffffu, lse_lane, g) - lse);
+            a = make_float4(fmaf(w, v[0][g].x, 0.f), fmaf(w, v[0][g].y, 0.f),
+                            fmaf(w, v[0][g].z, 0.f), fmaf(w, v[0][g].w, 0.f));
+          }
+          if (g == 0) {
+            out4 = a;
+          } else {
+            add4(out4, a);
+          }
+        }
+      }
+      acc[0] = out4;  // the whole sum, as group 0 (the other groups stay +0 and are not added)
+    } else if (m != -INFINITY) {
+      for (int q0 = 0;; q0 += kRounds) {
+#pragma unroll
+        for (int q = 0; q < kRounds; ++q) {
+#pragma unroll
+          for (int i = 0; i < kGpw; ++i) {
+            const int s = kGroups * (q0 + q) + sub + kWpt * i;
+            if (s < n) {
+              const float w = exp_exact_at_zero(ls[q][i] - lse);
+              acc[i].x = fmaf(w, v[q][i].x, acc[i].x);
+              acc[i].y = fmaf(w, v[q][i].y, acc[i].y);
+              acc[i].z = fmaf(w, v[q][i].z, acc[i].z);
+              acc[i].w = fmaf(w, v[q][i].w, acc[i].w);
+            }
+          }
+        }
+        if (kSingle || kGroups * (q0 + kRounds) >= n) break;
+        load_rounds(q0 + kRounds);
+      }
+    }
+    if (sub == 0 && slice == 0 && lane == 0) {
+      // The lse output (one writer per row).
+      if (p.o_f32 != nullptr) {
+        p.lse_f32[grow] = lse;
+      } else {
+        const int i = r / p.num_heads, h = r % p.num_heads;
+        p.lse[b * p.lse_stride[0] + i * p.lse_stride[1] + h * p.lse_stride[2]] = lse;
+      }
     }
   }
-  s_acc[grp][lane] = acc;
-  __syncthreads();
-  if (grp != 0) return;
-  for (int k = 1; k < kGroups; ++k) {
-    const float4 v = s_acc[k][lane];
-    acc.x += v.x;
-    acc.y += v.y;
-    acc.z += v.z;
-    acc.w += v.w;
+
+  // ---- the 8 group sums in order ----
+  float4 out4 = acc[0];
+  if constexpr (kSingle && kWpt == 1) {
+    // summed above
+  } else if constexpr (kWpt == 1) {
+#pragma unroll
+    for (int g = 1; g < kGroups; ++g) add4(out4, acc[g]);
+  } else {
+#pragma unroll
+    for (int i = 0; i < kGpw; ++i) s_acc[warp][i][lane] = acc[i];
+    __syncthreads();
+    if (sub != 0) return;
+      // Group g lives in warp (task's first) + g % kWpt, slot g / kWpt; group 0 is this warp's.
+#pragma unroll
+    for (int g = 1; g < kGroups; ++g) add4(out4, s_acc[warp + g % kWpt][g / kWpt][lane]);
   }
+  if (!active) return;
   if (p.o_f32 != nullptr) {
-    *reinterpret_cast<float4*>(p.o_f32 + grow * 512 + blockIdx.y * kColsPerBlock + lane * 4) = acc;
-    if (blockIdx.y == 0 && lane == 0) p.lse_f32[grow] = lse;
+    *reinterpret_cast<float4*>(p.o_f32 + grow * 512 + slice * kColsPerSlice + lane * 4) = out4;
     return;
   }
   const int i = r / p.num_heads, h = r % p.num_heads;
   auto* out = static_cast<uint16_t*>(p.out) + b * p.out_stride[0] + i * p.out_stride[1] +
-              h * p.out_stride[2] + blockIdx.y * kColsPerBlock + lane * 4;
+              h * p.out_stride[2] + slice * kColsPerSlice + lane * 4;
   *reinterpret_cast<uint2*>(out) =
-      make_uint2(ptx::pack_bf16x2(acc.x, acc.y), ptx::pack_bf16x2(acc.z, acc.w));
-  if (blockIdx.y == 0 && lane == 0) {
-    p.lse[b * p.lse_stride[0] + i * p.lse_stride[1] + h * p.lse_stride[2]] = lse;
+      make_uint2(ptx::pack_bf16x2(out4.x, out4.y), ptx::pack_bf16x2(out4.z, out4.w));
+}
+
+template <bool kRanks, int kWpt, int kRounds, bool kSingle>
+void launch_combine(const CombineParams& p, int64_t tasks, cudaStream_t stream) {
+  constexpr int kTasksPerBlock = kWarps / kWpt;
+  const auto blocks = static_cast<unsigned>((tasks + kTasksPerBlock - 1) / kTasksPerBlock);
+  combine_kernel<kRanks, kWpt, kRounds, kSingle><<<blocks, kThreads, 0, stream>>>(p);
+}
+
+int device_sm_count() {
+  int dev = 0, sms = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 132;  // the H200's; only the choice of kWpt depends on it
+  }
+  return sms;
+}
+
+template <bool kRanks>
+void dispatch_combine(const CombineParams& p, int wpt, bool deep, int max_splits, int64_t tasks,
+                      cudaStream_t stream) {
+  // Splits a warp loads at once (kRounds * 8 / kWpt): 16 where the grid is small enough for 128
+  // registers per thread (2 blocks per SM), else 8 (80 registers, 3 blocks per SM); one warp per
+  // task with at most 8 splits per request sums as it loads, with no loop.
+  switch (wpt) {
+    case 1:
+      if (max_splits <= kGroups) {
+        launch_combine<kRanks, 1, 1, true>(p, tasks, stream);
+      } else {
+        launch_combine<kRanks, 1, 1, false>(p, tasks, stream);
+      }
+      break;
+    case 2:
+      deep ? launch_combine<kRanks, 2, 4, false>(p, tasks, stream)
+           : launch_combine<kRanks, 2, 2, false>(p, tasks, stream);
+      break;
+    case 4:
+      deep ? launch_combine<kRanks, 4, 8, false>(p, tasks, stream)
+           : launch_combine<kRanks, 4, 4, false>(p, tasks, stream);
+      break;
+    default:
+      deep ? launch_combine<kRanks, 8, 16, false>(p, tasks, stream)
+           : launch_combine<kRanks, 8, 8, false>(p, tasks, stream);
+      break;
   }
 }
 
 }  // namespace
 
 cudaError_t run_combine(const CombineParams& params, cudaStream_t stream) {
-  const int64_t rows = static_cast<int64_t>(params.batch) * params.rows;
-  const dim3 grid(static_cast<unsigned>(rows), 512 / kColsPerBlock, 1);
-  combine_kernel<<<grid, kThreads, 0, stream>>>(params);
+  const int64_t tasks = static_cast<int64_t>(params.batch) * params.rows * kSlices;
+  static const int sm_count = device_sm_count();
+  // The largest split count, from the plan's offsets themselves (the single-round kernel would
+  // drop splits past its one batch).
+  int max_splits = 0;
+  for (int b = 0; b < params.batch; ++b) {
+    max_splits = std::max(max_splits, params.plan.split_begin[b + 1] - params.plan.split_begin[b]);
+  }
+  // Warps per task: the most (at most 8, no more than the splits can use) whose grid still fits
+  // about 24 warps per SM at once (3 blocks of 8); tests may force it.
+  int wpt = params.warps_per_task;
+  if (wpt == 0) {
+    wpt = 1;
+    while (wpt < kGroups && wpt < max_splits && tasks * wpt * 2 <= int64_t{24} * sm_count) {
+      wpt *= 2;
+    }
+  }
+  if (wpt != 1 && wpt != 2 && wpt != 4 && wpt != 8) return cudaErrorInvalidValue;
+  const bool deep = tasks * wpt <= int64_t{16} * sm_count;
+  if (params.world > 1) {
+    dispatch_combine<true>(params, wpt, deep, max_splits, tasks, stream);
+  } else {
+    dispatch_combine<false>(params, wpt, deep, max_splits, tasks, stream);
+  }
   return cudaGetLastError();
 }
 

@@ -470,6 +470,7 @@ Status merge_gathered_cuda(TensorView o_gathered, TensorView lse_gathered,
   }
   c.plan.total_splits = static_cast<int32_t>(B * cpr * W);
   c.plan.total_part_slots = static_cast<int32_t>(B * cpr);
+  c.plan.max_splits = static_cast<int32_t>(cpr * W);
   c.world = static_cast<int32_t>(W);
   c.write_all = 1;
   c.rank_slots = B * cpr;
@@ -508,6 +509,7 @@ Status premerge_rank_partials_cuda(TensorView o_parts, TensorView lse_parts, Ten
   }
   c.plan.total_splits = static_cast<int32_t>(B * cpr);
   c.plan.total_part_slots = static_cast<int32_t>(B * cpr);
+  c.plan.max_splits = static_cast<int32_t>(cpr);
   c.write_all = 1;  // a single-chunk request is merged (copied) too
   return cuda::cuda_status(cuda::run_combine(c, static_cast<cudaStream_t>(stream)),
                            "DCP pre-merge kernel launch");

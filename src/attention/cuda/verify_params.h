@@ -79,6 +79,9 @@ struct CombineParams {
   int64_t out_stride[3];
   int64_t lse_stride[3];
   int32_t batch, q_len, num_heads, rows;
+  // Warps that merge one (row, 128-column slice): 0 lets run_combine pick; 1, 2, 4 or 8 forces
+  // it (tests check that the choice changes no bit of the result).
+  int32_t warps_per_task = 0;
   SplitPlan plan;
 };
 
