@@ -106,18 +106,22 @@ __global__ void __launch_bounds__(kThreads, combine_min_blocks<kRanks, kWpt, kRo
   // This warp's splits, round by round: round q holds s = 8q + sub + kWpt i (group slot i).
   float4 v[kRounds][kGpw];
   float ls[kSingle ? 1 : kRounds][kGpw];  // lse of each split (kSingle: shuffled from lanes)
-  auto load_rounds = [&](int q0) {
+  // f(q, i, s) for each split s < n of rounds q0 .. q0 + kRounds - 1.
+  auto for_each_split = [&](int q0, auto&& f) {
 #pragma unroll
     for (int q = 0; q < kRounds; ++q) {
 #pragma unroll
       for (int i = 0; i < kGpw; ++i) {
         const int s = kGroups * (q0 + q) + sub + kWpt * i;
-        if (s < n) {
-          v[q][i] = __ldg(reinterpret_cast<const float4*>(o_part + slot(s) * split_stride * 512));
-          if constexpr (!kSingle) ls[q][i] = lse_of(s);
-        }
+        if (s < n) f(q, i, s);
       }
     }
+  };
+  auto load_rounds = [&](int q0) {
+    for_each_split(q0, [&](int q, int i, int s) {
+      v[q][i] = __ldg(reinterpret_cast<const float4*>(o_part + slot(s) * split_stride * 512));
+      if constexpr (!kSingle) ls[q][i] = lse_of(s);
+    });
   };
   float4 acc[kGpw];
 #pragma unroll
@@ -195,20 +199,13 @@ __global__ void __launch_bounds__(kThreads, combine_min_blocks<kRanks, kWpt, kRo
       acc[0] = out4;  // the whole sum, as group 0 (the other groups stay +0 and are not added)
     } else if (m != -INFINITY) {
       for (int q0 = 0;; q0 += kRounds) {
-#pragma unroll
-        for (int q = 0; q < kRounds; ++q) {
-#pragma unroll
-          for (int i = 0; i < kGpw; ++i) {
-            const int s = kGroups * (q0 + q) + sub + kWpt * i;
-            if (s < n) {
-              const float w = exp_exact_at_zero(ls[q][i] - lse);
-              acc[i].x = fmaf(w, v[q][i].x, acc[i].x);
-              acc[i].y = fmaf(w, v[q][i].y, acc[i].y);
-              acc[i].z = fmaf(w, v[q][i].z, acc[i].z);
-              acc[i].w = fmaf(w, v[q][i].w, acc[i].w);
-            }
-          }
-        }
+        for_each_split(q0, [&](int q, int i, int) {
+          const float w = exp_exact_at_zero(ls[q][i] - lse);
+          acc[i].x = fmaf(w, v[q][i].x, acc[i].x);
+          acc[i].y = fmaf(w, v[q][i].y, acc[i].y);
+          acc[i].z = fmaf(w, v[q][i].z, acc[i].z);
+          acc[i].w = fmaf(w, v[q][i].w, acc[i].w);
+        });
         if (kSingle || kGroups * (q0 + kRounds) >= n) break;
         load_rounds(q0 + kRounds);
       }
