@@ -232,8 +232,9 @@ __global__ void __launch_bounds__(kThreads, combine_min_blocks<kRanks, kWpt, kRo
 #pragma unroll
     for (int i = 0; i < kGpw; ++i) s_acc[warp][i][lane] = acc[i];
     __syncthreads();
+    // The task's first warp adds them: group g lives in warp + g % kWpt, slot g / kWpt (group 0
+    // is its own).
     if (sub != 0) return;
-      // Group g lives in warp (task's first) + g % kWpt, slot g / kWpt; group 0 is this warp's.
 #pragma unroll
     for (int g = 1; g < kGroups; ++g) add4(out4, s_acc[warp + g % kWpt][g / kWpt][lane]);
   }
