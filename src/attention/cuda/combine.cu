@@ -22,7 +22,6 @@
 // every bit of the result, is the same for every kWpt.
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
@@ -301,12 +300,8 @@ void dispatch_combine(const CombineParams& p, int wpt, bool deep, int max_splits
 cudaError_t run_combine(const CombineParams& params, cudaStream_t stream) {
   const int64_t tasks = static_cast<int64_t>(params.batch) * params.rows * kSlices;
   static const int sm_count = device_sm_count();
-  // The largest split count, from the plan's offsets themselves (the single-round kernel would
-  // drop splits past its one batch).
-  int max_splits = 0;
-  for (int b = 0; b < params.batch; ++b) {
-    max_splits = std::max(max_splits, params.plan.split_begin[b + 1] - params.plan.split_begin[b]);
-  }
+  // The single-round kernel covers at most 8 splits per request: it relies on max_splits.
+  const int max_splits = params.plan.max_splits;
   // Warps per task: the most (at most 8, no more than the splits can use) whose grid still fits
   // about 24 warps per SM at once (3 blocks of 8); tests may force it.
   int wpt = params.warps_per_task;

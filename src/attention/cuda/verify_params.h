@@ -17,7 +17,9 @@ struct SplitPlan {
   int32_t chunk = 0;         // KV tokens per split, a multiple of the KV tile (64)
   int32_t total_splits = 0;  // split_begin[batch]
   int32_t total_part_slots = 0;
-  int32_t max_splits = 0;  // largest split count of one request
+  // Largest split count of one request; every plan builder sets it, and the combine picks its
+  // kernel by it (one that loads 8 splits per request at once must not see more).
+  int32_t max_splits = 0;
   // Decode context parallelism (attention/dcp.h): a rank computes the global splits
   // split_first, split_first + split_step, ... of each request: local split k covers
   // [(k * split_step + split_first) * chunk, +chunk). 1 / 0 for a one-GPU call.
