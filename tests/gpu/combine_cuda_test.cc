@@ -14,17 +14,13 @@
 #include <vector>
 
 #include "attention/cuda/launch.h"
+#include "gpu/gpu_test_util.h"
 #include "mlaspec/attention/verify.h"
 #include "mlaspec/core/dtype.h"
 #include "mlaspec/core/tensor.h"
 
 namespace mlaspec::attn {
 namespace {
-
-bool have_gpu() {
-  int n = 0;
-  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-}
 
 // Partials of one problem: request b has splits[b] partials of `rows` rows, slot-major as the
 // verify kernel writes them (slot part_begin[b] + s, row r at (slot * rows + r)).
@@ -80,9 +76,7 @@ struct Merged {
 };
 
 Merged run_gpu(const Partials& p, int warps_per_task) {
-  Buffer o(p.o.size() * 4, Device::kCUDA), l(p.lse.size() * 4, Device::kCUDA);
-  throw_if_error(o.copy_from_host(p.o.data(), p.o.size() * 4));
-  throw_if_error(l.copy_from_host(p.lse.data(), p.lse.size() * 4));
+  const Buffer o = testing::upload(p.o), l = testing::upload(p.lse);
   const size_t rows = static_cast<size_t>(p.batch) * p.rows;
   // Poison: 0xff bytes are NaN in bf16 and f32; no merged value is NaN (all-empty rows give 0 and
   // -inf), so any NaN left is an element the kernel did not write.
@@ -117,10 +111,7 @@ Merged run_gpu(const Partials& p, int warps_per_task) {
   c.plan.max_splits = splits;
   EXPECT_EQ(cuda::run_combine(c, nullptr), cudaSuccess);
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  Merged m{std::vector<uint16_t>(rows * 512), std::vector<float>(rows)};
-  throw_if_error(out.copy_to_host(m.out.data(), rows * 512 * 2));
-  throw_if_error(lse.copy_to_host(m.lse.data(), rows * 4));
-  return m;
+  return {testing::download<uint16_t>(out), testing::download<float>(lse)};
 }
 
 // The same partials with `extra` empty partials appended to every request.
@@ -202,7 +193,7 @@ std::string check_against_cpu(const Partials& p, const Merged& m) {
 }
 
 TEST(CudaCombine, EveryMappingGivesTheSameBits) {
-  if (!have_gpu()) GTEST_SKIP() << "no CUDA device";
+  MLASPEC_SKIP_WITHOUT_GPU();
   struct Case {
     int batch, q_len, heads;
     std::vector<int> splits;
@@ -244,7 +235,7 @@ TEST(CudaCombine, EveryMappingGivesTheSameBits) {
 }
 
 TEST(CudaCombine, RejectsABadWarpCount) {
-  if (!have_gpu()) GTEST_SKIP() << "no CUDA device";
+  MLASPEC_SKIP_WITHOUT_GPU();
   cuda::CombineParams c = {};
   c.batch = 1;
   c.rows = 1;

@@ -11,30 +11,15 @@
 #include <vector>
 
 #include "common/verify_problem.h"
+#include "gpu/gpu_test_util.h"
 #include "mlaspec/attention/backend.h"
 #include "mlaspec/attention/dcp.h"
 
 namespace mlaspec::attn::dcp {
 namespace {
 
-bool have_gpu() {
-  int n = 0;
-  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-}
-
-template <typename T>
-Buffer upload(const std::vector<T>& v) {
-  Buffer b(v.size() * sizeof(T), Device::kCUDA);
-  throw_if_error(b.copy_from_host(v.data(), v.size() * sizeof(T)));
-  return b;
-}
-
-template <typename T>
-std::vector<T> download(const Buffer& b) {
-  std::vector<T> v(b.bytes() / sizeof(T));
-  throw_if_error(b.copy_to_host(v.data(), b.bytes()));
-  return v;
-}
+using testing::download;
+using testing::upload;
 
 struct Result2 {
   std::vector<uint16_t> out;
@@ -150,7 +135,7 @@ Result2 simulated_ranks(testing::Problem& p, int world, bool premerge = false) {
 }
 
 TEST(DcpCuda, SimulatedRanksMatchDeterministicOneGpuBitwise) {
-  if (!have_gpu()) GTEST_SKIP() << "no CUDA device";
+  MLASPEC_SKIP_WITHOUT_GPU();
   for (DType kv : {DType::kBF16, DType::kFP8E4M3}) {
     testing::ProblemSpec s = testing::dcp_spec(kv, 64);
     // Just past a chunk boundary (the mask spans two chunks on different ranks), exactly two
@@ -176,7 +161,7 @@ TEST(DcpCuda, SimulatedRanksMatchDeterministicOneGpuBitwise) {
 }
 
 TEST(DcpCuda, PremergedRanksMatchDeterministicOneGpuToRounding) {
-  if (!have_gpu()) GTEST_SKIP() << "no CUDA device";
+  MLASPEC_SKIP_WITHOUT_GPU();
   for (DType kv : {DType::kBF16, DType::kFP8E4M3}) {
     testing::ProblemSpec s = testing::dcp_spec(kv, 64);
     // A rank with several chunks, one with a single chunk, ranks with none for the short request.
@@ -201,7 +186,7 @@ TEST(DcpCuda, PremergedRanksMatchDeterministicOneGpuToRounding) {
 }
 
 TEST(DcpCuda, BadLayoutsAreNamed) {
-  if (!have_gpu()) GTEST_SKIP() << "no CUDA device";
+  MLASPEC_SKIP_WITHOUT_GPU();
   testing::ProblemSpec s;
   s.page_size = 16;
   testing::Problem p = testing::make_problem(s);

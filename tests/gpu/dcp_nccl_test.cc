@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/verify_problem.h"
+#include "gpu/gpu_test_util.h"
 #include "mlaspec/attention/backend.h"
 #include "mlaspec/attention/dcp_nccl.h"
 
@@ -15,8 +16,7 @@ namespace mlaspec::attn::dcp {
 namespace {
 
 TEST(DcpNccl, SingleRankStepEqualsDeterministicOneGpu) {
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) GTEST_SKIP() << "no CUDA device";
+  MLASPEC_SKIP_WITHOUT_GPU();
   if (!built_with_nccl()) GTEST_SKIP() << "built without NCCL";
   testing::ProblemSpec s;
   s.batch = 2;

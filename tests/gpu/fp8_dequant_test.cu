@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "attention/cuda/ptx.cuh"
+#include "gpu/gpu_test_util.h"
 #include "mlaspec/core/dtype.h"
 
 namespace mlaspec::attn::cuda {
@@ -74,13 +75,8 @@ bool same_value(uint8_t code, uint16_t got) {
   return std::isnan(want) ? std::isnan(bf16_bits_to_float(got)) : got == float_to_bf16_bits(want);
 }
 
-bool has_gpu() {
-  int n = 0;
-  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-}
-
 TEST(Fp8Dequant, ChunkPathsAndNanDetectorForEveryCodeInEveryPosition) {
-  if (!has_gpu()) GTEST_SKIP() << "no CUDA device";
+  MLASPEC_SKIP_WITHOUT_GPU();
   const std::vector<uint32_t> h = run(dequant_chunks, kWords);
   int bad = 0, nan_chunks = 0;
   for (uint32_t i = 0; i < kThreads; ++i) {
@@ -111,7 +107,7 @@ TEST(Fp8Dequant, ChunkPathsAndNanDetectorForEveryCodeInEveryPosition) {
 }
 
 TEST(Fp8Dequant, EveryCodePairMatchesTheCoreConversion) {
-  if (!has_gpu()) GTEST_SKIP() << "no CUDA device";
+  MLASPEC_SKIP_WITHOUT_GPU();
   const std::vector<uint32_t> h = run(dequant_all_pairs, 1);
   int bad = 0;
   for (uint32_t c = 0; c < kThreads; ++c) {

@@ -9,17 +9,13 @@
 #include <string>
 #include <vector>
 
+#include "gpu/gpu_test_util.h"
 #include "mlaspec/kvcache/batch_view.h"
 #include "mlaspec/kvcache/pool.h"
 #include "mlaspec/kvcache/writer.h"
 
 namespace mlaspec::kv {
 namespace {
-
-bool have_gpu() {
-  int n = 0;
-  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-}
 
 struct WriterCase {
   KvLayout layout;
@@ -133,7 +129,7 @@ void run_case(const WriterCase& c, uint64_t seed) {
 }
 
 TEST(GpuKvWriter, MatchesCpuBitwise) {
-  if (!have_gpu()) GTEST_SKIP() << "no CUDA device";
+  MLASPEC_SKIP_WITHOUT_GPU();
   const WriterCase cases[] = {
       {KvLayout::mla(), DType::kBF16, 1.0f, 0, 200},
       {KvLayout::mla(), DType::kBF16, 1.0f, 3, 97},
@@ -154,7 +150,7 @@ TEST(GpuKvWriter, MatchesCpuBitwise) {
 }
 
 TEST(GpuKvWriter, OutOfRangeSlots) {
-  if (!have_gpu()) GTEST_SKIP() << "no CUDA device";
+  MLASPEC_SKIP_WITHOUT_GPU();
   KvPoolSpec spec;
   spec.dtype = DType::kFP8E4M3;
   spec.num_pages = 2;
@@ -187,7 +183,7 @@ TEST(GpuKvWriter, OutOfRangeSlots) {
 }
 
 TEST(GpuKvWriter, DeviceBatchTablesMirror) {
-  if (!have_gpu()) GTEST_SKIP() << "no CUDA device";
+  MLASPEC_SKIP_WITHOUT_GPU();
   PageTablesSpec ts;
   ts.num_pages = 32;
   ts.page_size = 4;

@@ -9,6 +9,7 @@
 #include <random>
 #include <vector>
 
+#include "gpu/gpu_test_util.h"
 #include "mlaspec/attention/backend.h"
 #include "mlaspec/attention/reference.h"
 #include "mlaspec/kvcache/batch_view.h"
@@ -129,6 +130,7 @@ void run_case(DType dtype, int page_size, const char* backend_name) {
 }
 
 TEST(PoolAttention, CudaBackendsReadThePoolsViews) {
+  MLASPEC_SKIP_WITHOUT_GPU();
   for (const char* name : {"cuda_fold", "cuda_rowwise"}) {
     for (DType dt : {DType::kBF16, DType::kFP8E4M3}) {
       for (int page : {16, 64}) run_case(dt, page, name);

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "common/verify_problem.h"
+#include "gpu/gpu_test_util.h"
 #include "mlaspec/attention/backend.h"
 #include "mlaspec/attention/reference.h"
 #include "mlaspec/core/tensor.h"
@@ -30,14 +31,6 @@ namespace {
 using testing::make_problem;
 using testing::Problem;
 using testing::ProblemSpec;
-
-bool have_gpu() {
-  int n = 0;
-  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-}
-
-#define SKIP_WITHOUT_GPU() \
-  if (!have_gpu()) GTEST_SKIP() << "no CUDA device"
 
 // ---- test case ----------------------------------------------------------------------------------
 
@@ -321,7 +314,7 @@ std::vector<Case> sweep_cases() {
 class CudaVerifySweep : public ::testing::TestWithParam<Case> {};
 
 TEST_P(CudaVerifySweep, MatchesReference) {
-  SKIP_WITHOUT_GPU();
+  MLASPEC_SKIP_WITHOUT_GPU();
   const Case& c = GetParam();
   Problem p = make_problem(c.spec());
   DeviceProblem d(p);
@@ -344,7 +337,7 @@ INSTANTIATE_TEST_SUITE_P(CudaVerify, CudaVerifySweep, ::testing::ValuesIn(sweep_
 // ---- small cases for compute-sanitizer (memcheck, racecheck): --gtest_filter=CudaVerifySmall.* --
 
 TEST(CudaVerifySmall, SanitizerSweep) {
-  SKIP_WITHOUT_GPU();
+  MLASPEC_SKIP_WITHOUT_GPU();
   const std::vector<Case> cases = {
       {1, 3, 16, 16, DType::kBF16, 1.f, {70}},
       {2, 2, 64, 32, DType::kFP8E4M3, 0.5f, {33, 130}},        // cluster of 2
@@ -369,7 +362,7 @@ TEST(CudaVerifySmall, SanitizerSweep) {
 
 // Deterministic mode: a request's result does not depend on its batchmates.
 TEST(CudaVerifyBitwise, DeterministicBatchInvariance) {
-  SKIP_WITHOUT_GPU();
+  MLASPEC_SKIP_WITHOUT_GPU();
   for (bool rw : {false, true}) {
     Case c{5, 8, 16, 32, DType::kBF16, 1.f, {3000, 9, 1500, 2049, 700}, true};
     Problem p = make_problem(c.spec());
@@ -414,7 +407,7 @@ TEST(CudaVerifyBitwise, DeterministicBatchInvariance) {
 // on both backends, across chunk boundaries on either side of the rows (1024 at H = 16, 2048 at
 // H = 128: deterministic_chunk_tokens).
 TEST(CudaVerifyBitwise, VerifyRowEqualsDecode) {
-  SKIP_WITHOUT_GPU();
+  MLASPEC_SKIP_WITHOUT_GPU();
   const int Q = 8;
   // H = 16: verify on the fold backend is the 64-row kernel, decode (and rowwise) the narrow one.
   for (const Case& c : {Case{2, Q, 16, 16, DType::kFP8E4M3, 0.5f, {2052, 1030}, true},
@@ -469,7 +462,7 @@ TEST(CudaVerifyBitwise, VerifyRowEqualsDecode) {
 
 // fold == rowwise also under deterministic mode and forced splits, on a large-H batch.
 TEST(CudaVerifyBitwise, FoldEqualsRowwiseAllPolicies) {
-  SKIP_WITHOUT_GPU();
+  MLASPEC_SKIP_WITHOUT_GPU();
   Case c{3, 5, 128, 64, DType::kBF16, 1.f, {1100, 70, 2500}};
   Problem p = make_problem(c.spec());
   DeviceProblem d(p);
@@ -490,7 +483,7 @@ TEST(CudaVerifyBitwise, FoldEqualsRowwiseAllPolicies) {
 // ---- bad input: an error, and out / lse untouched -----------------------------------------------
 
 TEST(CudaVerifyErrors, BadInputLeavesOutputUntouched) {
-  SKIP_WITHOUT_GPU();
+  MLASPEC_SKIP_WITHOUT_GPU();
   struct Bad {
     const char* what;
     Case c;
@@ -568,7 +561,7 @@ void capture_call(Backend& be, const VerifyArgs& a, cudaStream_t stream, cudaGra
 }
 
 TEST(CudaVerifyGraph, CapturedRunMatchesEager) {
-  SKIP_WITHOUT_GPU();
+  MLASPEC_SKIP_WITHOUT_GPU();
   Case c{2, 8, 16, 64, DType::kBF16, 1.f, {5000, 3000}};
   Problem p = make_problem(c.spec());
   DeviceProblem d(p);
@@ -615,7 +608,7 @@ TEST(CudaVerifyGraph, CapturedRunMatchesEager) {
 // A graph captured once per batch bucket is replayed while requests grow: the split plan baked in
 // at capture must still cover every key (the last split runs to the current seq_len).
 TEST(CudaVerifyGraph, ReplayAfterSequencesGrewStaysCorrect) {
-  SKIP_WITHOUT_GPU();
+  MLASPEC_SKIP_WITHOUT_GPU();
   // The problem holds pages for the grown lengths; capture sees the shorter ones.
   Case grown{2, 8, 16, 64, DType::kBF16, 1.f, {5000 + 700, 3000 + 65}};
   Problem p = make_problem(grown.spec());
