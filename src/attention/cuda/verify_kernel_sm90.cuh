@@ -130,7 +130,11 @@ struct Sm90Traits {
   static_assert(STAGES == 2, "the ping-pong maps a tile pair onto stages 0 and 1");
   static_assert(!kFp8 || (COPY_BLOCK_BYTES * 2 == BLOCK_BYTES && RAW_OFF == TILE_BYTES / 2),
                 "in-place dequantisation: output block j covers raw blocks 2j-9 and 2j-8");
-  static_assert(PRODUCER_REGS * 128 + CONSUMER_REGS * NUM_CONSUMER_THREADS <= 65536);
+  // setmaxnreg moves registers between warpgroups inside the CTA's launch allocation (65536 /
+  // NUM_THREADS per thread, in steps of 8): a consumer increase larger than what the producer
+  // gives back would wait forever (NOTES.md v25).
+  static_assert(PRODUCER_REGS * 128 + CONSUMER_REGS * NUM_CONSUMER_THREADS <=
+                (65536 / NUM_THREADS) / 8 * 8 * NUM_THREADS);
   static_assert(CommonTraits::kMaxSeqLen <= (int64_t{1} << 30), "key positions are int32");
 };
 
