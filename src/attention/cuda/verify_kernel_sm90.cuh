@@ -17,7 +17,11 @@
 // tile is still landing. bf16 frees each stage in two halves (V-left, V-right + rope), each as soon
 // as its last reader is done, in FlashMLA's "seesaw" order: WG1 does its own P1 V1R first and WG0
 // hands it P0 rescaled to WG1's max, so stage 1's V-right half is free mid-pair and the next t1's
-// Q K^T starts there (NOTES.md v19). fp8 frees whole stages in the older order (v18). P0 goes over
+// Q K^T starts there (NOTES.md v19). bf16's halves are slots of their own (v28): t0 always lands
+// its V-left in stage 0 and t1 in stage 1, but the V-right + rope halves alternate by pair, t0
+// taking the one freed mid-pair (by WG1's P1 V1R) and t1 the one freed last (by WG1's P0 V0R), so
+// WG0's S0, which every pair waits on, finds both halves landed. fp8 frees whole stages in the
+// older order (v18). P0 goes over
 // t0's rope block (columns 512..575: read by Q K^T only, dead once S is computed); bf16's P1 has
 // its own block (fp8's goes over t1's rope block).
 //
@@ -422,12 +426,15 @@ __device__ __forceinline__ void rescale_acc(float (&acc)[128], const float (&sca
 // owns the tile (128 threads, named barrier `bar`) before its Q K^T; the other warpgroup reads the
 // tile only after the P handoff that follows.
 template <typename KT>
-__device__ __forceinline__ void zero_tail_rows(uint8_t* stage, uint64_t* full, uint32_t phase,
-                                               int valid, int wg_tid, uint32_t bar) {
-  for (int blk = 0; blk < KT::COL_BLOCKS; ++blk) ptx::mbar_wait(&full[blk], phase);
+__device__ __forceinline__ void zero_tail_rows(uint8_t* stage_l, uint8_t* stage_r, uint64_t* full_l,
+                                               uint64_t* full_r, uint32_t phase, int valid,
+                                               int wg_tid, uint32_t bar) {
+  for (int blk = 0; blk < KT::COL_BLOCKS; ++blk)
+    ptx::mbar_wait(blk < KT::V_HALF ? &full_l[blk] : &full_r[blk], phase);
   constexpr int CHUNKS = KT::COL_BLOCKS * 8;
   for (int c = wg_tid; c < (KT::BLOCK_N - valid) * CHUNKS; c += 128) {
     const int row = valid + c / CHUNKS, col = c % CHUNKS;
+    uint8_t* stage = (col >> 3) < KT::V_HALF ? stage_l : stage_r;
     *reinterpret_cast<uint4*>(stage + (col >> 3) * KT::BLOCK_BYTES + row * 128 + (col & 7) * 16) =
         make_uint4(0, 0, 0, 0);
   }
@@ -507,9 +514,8 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
                   "two copies per producer lane");
     // Copies of tile it's column blocks [blk0, blk1) once `empty` (phase) says every releasing
     // warp of every CTA in the cluster is done with them.
-    auto issue_copies = [&](int it, int blk0, int blk1, const int32_t(&page_of)[2], uint64_t* empty,
-                            uint32_t phase) {
-      const int s = it % KT::STAGES;
+    auto issue_copies = [&](int it, int s, int blk0, int blk1, const int32_t(&page_of)[2],
+                            uint64_t* empty, uint32_t phase) {
       const int key0 = kv_begin + it * KT::BLOCK_N;
       const int valid = min(KT::BLOCK_N, seq_len - key0);
       const int pages = (valid + KT::PAGE_SIZE - 1) / KT::PAGE_SIZE;
@@ -554,28 +560,25 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
       const int s = it % KT::STAGES;
       int32_t page_of[2];
       load_pages(it, page_of);
-      issue_copies(it, 0, KT::COL_BLOCKS, page_of, &empty_bar[s * KT::EMPTY_BARS],
+      issue_copies(it, s, 0, KT::COL_BLOCKS, page_of, &empty_bar[s * KT::EMPTY_BARS],
                    (it / KT::STAGES) & 1);
     };
     if constexpr (!KT::kFp8) {
-      // One copying warp per stage, each half copied as soon as it is free, in the order the
-      // consumers free and read them: stage 0 (WG0's tiles) V-left first, stage 1 (WG1's) V-right
-      // + rope first.
-      const int s = warp - KT::PRODUCER_WARP;
-      if (s < KT::STAGES) {
-        for (int it = s; it < n_tiles; it += KT::STAGES) {
-          const uint32_t phase = (it / KT::STAGES) & 1;
-          int32_t page_of[2];
-          load_pages(it, page_of);
-          uint64_t* empty = &empty_bar[s * KT::EMPTY_BARS];
-          if (s == 0) {
-            issue_copies(it, 0, KT::V_HALF, page_of, &empty[0], phase);
-            issue_copies(it, KT::V_HALF, KT::COL_BLOCKS, page_of, &empty[1], phase);
-          } else {
-            issue_copies(it, KT::V_HALF, KT::COL_BLOCKS, page_of, &empty[1], phase);
-            issue_copies(it, 0, KT::V_HALF, page_of, &empty[0], phase);
-          }
-        }
+      // One copying warp per half-slot (warp 8 + w: stage w & 1, half w >> 1: V-left = blocks
+      // 0..3, V-right + rope = blocks 4..8), each copying its half of the tiles it holds as soon
+      // as the slot is free. A pair's t0 always lands its V-left in stage 0 and t1 in stage 1, but
+      // the V-right halves alternate by pair (the consumers use the same rule): t0 takes the slot
+      // freed mid-pair (WG1's P1 V1R of the pair before), so that both of WG0's halves are free
+      // about half a pair before its S0 needs them; t1 takes the one freed last (NOTES.md v28).
+      const int w = warp - KT::PRODUCER_WARP;
+      const int s = w & 1, h = w >> 1;
+      for (int k = 0; 2 * k < n_tiles; ++k) {
+        const int it = 2 * k + (h == 0 ? s : (s ^ (k & 1)));
+        if (it >= n_tiles) continue;
+        int32_t page_of[2];
+        load_pages(it, page_of);
+        issue_copies(it, s, h == 0 ? 0 : KT::V_HALF, h == 0 ? KT::V_HALF : KT::COL_BLOCKS, page_of,
+                     &empty_bar[s * KT::EMPTY_BARS + h], k & 1);
       }
     } else {
       // fp8: the whole warpgroup dequantises each raw block as it lands, and the copying warp
@@ -739,9 +742,7 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
       // empty_bar [stage][EMPTY_BARS]: bf16's halves V-left, V-right + rope; fp8's one barrier
       // per stage stands for both halves.
       uint64_t* empty0_l = &empty_bar[0];
-      uint64_t* empty0_r = &empty_bar[KT::EMPTY_BARS - 1];
       uint64_t* empty1_l = &empty_bar[KT::EMPTY_BARS];
-      uint64_t* empty1_r = &empty_bar[2 * KT::EMPTY_BARS - 1];
       constexpr int VH = KT::V_HALF;
       const int wg_tid = tid & 127;
       for (int t0 = 0; t0 < n_tiles; t0 += 2) {
@@ -750,6 +751,12 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
         const int key0 = kv_begin + t0 * KT::BLOCK_N;
         float sf[32], sc[2], sum[2];
         uint32_t pb[16];
+        // bf16: the V-right + rope halves of t0 and t1 alternate between the stages by pair
+        // (the producer's half-slots): t0's is in stage ph, t1's in stage 1 - ph (offsets from
+        // stage 0: st0 + r0_off, st0 + r1_off).
+        const uint32_t r0_off = ph * KT::STAGE_BYTES, r1_off = (ph ^ 1) * KT::STAGE_BYTES;
+        uint64_t* full0_r = &full_bar[ph * KT::FULL_BARS];
+        uint64_t* full1_r = &full_bar[(ph ^ 1) * KT::FULL_BARS];
         if constexpr (KT::kFp8) {
           // fp8 keeps v18's order: the producer needs a whole stage per tile, so the early half
           // releases buy nothing and the P0 * scale1 handoff only delays stage 0 (NOTES.md v19).
@@ -804,7 +811,7 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
         } else if (kh == 0) {
           const int valid = min(KT::BLOCK_N, seq_len - key0);
           if (!KT::kFp8 && valid < KT::BLOCK_N)
-            sm90::zero_tail_rows<KT>(stage0, full0, ph, valid, wg_tid, 4);
+            sm90::zero_tail_rows<KT>(stage0, sStage + r0_off, full0, full0_r, ph, valid, wg_tid, 4);
           // This WG's P1 V1L of the previous pair frees stage 1's V-left half. With S0's first
           // blocks queued behind it the tensor cores stay busy (compute-bound), but if they have
           // not landed the release waits for them: when this CTA alone reads its split's KV
@@ -814,14 +821,15 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
               ptx::wgmma_wait<0>();
               sm90::release_stage<KT::kFp8>(empty1_l, n_cta, lane);
             }
-            sm90::issue_qk64<KT, 0, 0, KT::COL_BLOCKS>(sf, sQ_addr, st0, full0, ph);
+            sm90::issue_qk64<KT, 0, 0, VH>(sf, sQ_addr, st0, full0, ph);
+            sm90::issue_qk64<KT, 0, VH, KT::COL_BLOCKS>(sf, sQ_addr, st0 + r0_off, full0_r, ph);
           } else {
             sm90::issue_qk64<KT, 0, 0, VH>(sf, sQ_addr, st0, full0, ph);
             if (t0 > 0) {
               ptx::wgmma_wait<1>();
               sm90::release_stage<KT::kFp8>(empty1_l, n_cta, lane);
             }
-            sm90::issue_qk64<KT, 0, VH, KT::COL_BLOCKS>(sf, sQ_addr, st0, full0, ph);
+            sm90::issue_qk64<KT, 0, VH, KT::COL_BLOCKS>(sf, sQ_addr, st0 + r0_off, full0_r, ph);
           }
           ptx::wgmma_wait<0>();
           sm90::softmax_tile64(sf, key0, t, vis, p.score_scale_log2, m_run, sc, sum);
@@ -829,8 +837,9 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
           sm90::rescale_acc(acc, sc);
           for (int k = 0; k < 2; ++k) l_run[k] = l_run[k] * sc[k] + sum[k];
           sm90::pack_p(pb, sf, one);
-          sm90::store_p(stage0 + KT::ROPE_OFF, pb, r_loc, t);  // over t0's rope block (S0 read it)
-          sm90::issue_pv<KT>(acc, st0 + KT::ROPE_OFF, st0);
+          // Over t0's rope block (S0 read it).
+          sm90::store_p(sStage + r0_off + KT::ROPE_OFF, pb, r_loc, t);
+          sm90::issue_pv<KT>(acc, st0 + r0_off + KT::ROPE_OFF, st0);
           ptx::wgmma_wait<0>();
           sm90::release_stage<KT::kFp8>(empty0_l, n_cta, lane);  // read by S0 and P0 V0L only
           float sc1[2] = {1.f, 1.f};
@@ -839,7 +848,7 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
             take_t1(sc1, sum);
             // P0 on WG1's max for its V-right half, in place (P0 V0L has retired).
             sm90::pack_p(pb, sf, sc1);
-            sm90::store_p(stage0 + KT::ROPE_OFF, pb, r_loc, t);
+            sm90::store_p(sStage + r0_off + KT::ROPE_OFF, pb, r_loc, t);
           }
           ptx::mbar_arrive(&hand_bar[2]);
           if (has1) {
@@ -853,8 +862,13 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
           if (has1) {
             const int valid = min(KT::BLOCK_N, seq_len - key0 - KT::BLOCK_N);
             if (!KT::kFp8 && valid < KT::BLOCK_N)
-              sm90::zero_tail_rows<KT>(stage1, full1, ph, valid, wg_tid, 5);
-            sm90::issue_qk64<KT, VH, 0, KT::COL_BLOCKS>(sf, sQ_addr, st1, full1, ph);
+              sm90::zero_tail_rows<KT>(stage1, sStage + r1_off, full1, full1_r, ph, valid, wg_tid,
+                                       5);
+            // Blocks 4..8 (the V-right + rope half), then 0..3: one order, two halves.
+            sm90::issue_qk64<KT, VH, 0, KT::COL_BLOCKS - VH>(sf, sQ_addr, st0 + r1_off, full1_r,
+                                                             ph);
+            sm90::issue_qk64<KT, VH, KT::COL_BLOCKS - VH, KT::COL_BLOCKS>(sf, sQ_addr, st1, full1,
+                                                                          ph);
           }
           ptx::mbar_wait(&hand_bar[0], ph);
           float sc0[2];
@@ -867,22 +881,23 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
             softmax_t1_hand_over(sf, pb, key0 + KT::BLOCK_N, smem + KT::OFF_P1, sc, sum);
             const float sc01[2] = {sc0[0] * sc[0], sc0[1] * sc[1]};
             sm90::rescale_acc(acc, sc01);
-            sm90::issue_pv<KT>(acc, ptx::smem_addr(smem + KT::OFF_P1), st1 + VH * KT::BLOCK_BYTES);
+            sm90::issue_pv<KT>(acc, ptx::smem_addr(smem + KT::OFF_P1),
+                               st0 + r1_off + VH * KT::BLOCK_BYTES);
           } else {
             // Nothing is in flight here; without the wait ptxas assumes WG0's P1 V1L may be (it
             // does not know kh is fixed per thread) and injects one (C7517).
             ptx::wgmma_wait<0>();
             sm90::rescale_acc(acc, sc0);
           }
-          ptx::mbar_wait(&hand_bar[2], ph);  // P0 (times scale1) in stage 0's rope block
-          for (int blk = VH; blk < 2 * VH; ++blk) ptx::mbar_wait(&full0[blk], ph);
-          sm90::issue_pv<KT>(acc, st0 + KT::ROPE_OFF, st0 + VH * KT::BLOCK_BYTES);
+          ptx::mbar_wait(&hand_bar[2], ph);  // P0 (times scale1) in t0's rope block
+          for (int blk = VH; blk < 2 * VH; ++blk) ptx::mbar_wait(&full0_r[blk], ph);
+          sm90::issue_pv<KT>(acc, st0 + r0_off + KT::ROPE_OFF, st0 + r0_off + VH * KT::BLOCK_BYTES);
           if (has1) {
             ptx::wgmma_wait<1>();  // P1 V1R
-            sm90::release_stage<KT::kFp8>(empty1_r, n_cta, lane);
+            sm90::release_stage<KT::kFp8>(&empty_bar[(ph ^ 1) * KT::EMPTY_BARS + 1], n_cta, lane);
           }
           ptx::wgmma_wait<0>();
-          sm90::release_stage<KT::kFp8>(empty0_r, n_cta, lane);
+          sm90::release_stage<KT::kFp8>(&empty_bar[ph * KT::EMPTY_BARS + 1], n_cta, lane);
         }
       }
       // WG0's P1 V1L of the last pair (unconditional: ptxas does not know kh is fixed per thread
