@@ -228,6 +228,14 @@ __device__ __forceinline__ WorkItem work_item(const VerifyParams& p, uint32_t ct
   return w;
 }
 
+// bf16 (NOTES.md v28): the stage whose V-right + rope half holds tile t0 + which (which = 0, 1)
+// of a pair with parity `ph`. A pair's t0 takes the half freed mid-pair, t1 the one freed last,
+// so the two alternate. The map is its own inverse: the producer warp of stage s's V-right half
+// copies tile t0 + right_half_stage(ph, s).
+__device__ __forceinline__ uint32_t right_half_stage(uint32_t ph, uint32_t which) {
+  return ph ^ which;
+}
+
 // Releases a stage to the producers of every CTA in the cluster: one arrival per consumer warp,
 // after the warp's wgmma reads of it completed (wgmma_wait). bf16: the warp's own reads are all
 // there is to order, so a relaxed arrival suffices. fp8: the dequantising threads' reads of the
@@ -573,7 +581,7 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
       const int w = warp - KT::PRODUCER_WARP;
       const int s = w & 1, h = w >> 1;
       for (int k = 0; 2 * k < n_tiles; ++k) {
-        const int it = 2 * k + (h == 0 ? s : (s ^ (k & 1)));
+        const int it = 2 * k + (h == 0 ? s : static_cast<int>(sm90::right_half_stage(k & 1, s)));
         if (it >= n_tiles) continue;
         int32_t page_of[2];
         load_pages(it, page_of);
@@ -751,12 +759,12 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
         const int key0 = kv_begin + t0 * KT::BLOCK_N;
         float sf[32], sc[2], sum[2];
         uint32_t pb[16];
-        // bf16: the V-right + rope halves of t0 and t1 alternate between the stages by pair
-        // (the producer's half-slots): t0's is in stage ph, t1's in stage 1 - ph (offsets from
-        // stage 0: st0 + r0_off, st0 + r1_off).
-        const uint32_t r0_off = ph * KT::STAGE_BYTES, r1_off = (ph ^ 1) * KT::STAGE_BYTES;
-        uint64_t* full0_r = &full_bar[ph * KT::FULL_BARS];
-        uint64_t* full1_r = &full_bar[(ph ^ 1) * KT::FULL_BARS];
+        // bf16: the stages holding t0's and t1's V-right + rope halves (sm90::right_half_stage),
+        // as offsets from stage 0 (st0 + r0_off, st0 + r1_off), and their full barriers.
+        const uint32_t rs0 = sm90::right_half_stage(ph, 0), rs1 = sm90::right_half_stage(ph, 1);
+        const uint32_t r0_off = rs0 * KT::STAGE_BYTES, r1_off = rs1 * KT::STAGE_BYTES;
+        uint64_t* full0_r = &full_bar[rs0 * KT::FULL_BARS];
+        uint64_t* full1_r = &full_bar[rs1 * KT::FULL_BARS];
         if constexpr (KT::kFp8) {
           // fp8 keeps v18's order: the producer needs a whole stage per tile, so the early half
           // releases buy nothing and the P0 * scale1 handoff only delays stage 0 (NOTES.md v19).
@@ -894,10 +902,10 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
           sm90::issue_pv<KT>(acc, st0 + r0_off + KT::ROPE_OFF, st0 + r0_off + VH * KT::BLOCK_BYTES);
           if (has1) {
             ptx::wgmma_wait<1>();  // P1 V1R
-            sm90::release_stage<KT::kFp8>(&empty_bar[(ph ^ 1) * KT::EMPTY_BARS + 1], n_cta, lane);
+            sm90::release_stage<KT::kFp8>(&empty_bar[rs1 * KT::EMPTY_BARS + 1], n_cta, lane);
           }
           ptx::wgmma_wait<0>();
-          sm90::release_stage<KT::kFp8>(&empty_bar[ph * KT::EMPTY_BARS + 1], n_cta, lane);
+          sm90::release_stage<KT::kFp8>(&empty_bar[rs0 * KT::EMPTY_BARS + 1], n_cta, lane);
         }
       }
       // WG0's P1 V1L of the last pair (unconditional: ptxas does not know kh is fixed per thread
