@@ -176,6 +176,12 @@ __device__ __forceinline__ void tile_rows(const VerifyParams& p, int tile, int* 
   }
 }
 
+// The warp index, broadcast from lane 0 so the compiler knows it is warp-uniform: wgmma issued
+// under a branch on it would otherwise be serialised (ptxas C7518/C7520).
+__device__ __forceinline__ int uniform_warp_index() {
+  return __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 32), 0);
+}
+
 // What one CTA computes: request b, split `split` of its n_splits (keys [kv_begin, ...)), rows
 // [row_begin, row_end) of the request's q_len * H, in n_tiles KV tiles of BLOCK_N keys.
 struct WorkItem {
@@ -458,7 +464,9 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
   extern __shared__ uint8_t smem_raw[];
   // Aligned by an offset from smem_raw (not by casting through an integer), so the compiler
   // still knows every derived pointer is shared memory: 32-bit addresses and LDS/STS instead of
-  // 64-bit generic pointers, which cost registers in the consumer loop.
+  // 64-bit generic pointers, which cost registers in the consumer loop. Written out here and in
+  // the narrow kernel: the same line behind a helper taking smem_raw changes the SASS of every
+  // instantiation (cuobjdump), so it would need a GPU run to land.
   uint8_t* smem = smem_raw + ((1024u - (ptx::smem_addr(smem_raw) & 1023u)) & 1023u);
   uint8_t* sQ = smem + KT::OFF_Q;
   uint8_t* sStage = smem + KT::OFF_STAGE;
@@ -473,9 +481,7 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
   uint64_t* hand_bar = empty_bar + KT::STAGES * KT::EMPTY_BARS;
   uint64_t* raw_bar = hand_bar + 4;  // fp8: [STAGES][COL_BLOCKS], raw block landed
 
-  // Broadcast from lane 0 so the compiler knows it is warp-uniform: wgmma issued under a branch
-  // on it would otherwise be serialised (ptxas C7518/C7520).
-  const int warp = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 32), 0);
+  const int warp = sm90::uniform_warp_index();
   const int lane = threadIdx.x % 32;
   const uint32_t cta_rank = ptx::cluster_ctarank();
   const uint32_t n_cta = ptx::cluster_nctarank();

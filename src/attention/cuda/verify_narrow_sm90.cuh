@@ -210,7 +210,8 @@ template <typename NT>
 __global__ void __launch_bounds__(NT::NUM_THREADS, 1)
     verify_narrow_kernel_sm90(const __grid_constant__ VerifyParams p) {
   extern __shared__ uint8_t smem_raw[];
-  // Aligned by an offset from smem_raw: pointers keep the shared address space (32-bit).
+  // Aligned by an offset from smem_raw: pointers keep the shared address space (32-bit). Why it
+  // is written out rather than shared with the 64-row kernel: see verify_kernel_sm90.
   uint8_t* smem = smem_raw + ((1024u - (ptx::smem_addr(smem_raw) & 1023u)) & 1023u);
   const uint32_t s_slot = ptx::smem_addr(smem + NT::OFF_SLOT);
   const uint32_t s_raw = ptx::smem_addr(smem + NT::OFF_RAW);
@@ -221,7 +222,7 @@ __global__ void __launch_bounds__(NT::NUM_THREADS, 1)
   uint64_t* raw_full = empty_bar + NT::SLOTS;  // fp8: [RAW_TILES]
   uint64_t* raw_empty = raw_full + NT::RAW_TILES;
 
-  const int warp = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 32), 0);
+  const int warp = sm90::uniform_warp_index();
   const int lane = threadIdx.x % 32;
 
   const sm90::WorkItem wi = sm90::work_item<NT::BLOCK_N>(p, 0, 1);
