@@ -340,7 +340,8 @@ TEST(CudaVerifySmall, SanitizerSweep) {
   MLASPEC_SKIP_WITHOUT_GPU();
   const std::vector<Case> cases = {
       {1, 3, 16, 16, DType::kBF16, 1.f, {70}},
-      {2, 2, 64, 32, DType::kFP8E4M3, 0.5f, {33, 130}},        // cluster of 2
+      {2, 2, 64, 32, DType::kBF16, 1.f, {33, 130}},            // bf16 fold: cluster of 2
+      {2, 2, 64, 32, DType::kFP8E4M3, 0.5f, {33, 130}},        // fp8 fold: a CTA per row tile
       {1, 1, 16, 64, DType::kBF16, 1.f, {700}, false, 3},      // splits + combine
       {1, 8, 16, 16, DType::kFP8E4M3, 1.f, {1000}, false, 3},  // fp8 in-place dequant, splits
       {1, 1, 16, 32, DType::kFP8E4M3, 1.f, {900}, false, 2},   // narrow fp8, splits

@@ -161,7 +161,7 @@ class CudaVerifyBackend final : public Backend {
     MLASPEC_RETURN_IF_ERROR(init_device());
 
     const int rows = shape.q_len * shape.num_heads;
-    const Geometry g = geometry(rows);
+    const Geometry g = geometry(rows, shape.kv_dtype);
     VerifyParams p = {};
     const TensorView& sl = args.seq_lens_host;
     MLASPEC_RETURN_IF_ERROR(make_split_plan(
@@ -232,19 +232,27 @@ class CudaVerifyBackend final : public Backend {
     p.plan.max_splits = static_cast<int32_t>(cpr);
     p.o_part = o_part;
     p.lse_part = lse_part;
-    return launch(args, shape, geometry(shape.q_len * shape.num_heads), p, stream);
+    return launch(args, shape, geometry(shape.q_len * shape.num_heads, shape.kv_dtype), p, stream);
   }
 
  private:
   // Fold geometry: row tiles of one split share each KV tile through a cluster; balance them over
-  // as few clusters of at most kMaxCluster CTAs as possible. Rowwise runs the same plan.
+  // as few clusters of at most max_cluster(kv) CTAs as possible. Rowwise runs the same plan.
   struct Geometry {
     int fold_tiles, groups, fold_cluster, concurrent;
   };
-  Geometry geometry(int rows) const {
+  // bf16 shares each KV tile between two row tiles (kMaxCluster); fp8 does not: each CTA of a
+  // split copies its own raw codes (the second read mostly hits L2, and fp8 moves half the bytes),
+  // so no CTA waits for its partner's release of a stage before the next copy. Measured on the
+  // H200 (docs/perf/NOTES.md v31): fp8 fold 4-5% faster on every compute row, bf16 up to 5% slower.
+  static int max_cluster(DType kv) {
+    return kv == DType::kFP8E4M3 ? std::min(kMaxCluster, kMaxClusterFp8) : kMaxCluster;
+  }
+  Geometry geometry(int rows, DType kv) const {
     Geometry g;
+    const int cap = max_cluster(kv);
     g.fold_tiles = (rows + 63) / 64;
-    g.groups = (g.fold_tiles + kMaxCluster - 1) / kMaxCluster;
+    g.groups = (g.fold_tiles + cap - 1) / cap;
     g.fold_cluster = (g.fold_tiles + g.groups - 1) / g.groups;
     g.concurrent = std::max(1, active_clusters_[g.fold_cluster] / g.groups);
     return g;
@@ -367,12 +375,14 @@ class CudaVerifyBackend final : public Backend {
 #ifndef MLASPEC_VERIFY_MAX_CLUSTER
 #define MLASPEC_VERIFY_MAX_CLUSTER 2
 #endif
-  // Largest fold cluster (up to 8, the portable limit). Bigger clusters read the KV from HBM
-  // fewer times but couple more CTAs through each stage's empty barrier and pack worse into GPCs:
-  // measured on the H200 (docs/perf/NOTES.md), a cap of 2 beats 8 by up to 2.4x at H = 128,
-  // q_len = 8 and ties elsewhere. Row tiles beyond the cap re-read the KV (mostly from L2).
+  // Largest fold cluster for bf16 (up to 8, the portable limit), and for fp8 (max_cluster).
+  // Bigger clusters read the KV from HBM fewer times but couple more CTAs through each stage's
+  // empty barrier and pack worse into GPCs: measured on the H200 (docs/perf/NOTES.md), a cap of 2
+  // beats 8 by up to 2.4x at H = 128, q_len = 8 and ties elsewhere (v4), and beats 1 for bf16 but
+  // not for fp8 (v31). Row tiles beyond the cap re-read the KV (mostly from L2).
   static constexpr int kMaxCluster = MLASPEC_VERIFY_MAX_CLUSTER;
   static_assert(kMaxCluster >= 1 && kMaxCluster <= 8);
+  static constexpr int kMaxClusterFp8 = 1;
   bool rowwise_;
   int num_sms_ = 0;
   int active_clusters_[kMaxCluster + 1] = {};
