@@ -274,7 +274,8 @@ std::vector<Case> sweep_cases() {
       {2, 5, 20, 32, bf, 1.f, {129, 511}},
       {1, 13, 32, 16, f8, 0.5f, {777}},
       {2, 5, 64, 64, bf, 1.f, {257, 1025}},
-      // many row tiles: cluster of 8, and clusters of 6 with padding CTAs
+      // many row tiles: bf16 in clusters of 2 (the 5 tiles above need a padding CTA), fp8 one
+      // CTA per row tile
       {1, 4, 128, 32, bf, 1.f, {300}},
       {1, 4, 128, 16, f8, 1.f, {301}},
       {1, 9, 128, 64, f8, 0.0625f, {200}},
