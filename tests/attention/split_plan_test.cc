@@ -75,6 +75,44 @@ TEST(SplitPlan, DeterministicChunkScalesWithHeadGroupsOnly) {
   }
 }
 
+// Every plan starts with one split per group; set_split_groups cuts each request's splits into
+// runs of group_size (the last one shorter) and numbers the groups globally.
+TEST(SplitPlan, SplitGroupsArePerRequestRunsOfGroupSize) {
+  SplitPlan p = plan_for({5000, 131072, 64}, 66, /*deterministic=*/true);
+  EXPECT_EQ(p.group_size, 1);
+  EXPECT_EQ(p.total_groups, p.total_splits);
+  for (int b = 0; b <= 3; ++b) EXPECT_EQ(p.group_begin[b], p.split_begin[b]);
+  set_split_groups(&p, 3, 8);  // splits per request: 5, 128, 1
+  EXPECT_EQ(p.group_size, 8);
+  EXPECT_EQ(p.group_begin[0], 0);
+  EXPECT_EQ(p.group_begin[1], 1);
+  EXPECT_EQ(p.group_begin[2], 1 + 16);
+  EXPECT_EQ(p.group_begin[3], 1 + 16 + 1);
+  EXPECT_EQ(p.total_groups, 18);
+  set_single_split_groups(&p, 3);
+  EXPECT_EQ(p.group_size, 1);
+  EXPECT_EQ(p.total_groups, p.total_splits);
+}
+
+// The group size only decides time (any gives bitwise the same result): one wave of groups where
+// the splits alone would take several, and one split per CTA where they already fit one wave.
+TEST(SplitPlan, DeterministicGroupSizeFillsOneWaveWithTheFewestPrologues) {
+  // PERF.md row 4 (B=8, S=64k, H=16): 64 splits per request on 66 fold slots -> 8 x 8 groups.
+  SplitPlan p = plan_for(std::vector<int32_t>(8, 65536), 66, /*deterministic=*/true);
+  EXPECT_EQ(deterministic_group_size(p, 8, 66, 16), 8);
+  // Row 1 (B=1, S=128k, H=16): 128 splits on 66 slots -> 64 groups of 2.
+  p = plan_for({131072}, 66, /*deterministic=*/true);
+  EXPECT_EQ(deterministic_group_size(p, 1, 66, 16), 2);
+  // Row 7 (B=1, S=128k, H=128, 2048-token chunks): 64 splits already fit 66 slots.
+  p = plan_for({131072}, 66, /*deterministic=*/true, 128);
+  EXPECT_EQ(deterministic_group_size(p, 1, 66, 16), 1);
+  // Row 8 rowwise/fold at H=128, q_len 8: 8 concurrent split groups -> 8 groups of 8.
+  EXPECT_EQ(deterministic_group_size(p, 1, 8, 16), 8);
+  // Capped, and never below 1.
+  EXPECT_EQ(deterministic_group_size(p, 1, 1, 4), 4);
+  EXPECT_EQ(deterministic_group_size(p, 1, 1000, 16), 1);
+}
+
 // prepare() reserves partial_bytes_bound(max_shape); run() inside a graph capture may not grow
 // the workspace, so every plan within the shape must fit.
 TEST(SplitPlan, WorkspaceBoundHoldsForEveryAdaptiveAndDeterministicPlan) {

@@ -412,9 +412,15 @@ TEST(CudaVerifyBitwise, VerifyRowEqualsDecode) {
   MLASPEC_SKIP_WITHOUT_GPU();
   const int Q = 8;
   // H = 16: verify on the fold backend is the 64-row kernel, decode (and rowwise) the narrow one.
+  // The last three have more splits than the GPU runs at once, so the 64-row kernel computes
+  // several per CTA (on an H200 groups of 3, 2 and 2, a shorter last group in the first) while
+  // decode computes one per CTA: grouping must not change a bit.
   for (const Case& c : {Case{2, Q, 16, 16, DType::kFP8E4M3, 0.5f, {2052, 1030}, true},
                         Case{2, Q, 16, 32, DType::kBF16, 1.f, {3077, 1090}, true},
-                        Case{2, Q, 128, 64, DType::kBF16, 1.f, {4100, 2050}, true}}) {
+                        Case{2, Q, 128, 64, DType::kBF16, 1.f, {4100, 2050}, true},
+                        Case{1, Q, 16, 64, DType::kBF16, 1.f, {140000}, true},
+                        Case{1, Q, 16, 64, DType::kFP8E4M3, 0.5f, {70001}, true},
+                        Case{1, Q, 128, 64, DType::kBF16, 1.f, {20000}, true}}) {
     const int H = c.heads;
     Problem p = make_problem(c.spec());
     DeviceProblem d(p);

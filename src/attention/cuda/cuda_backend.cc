@@ -155,7 +155,8 @@ class CudaVerifyBackend final : public Backend {
                               "page-id validation run on the host");
     }
     MLASPEC_RETURN_IF_ERROR(validate_verify_args(args, Device::kCUDA));
-    const VerifyShape shape = shape_of(args);
+    VerifyShape shape = shape_of(args);
+    shape.deterministic = options.deterministic;
     MLASPEC_RETURN_IF_ERROR(can_serve(caps(), shape));
     MLASPEC_RETURN_IF_ERROR(check_layout(args));
     MLASPEC_RETURN_IF_ERROR(init_device());
@@ -230,6 +231,7 @@ class CudaVerifyBackend final : public Backend {
     p.plan.total_splits = static_cast<int32_t>(shape.batch * cpr);
     p.plan.total_part_slots = p.plan.total_splits;
     p.plan.max_splits = static_cast<int32_t>(cpr);
+    set_single_split_groups(&p.plan, shape.batch);
     p.o_part = o_part;
     p.lse_part = lse_part;
     return launch(args, shape, geometry(shape.q_len * shape.num_heads, shape.kv_dtype), p, stream);
@@ -291,9 +293,24 @@ class CudaVerifyBackend final : public Backend {
       cluster = g.fold_cluster;
       grid_y = g.groups * cluster;
     }
-    if (static_cast<int64_t>(p.plan.total_splits) * grid_y > std::numeric_limits<int32_t>::max()) {
-      return unsupported("the verify grid (" + std::to_string(p.plan.total_splits) + " splits x " +
-                         std::to_string(grid_y) + " row tiles) exceeds 2^31 - 1 CTAs");
+    // Row tiles of at most kNarrowRows rows (decode and rowwise at H <= 16) take the narrow
+    // kernel: a quarter of the tensor work and a streaming KV ring; bitwise the 64-row kernel's
+    // arithmetic, so which kernel serves a call never changes a result.
+    const bool narrow = uses_narrow_kernel(rowwise_, q_len, heads);
+    // Deterministic mode's chunks are short and fixed: the 64-row kernel takes several
+    // consecutive splits per CTA (SplitPlan::group_size) where that saves waves of prologues. The
+    // result is the same for every group size; DCP ranks (split_step > 1) keep one split per CTA.
+    // The kernel needs a whole chunk to be an even number of tile pairs (its barrier phases).
+    if (shape.deterministic && !narrow && p.plan.split_step <= 1 && !p.plan.partials_only &&
+        p.plan.chunk % (4 * kKvTile) == 0) {
+      const int concurrent = std::max(1, active_clusters_[cluster] / (grid_y / cluster));
+      set_split_groups(&p.plan, batch,
+                       deterministic_group_size(p.plan, batch, concurrent, kMaxSplitGroup));
+    }
+    if (static_cast<int64_t>(p.plan.total_groups) * grid_y > std::numeric_limits<int32_t>::max()) {
+      return unsupported("the verify grid (" + std::to_string(p.plan.total_groups) +
+                         " split groups x " + std::to_string(grid_y) +
+                         " row tiles) exceeds 2^31 - 1 CTAs");
     }
     const float kv_scale = args.kv.kv_scale;
     p.score_scale_log2 = args.sm_scale * kv_scale * 1.4426950408889634f;
@@ -301,10 +318,6 @@ class CudaVerifyBackend final : public Backend {
 
     cudaError_t err = cudaErrorInvalidValue;
     const bool fp8 = shape.kv_dtype == DType::kFP8E4M3;
-    // Row tiles of at most kNarrowRows rows (decode and rowwise at H <= 16) take the narrow
-    // kernel: a quarter of the tensor work and a streaming KV ring; bitwise the 64-row kernel's
-    // arithmetic, so which kernel serves a call never changes a result.
-    const bool narrow = uses_narrow_kernel(rowwise_, q_len, heads);
     switch (shape.page_size) {
       case 16:
         err = fp8 ? launch_kernel<uint8_t, 16>(narrow, p, cluster, grid_y, stream)
@@ -383,6 +396,8 @@ class CudaVerifyBackend final : public Backend {
   static constexpr int kMaxCluster = MLASPEC_VERIFY_MAX_CLUSTER;
   static_assert(kMaxCluster >= 1 && kMaxCluster <= 8);
   static constexpr int kMaxClusterFp8 = 1;
+  // Most consecutive deterministic splits one CTA computes (deterministic_group_size).
+  static constexpr int kMaxSplitGroup = 16;
   bool rowwise_;
   int num_sms_ = 0;
   int active_clusters_[kMaxCluster + 1] = {};

@@ -12,7 +12,7 @@ namespace mlaspec::attn::cuda {
 
 // KvT: uint16_t (bf16) or uint8_t (fp8 e4m3); PAGE_SIZE: 16, 32 or 64.
 // init_ raises the kernel's dynamic shared-memory limit; call once before the first launch
-// (never during stream capture). run_ launches grid (plan.total_splits, grid_y) in clusters of
+// (never during stream capture). run_ launches grid (plan.total_groups, grid_y) in clusters of
 // (1, cluster, 1) on `stream`.
 template <typename KvT, int PAGE_SIZE>
 cudaError_t init_verify_kernel();
@@ -21,7 +21,7 @@ cudaError_t run_verify_kernel(const VerifyParams& params, int cluster, int grid_
                               cudaStream_t stream);
 
 // The narrow kernel (verify_narrow_sm90.cuh) for row tiles of at most kNarrowRows query rows
-// (traits.h: uses_narrow_kernel): grid (plan.total_splits, grid_y), no clusters.
+// (traits.h: uses_narrow_kernel): grid (plan.total_groups = total_splits, grid_y), no clusters.
 // init_verify_kernel prepares it too.
 template <typename KvT, int PAGE_SIZE>
 cudaError_t run_verify_narrow_kernel(const VerifyParams& params, int grid_y, cudaStream_t stream);

@@ -122,10 +122,35 @@ Status make_split_plan(std::span<const int32_t> seq_lens, int num_heads,
   }
   plan->split_begin[batch] = static_cast<int32_t>(splits);
   plan->part_begin[batch] = static_cast<int32_t>(slots);
+  set_single_split_groups(plan, batch);
   plan->total_splits = static_cast<int32_t>(splits);
   plan->total_part_slots = static_cast<int32_t>(slots);
   plan->max_splits = static_cast<int32_t>(max_splits);
   return Status::Ok();
+}
+
+int deterministic_group_size(const SplitPlan& plan, int batch, int concurrent_groups,
+                             int max_group) {
+  const int64_t slots = std::max(concurrent_groups, 1);
+  int best = 1;
+  int64_t best_time = -1;
+  for (int g = 1; g <= std::max(max_group, 1); ++g) {
+    int64_t groups = 0;
+    int longest = 0;
+    for (int b = 0; b < batch; ++b) {
+      const int n = plan.split_begin[b + 1] - plan.split_begin[b];
+      groups += (n + g - 1) / g;
+      longest = std::max(longest, std::min(n, g));
+    }
+    // Waves of groups, each as long as its longest group (in splits), plus one split's worth of
+    // fill per wave: what the grouping saves is the per-CTA prologue, so longer groups win ties.
+    const int64_t time = ceil_div(groups, slots) * (static_cast<int64_t>(longest) * 8 + 1);
+    if (best_time < 0 || time <= best_time) {
+      best = g;
+      best_time = time;
+    }
+  }
+  return best;
 }
 
 int64_t partial_bytes_bound(const VerifyShape& s, int num_sms) {

@@ -39,6 +39,13 @@ Status make_split_plan(std::span<const int32_t> seq_lens, int num_heads,
 // (makespan 153 tiles); 128 makes 64, one wave (130).
 int64_t adaptive_chunk_tiles(std::span<const int64_t> tiles, int slots);
 
+// Deterministic mode: how many consecutive splits one CTA group computes (SplitPlan::group_size),
+// 1..max_group, for `concurrent_groups` groups the GPU runs at once: the fewest waves times the
+// longest group, ties to the longer group (fewer prologues). Any group size gives bitwise the same
+// result; this only decides the time.
+int deterministic_group_size(const SplitPlan& plan, int batch, int concurrent_groups,
+                             int max_group);
+
 // Makespan, in tiles, of the split items of `chunk_tiles`-tile chunks when `slots` run at once and
 // a freed slot takes the next item in launch order (request by request, split by split); each
 // item costs its tiles plus a fixed overhead of 2 tiles.

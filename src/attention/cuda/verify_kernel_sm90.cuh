@@ -149,11 +149,12 @@ __device__ __forceinline__ uint32_t sw128(int row, int chunk) {
   return row * 128 + ((chunk ^ (row & 7)) << 4);
 }
 
-__device__ __forceinline__ int find_request(const SplitPlan& plan, int batch, int split_global) {
+// The request whose groups (SplitPlan::group_begin, a prefix sum) hold global group g.
+__device__ __forceinline__ int find_request(const SplitPlan& plan, int batch, int group_global) {
   int lo = 0, hi = batch - 1;
   while (lo < hi) {
     const int mid = (lo + hi + 1) >> 1;
-    if (plan.split_begin[mid] <= split_global) {
+    if (plan.group_begin[mid] <= group_global) {
       lo = mid;
     } else {
       hi = mid - 1;
@@ -182,10 +183,12 @@ __device__ __forceinline__ int uniform_warp_index() {
   return __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 32), 0);
 }
 
-// What one CTA computes: request b, split `split` of its n_splits (keys [kv_begin, ...)), rows
-// [row_begin, row_end) of the request's q_len * H, in n_tiles KV tiles of BLOCK_N keys.
+// What one CTA computes: request b, splits split_first .. split_first + split_count - 1 of its
+// n_splits (a group, SplitPlan::group_size; one split unless deterministic), rows [row_begin,
+// row_end) of the request's q_len * H. Each split's keys and tiles: split_keys.
 struct WorkItem {
-  int b, split, n_splits, seq_len, first_visible, row_begin, row_end, kv_begin, n_tiles;
+  int b, split_first, split_count, n_splits, seq_len, first_visible, row_begin, row_end;
+  int cluster_row_end;  // the cluster's last row + 1: it sees the most keys
   int tiles_per_split;
 };
 
@@ -193,45 +196,50 @@ template <int BLOCK_N>
 __device__ __forceinline__ WorkItem work_item(const VerifyParams& p, uint32_t cta_rank,
                                               uint32_t n_cta) {
   WorkItem w;
-  // The grid is 1-D, split-major: the row tiles of one split are consecutive CTAs (a cluster is
-  // consecutive CTAs), so they run at the same time and read the split's KV while it is in L2,
+  // The grid is 1-D, group-major: the row tiles of one split group are consecutive CTAs (a
+  // cluster is consecutive CTAs), so they run at the same time and read its KV while it is in L2,
   // instead of in separate waves that each fetch it from HBM (NOTES.md v13).
-  w.tiles_per_split = static_cast<int>(gridDim.x) / p.plan.total_splits;
-  const int split_global = static_cast<int>(blockIdx.x) / w.tiles_per_split;
+  w.tiles_per_split = static_cast<int>(gridDim.x) / p.plan.total_groups;
+  const int group_global = static_cast<int>(blockIdx.x) / w.tiles_per_split;
   const int tile = static_cast<int>(blockIdx.x) % w.tiles_per_split;
-  w.b = find_request(p.plan, p.batch, split_global);
-  w.split = split_global - p.plan.split_begin[w.b];
+  w.b = find_request(p.plan, p.batch, group_global);
   w.n_splits = p.plan.split_begin[w.b + 1] - p.plan.split_begin[w.b];
+  w.split_first = (group_global - p.plan.group_begin[w.b]) * p.plan.group_size;
+  w.split_count = min(p.plan.group_size, w.n_splits - w.split_first);
   w.seq_len = p.seq_lens[w.b];
   w.first_visible = w.seq_len - p.q_len;  // token i sees keys [0, first_visible + i]
 
   tile_rows(p, tile, &w.row_begin, &w.row_end);
   // All CTAs of a cluster walk the same tiles (they share each multicast tile): the loop bound
   // comes from the cluster's last row, the one that sees the most keys.
-  int cluster_row_end;
   {
     const int last_tile =
         min(tile - static_cast<int>(cta_rank) + static_cast<int>(n_cta), p.row_tiles) - 1;
     int b0, e0;
     tile_rows(p, last_tile, &b0, &e0);
-    cluster_row_end = max(e0, w.row_end);
+    w.cluster_row_end = max(e0, w.row_end);
   }
+  return w;
+}
+
+// Split `split` of the work item's request: its first key and its tiles of BLOCK_N keys.
+template <int BLOCK_N>
+__device__ __forceinline__ void split_keys(const VerifyParams& p, const WorkItem& w, int split,
+                                           int* kv_begin, int* n_tiles) {
   // A DCP rank computes every split_step-th global split (verify_params.h).
   const int split_step = p.plan.split_step > 1 ? p.plan.split_step : 1;
-  w.kv_begin = (w.split * split_step + p.plan.split_first) * p.plan.chunk;
+  *kv_begin = (split * split_step + p.plan.split_first) * p.plan.chunk;
   // The last split of a request runs to seq_len, whatever the plan: the plan is made on the host
   // from the seq_lens of the call, and a CUDA graph replays it with the seq_lens then in device
   // memory. A request that has grown since capture is then still computed whole (its last split
   // does more work) instead of silently losing its newest keys. In an eager call the plan covers
   // seq_len exactly and this is the same bound.
   // (Not for DCP ranks: their last local split is not the request's last.)
-  const bool open_ended = w.split == w.n_splits - 1 && split_step == 1 && !p.plan.partials_only;
-  const int kv_end_split = open_ended ? w.seq_len : min(w.kv_begin + p.plan.chunk, w.seq_len);
+  const bool open_ended = split == w.n_splits - 1 && split_step == 1 && !p.plan.partials_only;
+  const int kv_end_split = open_ended ? w.seq_len : min(*kv_begin + p.plan.chunk, w.seq_len);
   const int kv_end_visible =
-      min(kv_end_split, w.first_visible + (cluster_row_end - 1) / p.num_heads + 1);
-  w.n_tiles =
-      kv_end_visible > w.kv_begin ? (kv_end_visible - w.kv_begin + BLOCK_N - 1) / BLOCK_N : 0;
-  return w;
+      min(kv_end_split, w.first_visible + (w.cluster_row_end - 1) / p.num_heads + 1);
+  *n_tiles = kv_end_visible > *kv_begin ? (kv_end_visible - *kv_begin + BLOCK_N - 1) / BLOCK_N : 0;
 }
 
 // bf16 (NOTES.md v28): the stage whose V-right + rope half holds tile t0 + which (which = 0, 1)
@@ -489,9 +497,19 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
   // ---- work item ----
   const sm90::WorkItem w = sm90::work_item<KT::BLOCK_N>(p, cta_rank, n_cta);
   const int tiles_per_split = w.tiles_per_split;
-  const int b = w.b, split = w.split, n_splits = w.n_splits, seq_len = w.seq_len;
+  const int b = w.b, n_splits = w.n_splits, seq_len = w.seq_len;
   const int first_visible = w.first_visible, row_begin = w.row_begin, row_end = w.row_end;
-  const int kv_begin = w.kv_begin, n_tiles = w.n_tiles;
+  // The split being computed (the group's splits in turn) and its keys. The host groups splits
+  // only when a whole chunk is an even number of tile pairs (deterministic chunks: 16 or 32
+  // tiles), so after a whole split every barrier has completed an even number of phases and the
+  // next split starts on the phases a fresh CTA would; only hand[3] (once per split) alternates
+  // (NOTES.md v33). A split cut short (the request's keys, or its rows' visible keys, end inside
+  // it) is followed in its group only by splits without tiles, which touch no stage barrier.
+  int split = 0, kv_begin = 0, n_tiles = 0;
+  auto begin_split = [&](int ci) {
+    split = w.split_first + ci;
+    sm90::split_keys<KT::BLOCK_N>(p, w, split, &kv_begin, &n_tiles);
+  };
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < KT::STAGES; ++s) {
@@ -577,56 +595,62 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
       issue_copies(it, s, 0, KT::COL_BLOCKS, page_of, &empty_bar[s * KT::EMPTY_BARS],
                    (it / KT::STAGES) & 1);
     };
-    if constexpr (!KT::kFp8) {
-      // One copying warp per half-slot (warp 8 + w: stage w & 1, half w >> 1: V-left = blocks
-      // 0..3, V-right + rope = blocks 4..8), each copying its half of the tiles it holds as soon
-      // as the slot is free. A pair's t0 always lands its V-left in stage 0 and t1 in stage 1, but
-      // the V-right halves alternate by pair (the consumers use the same rule): t0 takes the slot
-      // freed mid-pair (WG1's P1 V1R of the pair before), so that both of WG0's halves are free
-      // about half a pair before its S0 needs them; t1 takes the one freed last (NOTES.md v28).
-      const int w = warp - KT::PRODUCER_WARP;
-      const int s = w & 1, h = w >> 1;
-      for (int k = 0; 2 * k < n_tiles; ++k) {
-        const int it = 2 * k + (h == 0 ? s : static_cast<int>(sm90::right_half_stage(k & 1, s)));
-        if (it >= n_tiles) continue;
-        int32_t page_of[2];
-        load_pages(it, page_of);
-        issue_copies(it, s, h == 0 ? 0 : KT::V_HALF, h == 0 ? KT::V_HALF : KT::COL_BLOCKS, page_of,
-                     &empty_bar[s * KT::EMPTY_BARS + h], k & 1);
-      }
-    } else {
-      // fp8: the whole warpgroup dequantises each raw block as it lands, and the copying warp
-      // issues tile it + 1's copies after its share of tile it (both slots are free at the
-      // start). Tile it + 1 reuses tile it - 1's slot, which the consumers release only once
-      // tile it is dequantised when it - 1 opens a pair, and at the end of the pair (tile it
-      // usually long done) when it closes one: waiting for the slot before dequantising tile it
-      // could deadlock, and waiting after it costs little.
-      const bool copier = warp == KT::PRODUCER_WARP;
-      if (copier) {
-        for (int it = 0; it < min(n_tiles, KT::STAGES); ++it) issue_tile(it);
-      }
-      const int dtid = threadIdx.x - KT::PRODUCER_WARP * 32;
-      const uint32_t st_addr = ptx::smem_addr(sStage);
-      for (int it = 0; it < n_tiles; ++it) {
-        const int s = it % KT::STAGES;
-        const uint32_t phase = (it / KT::STAGES) & 1;
-        const int valid = min(KT::BLOCK_N, seq_len - kv_begin - it * KT::BLOCK_N);
-        // DEQUANT_BLOCKS blocks per step: more independent work per thread between the waits
-        // (the dequantisation is latency-bound: one warp per scheduler).
-        constexpr int NB = KT::DEQUANT_BLOCKS;
-        static_assert(KT::COL_BLOCKS % NB == 0);
-#pragma unroll 1
-        for (int blk = 0; blk < KT::COL_BLOCKS; blk += NB) {
-#pragma unroll
-          for (int j = 0; j < NB; ++j)
-            ptx::mbar_wait(&raw_bar[s * KT::COL_BLOCKS + blk + j], phase);
-          sm90::dequant_blocks<KT, NB>(st_addr + s * KT::STAGE_BYTES, blk, valid, dtid, 6);
-#pragma unroll
-          for (int j = 0; j < NB; ++j) ptx::mbar_arrive(&full_bar[s * KT::FULL_BARS + blk + j]);
+    // The group's splits in turn: the next split's copies go out as soon as this one's last
+    // tiles free their slots, while the consumers are still writing this one's partial.
+    for (int ci = 0; ci < w.split_count; ++ci) {
+      begin_split(ci);
+      if constexpr (!KT::kFp8) {
+        // One copying warp per half-slot (warp 8 + w: stage w & 1, half w >> 1: V-left = blocks
+        // 0..3, V-right + rope = blocks 4..8), each copying its half of the tiles it holds as soon
+        // as the slot is free. A pair's t0 always lands its V-left in stage 0 and t1 in stage 1,
+        // but the V-right halves alternate by pair (the consumers use the same rule): t0 takes the
+        // slot freed mid-pair (WG1's P1 V1R of the pair before), so that both of WG0's halves are
+        // free about half a pair before its S0 needs them; t1 takes the one freed last (NOTES.md
+        // v28).
+        const int w = warp - KT::PRODUCER_WARP;
+        const int s = w & 1, h = w >> 1;
+        for (int k = 0; 2 * k < n_tiles; ++k) {
+          const int it = 2 * k + (h == 0 ? s : static_cast<int>(sm90::right_half_stage(k & 1, s)));
+          if (it >= n_tiles) continue;
+          int32_t page_of[2];
+          load_pages(it, page_of);
+          issue_copies(it, s, h == 0 ? 0 : KT::V_HALF, h == 0 ? KT::V_HALF : KT::COL_BLOCKS,
+                       page_of, &empty_bar[s * KT::EMPTY_BARS + h], k & 1);
         }
-        if (copier && it + 1 >= KT::STAGES && it + 1 < n_tiles) issue_tile(it + 1);
+      } else {
+        // fp8: the whole warpgroup dequantises each raw block as it lands, and the copying warp
+        // issues tile it + 1's copies after its share of tile it (both slots are free at the
+        // start). Tile it + 1 reuses tile it - 1's slot, which the consumers release only once
+        // tile it is dequantised when it - 1 opens a pair, and at the end of the pair (tile it
+        // usually long done) when it closes one: waiting for the slot before dequantising tile it
+        // could deadlock, and waiting after it costs little.
+        const bool copier = warp == KT::PRODUCER_WARP;
+        if (copier) {
+          for (int it = 0; it < min(n_tiles, KT::STAGES); ++it) issue_tile(it);
+        }
+        const int dtid = threadIdx.x - KT::PRODUCER_WARP * 32;
+        const uint32_t st_addr = ptx::smem_addr(sStage);
+        for (int it = 0; it < n_tiles; ++it) {
+          const int s = it % KT::STAGES;
+          const uint32_t phase = (it / KT::STAGES) & 1;
+          const int valid = min(KT::BLOCK_N, seq_len - kv_begin - it * KT::BLOCK_N);
+          // DEQUANT_BLOCKS blocks per step: more independent work per thread between the waits
+          // (the dequantisation is latency-bound: one warp per scheduler).
+          constexpr int NB = KT::DEQUANT_BLOCKS;
+          static_assert(KT::COL_BLOCKS % NB == 0);
+#pragma unroll 1
+          for (int blk = 0; blk < KT::COL_BLOCKS; blk += NB) {
+#pragma unroll
+            for (int j = 0; j < NB; ++j)
+              ptx::mbar_wait(&raw_bar[s * KT::COL_BLOCKS + blk + j], phase);
+            sm90::dequant_blocks<KT, NB>(st_addr + s * KT::STAGE_BYTES, blk, valid, dtid, 6);
+#pragma unroll
+            for (int j = 0; j < NB; ++j) ptx::mbar_arrive(&full_bar[s * KT::FULL_BARS + blk + j]);
+          }
+          if (copier && it + 1 >= KT::STAGES && it + 1 < n_tiles) issue_tile(it + 1);
+        }
       }
-    }
+    }  // splits of the group
   } else {
     // ---------------------------------------------------------------- consumer warpgroups
     ptx::setmaxnreg_inc<KT::CONSUMER_REGS>();
@@ -676,294 +700,302 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
       vis[k] = r < row_end ? first_visible + r / p.num_heads : seq_len - 1;
     }
 
-    float acc[128];  // O[rows, 256*kh + 8n + 2t + (e&1)], row g + 8*(e>>1): acc[4n + e]
-#pragma unroll
-    for (int n = 0; n < 128; ++n) acc[n] = 0.f;
-    float m_run[2] = {-INFINITY, -INFINITY};  // running max of scores, log2 domain
-    float l_run[2] = {0.f, 0.f};  // denominator (WG0's running total; WG1 gets it at the end)
-    // Both WGs hold the same m_run after every tile (handed over).
-
     ptx::named_bar_sync(1, KT::NUM_CONSUMER_THREADS);  // sQ complete
 
     const uint32_t sQ_addr = ptx::smem_addr(sQ);
 
-    {
-      // ------------------------------------------------ ping-pong over tile pairs
-      // Per pair (t0 in stage 0, t1 in stage 1), after FlashMLA's "seesaw" order (NOTES.md v19):
-      //   WG0: S0 = Q K0^T (blocks 0..8), softmax -> m0, scale0; hand[0]; O_L = O_L * scale0 +
-      //        P0 V0L (P0 from registers); free stage 0's V-left; wait hand[1] (m1, scale1, sum1,
-      //        P1 stored); P0 * scale1 -> stage 0's rope block; hand[2]; O_L = O_L * scale1 +
-      //        P1 V1L (P1 from its own block, OFF_P1), left in flight: the next pair frees stage
-      //        1's V-left once it has retired, between the halves of its S0.
-      //   WG1: S1 = Q K1^T (blocks 4..8, 0..3: the V-right + rope half is freed first); wait
-      //        hand[0]; softmax from m0 -> m1, scale1; P1 -> OFF_P1; hand[1]; O_R = O_R *
-      //        scale0 * scale1 + P1 V1R (P1 from registers); wait hand[2]; O_R += (P0 scale1)
-      //        V0R; free stage 1's then stage 0's V-right + rope half.
-      // Handoff slots in sRed: {m0, scale0} and {m1, scale1, sum1} per row; each
-      // WG reads the other's slot before its own next arrive, so one slot per tile suffices. WG0
-      // keeps the denominator (l = (l * scale0 + sum0) * scale1 + sum1) and hands the total to
-      // WG1 after the last pair (hand[3]). Without t1, scale1 = 1 and P0 is stored as is.
-      // [5][64]: m0, scale0 (WG0 -> WG1); m1, scale1, sum1 (WG1 -> WG0).
-      const float one[2] = {1.f, 1.f};
-      float* sM0 = sRed;
-      float* sSc0 = sRed + 64;
-      float* sM1 = sRed + 128;
-      float* sSc1 = sRed + 192;
-      float* sSum1 = sRed + 256;
-      // One thread per row (t == 0) writes a slot; every thread reads its rows'.
-      auto give_t0 = [&](const float(&sc)[2]) {
-        if (t == 0) {
-          for (int k = 0; k < 2; ++k) {
-            sM0[r_loc[k]] = m_run[k];
-            sSc0[r_loc[k]] = sc[k];
-          }
-        }
-        ptx::mbar_arrive(&hand_bar[0]);
-      };
-      auto take_t0 = [&](float(&sc0)[2]) {
-        for (int k = 0; k < 2; ++k) {
-          m_run[k] = sM0[r_loc[k]];
-          sc0[k] = sSc0[r_loc[k]];
-        }
-      };
-      auto take_t1 = [&](float(&sc1)[2], float(&sum1)[2]) {
-        for (int k = 0; k < 2; ++k) {
-          m_run[k] = sM1[r_loc[k]];
-          sc1[k] = sSc1[r_loc[k]];
-          sum1[k] = sSum1[r_loc[k]];
-        }
-      };
-      // WG1's tile t1 (S complete): softmax from t0's max, P1 -> sP1, slot 1, hand[1].
-      auto softmax_t1_hand_over = [&](float(&sf)[32], uint32_t(&pb)[16], int key1, uint8_t* sP1,
-                                      float(&sc)[2], float(&sum)[2]) {
-        sm90::softmax_tile64(sf, key1, t, vis, p.score_scale_log2, m_run, sc, sum);
-        sm90::pack_p(pb, sf, one);
-        sm90::store_p(sP1, pb, r_loc, t);
-        if (t == 0) {
-          for (int k = 0; k < 2; ++k) {
-            sM1[r_loc[k]] = m_run[k];
-            sSc1[r_loc[k]] = sc[k];
-            sSum1[r_loc[k]] = sum[k];
-          }
-        }
-        ptx::mbar_arrive(&hand_bar[1]);
-      };
-      uint8_t* stage0 = sStage;
-      uint8_t* stage1 = sStage + KT::STAGE_BYTES;
-      const uint32_t st0 = ptx::smem_addr(stage0), st1 = ptx::smem_addr(stage1);
-      uint64_t* full0 = &full_bar[0];
-      uint64_t* full1 = &full_bar[KT::FULL_BARS];
-      // empty_bar [stage][EMPTY_BARS]: bf16's halves V-left, V-right + rope; fp8's one barrier
-      // per stage stands for both halves.
-      uint64_t* empty0_l = &empty_bar[0];
-      uint64_t* empty1_l = &empty_bar[KT::EMPTY_BARS];
-      constexpr int VH = KT::V_HALF;
-      const int wg_tid = tid & 127;
-      for (int t0 = 0; t0 < n_tiles; t0 += 2) {
-        const bool has1 = t0 + 1 < n_tiles;
-        const uint32_t ph = (t0 >> 1) & 1;  // stage phase = handoff phase = pair parity
-        const int key0 = kv_begin + t0 * KT::BLOCK_N;
-        float sf[32], sc[2], sum[2];
-        uint32_t pb[16];
-        // bf16: the stages holding t0's and t1's V-right + rope halves (sm90::right_half_stage),
-        // as offsets from stage 0 (st0 + r0_off, st0 + r1_off), and their full barriers.
-        const uint32_t rs0 = sm90::right_half_stage(ph, 0), rs1 = sm90::right_half_stage(ph, 1);
-        const uint32_t r0_off = rs0 * KT::STAGE_BYTES, r1_off = rs1 * KT::STAGE_BYTES;
-        uint64_t* full0_r = &full_bar[rs0 * KT::FULL_BARS];
-        uint64_t* full1_r = &full_bar[rs1 * KT::FULL_BARS];
-        if constexpr (KT::kFp8) {
-          // fp8 keeps v18's order: the producer needs a whole stage per tile, so the early half
-          // releases buy nothing and the P0 * scale1 handoff only delays stage 0 (NOTES.md v19).
-          // WG0: S0, softmax, P0 over t0's rope block, hand[0], P0 V0L; wait hand[1]; P1 V1L.
-          // WG1: S1; wait hand[0]; softmax, P1 over t1's rope block, hand[1]; P0 V0R; P1 V1R.
-          if (kh == 0) {
-            if (t0 > 0) {
-              ptx::wgmma_wait<0>();  // this WG's P1 V1L of the previous pair
-              sm90::release_stage<true>(empty1_l, n_cta, lane);
+    // The group's splits in turn, each from a fresh accumulator (Q stays).
+    for (int ci = 0; ci < w.split_count; ++ci) {
+      begin_split(ci);
+      float acc[128];  // O[rows, 256*kh + 8n + 2t + (e&1)], row g + 8*(e>>1): acc[4n + e]
+#pragma unroll
+      for (int n = 0; n < 128; ++n) acc[n] = 0.f;
+      float m_run[2] = {-INFINITY, -INFINITY};  // running max of scores, log2 domain
+      float l_run[2] = {0.f, 0.f};  // denominator (WG0's running total; WG1 gets it at the end)
+      // Both WGs hold the same m_run after every tile (handed over).
+
+      {
+        // ------------------------------------------------ ping-pong over tile pairs
+        // Per pair (t0 in stage 0, t1 in stage 1), after FlashMLA's "seesaw" order (NOTES.md v19):
+        //   WG0: S0 = Q K0^T (blocks 0..8), softmax -> m0, scale0; hand[0]; O_L = O_L * scale0 +
+        //        P0 V0L (P0 from registers); free stage 0's V-left; wait hand[1] (m1, scale1, sum1,
+        //        P1 stored); P0 * scale1 -> stage 0's rope block; hand[2]; O_L = O_L * scale1 +
+        //        P1 V1L (P1 from its own block, OFF_P1), left in flight: the next pair frees stage
+        //        1's V-left once it has retired, between the halves of its S0.
+        //   WG1: S1 = Q K1^T (blocks 4..8, 0..3: the V-right + rope half is freed first); wait
+        //        hand[0]; softmax from m0 -> m1, scale1; P1 -> OFF_P1; hand[1]; O_R = O_R *
+        //        scale0 * scale1 + P1 V1R (P1 from registers); wait hand[2]; O_R += (P0 scale1)
+        //        V0R; free stage 1's then stage 0's V-right + rope half.
+        // Handoff slots in sRed: {m0, scale0} and {m1, scale1, sum1} per row; each
+        // WG reads the other's slot before its own next arrive, so one slot per tile suffices. WG0
+        // keeps the denominator (l = (l * scale0 + sum0) * scale1 + sum1) and hands the total to
+        // WG1 after the last pair (hand[3]). Without t1, scale1 = 1 and P0 is stored as is.
+        // [5][64]: m0, scale0 (WG0 -> WG1); m1, scale1, sum1 (WG1 -> WG0).
+        const float one[2] = {1.f, 1.f};
+        float* sM0 = sRed;
+        float* sSc0 = sRed + 64;
+        float* sM1 = sRed + 128;
+        float* sSc1 = sRed + 192;
+        float* sSum1 = sRed + 256;
+        // One thread per row (t == 0) writes a slot; every thread reads its rows'.
+        auto give_t0 = [&](const float(&sc)[2]) {
+          if (t == 0) {
+            for (int k = 0; k < 2; ++k) {
+              sM0[r_loc[k]] = m_run[k];
+              sSc0[r_loc[k]] = sc[k];
             }
-            sm90::issue_qk64<KT, 0, 0, KT::COL_BLOCKS>(sf, sQ_addr, st0, full0, ph);
+          }
+          ptx::mbar_arrive(&hand_bar[0]);
+        };
+        auto take_t0 = [&](float(&sc0)[2]) {
+          for (int k = 0; k < 2; ++k) {
+            m_run[k] = sM0[r_loc[k]];
+            sc0[k] = sSc0[r_loc[k]];
+          }
+        };
+        auto take_t1 = [&](float(&sc1)[2], float(&sum1)[2]) {
+          for (int k = 0; k < 2; ++k) {
+            m_run[k] = sM1[r_loc[k]];
+            sc1[k] = sSc1[r_loc[k]];
+            sum1[k] = sSum1[r_loc[k]];
+          }
+        };
+        // WG1's tile t1 (S complete): softmax from t0's max, P1 -> sP1, slot 1, hand[1].
+        auto softmax_t1_hand_over = [&](float(&sf)[32], uint32_t(&pb)[16], int key1, uint8_t* sP1,
+                                        float(&sc)[2], float(&sum)[2]) {
+          sm90::softmax_tile64(sf, key1, t, vis, p.score_scale_log2, m_run, sc, sum);
+          sm90::pack_p(pb, sf, one);
+          sm90::store_p(sP1, pb, r_loc, t);
+          if (t == 0) {
+            for (int k = 0; k < 2; ++k) {
+              sM1[r_loc[k]] = m_run[k];
+              sSc1[r_loc[k]] = sc[k];
+              sSum1[r_loc[k]] = sum[k];
+            }
+          }
+          ptx::mbar_arrive(&hand_bar[1]);
+        };
+        uint8_t* stage0 = sStage;
+        uint8_t* stage1 = sStage + KT::STAGE_BYTES;
+        const uint32_t st0 = ptx::smem_addr(stage0), st1 = ptx::smem_addr(stage1);
+        uint64_t* full0 = &full_bar[0];
+        uint64_t* full1 = &full_bar[KT::FULL_BARS];
+        // empty_bar [stage][EMPTY_BARS]: bf16's halves V-left, V-right + rope; fp8's one barrier
+        // per stage stands for both halves.
+        uint64_t* empty0_l = &empty_bar[0];
+        uint64_t* empty1_l = &empty_bar[KT::EMPTY_BARS];
+        constexpr int VH = KT::V_HALF;
+        const int wg_tid = tid & 127;
+        for (int t0 = 0; t0 < n_tiles; t0 += 2) {
+          const bool has1 = t0 + 1 < n_tiles;
+          const uint32_t ph = (t0 >> 1) & 1;  // stage phase = handoff phase = pair parity
+          const int key0 = kv_begin + t0 * KT::BLOCK_N;
+          float sf[32], sc[2], sum[2];
+          uint32_t pb[16];
+          // bf16: the stages holding t0's and t1's V-right + rope halves (sm90::right_half_stage),
+          // as offsets from stage 0 (st0 + r0_off, st0 + r1_off), and their full barriers.
+          const uint32_t rs0 = sm90::right_half_stage(ph, 0), rs1 = sm90::right_half_stage(ph, 1);
+          const uint32_t r0_off = rs0 * KT::STAGE_BYTES, r1_off = rs1 * KT::STAGE_BYTES;
+          uint64_t* full0_r = &full_bar[rs0 * KT::FULL_BARS];
+          uint64_t* full1_r = &full_bar[rs1 * KT::FULL_BARS];
+          if constexpr (KT::kFp8) {
+            // fp8 keeps v18's order: the producer needs a whole stage per tile, so the early half
+            // releases buy nothing and the P0 * scale1 handoff only delays stage 0 (NOTES.md v19).
+            // WG0: S0, softmax, P0 over t0's rope block, hand[0], P0 V0L; wait hand[1]; P1 V1L.
+            // WG1: S1; wait hand[0]; softmax, P1 over t1's rope block, hand[1]; P0 V0R; P1 V1R.
+            if (kh == 0) {
+              if (t0 > 0) {
+                ptx::wgmma_wait<0>();  // this WG's P1 V1L of the previous pair
+                sm90::release_stage<true>(empty1_l, n_cta, lane);
+              }
+              sm90::issue_qk64<KT, 0, 0, KT::COL_BLOCKS>(sf, sQ_addr, st0, full0, ph);
+              ptx::wgmma_wait<0>();
+              sm90::softmax_tile64(sf, key0, t, vis, p.score_scale_log2, m_run, sc, sum);
+              sm90::pack_p(pb, sf, one);
+              sm90::store_p(stage0 + KT::ROPE_OFF, pb, r_loc, t);
+              give_t0(sc);
+              sm90::rescale_acc(acc, sc);
+              for (int k = 0; k < 2; ++k) l_run[k] = l_run[k] * sc[k] + sum[k];
+              sm90::issue_pv<KT>(acc, st0 + KT::ROPE_OFF, st0);
+              if (has1) {
+                ptx::mbar_wait(&hand_bar[1], ph);
+                take_t1(sc, sum);
+              }
+              ptx::wgmma_wait<0>();
+              sm90::release_stage<true>(empty0_l, n_cta, lane);
+              if (has1) {
+                sm90::rescale_acc(acc, sc);
+                for (int k = 0; k < 2; ++k) l_run[k] = l_run[k] * sc[k] + sum[k];
+                for (int blk = 0; blk < VH; ++blk) ptx::mbar_wait(&full1[blk], ph);
+                sm90::issue_pv<KT>(acc, st1 + KT::ROPE_OFF, st1);
+              }
+            } else {
+              if (has1) sm90::issue_qk64<KT, 0, 0, KT::COL_BLOCKS>(sf, sQ_addr, st1, full1, ph);
+              ptx::mbar_wait(&hand_bar[0], ph);
+              float sc0[2];
+              take_t0(sc0);
+              ptx::wgmma_wait<0>();  // S of t1
+              if (has1)
+                softmax_t1_hand_over(sf, pb, key0 + KT::BLOCK_N, stage1 + KT::ROPE_OFF, sc, sum);
+              sm90::rescale_acc(acc, sc0);
+              for (int blk = VH; blk < 2 * VH; ++blk) ptx::mbar_wait(&full0[blk], ph);
+              sm90::issue_pv<KT>(acc, st0 + KT::ROPE_OFF, st0 + VH * KT::BLOCK_BYTES);
+              ptx::wgmma_wait<0>();
+              sm90::release_stage<true>(empty0_l, n_cta, lane);
+              if (has1) {
+                sm90::rescale_acc(acc, sc);
+                sm90::issue_pv<KT>(acc, st1 + KT::ROPE_OFF, st1 + VH * KT::BLOCK_BYTES);
+                ptx::wgmma_wait<0>();  // stage 1 must be free before the next pair's t1 lands
+                sm90::release_stage<true>(empty1_l, n_cta, lane);
+              }
+            }
+          } else if (kh == 0) {
+            const int valid = min(KT::BLOCK_N, seq_len - key0);
+            if (!KT::kFp8 && valid < KT::BLOCK_N)
+              sm90::zero_tail_rows<KT>(stage0, sStage + r0_off, full0, full0_r, ph, valid, wg_tid,
+                                       4);
+            // This WG's P1 V1L of the previous pair frees stage 1's V-left half. With S0's first
+            // blocks queued behind it the tensor cores stay busy (compute-bound), but if they have
+            // not landed the release waits for them: when this CTA alone reads its split's KV
+            // (memory-bound), free the half first (NOTES.md v20).
+            if (tiles_per_split == 1) {
+              if (t0 > 0) {
+                ptx::wgmma_wait<0>();
+                sm90::release_stage<KT::kFp8>(empty1_l, n_cta, lane);
+              }
+              sm90::issue_qk64<KT, 0, 0, VH>(sf, sQ_addr, st0, full0, ph);
+              sm90::issue_qk64<KT, 0, VH, KT::COL_BLOCKS>(sf, sQ_addr, st0 + r0_off, full0_r, ph);
+            } else {
+              sm90::issue_qk64<KT, 0, 0, VH>(sf, sQ_addr, st0, full0, ph);
+              if (t0 > 0) {
+                ptx::wgmma_wait<1>();
+                sm90::release_stage<KT::kFp8>(empty1_l, n_cta, lane);
+              }
+              sm90::issue_qk64<KT, 0, VH, KT::COL_BLOCKS>(sf, sQ_addr, st0 + r0_off, full0_r, ph);
+            }
             ptx::wgmma_wait<0>();
             sm90::softmax_tile64(sf, key0, t, vis, p.score_scale_log2, m_run, sc, sum);
-            sm90::pack_p(pb, sf, one);
-            sm90::store_p(stage0 + KT::ROPE_OFF, pb, r_loc, t);
             give_t0(sc);
             sm90::rescale_acc(acc, sc);
             for (int k = 0; k < 2; ++k) l_run[k] = l_run[k] * sc[k] + sum[k];
-            sm90::issue_pv<KT>(acc, st0 + KT::ROPE_OFF, st0);
+            sm90::pack_p(pb, sf, one);
+            // Over t0's rope block (S0 read it).
+            sm90::store_p(sStage + r0_off + KT::ROPE_OFF, pb, r_loc, t);
+            sm90::issue_pv<KT>(acc, st0 + r0_off + KT::ROPE_OFF, st0);
+            ptx::wgmma_wait<0>();
+            sm90::release_stage<KT::kFp8>(empty0_l, n_cta, lane);  // read by S0 and P0 V0L only
+            float sc1[2] = {1.f, 1.f};
             if (has1) {
               ptx::mbar_wait(&hand_bar[1], ph);
-              take_t1(sc, sum);
+              take_t1(sc1, sum);
+              // P0 on WG1's max for its V-right half, in place (P0 V0L has retired).
+              sm90::pack_p(pb, sf, sc1);
+              sm90::store_p(sStage + r0_off + KT::ROPE_OFF, pb, r_loc, t);
             }
-            ptx::wgmma_wait<0>();
-            sm90::release_stage<true>(empty0_l, n_cta, lane);
+            ptx::mbar_arrive(&hand_bar[2]);
             if (has1) {
-              sm90::rescale_acc(acc, sc);
-              for (int k = 0; k < 2; ++k) l_run[k] = l_run[k] * sc[k] + sum[k];
+              sm90::rescale_acc(acc, sc1);
+              for (int k = 0; k < 2; ++k) l_run[k] = l_run[k] * sc1[k] + sum[k];
+              // V columns 0..255 of t1 (WG1 saw them land; this thread's own wait orders its
+              // reads).
               for (int blk = 0; blk < VH; ++blk) ptx::mbar_wait(&full1[blk], ph);
-              sm90::issue_pv<KT>(acc, st1 + KT::ROPE_OFF, st1);
+              sm90::issue_pv<KT>(acc, ptx::smem_addr(smem + KT::OFF_P1), st1);
             }
           } else {
-            if (has1) sm90::issue_qk64<KT, 0, 0, KT::COL_BLOCKS>(sf, sQ_addr, st1, full1, ph);
+            if (has1) {
+              const int valid = min(KT::BLOCK_N, seq_len - key0 - KT::BLOCK_N);
+              if (!KT::kFp8 && valid < KT::BLOCK_N)
+                sm90::zero_tail_rows<KT>(stage1, sStage + r1_off, full1, full1_r, ph, valid, wg_tid,
+                                         5);
+              // Blocks 4..8 (the V-right + rope half), then 0..3: one order, two halves.
+              sm90::issue_qk64<KT, VH, 0, KT::COL_BLOCKS - VH>(sf, sQ_addr, st0 + r1_off, full1_r,
+                                                               ph);
+              sm90::issue_qk64<KT, VH, KT::COL_BLOCKS - VH, KT::COL_BLOCKS>(sf, sQ_addr, st1, full1,
+                                                                            ph);
+            }
             ptx::mbar_wait(&hand_bar[0], ph);
             float sc0[2];
             take_t0(sc0);
-            ptx::wgmma_wait<0>();  // S of t1
-            if (has1)
-              softmax_t1_hand_over(sf, pb, key0 + KT::BLOCK_N, stage1 + KT::ROPE_OFF, sc, sum);
-            sm90::rescale_acc(acc, sc0);
-            for (int blk = VH; blk < 2 * VH; ++blk) ptx::mbar_wait(&full0[blk], ph);
-            sm90::issue_pv<KT>(acc, st0 + KT::ROPE_OFF, st0 + VH * KT::BLOCK_BYTES);
-            ptx::wgmma_wait<0>();
-            sm90::release_stage<true>(empty0_l, n_cta, lane);
             if (has1) {
-              sm90::rescale_acc(acc, sc);
-              sm90::issue_pv<KT>(acc, st1 + KT::ROPE_OFF, st1 + VH * KT::BLOCK_BYTES);
-              ptx::wgmma_wait<0>();  // stage 1 must be free before the next pair's t1 lands
-              sm90::release_stage<true>(empty1_l, n_cta, lane);
-            }
-          }
-        } else if (kh == 0) {
-          const int valid = min(KT::BLOCK_N, seq_len - key0);
-          if (!KT::kFp8 && valid < KT::BLOCK_N)
-            sm90::zero_tail_rows<KT>(stage0, sStage + r0_off, full0, full0_r, ph, valid, wg_tid, 4);
-          // This WG's P1 V1L of the previous pair frees stage 1's V-left half. With S0's first
-          // blocks queued behind it the tensor cores stay busy (compute-bound), but if they have
-          // not landed the release waits for them: when this CTA alone reads its split's KV
-          // (memory-bound), free the half first (NOTES.md v20).
-          if (tiles_per_split == 1) {
-            if (t0 > 0) {
+              ptx::wgmma_wait<0>();  // S of t1
+              // Softmax of t1 runs while WG0's P0 V0L occupies the tensor cores. (It must not run
+              // under this WG's own P V: ptxas serialises every wgmma when registers that a wgmma
+              // accumulated into are rewritten while another wgmma is in flight, C7515.)
+              softmax_t1_hand_over(sf, pb, key0 + KT::BLOCK_N, smem + KT::OFF_P1, sc, sum);
+              const float sc01[2] = {sc0[0] * sc[0], sc0[1] * sc[1]};
+              sm90::rescale_acc(acc, sc01);
+              sm90::issue_pv<KT>(acc, ptx::smem_addr(smem + KT::OFF_P1),
+                                 st0 + r1_off + VH * KT::BLOCK_BYTES);
+            } else {
+              // Nothing is in flight here; without the wait ptxas assumes WG0's P1 V1L may be (it
+              // does not know kh is fixed per thread) and injects one (C7517).
               ptx::wgmma_wait<0>();
-              sm90::release_stage<KT::kFp8>(empty1_l, n_cta, lane);
+              sm90::rescale_acc(acc, sc0);
             }
-            sm90::issue_qk64<KT, 0, 0, VH>(sf, sQ_addr, st0, full0, ph);
-            sm90::issue_qk64<KT, 0, VH, KT::COL_BLOCKS>(sf, sQ_addr, st0 + r0_off, full0_r, ph);
-          } else {
-            sm90::issue_qk64<KT, 0, 0, VH>(sf, sQ_addr, st0, full0, ph);
-            if (t0 > 0) {
-              ptx::wgmma_wait<1>();
-              sm90::release_stage<KT::kFp8>(empty1_l, n_cta, lane);
+            ptx::mbar_wait(&hand_bar[2], ph);  // P0 (times scale1) in t0's rope block
+            for (int blk = VH; blk < 2 * VH; ++blk) ptx::mbar_wait(&full0_r[blk], ph);
+            sm90::issue_pv<KT>(acc, st0 + r0_off + KT::ROPE_OFF,
+                               st0 + r0_off + VH * KT::BLOCK_BYTES);
+            if (has1) {
+              ptx::wgmma_wait<1>();  // P1 V1R
+              sm90::release_stage<KT::kFp8>(&empty_bar[rs1 * KT::EMPTY_BARS + 1], n_cta, lane);
             }
-            sm90::issue_qk64<KT, 0, VH, KT::COL_BLOCKS>(sf, sQ_addr, st0 + r0_off, full0_r, ph);
+            ptx::wgmma_wait<0>();
+            sm90::release_stage<KT::kFp8>(&empty_bar[rs0 * KT::EMPTY_BARS + 1], n_cta, lane);
           }
-          ptx::wgmma_wait<0>();
-          sm90::softmax_tile64(sf, key0, t, vis, p.score_scale_log2, m_run, sc, sum);
-          give_t0(sc);
-          sm90::rescale_acc(acc, sc);
-          for (int k = 0; k < 2; ++k) l_run[k] = l_run[k] * sc[k] + sum[k];
-          sm90::pack_p(pb, sf, one);
-          // Over t0's rope block (S0 read it).
-          sm90::store_p(sStage + r0_off + KT::ROPE_OFF, pb, r_loc, t);
-          sm90::issue_pv<KT>(acc, st0 + r0_off + KT::ROPE_OFF, st0);
-          ptx::wgmma_wait<0>();
-          sm90::release_stage<KT::kFp8>(empty0_l, n_cta, lane);  // read by S0 and P0 V0L only
-          float sc1[2] = {1.f, 1.f};
-          if (has1) {
-            ptx::mbar_wait(&hand_bar[1], ph);
-            take_t1(sc1, sum);
-            // P0 on WG1's max for its V-right half, in place (P0 V0L has retired).
-            sm90::pack_p(pb, sf, sc1);
-            sm90::store_p(sStage + r0_off + KT::ROPE_OFF, pb, r_loc, t);
+        }
+        // WG0's P1 V1L of the last pair (unconditional: ptxas does not know kh is fixed per thread
+        // and would otherwise insert its own wait in a divergent path, serialising every wgmma).
+        ptx::wgmma_wait<0>();
+        if (kh == 0 && n_tiles > 0 && n_tiles % 2 == 0)
+          sm90::release_stage<KT::kFp8>(empty1_l, n_cta, lane);
+        float* sLf = sRed + KT::RED_LF;
+        if (kh == 0) {
+          if (t == 0) {
+            for (int k = 0; k < 2; ++k) sLf[r_loc[k]] = l_run[k];
           }
-          ptx::mbar_arrive(&hand_bar[2]);
-          if (has1) {
-            sm90::rescale_acc(acc, sc1);
-            for (int k = 0; k < 2; ++k) l_run[k] = l_run[k] * sc1[k] + sum[k];
-            // V columns 0..255 of t1 (WG1 saw them land; this thread's own wait orders its reads).
-            for (int blk = 0; blk < VH; ++blk) ptx::mbar_wait(&full1[blk], ph);
-            sm90::issue_pv<KT>(acc, ptx::smem_addr(smem + KT::OFF_P1), st1);
+          ptx::mbar_arrive(&hand_bar[3]);
+        } else {
+          ptx::mbar_wait(&hand_bar[3], ci & 1);
+          for (int k = 0; k < 2; ++k) l_run[k] = sLf[r_loc[k]];
+        }
+      }
+
+      // ---- epilogue ----
+      const bool direct = n_splits == 1 && !p.plan.partials_only;
+#pragma unroll
+      for (int k = 0; k < 2; ++k) {
+        const int r = row_begin + r_loc[k];
+        if (r >= row_end) continue;
+        const float l = l_run[k];
+        // A row with no visible key in this split is the merge's neutral element: o = 0, lse =
+        // -inf.
+        const float inv = l > 0.f ? p.out_scale / l : 0.f;
+        const float lse = l > 0.f ? (m_run[k] + log2f(l)) * 0.69314718055994530942f : -INFINITY;
+        const int i = r / p.num_heads, h = r % p.num_heads;
+        if (direct) {
+          auto* out = static_cast<uint16_t*>(p.out) + b * p.out_stride[0] + i * p.out_stride[1] +
+                      h * p.out_stride[2] + kh * 256 + 2 * t;
+#pragma unroll
+          for (int n = 0; n < 32; ++n) {
+            *reinterpret_cast<uint32_t*>(out + n * 8) =
+                ptx::pack_bf16x2(acc[4 * n + 2 * k] * inv, acc[4 * n + 2 * k + 1] * inv);
+          }
+          if (kh == 0 && t == 0) {
+            p.lse[b * p.lse_stride[0] + i * p.lse_stride[1] + h * p.lse_stride[2]] = lse;
           }
         } else {
-          if (has1) {
-            const int valid = min(KT::BLOCK_N, seq_len - key0 - KT::BLOCK_N);
-            if (!KT::kFp8 && valid < KT::BLOCK_N)
-              sm90::zero_tail_rows<KT>(stage1, sStage + r1_off, full1, full1_r, ph, valid, wg_tid,
-                                       5);
-            // Blocks 4..8 (the V-right + rope half), then 0..3: one order, two halves.
-            sm90::issue_qk64<KT, VH, 0, KT::COL_BLOCKS - VH>(sf, sQ_addr, st0 + r1_off, full1_r,
-                                                             ph);
-            sm90::issue_qk64<KT, VH, KT::COL_BLOCKS - VH, KT::COL_BLOCKS>(sf, sQ_addr, st1, full1,
-                                                                          ph);
+          const int64_t prow = static_cast<int64_t>(p.plan.part_begin[b] + split) * p.rows + r;
+          float* o = p.o_part + prow * KT::D_V + kh * 256 + 2 * t;
+#pragma unroll
+          for (int n = 0; n < 32; ++n) {
+            *reinterpret_cast<float2*>(o + n * 8) =
+                make_float2(acc[4 * n + 2 * k] * inv, acc[4 * n + 2 * k + 1] * inv);
           }
-          ptx::mbar_wait(&hand_bar[0], ph);
-          float sc0[2];
-          take_t0(sc0);
-          if (has1) {
-            ptx::wgmma_wait<0>();  // S of t1
-            // Softmax of t1 runs while WG0's P0 V0L occupies the tensor cores. (It must not run
-            // under this WG's own P V: ptxas serialises every wgmma when registers that a wgmma
-            // accumulated into are rewritten while another wgmma is in flight, C7515.)
-            softmax_t1_hand_over(sf, pb, key0 + KT::BLOCK_N, smem + KT::OFF_P1, sc, sum);
-            const float sc01[2] = {sc0[0] * sc[0], sc0[1] * sc[1]};
-            sm90::rescale_acc(acc, sc01);
-            sm90::issue_pv<KT>(acc, ptx::smem_addr(smem + KT::OFF_P1),
-                               st0 + r1_off + VH * KT::BLOCK_BYTES);
-          } else {
-            // Nothing is in flight here; without the wait ptxas assumes WG0's P1 V1L may be (it
-            // does not know kh is fixed per thread) and injects one (C7517).
-            ptx::wgmma_wait<0>();
-            sm90::rescale_acc(acc, sc0);
-          }
-          ptx::mbar_wait(&hand_bar[2], ph);  // P0 (times scale1) in t0's rope block
-          for (int blk = VH; blk < 2 * VH; ++blk) ptx::mbar_wait(&full0_r[blk], ph);
-          sm90::issue_pv<KT>(acc, st0 + r0_off + KT::ROPE_OFF, st0 + r0_off + VH * KT::BLOCK_BYTES);
-          if (has1) {
-            ptx::wgmma_wait<1>();  // P1 V1R
-            sm90::release_stage<KT::kFp8>(&empty_bar[rs1 * KT::EMPTY_BARS + 1], n_cta, lane);
-          }
-          ptx::wgmma_wait<0>();
-          sm90::release_stage<KT::kFp8>(&empty_bar[rs0 * KT::EMPTY_BARS + 1], n_cta, lane);
+          if (kh == 0 && t == 0) p.lse_part[prow] = lse;
         }
       }
-      // WG0's P1 V1L of the last pair (unconditional: ptxas does not know kh is fixed per thread
-      // and would otherwise insert its own wait in a divergent path, serialising every wgmma).
-      ptx::wgmma_wait<0>();
-      if (kh == 0 && n_tiles > 0 && n_tiles % 2 == 0)
-        sm90::release_stage<KT::kFp8>(empty1_l, n_cta, lane);
-      float* sLf = sRed + KT::RED_LF;
-      if (kh == 0) {
-        if (t == 0) {
-          for (int k = 0; k < 2; ++k) sLf[r_loc[k]] = l_run[k];
-        }
-        ptx::mbar_arrive(&hand_bar[3]);
-      } else {
-        ptx::mbar_wait(&hand_bar[3], 0);
-        for (int k = 0; k < 2; ++k) l_run[k] = sLf[r_loc[k]];
-      }
-    }
-
-    // ---- epilogue ----
-    const bool direct = n_splits == 1 && !p.plan.partials_only;
-#pragma unroll
-    for (int k = 0; k < 2; ++k) {
-      const int r = row_begin + r_loc[k];
-      if (r >= row_end) continue;
-      const float l = l_run[k];
-      // A row with no visible key in this split is the merge's neutral element: o = 0, lse = -inf.
-      const float inv = l > 0.f ? p.out_scale / l : 0.f;
-      const float lse = l > 0.f ? (m_run[k] + log2f(l)) * 0.69314718055994530942f : -INFINITY;
-      const int i = r / p.num_heads, h = r % p.num_heads;
-      if (direct) {
-        auto* out = static_cast<uint16_t*>(p.out) + b * p.out_stride[0] + i * p.out_stride[1] +
-                    h * p.out_stride[2] + kh * 256 + 2 * t;
-#pragma unroll
-        for (int n = 0; n < 32; ++n) {
-          *reinterpret_cast<uint32_t*>(out + n * 8) =
-              ptx::pack_bf16x2(acc[4 * n + 2 * k] * inv, acc[4 * n + 2 * k + 1] * inv);
-        }
-        if (kh == 0 && t == 0) {
-          p.lse[b * p.lse_stride[0] + i * p.lse_stride[1] + h * p.lse_stride[2]] = lse;
-        }
-      } else {
-        const int64_t prow = static_cast<int64_t>(p.plan.part_begin[b] + split) * p.rows + r;
-        float* o = p.o_part + prow * KT::D_V + kh * 256 + 2 * t;
-#pragma unroll
-        for (int n = 0; n < 32; ++n) {
-          *reinterpret_cast<float2*>(o + n * 8) =
-              make_float2(acc[4 * n + 2 * k] * inv, acc[4 * n + 2 * k + 1] * inv);
-        }
-        if (kh == 0 && t == 0) p.lse_part[prow] = lse;
-      }
-    }
+    }  // splits of the group
   }
 
   // No CTA may exit while a peer can still arrive on its barriers or copy into its stages.
@@ -998,7 +1030,7 @@ cudaError_t run_verify_kernel_sm90(const VerifyParams& p, int cluster, int grid_
   cudaLaunchConfig_t cfg = {};
   // Split-major 1-D grid (the kernel's work-item mapping); the caller checked it fits in x.
   cfg.gridDim =
-      dim3(static_cast<unsigned>(p.plan.total_splits) * static_cast<unsigned>(grid_y), 1, 1);
+      dim3(static_cast<unsigned>(p.plan.total_groups) * static_cast<unsigned>(grid_y), 1, 1);
   cfg.blockDim = dim3(KT::NUM_THREADS, 1, 1);
   cfg.dynamicSmemBytes = KT::SMEM_BYTES;
   cfg.stream = stream;

@@ -226,7 +226,10 @@ __global__ void __launch_bounds__(NT::NUM_THREADS, 1)
   const int lane = threadIdx.x % 32;
 
   const sm90::WorkItem wi = sm90::work_item<NT::BLOCK_N>(p, 0, 1);
-  const int b = wi.b, seq_len = wi.seq_len, kv_begin = wi.kv_begin, n_tiles = wi.n_tiles;
+  // One split per CTA: the host never groups splits for this kernel (SplitPlan::group_size 1).
+  const int b = wi.b, seq_len = wi.seq_len, split = wi.split_first;
+  int kv_begin, n_tiles;
+  sm90::split_keys<NT::BLOCK_N>(p, wi, split, &kv_begin, &n_tiles);
   // Block (tile it, column block blk) is ring entry L = 9 it + blk: slot L % SLOTS, its
   // (L / SLOTS)-th use.
   auto slot_of = [](int L) { return L % NT::SLOTS; };
@@ -636,7 +639,7 @@ __global__ void __launch_bounds__(NT::NUM_THREADS, 1)
       if (direct) {
         p.lse[b * p.lse_stride[0] + i * p.lse_stride[1] + h * p.lse_stride[2]] = lse;
       } else {
-        p.lse_part[static_cast<int64_t>(p.plan.part_begin[b] + wi.split) * p.rows + r] = lse;
+        p.lse_part[static_cast<int64_t>(p.plan.part_begin[b] + split) * p.rows + r] = lse;
       }
     }
   }
@@ -652,7 +655,7 @@ __global__ void __launch_bounds__(NT::NUM_THREADS, 1)
                   h * p.out_stride[2];
       *reinterpret_cast<uint32_t*>(out + c) = ptx::pack_bf16x2(v0, v1);
     } else {
-      const int64_t prow = static_cast<int64_t>(p.plan.part_begin[b] + wi.split) * p.rows + r;
+      const int64_t prow = static_cast<int64_t>(p.plan.part_begin[b] + split) * p.rows + r;
       *reinterpret_cast<float2*>(p.o_part + prow * NT::D_V + c) = make_float2(v0, v1);
     }
   }
@@ -669,7 +672,7 @@ cudaError_t run_verify_narrow_sm90(const VerifyParams& p, int grid_y, cudaStream
   cudaLaunchConfig_t cfg = {};
   // Split-major 1-D grid, as the 64-row kernel's (sm90::work_item); no clusters.
   cfg.gridDim =
-      dim3(static_cast<unsigned>(p.plan.total_splits) * static_cast<unsigned>(grid_y), 1, 1);
+      dim3(static_cast<unsigned>(p.plan.total_groups) * static_cast<unsigned>(grid_y), 1, 1);
   cfg.blockDim = dim3(NT::NUM_THREADS, 1, 1);
   cfg.dynamicSmemBytes = NT::SMEM_BYTES;
   cfg.stream = stream;

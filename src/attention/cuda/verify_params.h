@@ -29,7 +29,35 @@ struct SplitPlan {
   int32_t partials_only = 0;
   int32_t split_begin[CommonTraits::kMaxBatch + 1];
   int32_t part_begin[CommonTraits::kMaxBatch + 1];
+  // Split groups: the 64-row kernel's CTA (cluster) computes up to group_size consecutive splits
+  // of one request in turn, each exactly as a CTA of its own would (same arithmetic, same partial
+  // slot), keeping Q and the KV pipeline between them. Request b's groups are group_begin[b] ..
+  // group_begin[b + 1] - 1; group g of it covers splits [g * group_size, +group_size) clipped to
+  // its splits. group_size 1 (every plan builder's default, set_single_split_groups) makes a group
+  // a split. Deterministic mode only (NOTES.md v33): its fixed chunks are short.
+  int32_t group_size = 1;
+  int32_t total_groups = 0;  // group_begin[batch]
+  int32_t group_begin[CommonTraits::kMaxBatch + 1];
 };
+
+// Group = split (group_size 1), for a plan whose split_begin[0..batch] is filled in.
+inline void set_single_split_groups(SplitPlan* plan, int batch) {
+  plan->group_size = 1;
+  for (int b = 0; b <= batch; ++b) plan->group_begin[b] = plan->split_begin[b];
+  plan->total_groups = plan->split_begin[batch];
+}
+
+// Groups of `group_size` consecutive splits per request (the last group of a request may be
+// shorter), for a plan whose split_begin[0..batch] is filled in.
+inline void set_split_groups(SplitPlan* plan, int batch, int group_size) {
+  plan->group_size = group_size;
+  plan->group_begin[0] = 0;
+  for (int b = 0; b < batch; ++b) {
+    const int n = plan->split_begin[b + 1] - plan->split_begin[b];
+    plan->group_begin[b + 1] = plan->group_begin[b] + (n + group_size - 1) / group_size;
+  }
+  plan->total_groups = plan->group_begin[batch];
+}
 
 struct VerifyParams {
   // CUtensorMap (opaque here) of the KV pool (bf16 or fp8 codes) viewed as [num_pages *
