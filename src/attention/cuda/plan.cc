@@ -142,8 +142,8 @@ int deterministic_group_size(const SplitPlan& plan, int batch, int concurrent_gr
       groups += (n + g - 1) / g;
       longest = std::max(longest, std::min(n, g));
     }
-    // Waves of groups, each as long as its longest group (in splits), plus one split's worth of
-    // fill per wave: what the grouping saves is the per-CTA prologue, so longer groups win ties.
+    // Waves of groups, each as long as its longest group (8 units per split) plus one unit for
+    // the group's prologue: what grouping saves is prologues, so longer groups win ties.
     const int64_t time = ceil_div(groups, slots) * (static_cast<int64_t>(longest) * 8 + 1);
     if (best_time < 0 || time <= best_time) {
       best = g;
