@@ -11,8 +11,7 @@ class CpuReferenceBackend final : public Backend {
 
   Status run(const VerifyArgs& args, const VerifyOptions& options) override {
     MLASPEC_RETURN_IF_ERROR(validate_verify_args(args, Device::kCPU));
-    VerifyShape shape = shape_of(args);
-    shape.deterministic = options.deterministic;
+    const VerifyShape shape = shape_of(args, options);
     MLASPEC_RETURN_IF_ERROR(can_serve(caps(), shape));
     if (options.num_splits != 0) {
       return unsupported("cpu_reference has no split-KV; num_splits must be 0, got " +

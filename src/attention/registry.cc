@@ -354,8 +354,7 @@ void Dispatcher::record_call(int index, const VerifyShape& shape) {
 Result<Decision> Dispatcher::run_explained(const VerifyArgs& args, const VerifyOptions& options) {
   const Device device = args.q.device();
   MLASPEC_RETURN_IF_ERROR(validate_verify_args(args, device));
-  VerifyShape shape = shape_of(args);
-  shape.deterministic = options.deterministic;
+  const VerifyShape shape = shape_of(args, options);
   SelectOptions so;
   so.data_device = device;
   auto d = select(shape, so);

@@ -140,8 +140,9 @@ Status validate_verify_inputs(const VerifyArgs& a, Device device) {
   return Status::Ok();
 }
 
-VerifyShape shape_of(const VerifyArgs& a) {
+VerifyShape shape_of(const VerifyArgs& a, const VerifyOptions& options) {
   VerifyShape s;
+  s.deterministic = options.deterministic;
   s.batch = static_cast<int>(a.q.size(0));
   s.q_len = static_cast<int>(a.q.size(1));
   s.num_heads = static_cast<int>(a.q.size(2));

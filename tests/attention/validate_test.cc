@@ -151,6 +151,34 @@ TEST(BadInputBackend, SplitsAndFp8MathAreRefusedByTheReference) {
   EXPECT_EQ(make_cpu_reference_backend()->run(a, o).code(), StatusCode::kUnsupported);
 }
 
+// The shape a backend plans from: sizes from the tensors, KV totals from the host seq_lens, and the
+// mode from the call's options (a CUDA backend once planned deterministic calls as default ones).
+TEST(ShapeOf, TakesSizesFromTheArgsAndTheModeFromTheOptions) {
+  testing::ProblemSpec s;
+  s.batch = 2;
+  s.q_len = 3;
+  s.num_heads = 8;
+  s.page_size = 16;
+  s.seq_lens = {40, 21};
+  testing::Problem p = testing::make_problem(s);
+  std::vector<uint16_t> out(static_cast<size_t>(p.out_elems()));
+  std::vector<float> lse(static_cast<size_t>(p.lse_elems()));
+  const VerifyArgs a = p.host_args(TensorView(out.data(), DType::kBF16, {2, 3, 8, kHeadDimV}),
+                                   TensorView(lse.data(), DType::kF32, {2, 3, 8}));
+  VerifyOptions o;
+  VerifyShape shape = shape_of(a, o);
+  EXPECT_EQ(shape.batch, 2);
+  EXPECT_EQ(shape.q_len, 3);
+  EXPECT_EQ(shape.num_heads, 8);
+  EXPECT_EQ(shape.page_size, 16);
+  EXPECT_EQ(shape.max_seq_len, 40);
+  EXPECT_EQ(shape.total_kv, 61);
+  EXPECT_FALSE(shape.deterministic);
+  o.deterministic = true;
+  shape = shape_of(a, o);
+  EXPECT_TRUE(shape.deterministic);
+}
+
 TEST(DeviceMetadata, CudaCallsNeedHostCopies) {
   testing::ProblemSpec s;
   testing::Problem p = testing::make_problem(s);

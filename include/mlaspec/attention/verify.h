@@ -94,8 +94,9 @@ Status validate_verify_args(const VerifyArgs& args, Device device);
 // The same checks without out/lse (for partial computations that write elsewhere).
 Status validate_verify_inputs(const VerifyArgs& args, Device device);
 
-// The shape of a validated call (reads seq_lens on the host).
-VerifyShape shape_of(const VerifyArgs& args);
+// The shape of a validated call made with `options` (reads seq_lens on the host; takes
+// deterministic from the options, so no backend can plan a deterministic call as a default one).
+VerifyShape shape_of(const VerifyArgs& args, const VerifyOptions& options);
 
 // ---- Split-KV building blocks (public, tested) -------------------------------------------------
 //

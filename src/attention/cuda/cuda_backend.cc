@@ -155,8 +155,7 @@ class CudaVerifyBackend final : public Backend {
                               "page-id validation run on the host");
     }
     MLASPEC_RETURN_IF_ERROR(validate_verify_args(args, Device::kCUDA));
-    VerifyShape shape = shape_of(args);
-    shape.deterministic = options.deterministic;
+    const VerifyShape shape = shape_of(args, options);
     MLASPEC_RETURN_IF_ERROR(can_serve(caps(), shape));
     MLASPEC_RETURN_IF_ERROR(check_layout(args));
     MLASPEC_RETURN_IF_ERROR(init_device());
@@ -206,7 +205,10 @@ class CudaVerifyBackend final : public Backend {
       return invalid_argument("DCP rank partials need block_table_host and seq_lens_host");
     }
     MLASPEC_RETURN_IF_ERROR(validate_verify_inputs(args, Device::kCUDA));
-    const VerifyShape shape = shape_of(args);
+    // Rank partials sit at fixed chunk positions, as a deterministic call's splits do.
+    VerifyOptions fixed_chunks;
+    fixed_chunks.deterministic = true;
+    const VerifyShape shape = shape_of(args, fixed_chunks);
     MLASPEC_RETURN_IF_ERROR(can_serve(caps(), shape));
     MLASPEC_RETURN_IF_ERROR(check_layout(args));
     MLASPEC_RETURN_IF_ERROR(init_device());
