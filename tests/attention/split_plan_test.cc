@@ -89,7 +89,7 @@ TEST(SplitPlan, SplitGroupsArePerRequestRunsOfGroupSize) {
   EXPECT_EQ(p.group_begin[2], 1 + 16);
   EXPECT_EQ(p.group_begin[3], 1 + 16 + 1);
   EXPECT_EQ(p.total_groups, 18);
-  set_single_split_groups(&p, 3);
+  set_split_groups(&p, 3, 1);
   EXPECT_EQ(p.group_size, 1);
   EXPECT_EQ(p.total_groups, p.total_splits);
 }

@@ -233,7 +233,7 @@ class CudaVerifyBackend final : public Backend {
     p.plan.total_splits = static_cast<int32_t>(shape.batch * cpr);
     p.plan.total_part_slots = p.plan.total_splits;
     p.plan.max_splits = static_cast<int32_t>(cpr);
-    set_single_split_groups(&p.plan, shape.batch);
+    set_split_groups(&p.plan, shape.batch, 1);
     p.o_part = o_part;
     p.lse_part = lse_part;
     return launch(args, shape, geometry(shape.q_len * shape.num_heads, shape.kv_dtype), p, stream);

@@ -122,7 +122,7 @@ Status make_split_plan(std::span<const int32_t> seq_lens, int num_heads,
   }
   plan->split_begin[batch] = static_cast<int32_t>(splits);
   plan->part_begin[batch] = static_cast<int32_t>(slots);
-  set_single_split_groups(plan, batch);
+  set_split_groups(plan, batch, 1);
   plan->total_splits = static_cast<int32_t>(splits);
   plan->total_part_slots = static_cast<int32_t>(slots);
   plan->max_splits = static_cast<int32_t>(max_splits);

@@ -33,22 +33,16 @@ struct SplitPlan {
   // of one request in turn, each exactly as a CTA of its own would (same arithmetic, same partial
   // slot), keeping Q and the KV pipeline between them. Request b's groups are group_begin[b] ..
   // group_begin[b + 1] - 1; group g of it covers splits [g * group_size, +group_size) clipped to
-  // its splits. group_size 1 (every plan builder's default, set_single_split_groups) makes a group
-  // a split. Deterministic mode only (NOTES.md v33): its fixed chunks are short.
+  // its splits. group_size 1 (every plan builder sets it, set_split_groups(plan, batch, 1)) makes
+  // a group a split. Deterministic mode only (NOTES.md v33): its fixed chunks are short.
   int32_t group_size = 1;
   int32_t total_groups = 0;  // group_begin[batch]
   int32_t group_begin[CommonTraits::kMaxBatch + 1];
 };
 
-// Group = split (group_size 1), for a plan whose split_begin[0..batch] is filled in.
-inline void set_single_split_groups(SplitPlan* plan, int batch) {
-  plan->group_size = 1;
-  for (int b = 0; b <= batch; ++b) plan->group_begin[b] = plan->split_begin[b];
-  plan->total_groups = plan->split_begin[batch];
-}
-
 // Groups of `group_size` consecutive splits per request (the last group of a request may be
-// shorter), for a plan whose split_begin[0..batch] is filled in.
+// shorter; group_size 1: one split per group), for a plan whose split_begin[0..batch] is filled
+// in.
 inline void set_split_groups(SplitPlan* plan, int batch, int group_size) {
   plan->group_size = group_size;
   plan->group_begin[0] = 0;
