@@ -21,9 +21,8 @@
 // its V-left in stage 0 and t1 in stage 1, but the V-right + rope halves alternate by pair, t0
 // taking the one freed mid-pair (by WG1's P1 V1R) and t1 the one freed last (by WG1's P0 V0R), so
 // WG0's S0, which every pair waits on, finds both halves landed. fp8 frees whole stages in the
-// older order (v18). P0 goes over
-// t0's rope block (columns 512..575: read by Q K^T only, dead once S is computed); bf16's P1 has
-// its own block (fp8's goes over t1's rope block).
+// older order (v18). P0 goes over t0's rope block (columns 512..575: read by Q K^T only, dead once
+// S is computed); bf16's P1 has its own block (fp8's goes over t1's rope block).
 //
 // Shared-memory tiles use the 128B-swizzle layout wgmma and TMA agree on: a [64 rows x 576] bf16
 // tile is 9 column blocks of [64 rows x 128 B], 16-byte chunk c of row r stored at chunk c ^ (r%8).
@@ -600,15 +599,15 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
     for (int ci = 0; ci < w.split_count; ++ci) {
       begin_split(ci);
       if constexpr (!KT::kFp8) {
-        // One copying warp per half-slot (warp 8 + w: stage w & 1, half w >> 1: V-left = blocks
-        // 0..3, V-right + rope = blocks 4..8), each copying its half of the tiles it holds as soon
-        // as the slot is free. A pair's t0 always lands its V-left in stage 0 and t1 in stage 1,
-        // but the V-right halves alternate by pair (the consumers use the same rule): t0 takes the
-        // slot freed mid-pair (WG1's P1 V1R of the pair before), so that both of WG0's halves are
-        // free about half a pair before its S0 needs them; t1 takes the one freed last (NOTES.md
-        // v28).
-        const int w = warp - KT::PRODUCER_WARP;
-        const int s = w & 1, h = w >> 1;
+        // One copying warp per half-slot (warp 8 + slot: stage slot & 1, half slot >> 1: V-left =
+        // blocks 0..3, V-right + rope = blocks 4..8), each copying its half of the tiles it holds
+        // as soon as the slot is free. A pair's t0 always lands its V-left in stage 0 and t1 in
+        // stage 1, but the V-right halves alternate by pair (the consumers use the same rule): t0
+        // takes the slot freed mid-pair (WG1's P1 V1R of the pair before), so that both of WG0's
+        // halves are free about half a pair before its S0 needs them; t1 takes the one freed last
+        // (NOTES.md v28).
+        const int slot = warp - KT::PRODUCER_WARP;
+        const int s = slot & 1, h = slot >> 1;
         for (int k = 0; 2 * k < n_tiles; ++k) {
           const int it = 2 * k + (h == 0 ? s : static_cast<int>(sm90::right_half_stage(k & 1, s)));
           if (it >= n_tiles) continue;
