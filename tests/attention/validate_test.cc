@@ -19,17 +19,23 @@ struct Case {
   StatusCode code = StatusCode::kInvalidArgument;
 };
 
-class BadInput : public ::testing::TestWithParam<Case> {};
-
-TEST_P(BadInput, NamedErrorAndNothingWritten) {
-  const Case& c = GetParam();
+// Two requests (40 and 21 keys), q_len 4, H = 8, page size 16: the problem every test here starts
+// from.
+testing::Problem two_requests() {
   testing::ProblemSpec s;
   s.batch = 2;
   s.q_len = 4;
   s.num_heads = 8;
   s.page_size = 16;
   s.seq_lens = {40, 21};
-  testing::Problem p = testing::make_problem(s);
+  return testing::make_problem(s);
+}
+
+class BadInput : public ::testing::TestWithParam<Case> {};
+
+TEST_P(BadInput, NamedErrorAndNothingWritten) {
+  const Case& c = GetParam();
+  testing::Problem p = two_requests();
   std::vector<uint16_t> out(static_cast<size_t>(p.out_elems()), 0x1234);
   std::vector<float> lse(static_cast<size_t>(p.lse_elems()), 7.0f);
   VerifyArgs a = p.host_args(TensorView(out.data(), DType::kBF16, {2, 4, 8, kHeadDimV}),
@@ -154,21 +160,15 @@ TEST(BadInputBackend, SplitsAndFp8MathAreRefusedByTheReference) {
 // The shape a backend plans from: sizes from the tensors, KV totals from the host seq_lens, and the
 // mode from the call's options (a CUDA backend once planned deterministic calls as default ones).
 TEST(ShapeOf, TakesSizesFromTheArgsAndTheModeFromTheOptions) {
-  testing::ProblemSpec s;
-  s.batch = 2;
-  s.q_len = 3;
-  s.num_heads = 8;
-  s.page_size = 16;
-  s.seq_lens = {40, 21};
-  testing::Problem p = testing::make_problem(s);
+  testing::Problem p = two_requests();
   std::vector<uint16_t> out(static_cast<size_t>(p.out_elems()));
   std::vector<float> lse(static_cast<size_t>(p.lse_elems()));
-  const VerifyArgs a = p.host_args(TensorView(out.data(), DType::kBF16, {2, 3, 8, kHeadDimV}),
-                                   TensorView(lse.data(), DType::kF32, {2, 3, 8}));
+  const VerifyArgs a = p.host_args(TensorView(out.data(), DType::kBF16, {2, 4, 8, kHeadDimV}),
+                                   TensorView(lse.data(), DType::kF32, {2, 4, 8}));
   VerifyOptions o;
   VerifyShape shape = shape_of(a, o);
   EXPECT_EQ(shape.batch, 2);
-  EXPECT_EQ(shape.q_len, 3);
+  EXPECT_EQ(shape.q_len, 4);
   EXPECT_EQ(shape.num_heads, 8);
   EXPECT_EQ(shape.page_size, 16);
   EXPECT_EQ(shape.max_seq_len, 40);
