@@ -29,6 +29,10 @@ Status ShardLayout::validate(int page_size) const {
                             " tokens is not a positive multiple of the page size " +
                             std::to_string(page_size) + " (a page must live on one rank)");
   }
+  if (block_chunks < 1) {
+    return invalid_argument("DCP merge blocks of " + std::to_string(block_chunks) +
+                            " chunks: need at least 1");
+  }
   return Status::Ok();
 }
 
@@ -128,6 +132,10 @@ Status merge_rank_partials(std::span<const TensorView> o_parts,
     MLASPEC_RETURN_IF_ERROR(
         lse_parts[r].expect(n + "lse partials", DType::kF32, {B, cpr, Q, H}, Device::kCPU));
   }
+  if (layout.block_chunks < 1) {
+    return invalid_argument("DCP merge blocks of " + std::to_string(layout.block_chunks) +
+                            " chunks: need at least 1");
+  }
   // Global chunk order c = k * world + r: the views list the chunks in that order.
   std::vector<TensorView> os, ls;
   for (int64_t k = 0; k < cpr; ++k) {
@@ -136,7 +144,24 @@ Status merge_rank_partials(std::span<const TensorView> o_parts,
       ls.push_back(chunk_view(lse_parts[r], k));
     }
   }
-  return merge_partials(os, ls, out, lse);
+  if (layout.block_chunks == 1) return merge_partials(os, ls, out, lse);
+  // Each block of block_chunks chunks folded into one f32 partial, then the blocks merged.
+  const auto K = static_cast<size_t>(layout.block_chunks);
+  const size_t blocks = (os.size() + K - 1) / K;
+  std::vector<float> o_blocks(blocks * static_cast<size_t>(B * Q * H * kHeadDimV));
+  std::vector<float> l_blocks(blocks * static_cast<size_t>(B * Q * H));
+  std::vector<TensorView> ob, lb;
+  for (size_t j = 0; j < blocks; ++j) {
+    ob.emplace_back(o_blocks.data() + j * B * Q * H * kHeadDimV, DType::kF32,
+                    std::initializer_list<int64_t>{B, Q, H, kHeadDimV});
+    lb.emplace_back(l_blocks.data() + j * B * Q * H, DType::kF32,
+                    std::initializer_list<int64_t>{B, Q, H});
+    const size_t first = j * K, count = std::min(K, os.size() - first);
+    MLASPEC_RETURN_IF_ERROR(fold_partials(std::span<const TensorView>(os).subspan(first, count),
+                                          std::span<const TensorView>(ls).subspan(first, count),
+                                          ob.back(), lb.back()));
+  }
+  return merge_partials(ob, lb, out, lse);
 }
 
 Status premerge_rank_partials(const TensorView& o_parts, const TensorView& lse_parts,

@@ -84,10 +84,16 @@ TEST(DcpSimulated, AnyWorldSizeIsBitwiseTheSameAndMatchesTheReference) {
     testing::Problem p = testing::make_problem(s);
     const Merged one = run_dcp(p, ShardLayout{1, 64});
     for (int world : {2, 3, 4, 8}) {
-      const Merged many = run_dcp(p, ShardLayout{world, 64});
-      ASSERT_EQ(one.out, many.out) << "world " << world;
-      ASSERT_EQ(0, std::memcmp(one.lse.data(), many.lse.data(), one.lse.size() * 4))
-          << "world " << world;
+      // Merge trees of one level, of blocks of 2 chunks (the 6 chunks of request 0 span three)
+      // and of deterministic mode's 8 (all in one block): the tree is fixed by chunk positions.
+      for (int block : {1, 2, kDeterministicBlockChunks}) {
+        const Merged ref_tree =
+            block == kDeterministicBlockChunks ? one : run_dcp(p, ShardLayout{1, 64, block});
+        const Merged many = run_dcp(p, ShardLayout{world, 64, block});
+        ASSERT_EQ(ref_tree.out, many.out) << "world " << world << " blocks of " << block;
+        ASSERT_EQ(0, std::memcmp(ref_tree.lse.data(), many.lse.data(), one.lse.size() * 4))
+            << "world " << world << " blocks of " << block;
+      }
     }
     // And the chunked result is the reference's within fp32 reassociation error.
     std::vector<uint16_t> out(static_cast<size_t>(p.out_elems()));
@@ -147,6 +153,8 @@ TEST(DcpSimulated, LayoutErrorsAreNamed) {
   EXPECT_EQ(ShardLayout({2, 40}).validate(16).message(),
             "DCP chunk of 40 tokens is not a positive multiple of the page size 16 (a page must "
             "live on one rank)");
+  EXPECT_EQ(ShardLayout({2, 64, 0}).validate(16).message(),
+            "DCP merge blocks of 0 chunks: need at least 1");
   testing::ProblemSpec s;
   testing::Problem p = testing::make_problem(s);
   Result<RankShard> r =

@@ -47,7 +47,9 @@ class MergeTest : public ::testing::Test {
     EXPECT_TRUE(st.ok()) << st.to_string();
     return r;
   }
-  Partial merge(std::vector<Partial*> parts) {
+  // merge_partials (merge) or fold_partials (fold) of `parts` into a fresh NaN-poisoned partial.
+  template <typename Fn>
+  Partial reduce(std::vector<Partial*> parts, Fn fn) {
     std::vector<TensorView> os, ls;
     for (Partial* q : parts) {
       os.push_back(q->o_view(2, 5, 8));
@@ -56,9 +58,15 @@ class MergeTest : public ::testing::Test {
     Partial r;
     r.o.assign(static_cast<size_t>(p.out_elems()), std::nanf(""));
     r.lse.assign(static_cast<size_t>(p.lse_elems()), std::nanf(""));
-    Status st = merge_partials(os, ls, r.o_view(2, 5, 8), r.lse_view(2, 5, 8));
+    Status st = fn(os, ls, r.o_view(2, 5, 8), r.lse_view(2, 5, 8));
     EXPECT_TRUE(st.ok()) << st.to_string();
     return r;
+  }
+  Partial merge(std::vector<Partial*> parts) { return reduce(parts, merge_partials); }
+  Partial fold(std::vector<Partial*> parts) { return reduce(parts, fold_partials); }
+  static bool same_bits(const Partial& a, const Partial& b) {
+    return std::memcmp(a.o.data(), b.o.data(), a.o.size() * 4) == 0 &&
+           std::memcmp(a.lse.data(), b.lse.data(), a.lse.size() * 4) == 0;
   }
   testing::Problem p;
   std::vector<uint16_t> out;
@@ -116,6 +124,29 @@ TEST_F(MergeTest, EmptyRangesAreNeutral) {
   for (float v : none.lse) ASSERT_EQ(v, -std::numeric_limits<float>::infinity());
 }
 
+// The deterministic block fold (level 1 of the merge tree): the full result within rounding,
+// a lone partial exactly, empty partials skipped bitwise, every element written.
+TEST_F(MergeTest, FoldIsTheFullResultAndSkipsEmpties) {
+  Partial full = partial(0, 1 << 20);
+  EXPECT_TRUE(same_bits(fold({&full}), full));
+  Partial a = partial(0, 37), b = partial(37, 100), c = partial(100, 1 << 20);
+  Partial f = fold({&a, &b, &c});
+  for (size_t k = 0; k < full.o.size(); ++k)
+    ASSERT_NEAR(f.o[k], full.o[k], 4e-6 + 4e-6 * std::fabs(full.o[k])) << k;
+  for (size_t k = 0; k < full.lse.size(); ++k)
+    ASSERT_NEAR(f.lse[k], full.lse[k], 2e-6 * (1 + std::fabs(full.lse[k]))) << k;
+  // Empty partials anywhere, request 1's rows past its 61 keys in c: skipped, bit for bit.
+  Partial empty = partial(61, 61);
+  EXPECT_TRUE(same_bits(fold({&empty, &a, &empty, &b, &c, &empty}), f));
+  Partial none = fold({&empty, &empty});
+  for (float v : none.o) ASSERT_EQ(v, 0.0f);
+  for (float v : none.lse) ASSERT_EQ(v, -std::numeric_limits<float>::infinity());
+  // Two levels (fold blocks, merge the blocks) give the one-level merge within rounding.
+  Partial ab = fold({&a, &b}), two = merge({&ab, &c}), one = merge({&a, &b, &c});
+  for (size_t k = 0; k < one.o.size(); ++k)
+    ASSERT_NEAR(two.o[k], one.o[k], 4e-6 + 4e-6 * std::fabs(one.o[k])) << k;
+}
+
 TEST_F(MergeTest, BadArgumentsAreNamed) {
   Partial a = partial(0, 10);
   std::vector<TensorView> os = {a.o_view(2, 5, 8)}, ls;
@@ -126,6 +157,14 @@ TEST_F(MergeTest, BadArgumentsAreNamed) {
   st = merge_partials(os, ls, r.o_view(2, 5, 8), r.lse_view(2, 5, 8));
   EXPECT_NE(st.message().find("lse partial 0 dimension 2 is 4, expected 8"), std::string::npos)
       << st.message();
+  st = fold_partials(os, ls, r.o_view(2, 5, 8), r.lse_view(2, 5, 8));
+  EXPECT_NE(st.message().find("lse partial 0 dimension 2 is 4, expected 8"), std::string::npos)
+      << st.message();
+  std::vector<uint16_t> bf(static_cast<size_t>(p.out_elems()));
+  ls = {a.lse_view(2, 5, 8)};
+  st = fold_partials(os, ls, TensorView(bf.data(), DType::kBF16, {2, 5, 8, kHeadDimV}),
+                     r.lse_view(2, 5, 8));
+  EXPECT_EQ(st.message(), "fold_partials output has dtype bf16, expected f32");
   st = cpu_verify_partial(args, 10, 5, a.o_view(2, 5, 8), a.lse_view(2, 5, 8));
   EXPECT_NE(st.message().find("kv range [10, 5)"), std::string::npos) << st.message();
 }

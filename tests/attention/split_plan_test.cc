@@ -94,6 +94,38 @@ TEST(SplitPlan, SplitGroupsArePerRequestRunsOfGroupSize) {
   EXPECT_EQ(p.total_groups, p.total_splits);
 }
 
+// Deterministic plans merge in blocks of kDeterministicBlockChunks splits. Groups of whole blocks
+// (8, 16) fold them in the kernel: a request of several splits gets a slot per block; any other
+// group size leaves the fold to the combine, with a slot per split. Single-split requests need
+// none either way, and default-mode plans have no blocks.
+TEST(SplitPlan, GroupsOfWholeBlocksFoldThemWithASlotPerBlock) {
+  SplitPlan p = plan_for({5000, 131072, 64, 9000}, 66, /*deterministic=*/true);  // 5, 128, 1, 9
+  EXPECT_EQ(p.block_splits, kDeterministicBlockChunks);
+  EXPECT_EQ(p.blocks_folded, 0);
+  EXPECT_EQ(p.total_part_slots, 5 + 128 + 9);
+  EXPECT_EQ(merge_items(p, 128), 16);
+  EXPECT_EQ(merge_items(p, 9), 2);
+  for (int g : {8, 16}) {
+    set_split_groups(&p, 4, g);
+    EXPECT_EQ(p.blocks_folded, 1) << g;
+    const int expect[5] = {0, 1, 1 + 16, 1 + 16, 1 + 16 + 2};
+    for (int b = 0; b <= 4; ++b) EXPECT_EQ(p.part_begin[b], expect[b]) << g << " " << b;
+    EXPECT_EQ(p.total_part_slots, 19) << g;
+  }
+  for (int g : {1, 3, 12}) {
+    set_split_groups(&p, 4, g);
+    EXPECT_EQ(p.blocks_folded, 0) << g;
+    const int expect[5] = {0, 5, 5 + 128, 5 + 128, 5 + 128 + 9};
+    for (int b = 0; b <= 4; ++b) EXPECT_EQ(p.part_begin[b], expect[b]) << g << " " << b;
+    EXPECT_EQ(p.total_part_slots, 142) << g;
+  }
+  SplitPlan d = plan_for({5000, 131072}, 66);
+  set_split_groups(&d, 2, 8);
+  EXPECT_EQ(d.block_splits, 1);
+  EXPECT_EQ(d.blocks_folded, 0);
+  EXPECT_EQ(merge_items(d, 7), 7);
+}
+
 // The group size only decides time (any gives bitwise the same result): one wave of groups where
 // the splits alone would take several, and one split per CTA where they already fit one wave.
 TEST(SplitPlan, DeterministicGroupSizeFillsOneWaveWithTheFewestPrologues) {
@@ -111,6 +143,11 @@ TEST(SplitPlan, DeterministicGroupSizeFillsOneWaveWithTheFewestPrologues) {
   // Capped, and never below 1.
   EXPECT_EQ(deterministic_group_size(p, 1, 1, 4), 4);
   EXPECT_EQ(deterministic_group_size(p, 1, 1000, 16), 1);
+  // A tie between a group size that folds whole blocks and longer ones that do not (8 splits:
+  // groups of 8..12 all take one wave of one group): the folding one wins.
+  p = plan_for({8192}, 66, /*deterministic=*/true);
+  EXPECT_EQ(deterministic_group_size(p, 1, 1, 12), 8);
+  EXPECT_EQ(deterministic_group_size(p, 1, 1, 16), 16);
 }
 
 // prepare() reserves partial_bytes_bound(max_shape); run() inside a graph capture may not grow

@@ -75,14 +75,10 @@ struct Merged {
   std::vector<float> lse;     // [B, q_len, H]
 };
 
-Merged run_gpu(const Partials& p, int warps_per_task) {
-  const Buffer o = testing::upload(p.o), l = testing::upload(p.lse);
-  const size_t rows = static_cast<size_t>(p.batch) * p.rows;
-  // Poison: 0xff bytes are NaN in bf16 and f32; no merged value is NaN (all-empty rows give 0 and
-  // -inf), so any NaN left is an element the kernel did not write.
-  Buffer out(rows * 512 * 2, Device::kCUDA), lse(rows * 4, Device::kCUDA);
-  throw_if_error(out.fill_bytes(0xff));
-  throw_if_error(lse.fill_bytes(0xff));
+// Parameters of a combine of `p`'s shape into bf16 out / f32 lse laid out [B, q_len, H(, 512)],
+// every request merged (single-split requests copied); the plan is left to the caller.
+cuda::CombineParams output_params(const Partials& p, const Buffer& o, const Buffer& l, Buffer& out,
+                                  Buffer& lse) {
   cuda::CombineParams c = {};
   c.o_part = static_cast<const float*>(o.data());
   c.lse_part = static_cast<const float*>(l.data());
@@ -98,20 +94,98 @@ Merged run_gpu(const Partials& p, int warps_per_task) {
   c.q_len = p.q_len;
   c.num_heads = p.heads;
   c.rows = p.rows;
-  c.write_all = 1;  // single-split requests are merged (copied) too
-  c.warps_per_task = warps_per_task;
-  int splits = 0;
-  for (int b = 0; b <= p.batch; ++b) {
-    c.plan.split_begin[b] = p.part_begin[b];
-    c.plan.part_begin[b] = p.part_begin[b];
-    if (b < p.batch) splits = std::max(splits, p.splits[b]);
-  }
-  c.plan.total_splits = p.part_begin[p.batch];
-  c.plan.total_part_slots = p.part_begin[p.batch];
-  c.plan.max_splits = splits;
+  c.write_all = 1;
+  return c;
+}
+
+// Runs the combine and fetches its output. Poison first: 0xff bytes are NaN in bf16 and f32; no
+// merged value is NaN (all-empty rows give 0 and -inf), so any NaN left is an element the kernel
+// did not write.
+template <typename SetPlan>
+Merged run_combine_into_output(const Partials& p, const Buffer& o, const Buffer& l,
+                               SetPlan&& set_plan) {
+  const size_t rows = static_cast<size_t>(p.batch) * p.rows;
+  Buffer out(rows * 512 * 2, Device::kCUDA), lse(rows * 4, Device::kCUDA);
+  throw_if_error(out.fill_bytes(0xff));
+  throw_if_error(lse.fill_bytes(0xff));
+  cuda::CombineParams c = output_params(p, o, l, out, lse);
+  set_plan(c);
   EXPECT_EQ(cuda::run_combine(c, nullptr), cudaSuccess);
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   return {testing::download<uint16_t>(out), testing::download<float>(lse)};
+}
+
+// block_splits > 1: deterministic mode's merge tree, its blocks folded by the combine.
+Merged run_gpu(const Partials& p, int warps_per_task, int block_splits = 1) {
+  const Buffer o = testing::upload(p.o), l = testing::upload(p.lse);
+  return run_combine_into_output(p, o, l, [&](cuda::CombineParams& c) {
+    c.warps_per_task = warps_per_task;
+    int splits = 0;
+    for (int b = 0; b <= p.batch; ++b) {
+      c.plan.split_begin[b] = p.part_begin[b];
+      c.plan.part_begin[b] = p.part_begin[b];
+      if (b < p.batch) splits = std::max(splits, p.splits[b]);
+    }
+    c.plan.total_splits = p.part_begin[p.batch];
+    c.plan.total_part_slots = p.part_begin[p.batch];
+    c.plan.max_splits = splits;
+    c.plan.block_splits = block_splits;
+  });
+}
+
+// The same merge with the blocks folded first, as the 64-row kernel does when it folds them: one
+// combine folds every block alone into an f32 partial (a block as a request of its own: one merge
+// item, which comes back exactly), a second merges those block partials (blocks_folded).
+Merged run_gpu_prefolded(const Partials& p) {
+  const int K = kDeterministicBlockChunks;
+  const Buffer o = testing::upload(p.o), l = testing::upload(p.lse);
+  std::vector<int> block_begin = {0};  // blocks of request b: block_begin[b] ..
+  for (int b = 0; b < p.batch; ++b) {
+    block_begin.push_back(block_begin.back() + (p.splits[b] + K - 1) / K);
+  }
+  const int blocks = block_begin.back();
+  EXPECT_LE(blocks, cuda::CommonTraits::kMaxBatch);
+  Buffer bo(static_cast<size_t>(blocks) * p.rows * 512 * 4, Device::kCUDA);
+  Buffer bl(static_cast<size_t>(blocks) * p.rows * 4, Device::kCUDA);
+  throw_if_error(bo.fill_bytes(0xff));
+  throw_if_error(bl.fill_bytes(0xff));
+  cuda::CombineParams f = {};
+  f.o_part = static_cast<const float*>(o.data());
+  f.lse_part = static_cast<const float*>(l.data());
+  f.o_f32 = static_cast<float*>(bo.data());
+  f.lse_f32 = static_cast<float*>(bl.data());
+  f.batch = blocks;
+  f.q_len = p.q_len;
+  f.num_heads = p.heads;
+  f.rows = p.rows;
+  f.write_all = 1;
+  int j = 0;
+  for (int b = 0; b < p.batch; ++b) {
+    for (int s0 = 0; s0 < p.splits[b]; s0 += K, ++j) {
+      f.plan.split_begin[j] = p.part_begin[b] + s0;
+      f.plan.part_begin[j] = p.part_begin[b] + s0;
+      f.plan.split_begin[j + 1] = p.part_begin[b] + std::min(s0 + K, p.splits[b]);
+    }
+  }
+  f.plan.part_begin[blocks] = f.plan.split_begin[blocks];
+  f.plan.total_splits = f.plan.total_part_slots = f.plan.split_begin[blocks];
+  f.plan.max_splits = K;
+  f.plan.block_splits = K;
+  EXPECT_EQ(cuda::run_combine(f, nullptr), cudaSuccess);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  return run_combine_into_output(p, bo, bl, [&](cuda::CombineParams& c) {
+    int splits = 0;
+    for (int b = 0; b <= p.batch; ++b) {
+      c.plan.split_begin[b] = p.part_begin[b];
+      c.plan.part_begin[b] = block_begin[b];
+      if (b < p.batch) splits = std::max(splits, p.splits[b]);
+    }
+    c.plan.total_splits = p.part_begin[p.batch];
+    c.plan.total_part_slots = blocks;
+    c.plan.max_splits = splits;
+    c.plan.block_splits = K;
+    c.plan.blocks_folded = 1;
+  });
 }
 
 // The same partials with `extra` empty partials appended to every request.
@@ -139,8 +213,9 @@ bool same_bits(const Merged& a, const Merged& b) {
 }
 
 // Checks `m` against the CPU merge of the same partials (reassociation only: the CPU sums in
-// split order, the GPU in its fixed tree) and the exact cases; returns the first problem found.
-std::string check_against_cpu(const Partials& p, const Merged& m) {
+// split order, the GPU in its fixed tree; block_splits > 1: blocks folded first, fold_partials)
+// and the exact cases; returns the first problem found.
+std::string check_against_cpu(const Partials& p, const Merged& m, int block_splits = 1) {
   for (int b = 0; b < p.batch; ++b) {
     const int n = p.splits[b];
     std::vector<TensorView> ov, lv;
@@ -150,6 +225,25 @@ std::string check_against_cpu(const Partials& p, const Merged& m) {
                       std::initializer_list<int64_t>{1, p.q_len, p.heads, 512});
       lv.emplace_back(const_cast<float*>(p.lse.data() + row0), DType::kF32,
                       std::initializer_list<int64_t>{1, p.q_len, p.heads});
+    }
+    const int blocks = (n + block_splits - 1) / block_splits;
+    std::vector<float> fo, fl;
+    if (block_splits > 1) {
+      fo.resize(static_cast<size_t>(blocks) * p.rows * 512);
+      fl.resize(static_cast<size_t>(blocks) * p.rows);
+      std::vector<TensorView> bo, bl;
+      for (int j = 0; j < blocks; ++j) {
+        bo.emplace_back(fo.data() + static_cast<size_t>(j) * p.rows * 512, DType::kF32,
+                        std::initializer_list<int64_t>{1, p.q_len, p.heads, 512});
+        bl.emplace_back(fl.data() + static_cast<size_t>(j) * p.rows, DType::kF32,
+                        std::initializer_list<int64_t>{1, p.q_len, p.heads});
+        const int first = j * block_splits, count = std::min(block_splits, n - first);
+        throw_if_error(fold_partials(std::span<const TensorView>(ov).subspan(first, count),
+                                     std::span<const TensorView>(lv).subspan(first, count),
+                                     bo.back(), bl.back()));
+      }
+      ov = bo;
+      lv = bl;
     }
     std::vector<uint16_t> out(static_cast<size_t>(p.rows) * 512);
     std::vector<float> lse(p.rows);
@@ -222,14 +316,22 @@ TEST(CudaCombine, EveryMappingGivesTheSameBits) {
     std::string name = "B=" + std::to_string(cs.batch) + " q=" + std::to_string(cs.q_len) +
                        " H=" + std::to_string(cs.heads) + " splits=";
     for (int n : splits) name += std::to_string(n) + ",";
-    const Merged picked = run_gpu(p, 0);
-    EXPECT_EQ(check_against_cpu(p, picked), "") << name;
-    for (int wpt : {1, 2, 4, 8}) {
-      EXPECT_TRUE(same_bits(run_gpu(p, wpt), picked)) << name << " warps per task " << wpt;
-    }
-    for (int extra : {1, 7, 24}) {
-      EXPECT_TRUE(same_bits(run_gpu(with_trailing_empties(p, extra), 0), picked))
-          << name << " + " << extra << " trailing empty partials";
+    // One merge level, and deterministic mode's two (blocks folded here, or before).
+    for (int block : {1, kDeterministicBlockChunks}) {
+      const std::string tree = " blocks of " + std::to_string(block);
+      const Merged picked = run_gpu(p, 0, block);
+      EXPECT_EQ(check_against_cpu(p, picked, block), "") << name << tree;
+      for (int wpt : {1, 2, 4, 8}) {
+        EXPECT_TRUE(same_bits(run_gpu(p, wpt, block), picked))
+            << name << tree << " warps per task " << wpt;
+      }
+      for (int extra : {1, 7, 24}) {
+        EXPECT_TRUE(same_bits(run_gpu(with_trailing_empties(p, extra), 0, block), picked))
+            << name << tree << " + " << extra << " trailing empty partials";
+      }
+      if (block > 1) {
+        EXPECT_TRUE(same_bits(run_gpu_prefolded(p), picked)) << name << " blocks folded first";
+      }
     }
   }
 }
@@ -240,6 +342,9 @@ TEST(CudaCombine, RejectsABadWarpCount) {
   c.batch = 1;
   c.rows = 1;
   c.warps_per_task = 3;
+  EXPECT_EQ(cuda::run_combine(c, nullptr), cudaErrorInvalidValue);
+  c.warps_per_task = 0;
+  c.plan.block_splits = 4;  // the kernels fold blocks of kDeterministicBlockChunks only
   EXPECT_EQ(cuda::run_combine(c, nullptr), cudaErrorInvalidValue);
 }
 

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "attention/cuda/launch.h"
 #include "common/verify_problem.h"
 #include "gpu/gpu_test_util.h"
 #include "mlaspec/attention/backend.h"
@@ -28,6 +29,7 @@
 namespace mlaspec::attn {
 namespace {
 
+using cuda::force_deterministic_group_size;
 using testing::make_problem;
 using testing::Problem;
 using testing::ProblemSpec;
@@ -361,6 +363,16 @@ TEST(CudaVerifySmall, SanitizerSweep) {
       EXPECT_TRUE(close_to_reference(o, ref)) << be->name() << " " << c.to_string();
     }
   }
+  // The 64-row kernel folding the merge tree's blocks itself (groups of 8 splits: a block of 8
+  // and one of 1 whose rows 0..4 see no key), each thread reading back its block state.
+  const Case c{1, 8, 16, 64, DType::kBF16, 1.f, {8195}, true};
+  Problem p = make_problem(c.spec());
+  DeviceProblem d(p);
+  auto be = make_backend(false);
+  force_deterministic_group_size(8);
+  const Outputs o = run_gpu(*be, p, d, c.options(), c.to_string());
+  force_deterministic_group_size(0);
+  EXPECT_TRUE(close_to_reference(o, run_cpu(p))) << be->name() << " " << c.to_string();
 }
 
 // ---- bitwise equalities -------------------------------------------------------------------------
@@ -408,9 +420,62 @@ TEST(CudaVerifyBitwise, DeterministicBatchInvariance) {
   }
 }
 
-// Deterministic mode: verify row i equals the decode call (q_len = 1) at seq_len - q_len + i + 1,
-// on both backends, across chunk boundaries on either side of the rows (1024 at H = 16, 2048 at
-// H = 128: deterministic_chunk_tokens).
+// Deterministic mode: verify row i of case c equals the decode call (q_len = 1) at seq_len -
+// q_len + i + 1, on both backends. verify_group > 0: the verify calls use split groups of that
+// size (force_deterministic_group_size), the decode calls the backend's own choice.
+void expect_rows_equal_decode(const Case& c, int verify_group) {
+  const int H = c.heads, Q = c.q_len;
+  Problem p = make_problem(c.spec());
+  DeviceProblem d(p);
+  const Outputs ref = run_cpu(p);
+  for (bool rw : {false, true}) {
+    auto be = make_backend(rw);
+    force_deterministic_group_size(verify_group);
+    const Outputs verify = run_gpu(*be, p, d, c.options(), "verify");
+    force_deterministic_group_size(0);
+    // Bitwise equality alone would also pass if both calls left the poison in place.
+    EXPECT_TRUE(close_to_reference(verify, ref))
+        << be->name() << " " << c.to_string() << " verify groups " << verify_group;
+    for (int i = 0; i < Q; ++i) {
+      std::vector<int32_t> lens(c.batch);
+      for (int b = 0; b < c.batch; ++b) lens[b] = p.seq_lens[b] - Q + i + 1;
+      Buffer lens_dev(lens.size() * 4, Device::kCUDA);
+      ASSERT_TRUE(lens_dev.copy_from_host(lens.data(), lens.size() * 4).ok());
+      GpuOutputs g(p);
+      VerifyArgs a = device_args(p, d, g.out_view(p), g.lse_view(p));
+      // q[:, i] as a q_len = 1 batch: the request stride stays Q * H * 576.
+      a.q = TensorView(static_cast<uint16_t*>(d.q.data()) + int64_t{i} * H * kHeadDimQK,
+                       DType::kBF16, {c.batch, 1, H, kHeadDimQK},
+                       {int64_t{Q} * H * kHeadDimQK, int64_t{H} * kHeadDimQK, kHeadDimQK, 1},
+                       Device::kCUDA);
+      a.seq_lens = TensorView(lens_dev.data(), DType::kI32, {c.batch}, Device::kCUDA);
+      a.seq_lens_host = TensorView(lens.data(), DType::kI32, {c.batch});
+      a.out = TensorView(g.out.data(), DType::kBF16, {c.batch, 1, H, kHeadDimV}, Device::kCUDA);
+      a.lse = TensorView(g.lse.data(), DType::kF32, {c.batch, 1, H}, Device::kCUDA);
+      const Status st = be->run(a, c.options());
+      ASSERT_TRUE(st.ok()) << st.to_string();
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      const Outputs dec = g.fetch("decode");
+      for (int b = 0; b < c.batch; ++b) {
+        Outputs x, y;
+        const size_t row_out = static_cast<size_t>(H) * kHeadDimV;
+        const size_t v0 = (static_cast<size_t>(b) * Q + i) * row_out;
+        const size_t d0 = static_cast<size_t>(b) * row_out;
+        x.out.assign(verify.out.begin() + v0, verify.out.begin() + v0 + row_out);
+        y.out.assign(dec.out.begin() + d0, dec.out.begin() + d0 + row_out);
+        x.lse.assign(verify.lse.begin() + (b * Q + i) * H,
+                     verify.lse.begin() + (b * Q + i + 1) * H);
+        y.lse.assign(dec.lse.begin() + b * H, dec.lse.begin() + (b + 1) * H);
+        EXPECT_TRUE(bitwise_equal(x, y))
+            << be->name() << " " << c.to_string() << " verify groups " << verify_group
+            << " request " << b << " row " << i << " (decode seq_len " << lens[b] << ")";
+      }
+    }
+  }
+}
+
+// Across chunk boundaries on either side of the rows (1024 at H = 16, 2048 at H = 128:
+// deterministic_chunk_tokens).
 TEST(CudaVerifyBitwise, VerifyRowEqualsDecode) {
   MLASPEC_SKIP_WITHOUT_GPU();
   const int Q = 8;
@@ -424,49 +489,23 @@ TEST(CudaVerifyBitwise, VerifyRowEqualsDecode) {
                         Case{1, Q, 16, 64, DType::kBF16, 1.f, {140000}, true},
                         Case{1, Q, 16, 64, DType::kFP8E4M3, 0.5f, {70001}, true},
                         Case{1, Q, 128, 64, DType::kBF16, 1.f, {20000}, true}}) {
-    const int H = c.heads;
-    Problem p = make_problem(c.spec());
-    DeviceProblem d(p);
-    const Outputs ref = run_cpu(p);
-    for (bool rw : {false, true}) {
-      auto be = make_backend(rw);
-      const Outputs verify = run_gpu(*be, p, d, c.options(), "verify");
-      // Bitwise equality alone would also pass if both calls left the poison in place.
-      EXPECT_TRUE(close_to_reference(verify, ref)) << be->name() << " " << c.to_string();
-      for (int i = 0; i < Q; ++i) {
-        std::vector<int32_t> lens(c.batch);
-        for (int b = 0; b < c.batch; ++b) lens[b] = p.seq_lens[b] - Q + i + 1;
-        Buffer lens_dev(lens.size() * 4, Device::kCUDA);
-        ASSERT_TRUE(lens_dev.copy_from_host(lens.data(), lens.size() * 4).ok());
-        GpuOutputs g(p);
-        VerifyArgs a = device_args(p, d, g.out_view(p), g.lse_view(p));
-        // q[:, i] as a q_len = 1 batch: the request stride stays Q * H * 576.
-        a.q = TensorView(static_cast<uint16_t*>(d.q.data()) + int64_t{i} * H * kHeadDimQK,
-                         DType::kBF16, {c.batch, 1, H, kHeadDimQK},
-                         {int64_t{Q} * H * kHeadDimQK, int64_t{H} * kHeadDimQK, kHeadDimQK, 1},
-                         Device::kCUDA);
-        a.seq_lens = TensorView(lens_dev.data(), DType::kI32, {c.batch}, Device::kCUDA);
-        a.seq_lens_host = TensorView(lens.data(), DType::kI32, {c.batch});
-        a.out = TensorView(g.out.data(), DType::kBF16, {c.batch, 1, H, kHeadDimV}, Device::kCUDA);
-        a.lse = TensorView(g.lse.data(), DType::kF32, {c.batch, 1, H}, Device::kCUDA);
-        const Status st = be->run(a, c.options());
-        ASSERT_TRUE(st.ok()) << st.to_string();
-        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-        const Outputs dec = g.fetch("decode");
-        for (int b = 0; b < c.batch; ++b) {
-          Outputs x, y;
-          const size_t row_out = static_cast<size_t>(H) * kHeadDimV;
-          const size_t v0 = (static_cast<size_t>(b) * Q + i) * row_out;
-          const size_t d0 = static_cast<size_t>(b) * row_out;
-          x.out.assign(verify.out.begin() + v0, verify.out.begin() + v0 + row_out);
-          y.out.assign(dec.out.begin() + d0, dec.out.begin() + d0 + row_out);
-          x.lse.assign(verify.lse.begin() + (b * Q + i) * H,
-                       verify.lse.begin() + (b * Q + i + 1) * H);
-          y.lse.assign(dec.lse.begin() + b * H, dec.lse.begin() + (b + 1) * H);
-          EXPECT_TRUE(bitwise_equal(x, y)) << be->name() << " " << c.to_string() << " request " << b
-                                           << " row " << i << " (decode seq_len " << lens[b] << ")";
-        }
-      }
+    expect_rows_equal_decode(c, 0);
+  }
+}
+
+// The merge tree's blocks (kDeterministicBlockChunks = 8 chunks) folded by the 64-row kernel as
+// it computes them (groups of 8 or 16 splits: whole blocks) or by the combine (groups of 3): the
+// decode calls, one split per CTA, always leave the fold to the combine. Requests of one block
+// (the kernel writes the result directly), of a block and a piece, of blocks split over groups;
+// rows that see none of a block's last chunk (8195 = 8 chunks + 3 keys: rows 0..4 of q_len 8).
+TEST(CudaVerifyBitwise, FoldedBlocksEqualDecode) {
+  MLASPEC_SKIP_WITHOUT_GPU();
+  const int Q = 8;
+  for (int group : {8, 16, 3}) {
+    for (const Case& c : {Case{2, Q, 16, 64, DType::kBF16, 1.f, {8195, 5000}, true},
+                          Case{1, Q, 16, 32, DType::kFP8E4M3, 0.5f, {20000}, true},
+                          Case{1, Q, 128, 64, DType::kBF16, 1.f, {18433}, true}}) {
+      expect_rows_equal_decode(c, group);
     }
   }
 }

@@ -4,9 +4,11 @@
 // multiple of the page size); chunk c lives on rank c % world, so every rank holds about 1/world
 // of every request's pages. A rank computes one partial (o, lse) per chunk it owns with the
 // existing split-KV machinery (absolute positions, so the causal mask is exact on every rank);
-// the partials of all ranks are all-gathered and merged in global chunk order. Because the merge
-// order is the chunk order whatever the world size, the result is bitwise the same for any world
-// size, and equals a one-device run that splits at the same chunk boundaries.
+// the partials of all ranks are all-gathered and merged in global chunk order, as deterministic
+// mode merges (verify.h): blocks of `block_chunks` consecutive chunks are folded (fold_partials),
+// then the blocks merged (merge_partials). Because the merge tree depends on chunk positions only,
+// the result is bitwise the same for any world size, and equals a one-device run that splits at
+// the same chunk boundaries.
 //
 // Partial layout of one rank: o [B, chunks_per_rank, q_len, H, 512] f32 and lse
 // [B, chunks_per_rank, q_len, H] f32, local chunk k = global chunk k * world + rank. Chunks past a
@@ -25,6 +27,9 @@ namespace mlaspec::attn::dcp {
 struct ShardLayout {
   int world = 1;
   int64_t chunk_tokens = 1024;  // deterministic_chunk_tokens(H) for H <= 64
+  // Chunks per block of the merge tree (deterministic mode's kDeterministicBlockChunks; 1: one
+  // flat merge). The GPU merge supports 1 and kDeterministicBlockChunks.
+  int block_chunks = kDeterministicBlockChunks;
 
   int owner(int64_t chunk) const { return static_cast<int>(chunk % world); }
   // Chunks of the longest request (max_seq_len) that rank `rank` holds, rounded up over ranks.
@@ -32,7 +37,7 @@ struct ShardLayout {
   // The same for a batch: the longest of host seq_lens [B] (int32), which sizes every rank's
   // partial buffers [B, chunks_per_rank, ...].
   int64_t chunks_per_rank(const TensorView& seq_lens_host) const;
-  // world >= 1, chunk_tokens a positive multiple of page_size.
+  // world >= 1, chunk_tokens a positive multiple of page_size, block_chunks >= 1.
   Status validate(int page_size) const;
 };
 
@@ -54,7 +59,8 @@ Result<RankShard> make_rank_shard(const VerifyArgs& global, const ShardLayout& l
 Status rank_partials_cpu(const VerifyArgs& local, const ShardLayout& layout, int rank,
                          TensorView o_parts, TensorView lse_parts);
 
-// Merges all ranks' partials (indexed by rank) in global chunk order into out (bf16) and lse.
+// Merges all ranks' partials (indexed by rank) in global chunk order, by layout.block_chunks'
+// tree, into out (bf16) and lse.
 Status merge_rank_partials(std::span<const TensorView> o_parts,
                            std::span<const TensorView> lse_parts, const ShardLayout& layout,
                            TensorView out, TensorView lse);
@@ -82,7 +88,8 @@ Status rank_partials_cuda(const VerifyArgs& local, const ShardLayout& layout, in
 // merge_gathered_cuda: the merge on the GPU of every rank's partials laid out one rank's block
 // after another, as ncclAllGather leaves them: o_gathered [world, B, cpr, q_len, H, 512],
 // lse_gathered [world, B, cpr, q_len, H] (device, contiguous); out bf16 / lse f32 on the device.
-// Combines in global chunk order with the one-GPU combine's arithmetic.
+// Combines in global chunk order with the one-GPU combine's arithmetic and layout.block_chunks'
+// tree (1 or kDeterministicBlockChunks).
 Status merge_gathered_cuda(TensorView o_gathered, TensorView lse_gathered,
                            const ShardLayout& layout, TensorView out, TensorView lse,
                            void* stream = nullptr);

@@ -73,6 +73,13 @@ constexpr int deterministic_chunk_tokens(int num_heads) {
   return 1024 * (((num_heads > 0 ? num_heads : 1) + 63) / 64);
 }
 
+// Deterministic mode's merge tree: a request's chunk partials are folded in chunk order within
+// blocks of this many consecutive chunks (block j = chunks [8j, 8j + 8)), and the blocks' results
+// are then combined as splits are. Fixed, like the chunk, so every call of one model merges a row
+// in the same order; it lets a kernel that computes a whole block fold it as it goes and write one
+// partial instead of eight (docs/perf/NOTES.md v34).
+inline constexpr int kDeterministicBlockChunks = 8;
+
 // What a backend is asked to serve: everything the guard and the cost model decide on.
 struct VerifyShape {
   int batch = 1;
@@ -109,5 +116,13 @@ VerifyShape shape_of(const VerifyArgs& args, const VerifyOptions& options);
 // given. Exact for a single partial; all-empty rows give out = 0, lse = -inf.
 Status merge_partials(std::span<const TensorView> o_parts, std::span<const TensorView> lse_parts,
                       TensorView out, TensorView lse);
+
+// fold: level 1 of deterministic mode's merge tree (kDeterministicBlockChunks): the partials of
+// one block folded in the order given into one f32 partial, from the empty state (o = 0, lse =
+// -inf). An empty partial is skipped; otherwise lse' = max(lse, lse_s) + log1p(exp(-|lse -
+// lse_s|)) and o' = exp(lse_s - lse') o_s + exp(lse - lse') o (the first non-empty partial is
+// taken as it is). The CUDA kernels compute the same steps with their own exp and log1p.
+Status fold_partials(std::span<const TensorView> o_parts, std::span<const TensorView> lse_parts,
+                     TensorView out, TensorView lse);
 
 }  // namespace mlaspec::attn

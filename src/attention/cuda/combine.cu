@@ -12,6 +12,12 @@
 // equivalent decode call, or that the decode call writes without a combine, still matches it
 // bitwise.
 //
+// What is merged are the plan's merge items (SplitPlan, "merge tree"): the splits' partials, or
+// with blocks of several splits (deterministic mode) the blocks' folded partials. The main kernel
+// may have folded them (blocks_folded: one slot per block, read like a split's); otherwise this
+// kernel folds each block from its splits' partials as it sums the blocks (kFold, det_fold.cuh:
+// the kernel's arithmetic, so both give the same bits).
+//
 // Work: a task is one (row, 128-column slice); lanes hold 4 columns each. A task runs on kWpt
 // warps of one block (1, 2, 4 or 8), warp `sub` taking groups sub, sub + kWpt, ...; every warp
 // loads its partials before the lse reductions, which do not need them, so a task costs about one
@@ -25,7 +31,9 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "det_fold.cuh"
 #include "launch.h"
+#include "mlaspec/attention/verify.h"
 #include "ptx.cuh"
 
 namespace mlaspec::attn::cuda {
@@ -53,8 +61,10 @@ __device__ __forceinline__ void add4(float4& a, const float4& b) {
 
 // kRanks: partials gathered from several DCP ranks (p.world > 1); the one-GPU kernel addresses
 // split s directly, without the division of the rank layout. kWpt: warps per task. kRounds:
-// rounds of 8 splits whose partials a warp loads at once (kRounds * 8 / kWpt float4 registers).
-// kSingle: every request has at most 8 * kRounds splits (one batch; the host guarantees it).
+// rounds of 8 merge items whose partials a warp loads at once (kRounds * 8 / kWpt float4
+// registers). kSingle: every request has at most 8 * kRounds merge items (one batch; the host
+// guarantees it). kFold: the items are blocks of kDeterministicBlockChunks splits that this kernel
+// folds as it sums them (kRounds 1, not kSingle: a block is 8 loads and 8 steps).
 // Blocks of 256 threads per SM on one GPU: 4 for kSingle (64 registers), 3 for the 8-deep
 // multi-warp kernels (80), 2 for the others (128).
 template <bool kRanks, int kWpt, int kRounds, bool kSingle>
@@ -64,9 +74,10 @@ constexpr int combine_min_blocks() {
   return kWpt > 1 && kRounds * kGroups / kWpt <= 8 ? 3 : 2;
 }
 
-template <bool kRanks, int kWpt, int kRounds, bool kSingle>
+template <bool kRanks, int kWpt, int kRounds, bool kSingle, bool kFold>
 __global__ void __launch_bounds__(kThreads, combine_min_blocks<kRanks, kWpt, kRounds, kSingle>())
     combine_kernel(const __grid_constant__ CombineParams p) {
+  static_assert(!kFold || (kRounds == 1 && !kSingle), "a folded item is 8 loads");
   constexpr int kGpw = kGroups / kWpt;  // groups per warp
   constexpr int kTasksPerBlock = kWarps / kWpt;
   static_assert(kWpt == 1 || kSlices % kTasksPerBlock == 0, "a block's tasks share one row");
@@ -78,15 +89,17 @@ __global__ void __launch_bounds__(kThreads, combine_min_blocks<kRanks, kWpt, kRo
   const int64_t grow = task / kSlices;
   const int slice = static_cast<int>(task % kSlices);
   const int64_t total_rows = static_cast<int64_t>(p.batch) * p.rows;
-  int b = 0, r = 0, n = 0;
+  // n: the request's merge items (splits, or blocks), n_splits its splits.
+  int b = 0, r = 0, n = 0, n_splits = 0;
   if (grow < total_rows) {
     b = static_cast<int>(grow / p.rows);
     r = static_cast<int>(grow % p.rows);
-    n = p.plan.split_begin[b + 1] - p.plan.split_begin[b];
+    n_splits = p.plan.split_begin[b + 1] - p.plan.split_begin[b];
+    n = merge_items(p.plan, n_splits);
   }
-  // Inactive: past the last task, or a request the main kernel wrote directly. Such warps still
-  // reach the block barrier below.
-  const bool active = grow < total_rows && (n > 1 || p.write_all);
+  // Inactive: past the last task, or a request the main kernel wrote directly (combine_needed).
+  // Such warps still reach the block barrier below.
+  const bool active = grow < total_rows && (p.write_all || combine_needed(p.plan, b));
   const float* lse_part = p.lse_part + static_cast<int64_t>(p.plan.part_begin[b]) * p.rows + r;
   const float* o_part = p.o_part + (static_cast<int64_t>(p.plan.part_begin[b]) * p.rows + r) * 512 +
                         slice * kColsPerSlice + lane * 4;
@@ -100,7 +113,52 @@ __global__ void __launch_bounds__(kThreads, combine_min_blocks<kRanks, kWpt, kRo
       return s;
     }
   };
-  auto lse_of = [&](int s) { return lse_part[slot(s) * split_stride]; };
+  auto split_lse = [&](int s) { return lse_part[slot(s) * split_stride]; };
+  auto split_o = [&](int s) {
+    return __ldg(reinterpret_cast<const float4*>(o_part + slot(s) * split_stride * 512));
+  };
+  // kFold: block j folded from its splits' partials in split order (det_fold.cuh), all loads
+  // first; kWithO false: its lse alone (o stays 0).
+  struct Folded {
+    float4 o;
+    float lse;
+  };
+  auto fold_block = [&](int j, auto with_o) -> Folded {
+    constexpr bool kWithO = decltype(with_o)::value;
+    constexpr int K = kDeterministicBlockChunks;
+    float ls_k[K];
+    float4 o_k[K];
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      const int s = j * K + k;
+      ls_k[k] = -INFINITY;
+      o_k[k] = make_float4(0.f, 0.f, 0.f, 0.f);
+      if (s < n_splits) {
+        ls_k[k] = split_lse(s);
+        if constexpr (kWithO) o_k[k] = split_o(s);
+      }
+    }
+    Folded f{make_float4(0.f, 0.f, 0.f, 0.f), -INFINITY};
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      if (ls_k[k] == -INFINITY) continue;  // an empty partial leaves the state as it is
+      const FoldWeights w = fold_weights(f.lse, ls_k[k]);
+      if constexpr (kWithO) {
+        f.o = make_float4(fold_value(w, f.o.x, o_k[k].x), fold_value(w, f.o.y, o_k[k].y),
+                          fold_value(w, f.o.z, o_k[k].z), fold_value(w, f.o.w, o_k[k].w));
+      }
+      f.lse = w.lse;
+    }
+    return f;
+  };
+  // Merge item s's lse: a slot's, or a folded block's.
+  auto lse_of = [&](int s) {
+    if constexpr (kFold) {
+      return fold_block(s, std::false_type{}).lse;
+    } else {
+      return split_lse(s);
+    }
+  };
 
   // This warp's splits, round by round: round q holds s = 8q + sub + kWpt i (group slot i).
   float4 v[kRounds][kGpw];
@@ -116,10 +174,24 @@ __global__ void __launch_bounds__(kThreads, combine_min_blocks<kRanks, kWpt, kRo
       }
     }
   };
+  // kFold folds a block where it would load a partial when a warp holds one group (kWpt 8);
+  // with more, where it sums it (a fold at both places is two inlined copies of kGpw folds, which
+  // the compiler keeps in local memory).
+  constexpr bool kFoldEarly = kFold && kGpw == 1;
+  auto fold_into = [&](int q, int i, int s) {
+    const Folded f = fold_block(s, std::true_type{});  // the block's loads, then its fold
+    v[q][i] = f.o;
+    ls[q][i] = f.lse;
+  };
   auto load_rounds = [&](int q0) {
+    if constexpr (kFold && !kFoldEarly) return;
     for_each_split(q0, [&](int q, int i, int s) {
-      v[q][i] = __ldg(reinterpret_cast<const float4*>(o_part + slot(s) * split_stride * 512));
-      if constexpr (!kSingle) ls[q][i] = lse_of(s);
+      if constexpr (kFoldEarly) {
+        fold_into(q, i, s);
+      } else {
+        v[q][i] = split_o(s);
+        if constexpr (!kSingle) ls[q][i] = lse_of(s);
+      }
     });
   };
   float4 acc[kGpw];
@@ -133,18 +205,23 @@ __global__ void __launch_bounds__(kThreads, combine_min_blocks<kRanks, kWpt, kRo
 
     // ---- lse = m + log(sum exp(lse_s - m)) ----
     float m = -INFINITY, lse = -INFINITY;
+    // kFold: the lse of the first item a thread reduces (`mine`: lane, or tid), folded once for
+    // both passes below (a fold is 8 loads and 8 dependent steps).
+    const int mine = kWpt == 1 ? lane : static_cast<int>(threadIdx.x);
+    const float mine_lse = kFold && mine < n ? lse_of(mine) : -INFINITY;
+    auto reduce_lse = [&](int s) { return kFold && s == mine ? mine_lse : lse_of(s); };
     if constexpr (kWpt == 1) {
       // Each warp for itself (its block holds two rows): the 256 strided sums k = 32 c + lane
       // for c = 0..7, emulated lane by lane; a c with no split (32 c >= n) adds +0 to a positive
       // total, so it is skipped.
-      for (int s = lane; s < n; s += 32) m = fmaxf(m, lse_of(s));
+      for (int s = lane; s < n; s += 32) m = fmaxf(m, reduce_lse(s));
       for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
       if (m != -INFINITY) {
         float sum = 0.f;
         for (int c = 0; c < kLseThreads / 32 && 32 * c < n; ++c) {
           float x = 0.f;
           for (int s = 32 * c + lane; s < n; s += kLseThreads) {
-            x += exp_exact_at_zero(lse_of(s) - m);
+            x += exp_exact_at_zero(reduce_lse(s) - m);
           }
           for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
           sum = c == 0 ? x : sum + x;
@@ -155,7 +232,7 @@ __global__ void __launch_bounds__(kThreads, combine_min_blocks<kRanks, kWpt, kRo
       // The block's tasks are slices of one row: its 256 threads are the 256 strided sums, each
       // lse_s is loaded once per block (the lse of one row is one value per cache line).
       const int tid = threadIdx.x;
-      for (int s = tid; s < n; s += kLseThreads) m = fmaxf(m, lse_of(s));
+      for (int s = tid; s < n; s += kLseThreads) m = fmaxf(m, reduce_lse(s));
       for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
       if (lane == 0) s_red[warp] = m;
       __syncthreads();
@@ -164,7 +241,7 @@ __global__ void __launch_bounds__(kThreads, combine_min_blocks<kRanks, kWpt, kRo
       __syncthreads();
       if (m != -INFINITY) {
         float x = 0.f;
-        for (int s = tid; s < n; s += kLseThreads) x += exp_exact_at_zero(lse_of(s) - m);
+        for (int s = tid; s < n; s += kLseThreads) x += exp_exact_at_zero(reduce_lse(s) - m);
         for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
         if (lane == 0) s_red[warp] = x;
         __syncthreads();
@@ -198,7 +275,8 @@ __global__ void __launch_bounds__(kThreads, combine_min_blocks<kRanks, kWpt, kRo
       acc[0] = out4;  // the whole sum, as group 0 (the other groups stay +0 and are not added)
     } else if (m != -INFINITY) {
       for (int q0 = 0;; q0 += kRounds) {
-        for_each_split(q0, [&](int q, int i, int) {
+        for_each_split(q0, [&](int q, int i, int s) {
+          if constexpr (kFold && !kFoldEarly) fold_into(q, i, s);
           const float w = exp_exact_at_zero(ls[q][i] - lse);
           acc[i].x = fmaf(w, v[q][i].x, acc[i].x);
           acc[i].y = fmaf(w, v[q][i].y, acc[i].y);
@@ -249,11 +327,11 @@ __global__ void __launch_bounds__(kThreads, combine_min_blocks<kRanks, kWpt, kRo
       make_uint2(ptx::pack_bf16x2(out4.x, out4.y), ptx::pack_bf16x2(out4.z, out4.w));
 }
 
-template <bool kRanks, int kWpt, int kRounds, bool kSingle>
+template <bool kRanks, int kWpt, int kRounds, bool kSingle, bool kFold = false>
 void launch_combine(const CombineParams& p, int64_t tasks, cudaStream_t stream) {
   constexpr int kTasksPerBlock = kWarps / kWpt;
   const auto blocks = static_cast<unsigned>((tasks + kTasksPerBlock - 1) / kTasksPerBlock);
-  combine_kernel<kRanks, kWpt, kRounds, kSingle><<<blocks, kThreads, 0, stream>>>(p);
+  combine_kernel<kRanks, kWpt, kRounds, kSingle, kFold><<<blocks, kThreads, 0, stream>>>(p);
 }
 
 int device_sm_count() {
@@ -269,6 +347,24 @@ int device_sm_count() {
 template <bool kRanks>
 void dispatch_combine(const CombineParams& p, int wpt, bool deep, int max_splits, int64_t tasks,
                       cudaStream_t stream) {
+  if (p.plan.block_splits > 1 && !p.plan.blocks_folded) {
+    // Blocks folded here as they are summed, one round of 8 items at a time.
+    switch (wpt) {
+      case 1:
+        launch_combine<kRanks, 1, 1, false, true>(p, tasks, stream);
+        break;
+      case 2:
+        launch_combine<kRanks, 2, 1, false, true>(p, tasks, stream);
+        break;
+      case 4:
+        launch_combine<kRanks, 4, 1, false, true>(p, tasks, stream);
+        break;
+      default:
+        launch_combine<kRanks, 8, 1, false, true>(p, tasks, stream);
+        break;
+    }
+    return;
+  }
   // Splits a warp loads at once (kRounds * 8 / kWpt): 16 where the grid is small enough for 128
   // registers per thread (2 blocks per SM), else 8 (80 registers, 3 blocks per SM); one warp per
   // task with at most 8 splits per request sums as it loads, with no loop.
@@ -300,8 +396,13 @@ void dispatch_combine(const CombineParams& p, int wpt, bool deep, int max_splits
 cudaError_t run_combine(const CombineParams& params, cudaStream_t stream) {
   const int64_t tasks = static_cast<int64_t>(params.batch) * params.rows * kSlices;
   static const int sm_count = device_sm_count();
-  // The single-round kernel covers at most 8 splits per request: it relies on max_splits.
-  const int max_splits = params.plan.max_splits;
+  // The kernels fold blocks of kDeterministicBlockChunks splits only.
+  if (params.plan.block_splits < 1 ||
+      (params.plan.block_splits > 1 && params.plan.block_splits != kDeterministicBlockChunks)) {
+    return cudaErrorInvalidValue;
+  }
+  // The single-round kernel covers at most 8 merge items per request: it relies on max_splits.
+  const int max_splits = merge_items(params.plan, params.plan.max_splits);
   // Warps per task: the most (at most 8, no more than the splits can use) whose grid still fits
   // about 24 warps per SM at once (3 blocks of 8); tests may force it.
   int wpt = params.warps_per_task;

@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -21,6 +22,15 @@
 
 namespace mlaspec::attn {
 namespace cuda {
+
+namespace {
+std::atomic<int> g_forced_group_size{0};
+}  // namespace
+
+void force_deterministic_group_size(int group_size) {
+  g_forced_group_size.store(std::max(group_size, 0));
+}
+
 namespace {
 
 Status cuda_status(cudaError_t err, const char* what) {
@@ -177,7 +187,9 @@ class CudaVerifyBackend final : public Backend {
     p.o_part = static_cast<float*>(workspace_);
     p.lse_part = p.o_part + static_cast<int64_t>(p.plan.total_part_slots) * rows * kHeadDimV;
     MLASPEC_RETURN_IF_ERROR(launch(args, shape, g, p, stream));
-    if (p.plan.total_part_slots > 0) {
+    bool combine = false;
+    for (int b = 0; b < shape.batch; ++b) combine = combine || combine_needed(p.plan, b);
+    if (combine) {
       CombineParams c = {};
       c.o_part = p.o_part;
       c.lse_part = p.lse_part;
@@ -300,14 +312,19 @@ class CudaVerifyBackend final : public Backend {
     // arithmetic, so which kernel serves a call never changes a result.
     const bool narrow = uses_narrow_kernel(rowwise_, q_len, heads);
     // Deterministic mode's chunks are short and fixed: the 64-row kernel takes several
-    // consecutive splits per CTA (SplitPlan::group_size) where that saves waves of prologues. The
-    // result is the same for every group size; DCP ranks (split_step > 1) keep one split per CTA.
-    // The kernel needs a whole chunk to be an even number of tile pairs (its barrier phases).
+    // consecutive splits per CTA (SplitPlan::group_size) where that saves waves of prologues, and
+    // with groups of whole merge blocks also folds them (set_split_groups), so that one partial
+    // per block goes to the combine. The result is the same for every group size; DCP ranks
+    // (split_step > 1) keep one split per CTA. The kernel needs a whole chunk to be an even
+    // number of tile pairs (its barrier phases).
     if (shape.deterministic && !narrow && p.plan.split_step <= 1 && !p.plan.partials_only &&
         p.plan.chunk % (4 * kKvTile) == 0) {
       const int concurrent = std::max(1, active_clusters_[cluster] / (grid_y / cluster));
+      const int forced = g_forced_group_size.load();
       set_split_groups(&p.plan, batch,
-                       deterministic_group_size(p.plan, batch, concurrent, kMaxSplitGroup));
+                       forced > 0
+                           ? forced
+                           : deterministic_group_size(p.plan, batch, concurrent, kMaxSplitGroup));
     }
     if (static_cast<int64_t>(p.plan.total_groups) * grid_y > std::numeric_limits<int32_t>::max()) {
       return unsupported("the verify grid (" + std::to_string(p.plan.total_groups) +
@@ -474,6 +491,11 @@ Status merge_gathered_cuda(TensorView o_gathered, TensorView lse_gathered,
     return invalid_argument("gathered partials of batch " + std::to_string(B) + " x " +
                             std::to_string(W * cpr) + " chunks exceed the combine's limits");
   }
+  if (layout.block_chunks != 1 && layout.block_chunks != kDeterministicBlockChunks) {
+    return invalid_argument("DCP merge blocks of " + std::to_string(layout.block_chunks) +
+                            " chunks: the GPU merge folds blocks of 1 or " +
+                            std::to_string(kDeterministicBlockChunks) + " chunks");
+  }
   MLASPEC_RETURN_IF_ERROR(expect_parts(o_gathered, "o_gathered", {W, B, cpr, Q, H, kHeadDimV}));
   MLASPEC_RETURN_IF_ERROR(expect_parts(lse_gathered, "lse_gathered", {W, B, cpr, Q, H}));
   MLASPEC_RETURN_IF_ERROR(out.expect("out", DType::kBF16, {B, Q, H, kHeadDimV}, Device::kCUDA));
@@ -498,6 +520,7 @@ Status merge_gathered_cuda(TensorView o_gathered, TensorView lse_gathered,
   c.plan.total_splits = static_cast<int32_t>(B * cpr * W);
   c.plan.total_part_slots = static_cast<int32_t>(B * cpr);
   c.plan.max_splits = static_cast<int32_t>(cpr * W);
+  c.plan.block_splits = layout.block_chunks;  // folded by the combine (blocks_folded 0)
   c.world = static_cast<int32_t>(W);
   c.write_all = 1;
   c.rank_slots = B * cpr;

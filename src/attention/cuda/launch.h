@@ -30,7 +30,12 @@ cudaError_t run_verify_narrow_kernel(const VerifyParams& params, int grid_y, cud
 template <typename KvT, int PAGE_SIZE>
 cudaError_t max_active_clusters(int cluster, int* count);
 
-// Merges the partials of every request with more than one split into out/lse.
+// Merges the partials of every request the main kernel left to it (combine_needed) into out/lse.
 cudaError_t run_combine(const CombineParams& params, cudaStream_t stream);
+
+// Tests only: deterministic calls on the 64-row kernel use split groups of `group_size` splits
+// (0, the default: deterministic_group_size decides per call), so a test can reach both ways of
+// folding the merge tree's blocks (SplitPlan) on small problems. Process-wide.
+void force_deterministic_group_size(int group_size);
 
 }  // namespace mlaspec::attn::cuda

@@ -122,10 +122,11 @@ Status make_split_plan(std::span<const int32_t> seq_lens, int num_heads,
   }
   plan->split_begin[batch] = static_cast<int32_t>(splits);
   plan->part_begin[batch] = static_cast<int32_t>(slots);
-  set_split_groups(plan, batch, 1);
   plan->total_splits = static_cast<int32_t>(splits);
   plan->total_part_slots = static_cast<int32_t>(slots);
   plan->max_splits = static_cast<int32_t>(max_splits);
+  plan->block_splits = options.deterministic ? kDeterministicBlockChunks : 1;
+  set_split_groups(plan, batch, 1);
   return Status::Ok();
 }
 
@@ -134,6 +135,9 @@ int deterministic_group_size(const SplitPlan& plan, int batch, int concurrent_gr
   const int64_t slots = std::max(concurrent_groups, 1);
   int best = 1;
   int64_t best_time = -1;
+  // Groups of whole blocks fold them in the kernel (set_split_groups): one partial per block
+  // instead of per split, written and read back by the combine (NOTES.md v34).
+  auto folds = [&](int g) { return plan.block_splits > 1 && g % plan.block_splits == 0; };
   for (int g = 1; g <= std::max(max_group, 1); ++g) {
     int64_t groups = 0;
     int longest = 0;
@@ -143,9 +147,10 @@ int deterministic_group_size(const SplitPlan& plan, int batch, int concurrent_gr
       longest = std::max(longest, std::min(n, g));
     }
     // Waves of groups, each as long as its longest group (8 units per split) plus one unit for
-    // the group's prologue: what grouping saves is prologues, so longer groups win ties.
+    // the group's prologue: what grouping saves is prologues, so longer groups win ties, except
+    // that a group size that folds blocks beats an equally fast one that does not.
     const int64_t time = ceil_div(groups, slots) * (static_cast<int64_t>(longest) * 8 + 1);
-    if (best_time < 0 || time <= best_time) {
+    if (best_time < 0 || time < best_time || (time == best_time && (folds(g) || !folds(best)))) {
       best = g;
       best_time = time;
     }

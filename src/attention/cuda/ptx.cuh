@@ -326,6 +326,13 @@ __device__ __forceinline__ float ex2(float x) {
   return y;
 }
 
+// log2(x), one MUFU op (approximate, deterministic: the same bits wherever it runs).
+__device__ __forceinline__ float lg2(float x) {
+  float y;
+  asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
 __device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
   uint32_t r;
   asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));

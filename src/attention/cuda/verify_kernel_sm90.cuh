@@ -46,6 +46,7 @@
 
 #include <cstdint>
 
+#include "det_fold.cuh"
 #include "ptx.cuh"
 #include "traits.h"
 #include "verify_params.h"
@@ -703,6 +704,8 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
 
     const uint32_t sQ_addr = ptx::smem_addr(sQ);
 
+    // The lse of this thread's rows' block states (folded merge tree), across the group's splits.
+    float fold_lse[2] = {-INFINITY, -INFINITY};
     // The group's splits in turn, each from a fresh accumulator (Q stays).
     for (int ci = 0; ci < w.split_count; ++ci) {
       begin_split(ci);
@@ -961,7 +964,18 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
       }
 
       // ---- epilogue ----
-      const bool direct = n_splits == 1 && !p.plan.partials_only;
+      // Where the split's result goes: out/lse when the request has one split; else its partial
+      // slot, or, when this kernel folds the merge tree's blocks (SplitPlan::blocks_folded), into
+      // its block's running (o, lse) in the block's slot (det_fold.cuh: each thread reads back
+      // the values it wrote for the block's previous split, which L2 still holds), which after
+      // the last split of a one-block request is the request's output.
+      const bool single = n_splits == 1 && !p.plan.partials_only;
+      const bool folded = p.plan.blocks_folded != 0;
+      const int bsplits = p.plan.block_splits;
+      const bool block_first = split % bsplits == 0;
+      const bool block_last = split % bsplits == bsplits - 1 || split == n_splits - 1;
+      const bool direct_fold = folded && block_last && merge_items(p.plan, n_splits) == 1;
+      const int slot = folded ? split / bsplits : split;
 #pragma unroll
       for (int k = 0; k < 2; ++k) {
         const int r = row_begin + r_loc[k];
@@ -972,26 +986,81 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
         const float inv = l > 0.f ? p.out_scale / l : 0.f;
         const float lse = l > 0.f ? (m_run[k] + log2f(l)) * 0.69314718055994530942f : -INFINITY;
         const int i = r / p.num_heads, h = r % p.num_heads;
-        if (direct) {
-          auto* out = static_cast<uint16_t*>(p.out) + b * p.out_stride[0] + i * p.out_stride[1] +
-                      h * p.out_stride[2] + kh * 256 + 2 * t;
+        // The row's output (this thread's columns) and lse, and its partial slot.
+        auto out_row = [&] {
+          return static_cast<uint16_t*>(p.out) + b * p.out_stride[0] + i * p.out_stride[1] +
+                 h * p.out_stride[2] + kh * 256 + 2 * t;
+        };
+        auto out_lse = [&] {
+          return p.lse + b * p.lse_stride[0] + i * p.lse_stride[1] + h * p.lse_stride[2];
+        };
+        const int64_t prow = static_cast<int64_t>(p.plan.part_begin[b] + slot) * p.rows + r;
+        float* o = p.o_part + prow * KT::D_V + kh * 256 + 2 * t;
+        if (single) {
+          uint16_t* out = out_row();
 #pragma unroll
           for (int n = 0; n < 32; ++n) {
             *reinterpret_cast<uint32_t*>(out + n * 8) =
                 ptx::pack_bf16x2(acc[4 * n + 2 * k] * inv, acc[4 * n + 2 * k + 1] * inv);
           }
-          if (kh == 0 && t == 0) {
-            p.lse[b * p.lse_stride[0] + i * p.lse_stride[1] + h * p.lse_stride[2]] = lse;
-          }
-        } else {
-          const int64_t prow = static_cast<int64_t>(p.plan.part_begin[b] + split) * p.rows + r;
-          float* o = p.o_part + prow * KT::D_V + kh * 256 + 2 * t;
+          if (kh == 0 && t == 0) *out_lse() = lse;
+        } else if (!folded) {
 #pragma unroll
           for (int n = 0; n < 32; ++n) {
             *reinterpret_cast<float2*>(o + n * 8) =
                 make_float2(acc[4 * n + 2 * k] * inv, acc[4 * n + 2 * k + 1] * inv);
           }
           if (kh == 0 && t == 0) p.lse_part[prow] = lse;
+        } else {
+          // An empty split leaves the block's state as it is (the combine's fold skips it).
+          const bool empty = !(l > 0.f);
+          const float lse_acc = block_first ? -INFINITY : fold_lse[k];
+          const FoldWeights fw =
+              empty ? FoldWeights{lse_acc, 1.f, 0.f} : fold_weights(lse_acc, lse);
+          fold_lse[k] = fw.lse;
+          uint16_t* out = direct_fold ? out_row() : nullptr;
+          // The row's block state (this thread's own stores of the previous split), read with
+          // plain loads in batches, each batch's loads issued before the previous batch is folded
+          // and stored. One at a time behind each column's store (a volatile __ldcg, or a store
+          // the compiler cannot tell from the loads) each load costs a whole L2 round trip: ~25
+          // µs per split (NOTES.md v34). Batches of 8 (fp8: 4, ptxas spills otherwise).
+          const float2* state = reinterpret_cast<const float2*>(o);
+          constexpr int kBatch = KT::kFp8 ? 4 : 8;
+          auto load_batch = [&](int n0, float2(&v)[kBatch]) {
+#pragma unroll
+            for (int j = 0; j < kBatch; ++j) {
+              v[j] = block_first ? make_float2(0.f, 0.f) : state[(n0 + j) * 4];
+            }
+          };
+          float2 cur[kBatch], next[kBatch];
+          load_batch(0, cur);
+#pragma unroll
+          for (int n0 = 0; n0 < 32; n0 += kBatch) {
+            if (n0 + kBatch < 32) load_batch(n0 + kBatch, next);
+#pragma unroll
+            for (int j = 0; j < kBatch; ++j) {
+              const int n = n0 + j;
+              float2 v = cur[j];
+              if (!empty) {
+                v.x = fold_value(fw, v.x, __fmul_rn(acc[4 * n + 2 * k], inv));
+                v.y = fold_value(fw, v.y, __fmul_rn(acc[4 * n + 2 * k + 1], inv));
+              }
+              if (direct_fold) {
+                *reinterpret_cast<uint32_t*>(out + n * 8) = ptx::pack_bf16x2(v.x, v.y);
+              } else {
+                *reinterpret_cast<float2*>(o + n * 8) = v;
+              }
+            }
+#pragma unroll
+            for (int j = 0; j < kBatch; ++j) cur[j] = next[j];
+          }
+          if (kh == 0 && t == 0) {
+            if (direct_fold) {
+              *out_lse() = fw.lse;
+            } else if (block_last) {
+              p.lse_part[prow] = fw.lse;
+            }
+          }
         }
       }
     }  // splits of the group

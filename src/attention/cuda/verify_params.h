@@ -13,6 +13,14 @@ namespace mlaspec::attn::cuda {
 // items are numbered globally (split_begin is the prefix sum). Requests with more than one split
 // write partials to slot part_begin[b] + s (times the request's rows); single-split requests write
 // out/lse directly.
+//
+// The merge is a two-level tree (deterministic mode; block_splits 1 makes it one level): request
+// b's splits form blocks of block_splits consecutive splits, block j = splits [j * block_splits,
+// +block_splits) clipped; a block's partials are folded in split order (det_fold.cuh), and the
+// combine merges the blocks' results as it would splits. Either the combine folds each block from
+// its splits' partials (blocks_folded 0), or the 64-row kernel, whose groups then hold whole
+// blocks, folds them as it computes and writes one partial per block, at slot part_begin[b] + j
+// (blocks_folded 1; a request of one block then writes out/lse directly). Both give the same bits.
 struct SplitPlan {
   int32_t chunk = 0;         // KV tokens per split, a multiple of the KV tile (64)
   int32_t total_splits = 0;  // split_begin[batch]
@@ -38,11 +46,32 @@ struct SplitPlan {
   int32_t group_size = 1;
   int32_t total_groups = 0;  // group_begin[batch]
   int32_t group_begin[CommonTraits::kMaxBatch + 1];
+  // The merge tree (above): splits per block (kDeterministicBlockChunks in deterministic mode, else
+  // 1), and whether the main kernel folded the blocks (set_split_groups decides).
+  int32_t block_splits = 1;
+  int32_t blocks_folded = 0;
 };
 
+// Merge items of a request of n splits: its blocks (n itself when block_splits is 1). constexpr:
+// device code calls it too (--expt-relaxed-constexpr).
+constexpr int merge_items(const SplitPlan& plan, int n) {
+  return (n + plan.block_splits - 1) / plan.block_splits;
+}
+
+// Whether request b's result is left to the combine: the main kernel writes it itself when the
+// request has one split, or one block that the kernel folded.
+constexpr bool combine_needed(const SplitPlan& plan, int b) {
+  const int n = plan.split_begin[b + 1] - plan.split_begin[b];
+  return plan.blocks_folded ? merge_items(plan, n) > 1 : n > 1;
+}
+
 // Groups of `group_size` consecutive splits per request (the last group of a request may be
-// shorter; group_size 1: one split per group), for a plan whose split_begin[0..batch] is filled
-// in.
+// shorter; group_size 1: one split per group), for a plan whose split_begin[0..batch] and
+// block_splits are filled in. With blocks of several splits (deterministic plans) it also decides
+// who folds them: the kernel when every group holds whole blocks (group_size a multiple of
+// block_splits), else the combine; and lays out the partial slots for that (part_begin,
+// total_part_slots: a request of more than one split gets one slot per block or per split).
+// Plans with block_splits 1 keep their part_begin (DCP ranks lay out their own).
 inline void set_split_groups(SplitPlan* plan, int batch, int group_size) {
   plan->group_size = group_size;
   plan->group_begin[0] = 0;
@@ -51,6 +80,17 @@ inline void set_split_groups(SplitPlan* plan, int batch, int group_size) {
     plan->group_begin[b + 1] = plan->group_begin[b] + (n + group_size - 1) / group_size;
   }
   plan->total_groups = plan->group_begin[batch];
+  plan->blocks_folded = plan->block_splits > 1 && group_size % plan->block_splits == 0 ? 1 : 0;
+  if (plan->block_splits > 1) {
+    int32_t slots = 0;
+    for (int b = 0; b < batch; ++b) {
+      const int n = plan->split_begin[b + 1] - plan->split_begin[b];
+      plan->part_begin[b] = slots;
+      if (n > 1) slots += plan->blocks_folded ? merge_items(*plan, n) : n;
+    }
+    plan->part_begin[batch] = slots;
+    plan->total_part_slots = slots;
+  }
 }
 
 struct VerifyParams {
