@@ -207,6 +207,14 @@ TEST(DcpCuda, BadLayoutsAreNamed) {
   st = rank_partials_cuda(a, ShardLayout{2, 64}, 2, o.view(DType::kF32, {1, 2, 1, 16, kHeadDimV}),
                           l.view(DType::kF32, {1, 2, 1, 16}));
   EXPECT_EQ(st.message(), "rank 2 is outside [0, 2)");
+  // The GPU merge folds blocks of 1 or kDeterministicBlockChunks chunks only.
+  Buffer out(1 << 16, Device::kCUDA);
+  st = merge_gathered_cuda(o.view(DType::kF32, {2, 1, 2, 1, 16, kHeadDimV}),
+                           l.view(DType::kF32, {2, 1, 2, 1, 16}), ShardLayout{2, 64, 4},
+                           out.view(DType::kBF16, {1, 1, 16, kHeadDimV}),
+                           l.view(DType::kF32, {1, 1, 16}));
+  EXPECT_EQ(st.message(),
+            "DCP merge blocks of 4 chunks: the GPU merge folds blocks of 1 or 8 chunks");
 }
 
 }  // namespace

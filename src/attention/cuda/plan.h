@@ -5,7 +5,7 @@
 // to its seq_len. Policies:
 //   deterministic  chunk = deterministic_chunk_tokens(H) (verify.h: 1024 per 64 heads), fixed
 //                  for a model: boundaries sit at fixed absolute KV positions whatever the batch,
-//                  q_len or seq_len.
+//                  q_len or seq_len; merged in blocks of kDeterministicBlockChunks (SplitPlan).
 //   forced         options.num_splits = n: chunk = the longest request's tiles / n, rounded up.
 //   adaptive       chunk chosen by adaptive_chunk_tiles for `concurrent_splits` slots: the number
 //                  of fold split work items (each a cluster of row-tile CTAs) the GPU runs at once,
@@ -41,8 +41,9 @@ int64_t adaptive_chunk_tiles(std::span<const int64_t> tiles, int slots);
 
 // Deterministic mode: how many consecutive splits one CTA group computes (SplitPlan::group_size),
 // 1..max_group, for `concurrent_groups` groups the GPU runs at once: the fewest waves times the
-// longest group, ties to the longer group (fewer prologues). Any group size gives bitwise the same
-// result; this only decides the time.
+// longest group; ties go to a size that folds whole merge blocks in the kernel (a multiple of
+// plan.block_splits), then to the longer group (fewer prologues). Any group size gives bitwise the
+// same result; this only decides the time.
 int deterministic_group_size(const SplitPlan& plan, int batch, int concurrent_groups,
                              int max_group);
 
