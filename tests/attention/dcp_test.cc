@@ -95,18 +95,22 @@ TEST(DcpSimulated, AnyWorldSizeIsBitwiseTheSameAndMatchesTheReference) {
             << "world " << world << " blocks of " << block;
       }
     }
-    // And the chunked result is the reference's within fp32 reassociation error.
+    // And each tree's result is the reference's within fp32 reassociation error.
     std::vector<uint16_t> out(static_cast<size_t>(p.out_elems()));
     std::vector<float> lse(static_cast<size_t>(p.lse_elems()));
     ASSERT_TRUE(cpu_verify(p.host_args(TensorView(out.data(), DType::kBF16, {3, 8, 16, kHeadDimV}),
                                        TensorView(lse.data(), DType::kF32, {3, 8, 16})))
                     .ok());
-    for (size_t k = 0; k < out.size(); ++k) {
-      const float a = bf16_bits_to_float(out[k]), b = bf16_bits_to_float(one.out[k]);
-      ASSERT_NEAR(a, b, std::ldexp(std::fabs(a), -7) + 1e-5) << k;
+    for (int block : {1, 2, kDeterministicBlockChunks}) {
+      const Merged m =
+          block == kDeterministicBlockChunks ? one : run_dcp(p, ShardLayout{1, 64, block});
+      for (size_t k = 0; k < out.size(); ++k) {
+        const float a = bf16_bits_to_float(out[k]), b = bf16_bits_to_float(m.out[k]);
+        ASSERT_NEAR(a, b, std::ldexp(std::fabs(a), -7) + 1e-5) << "blocks of " << block << " " << k;
+      }
+      for (size_t k = 0; k < lse.size(); ++k)
+        ASSERT_NEAR(lse[k], m.lse[k], 1e-5 * (1 + std::fabs(lse[k]))) << "blocks of " << block;
     }
-    for (size_t k = 0; k < lse.size(); ++k)
-      ASSERT_NEAR(lse[k], one.lse[k], 1e-5 * (1 + std::fabs(lse[k])));
   }
 }
 

@@ -119,6 +119,17 @@ TEST(SplitPlan, GroupsOfWholeBlocksFoldThemWithASlotPerBlock) {
     for (int b = 0; b <= 4; ++b) EXPECT_EQ(p.part_begin[b], expect[b]) << g << " " << b;
     EXPECT_EQ(p.total_part_slots, 142) << g;
   }
+  // DCP ranks (partials_only, laid out by hand in the backend) write every split as a partial,
+  // even a request's only one: cpr slots per request.
+  for (int cpr : {4, 1}) {
+    SplitPlan r;
+    r.partials_only = 1;
+    for (int b = 0; b <= 3; ++b) r.split_begin[b] = cpr * b;
+    set_split_groups(&r, 3, 1);
+    for (int b = 0; b <= 3; ++b) EXPECT_EQ(r.part_begin[b], cpr * b) << cpr << " " << b;
+    EXPECT_EQ(r.total_part_slots, 3 * cpr);
+    EXPECT_EQ(r.blocks_folded, 0);
+  }
   SplitPlan d = plan_for({5000, 131072}, 66);
   set_split_groups(&d, 2, 8);
   EXPECT_EQ(d.block_splits, 1);

@@ -238,14 +238,10 @@ class CudaVerifyBackend final : public Backend {
     p.plan.split_step = world;
     p.plan.split_first = rank;
     p.plan.partials_only = 1;
-    for (int b = 0; b <= shape.batch; ++b) {
-      p.plan.split_begin[b] = static_cast<int32_t>(b * cpr);
-      p.plan.part_begin[b] = static_cast<int32_t>(b * cpr);
-    }
+    for (int b = 0; b <= shape.batch; ++b) p.plan.split_begin[b] = static_cast<int32_t>(b * cpr);
     p.plan.total_splits = static_cast<int32_t>(shape.batch * cpr);
-    p.plan.total_part_slots = p.plan.total_splits;
     p.plan.max_splits = static_cast<int32_t>(cpr);
-    set_split_groups(&p.plan, shape.batch, 1);
+    set_split_groups(&p.plan, shape.batch, 1);  // slots: b * cpr + k (partials_only)
     p.o_part = o_part;
     p.lse_part = lse_part;
     return launch(args, shape, geometry(shape.q_len * shape.num_heads, shape.kv_dtype), p, stream);

@@ -108,25 +108,22 @@ Status make_split_plan(std::span<const int32_t> seq_lens, int num_heads,
   chunk_tiles = std::max<int64_t>(chunk_tiles, 1);
   const int64_t chunk = std::min<int64_t>(chunk_tiles * kKvTile, int64_t{1} << 30);
   plan->chunk = static_cast<int32_t>(chunk);
-  int64_t splits = 0, slots = 0, max_splits = 0;
+  int64_t splits = 0, max_splits = 0;
   for (int b = 0; b < batch; ++b) {
     const int64_t n = std::max<int64_t>(1, ceil_div(seq_lens[b], chunk));
     plan->split_begin[b] = static_cast<int32_t>(splits);
-    plan->part_begin[b] = static_cast<int32_t>(slots);
     splits += n;
-    if (n > 1) slots += n;
     max_splits = std::max(max_splits, n);
   }
-  if (splits >= (int64_t{1} << 31) - 1 || slots >= (int64_t{1} << 31) - 1) {
+  // Partial slots never outnumber splits, so this bounds them too.
+  if (splits >= (int64_t{1} << 31) - 1) {
     return unsupported("split plan: " + std::to_string(splits) + " splits exceed the grid limit");
   }
   plan->split_begin[batch] = static_cast<int32_t>(splits);
-  plan->part_begin[batch] = static_cast<int32_t>(slots);
   plan->total_splits = static_cast<int32_t>(splits);
-  plan->total_part_slots = static_cast<int32_t>(slots);
   plan->max_splits = static_cast<int32_t>(max_splits);
   plan->block_splits = options.deterministic ? kDeterministicBlockChunks : 1;
-  set_split_groups(plan, batch, 1);
+  set_split_groups(plan, batch, 1);  // also lays out the partial slots
   return Status::Ok();
 }
 

@@ -1051,8 +1051,10 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
                 *reinterpret_cast<float2*>(o + n * 8) = v;
               }
             }
+            if (n0 + kBatch < 32) {
 #pragma unroll
-            for (int j = 0; j < kBatch; ++j) cur[j] = next[j];
+              for (int j = 0; j < kBatch; ++j) cur[j] = next[j];
+            }
           }
           if (kh == 0 && t == 0) {
             if (direct_fold) {

@@ -66,31 +66,30 @@ constexpr bool combine_needed(const SplitPlan& plan, int b) {
 }
 
 // Groups of `group_size` consecutive splits per request (the last group of a request may be
-// shorter; group_size 1: one split per group), for a plan whose split_begin[0..batch] and
-// block_splits are filled in. With blocks of several splits (deterministic plans) it also decides
-// who folds them: the kernel when every group holds whole blocks (group_size a multiple of
-// block_splits), else the combine; and lays out the partial slots for that (part_begin,
-// total_part_slots: a request of more than one split gets one slot per block or per split).
-// Plans with block_splits 1 keep their part_begin (DCP ranks lay out their own).
+// shorter; group_size 1: one split per group), for a plan whose split_begin[0..batch],
+// block_splits and partials_only are filled in. It also decides who folds the merge tree's blocks
+// (the kernel when every group holds whole blocks: group_size a multiple of block_splits > 1;
+// else the combine) and lays out the partial slots for that: part_begin and total_part_slots. A
+// request of one split writes out/lse directly and gets no slot; otherwise one slot per block
+// (folded) or per split. DCP ranks (partials_only) write every split as a partial: one slot each.
 inline void set_split_groups(SplitPlan* plan, int batch, int group_size) {
   plan->group_size = group_size;
+  plan->blocks_folded = plan->block_splits > 1 && group_size % plan->block_splits == 0 ? 1 : 0;
   plan->group_begin[0] = 0;
+  int32_t slots = 0;
   for (int b = 0; b < batch; ++b) {
     const int n = plan->split_begin[b + 1] - plan->split_begin[b];
     plan->group_begin[b + 1] = plan->group_begin[b] + (n + group_size - 1) / group_size;
+    plan->part_begin[b] = slots;
+    if (plan->partials_only) {
+      slots += n;
+    } else if (n > 1) {
+      slots += plan->blocks_folded ? merge_items(*plan, n) : n;
+    }
   }
   plan->total_groups = plan->group_begin[batch];
-  plan->blocks_folded = plan->block_splits > 1 && group_size % plan->block_splits == 0 ? 1 : 0;
-  if (plan->block_splits > 1) {
-    int32_t slots = 0;
-    for (int b = 0; b < batch; ++b) {
-      const int n = plan->split_begin[b + 1] - plan->split_begin[b];
-      plan->part_begin[b] = slots;
-      if (n > 1) slots += plan->blocks_folded ? merge_items(*plan, n) : n;
-    }
-    plan->part_begin[batch] = slots;
-    plan->total_part_slots = slots;
-  }
+  plan->part_begin[batch] = slots;
+  plan->total_part_slots = slots;
 }
 
 struct VerifyParams {
