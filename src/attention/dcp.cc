@@ -8,6 +8,18 @@
 
 namespace mlaspec::attn::dcp {
 
+namespace {
+
+// The merge tree's block size (ShardLayout::block_chunks): validate() and merge_rank_partials,
+// which takes a layout without a page size, both need it checked.
+Status check_block_chunks(int block_chunks) {
+  if (block_chunks >= 1) return Status::Ok();
+  return invalid_argument("DCP merge blocks of " + std::to_string(block_chunks) +
+                          " chunks: need at least 1");
+}
+
+}  // namespace
+
 int64_t ShardLayout::chunks_per_rank(const TensorView& seq_lens_host) const {
   int64_t longest = 0;
   for (int64_t b = 0; b < seq_lens_host.size(0); ++b) {
@@ -29,11 +41,7 @@ Status ShardLayout::validate(int page_size) const {
                             " tokens is not a positive multiple of the page size " +
                             std::to_string(page_size) + " (a page must live on one rank)");
   }
-  if (block_chunks < 1) {
-    return invalid_argument("DCP merge blocks of " + std::to_string(block_chunks) +
-                            " chunks: need at least 1");
-  }
-  return Status::Ok();
+  return check_block_chunks(block_chunks);
 }
 
 Result<RankShard> make_rank_shard(const VerifyArgs& g, const ShardLayout& layout, int rank) {
@@ -132,10 +140,7 @@ Status merge_rank_partials(std::span<const TensorView> o_parts,
     MLASPEC_RETURN_IF_ERROR(
         lse_parts[r].expect(n + "lse partials", DType::kF32, {B, cpr, Q, H}, Device::kCPU));
   }
-  if (layout.block_chunks < 1) {
-    return invalid_argument("DCP merge blocks of " + std::to_string(layout.block_chunks) +
-                            " chunks: need at least 1");
-  }
+  MLASPEC_RETURN_IF_ERROR(check_block_chunks(layout.block_chunks));
   // Global chunk order c = k * world + r: the views list the chunks in that order.
   std::vector<TensorView> os, ls;
   for (int64_t k = 0; k < cpr; ++k) {

@@ -159,6 +159,18 @@ TEST(DcpSimulated, LayoutErrorsAreNamed) {
             "live on one rank)");
   EXPECT_EQ(ShardLayout({2, 64, 0}).validate(16).message(),
             "DCP merge blocks of 0 chunks: need at least 1");
+  {
+    // The merge takes a layout without a page size, so it checks the block size itself.
+    std::vector<float> o(1 * 2 * 1 * 8 * kHeadDimV), l(1 * 2 * 1 * 8), out(1 * 8 * kHeadDimV),
+        lse(8);
+    const std::vector<TensorView> ov = {TensorView(o.data(), DType::kF32, {1, 2, 1, 8, kHeadDimV})},
+                                  lv = {TensorView(l.data(), DType::kF32, {1, 2, 1, 8})};
+    EXPECT_EQ(merge_rank_partials(ov, lv, ShardLayout{1, 64, -3},
+                                  TensorView(out.data(), DType::kF32, {1, 1, 8, kHeadDimV}),
+                                  TensorView(lse.data(), DType::kF32, {1, 1, 8}))
+                  .message(),
+              "DCP merge blocks of -3 chunks: need at least 1");
+  }
   testing::ProblemSpec s;
   testing::Problem p = testing::make_problem(s);
   Result<RankShard> r =
