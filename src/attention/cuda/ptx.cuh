@@ -188,69 +188,78 @@ __device__ __forceinline__ void wgmma_wait() {
   asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
 }
 
-// D(64x16, f32) {+}= A(64x16 bf16, smem; K-major, or MN-major with TNSP_A = 1) * B(16x16 bf16,
-// smem, K-major). The narrow kernel's swapped products (keys or V columns as M, query rows as N).
+// The element type of a wgmma's A and B operands. bf16 for bf16 KV; f16 for fp8 KV, whose e4m3
+// codes expand exactly to f16 with one cvt per two codes (NOTES.md v37). The accumulator is f32
+// either way.
+enum class MmaType { kBf16, kF16 };
+
+// One wgmma instruction string per operand type (asm needs a literal), with the same operands.
+#define MLASPEC_WGMMA(TYPE_, SHAPE_, ...)           \
+  if constexpr (TYPE_ == MmaType::kF16) {           \
+    asm volatile(SHAPE_(".f16.f16") __VA_ARGS__);   \
+  } else {                                          \
+    asm volatile(SHAPE_(".bf16.bf16") __VA_ARGS__); \
+  }
+
+// D(64x16, f32) {+}= A(64x16, smem; K-major, or MN-major with TNSP_A = 1) * B(16x16, smem,
+// K-major). The narrow kernel's swapped products (keys or V columns as M, query rows as N).
 // Element (m, n) is the same dot product, in the same k order, as element (n, m) of the
 // unswapped wgmma: operand roles do not change how the tensor cores sum (tests/gpu checks it
 // bitwise against the 64-row kernel).
-template <int TNSP_A>
+#define MLASPEC_M64N16K16(T_)                        \
+  "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %10, 0;\n\t" \
+  "wgmma.mma_async.sync.aligned.m64n16k16.f32" T_    \
+  " {%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, "      \
+  "p, 1, 1, %11, 0;\n\t}"
+template <int TNSP_A, MmaType T = MmaType::kBf16>
 __device__ __forceinline__ void wgmma_m64n16k16_ss(float (&d)[8], uint64_t desc_a, uint64_t desc_b,
                                                    int scale_d) {
-  asm volatile(
-      "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %10, 0;\n\t"
-      "wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7}, %8, "
-      "%9, p, 1, 1, %11, 0;\n\t}"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
-        "+f"(d[7])
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(TNSP_A));
+  MLASPEC_WGMMA(T, MLASPEC_M64N16K16,
+                : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
+                  "+f"(d[6]), "+f"(d[7])
+                : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(TNSP_A))
 }
+#undef MLASPEC_M64N16K16
 
-// D(64x32, f32) {+}= A(64x16 bf16, smem, K-major) * B(16x32 bf16, smem, K-major).
+// D(64x64, f32) {+}= A(64x16, smem, K-major) * B(16x64, smem, K-major).
 // scale_d = 0 overwrites D. Row r of D depends only on row r of A: the bitwise contract.
-__device__ __forceinline__ void wgmma_m64n32k16_ss(float (&d)[16], uint64_t desc_a, uint64_t desc_b,
-                                                   int scale_d) {
-  asm volatile(
-      "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %18, 0;\n\t"
-      "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, "
-      "%9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1, 0, 0;\n\t}"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
-        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
-        "+f"(d[14]), "+f"(d[15])
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d));
-}
-
-// D(64x64, f32) {+}= A(64x16 bf16, smem, K-major) * B(16x64 bf16, smem, K-major).
-// scale_d = 0 overwrites D. Row r of D depends only on row r of A: the bitwise contract.
+#define MLASPEC_M64N64K16(T_)                                                                    \
+  "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %34, 0;\n\t"                                             \
+  "wgmma.mma_async.sync.aligned.m64n64k16.f32" T_                                                \
+  " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, " \
+  "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 0;\n\t}"
+template <MmaType T = MmaType::kBf16>
 __device__ __forceinline__ void wgmma_m64n64k16_ss(float (&d)[32], uint64_t desc_a, uint64_t desc_b,
                                                    int scale_d) {
-  asm volatile(
-      "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %34, 0;\n\t"
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, "
-      "%9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, "
-      "%27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 0;\n\t}"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
-        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
-        "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
-        "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
-        "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+  MLASPEC_WGMMA(T, MLASPEC_M64N64K16,
+                : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
+                  "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
+                  "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]),
+                  "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+                  "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
+                  "+f"(d[30]), "+f"(d[31])
+                : "l"(desc_a), "l"(desc_b), "r"(scale_d))
 }
+#undef MLASPEC_M64N64K16
 
-// D(64x256, f32) {+}= A(64x16 bf16, smem, K-major) * B(16x256 bf16, smem, MN-major).
+// D(64x256, f32) {+}= A(64x16, smem, K-major) * B(16x256, smem, MN-major).
 // scale_d = 0 overwrites D. Row r of D depends only on row r of A: the bitwise contract.
+#define MLASPEC_M64N256K16(T_)                                                                     \
+  "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %130, 0;\n\t"                                              \
+  "wgmma.mma_async.sync.aligned.m64n256k16.f32" T_                                                 \
+  " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, "   \
+  "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, "     \
+  "%38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, "     \
+  "%56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, "     \
+  "%74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, "     \
+  "%92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, " \
+  "%109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, "     \
+  "%124, %125, %126, %127}, %128, %129, p, 1, 1, 0, 1;\n\t}"
+template <MmaType T = MmaType::kBf16>
 __device__ __forceinline__ void wgmma_m64n256k16_ss_tb(float (&d)[128], uint64_t desc_a,
                                                        uint64_t desc_b, int scale_d) {
-  asm volatile(
-      "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %130, 0;\n\t"
-      "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, "
-      "%9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, "
-      "%27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, "
-      "%45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, "
-      "%63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, "
-      "%81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, "
-      "%99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, "
-      "%114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, "
-      "%129, p, 1, 1, 0, 1;\n\t}"
+  MLASPEC_WGMMA(
+      T, MLASPEC_M64N256K16,
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
         "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
         "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
@@ -270,8 +279,10 @@ __device__ __forceinline__ void wgmma_m64n256k16_ss_tb(float (&d)[128], uint64_t
         "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]),
         "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]),
         "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d))
 }
+#undef MLASPEC_M64N256K16
+#undef MLASPEC_WGMMA
 
 // ---- TMA tensor copies --------------------------------------------------------------------------
 
@@ -339,62 +350,25 @@ __device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
   return r;
 }
 
-// Two fp8 e4m3 codes (low byte first) -> two bf16, exactly: every e4m3 value is an f16 and a bf16.
-__device__ __forceinline__ uint32_t fp8x2_to_bf16x2(uint16_t codes) {
-  uint32_t h2;
-  asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h2) : "h"(codes));
-  float lo, hi;
-  asm("{\n\t.reg .f16 l, h;\n\tmov.b32 {l, h}, %2;\n\tcvt.f32.f16 %0, l;\n\tcvt.f32.f16 %1, h;\n\t}"
-      : "=f"(lo), "=f"(hi)
-      : "r"(h2));
-  return pack_bf16x2(lo, hi);
+__device__ __forceinline__ uint32_t pack_f16x2(float lo, float hi) {
+  uint32_t r;
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
 }
 
-// Nonzero iff the chunk holds a NaN code (s.1111.111): (code & 0x7f) == 0x7f exactly when adding
-// 1 to it carries into bit 7 (no carry can leave the byte, since (code & 0x7f) + 1 <= 0x80).
-__device__ __forceinline__ uint32_t fp8x16_nan(const uint4& chunk) {
-  const uint32_t w[4] = {chunk.x, chunk.y, chunk.z, chunk.w};
-  uint32_t nan = 0;
-#pragma unroll
-  for (int i = 0; i < 4; ++i) nan |= ((w[i] & 0x7f7f7f7fu) + 0x01010101u) & 0x80808080u;
-  return nan;
-}
-
-// The 16-code functions take a chunk of sixteen fp8 e4m3 codes (byte k = code k) and give sixteen
-// bf16 in o[0..7] (o[j] = codes 2j, 2j+1, low half first).
-
-// Exact for every code, on the conversion pipe (a quarter of the integer rate).
-__device__ __forceinline__ void fp8x16_to_bf16x16_cvt(const uint4& chunk, uint32_t (&o)[8]) {
+// Sixteen fp8 e4m3 codes (byte k = code k) -> sixteen f16 in o[0..7] (o[j] = codes 2j, 2j+1, low
+// half first), exactly for every code, NaN included: every e4m3 value is an f16. One cvt per two
+// codes: the fp8 kernels' expansion (their MMAs are f16, NOTES.md v37).
+__device__ __forceinline__ void fp8x16_to_f16x16(const uint4& chunk, uint32_t (&o)[8]) {
   const uint32_t w[4] = {chunk.x, chunk.y, chunk.z, chunk.w};
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
-    o[2 * i] = fp8x2_to_bf16x2(static_cast<uint16_t>(w[i] & 0xffffu));
-    o[2 * i + 1] = fp8x2_to_bf16x2(static_cast<uint16_t>(w[i] >> 16));
-  }
-}
-
-// Exact for every code but NaN (which comes out as +-480), in four integer/FMA-pipe instructions
-// per two codes: a code s.eeee.mmm is moved into bf16's bit positions as s.0000eeee.mmm0000,
-// i.e. 2^(e-127) * 1.mmm (e > 0) or the subnormal 2^-126 * 0.mmm (e = 0), then multiplied by
-// 2^120: 2^(e-7) * 1.mmm and 2^-6 * 0.mmm, the e4m3 values. The product is exact.
-__device__ __forceinline__ void fp8x16_to_bf16x16_bits(const uint4& chunk, uint32_t (&o)[8]) {
-  const uint32_t w[4] = {chunk.x, chunk.y, chunk.z, chunk.w};
-  const uint32_t two_pow_120 = 0x7b807b80u;  // bf16x2 {2^120, 2^120}
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      // Codes 2h, 2h+1 of the word, each sign-extended to 16 bits (prmt selector nibble 8 | k
-      // replicates the sign of byte k): s...s.s.eeee.mmm
-      uint32_t x;
-      asm("prmt.b32 %0, %1, 0, %2;" : "=r"(x) : "r"(w[i]), "r"(h == 0 ? 0x9180u : 0xb3a2u));
-      // << 4 and keep sign, eeee, mmm (the shift's spill from the low lane lands in bits 16..19,
-      // masked off): bf16 bits s.0000eeee.mmm0000.
-      x = (x << 4) & 0x87f087f0u;
-      uint32_t y;
-      asm("mul.rn.bf16x2 %0, %1, %2;" : "=r"(y) : "r"(x), "r"(two_pow_120));
-      o[2 * i + h] = y;
-    }
+    asm("cvt.rn.f16x2.e4m3x2 %0, %1;"
+        : "=r"(o[2 * i])
+        : "h"(static_cast<uint16_t>(w[i] & 0xffffu)));
+    asm("cvt.rn.f16x2.e4m3x2 %0, %1;"
+        : "=r"(o[2 * i + 1])
+        : "h"(static_cast<uint16_t>(w[i] >> 16)));
   }
 }
 

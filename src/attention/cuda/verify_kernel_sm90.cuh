@@ -28,7 +28,8 @@
 // tile is 9 column blocks of [64 rows x 128 B], 16-byte chunk c of row r stored at chunk c ^ (r%8).
 // bf16 KV lands that way straight from TMA. fp8 KV lands as raw codes (TMA, [64 keys x 64 B] per
 // column block) in the top half of the stage, and the producer warpgroup expands each block
-// (exactly) into the swizzled bf16 block in place, so the consumers are the same for both dtypes
+// (exactly) into a swizzled f16 block in place, so the consumers are the same for both dtypes but
+// for the MMAs' operand type (fp8: f16, with Q scaled per row and P by 2^15; Sm90Traits::MMA)
 // and fp8 moves half the bytes with the same shared memory.
 //
 // Bitwise contract: a row's arithmetic depends only on key positions (which warpgroup computes
@@ -69,6 +70,12 @@ struct Sm90Traits {
   static constexpr int NUM_THREADS = NUM_CONSUMER_THREADS + 128;
   // fp8's producer warpgroup also dequantises, DEQUANT_BLOCKS column blocks per step: more
   // registers for more independent chunks in flight per thread (the consumers fit in 216).
+  // fp8's MMAs take f16 operands (NOTES.md v37): its codes expand exactly to f16 with one cvt per
+  // two codes, Q is scaled per row by a power of two into f16's range (sm90::q_row_scale), and P
+  // enters the MMAs times P_SCALE, undone in the epilogue (both exact, so the bits of a row depend
+  // only on its own inputs, as before).
+  static constexpr ptx::MmaType MMA = kFp8 ? ptx::MmaType::kF16 : ptx::MmaType::kBf16;
+  static constexpr float P_SCALE = kFp8 ? 32768.f : 1.f;
   static constexpr int PRODUCER_REGS = kFp8 ? 72 : 40;
   static constexpr int CONSUMER_REGS = kFp8 ? 216 : 232;
   static constexpr int DEQUANT_BLOCKS = 3;
@@ -80,7 +87,7 @@ struct Sm90Traits {
   static constexpr int BOX_ROW_BYTES = 64 * static_cast<int>(sizeof(KvT));
   static constexpr int COPY_BLOCK_BYTES = BLOCK_N * BOX_ROW_BYTES;  // one column block of a tile
   // fp8: the raw codes of a tile land as 9 dense [64 keys x 64 B] blocks in the top half of the
-  // stage, where the producer warpgroup expands them in place into the swizzled bf16 tile
+  // stage, where the producer warpgroup expands them in place into the swizzled f16 tile
   // (block by block in column order: output block j only ever overwrites raw blocks <= j).
   static constexpr int RAW_OFF = kFp8 ? TILE_BYTES - COL_BLOCKS * COPY_BLOCK_BYTES : 0;
   static constexpr int NUM_DEQUANT_THREADS = 128;  // the producer warpgroup (fp8)
@@ -95,7 +102,8 @@ struct Sm90Traits {
   static constexpr int RED_LF = 5 * BLOCK_M;
   static constexpr int RED_BYTES = 6 * BLOCK_M * 4;
   // P of the pair's second tile (WG1's, read by WG0's P V): its own [64 x 128 B] block, so that
-  // stage 1's V-right + rope half is free as soon as WG1's P V of it is done.
+  // stage 1's V-right + rope half is free as soon as WG1's P V of it is done. fp8 puts P1 over
+  // t1's rope block and keeps Q's per-row scales here instead (float [64]).
   static constexpr int P1_BYTES = BLOCK_BYTES;
   // Full barriers: one per column block and stage (Q K^T starts on the first block while the
   // rest of the tile is still landing). fp8 adds as many copy barriers (raw block landed).
@@ -283,7 +291,7 @@ __device__ __forceinline__ void issue_qk64(float (&sf)[32], uint32_t sQ_addr, ui
     for (int kk = 0; kk < 4; ++kk) {
       // 32-byte step inside the 128-byte swizzled row (descriptor units of 16 B).
       const uint64_t off = static_cast<uint64_t>((blk * KT::BLOCK_BYTES + kk * 32) >> 4);
-      ptx::wgmma_m64n64k16_ss(sf, desc_q + off, desc_k + off, (i | kk) != 0 ? 1 : 0);
+      ptx::wgmma_m64n64k16_ss<KT::MMA>(sf, desc_q + off, desc_k + off, (i | kk) != 0 ? 1 : 0);
     }
   }
   ptx::wgmma_commit();
@@ -298,19 +306,21 @@ __device__ __forceinline__ void issue_pv(float (&acc)[128], uint32_t sP_addr, ui
   ptx::wgmma_fence();
 #pragma unroll
   for (int kk = 0; kk < KT::BLOCK_N / 16; ++kk) {
-    ptx::wgmma_m64n256k16_ss_tb(acc, desc_p + ((kk * 32) >> 4), desc_v + ((kk * 16 * 128) >> 4), 1);
+    ptx::wgmma_m64n256k16_ss_tb<KT::MMA>(acc, desc_p + ((kk * 32) >> 4),
+                                         desc_v + ((kk * 16 * 128) >> 4), 1);
   }
   ptx::wgmma_commit();
 }
 
 // Online softmax over one 64-key tile held by one warpgroup. This thread holds rows r_loc[0..1]
 // and keys key0 + 8j + 2t + {0,1}, j < 8 (sf[4j + e]: row e >> 1, key + (e & 1)). Masks keys past
-// each row's last visible key, scales to the log2 domain and turns S into P = 2^(s - m_new) in
+// each row's last visible key, scales to the log2 domain (ssl: each row's factor, the call's
+// score_scale_log2 times 1 / its Q scale) and turns S into P = 2^(s - m_new) in
 // place. m: the running max before the tile on entry, after it on return; scale: 2^(m_old -
 // m_new), exactly 1 when the max did not move (masked tiles are exact no-ops); sum: the rows'
 // sums of P over the tile, reduced over the row's 4 threads in a fixed order.
 __device__ __forceinline__ void softmax_tile64(float (&sf)[32], int key0, int t,
-                                               const int (&vis)[2], float score_scale_log2,
+                                               const int (&vis)[2], const float (&ssl)[2],
                                                float (&m)[2], float (&scale)[2], float (&sum)[2]) {
   float mx[2] = {-INFINITY, -INFINITY};
 #pragma unroll
@@ -318,7 +328,7 @@ __device__ __forceinline__ void softmax_tile64(float (&sf)[32], int key0, int t,
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
       const int key = key0 + j * 8 + 2 * t + (e & 1);
-      const float x = key <= vis[e >> 1] ? sf[4 * j + e] * score_scale_log2 : -INFINITY;
+      const float x = key <= vis[e >> 1] ? sf[4 * j + e] * ssl[e >> 1] : -INFINITY;
       sf[4 * j + e] = x;
       mx[e >> 1] = fmaxf(mx[e >> 1], x);
     }
@@ -346,15 +356,90 @@ __device__ __forceinline__ void softmax_tile64(float (&sf)[32], int key0, int t,
   }
 }
 
-// P (f32, S's accumulator layout) times `scale` per row -> bf16 pairs: pb[i] holds keys 8(i >> 1)
-// + 2t, +1 of row g + 8(i & 1). scale 1 leaves P as is (x * 1 == x).
+// Two f32 -> the MMA operand type T (bf16 or f16), packed, low half first.
+template <ptx::MmaType T>
+__device__ __forceinline__ uint32_t pack_mma(float lo, float hi) {
+  if constexpr (T == ptx::MmaType::kF16) {
+    return ptx::pack_f16x2(lo, hi);
+  } else {
+    return ptx::pack_bf16x2(lo, hi);
+  }
+}
+
+// P (f32, S's accumulator layout) times `scale` per row -> pairs of type T: pb[i] holds keys
+// 8(i >> 1) + 2t, +1 of row g + 8(i & 1). scale 1 leaves P as is (x * 1 == x).
+template <ptx::MmaType T>
 __device__ __forceinline__ void pack_p(uint32_t (&pb)[16], const float (&sf)[32],
                                        const float (&scale)[2]) {
 #pragma unroll
   for (int i = 0; i < 16; ++i) {
     const float s = scale[i & 1];  // sf[2i], sf[2i + 1]: keys 8(i >> 1) + 2t.., row g + 8(i & 1)
-    pb[i] = ptx::pack_bf16x2(sf[2 * i] * s, sf[2 * i + 1] * s);
+    pb[i] = pack_mma<T>(sf[2 * i] * s, sf[2 * i + 1] * s);
   }
+}
+
+// fp8 kernels: Q enters the f16 MMAs as q * s per row, s = 2^(14 - e) for the row's largest
+// magnitude amax in [2^e, 2^(e+1)), so that every q * s lies below 2^15 (no overflow of f16's
+// 65504) and a bf16 q is exact in f16 down to 2^-31 of amax (smaller components round to f16's
+// subnormals, at most 2^-25 absolute in the scaled row); the scores are multiplied back by 1 / s,
+// a power of two too. s = 1 for a row of zeros (padding) or a non-finite amax (NaN or inf stays
+// what it is). Clamped to 2^+-126, normal floats both ways.
+__device__ __forceinline__ float q_row_scale(float amax) {
+  const int e = static_cast<int>((__float_as_uint(amax) >> 23) & 0xffu) - 127;
+  if (amax == 0.f || e == 128) return 1.f;
+  const int k = max(-126, min(126, 14 - e));
+  return __uint_as_float(static_cast<uint32_t>(127 + k) << 23);
+}
+// Eight bf16 (one 16-byte chunk) -> their magnitudes' maximum, and -> eight f16 of q * s.
+__device__ __forceinline__ float bf16x8_amax(const uint4& v) {
+  const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+  float a = 0.f;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    a = fmaxf(a, fabsf(__uint_as_float(w[i] << 16)));
+    a = fmaxf(a, fabsf(__uint_as_float(w[i] & 0xffff0000u)));
+  }
+  return a;
+}
+__device__ __forceinline__ uint4 bf16x8_to_f16x8_scaled(const uint4& v, float s) {
+  const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+  uint32_t o[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    o[i] =
+        ptx::pack_f16x2(__uint_as_float(w[i] << 16) * s, __uint_as_float(w[i] & 0xffff0000u) * s);
+  }
+  return make_uint4(o[0], o[1], o[2], o[3]);
+}
+
+// fp8 kernels: one Q row (bf16 at `src`, or zeros where src is null: a row past the tile) into
+// the swizzled Q operand sQ (column blocks BLOCK_BYTES apart) as f16 scaled by the row's
+// q_row_scale, by kParts adjacent lanes of one warp, lane `part` taking 16-byte chunks part,
+// part + kParts, ...; returns 1 / the scale (every lane of the row).
+template <int kParts, int BLOCK_BYTES>
+__device__ __forceinline__ float load_q_row_f16(const uint16_t* src, uint8_t* sQ, int row,
+                                                int part) {
+  constexpr int kChunks = CommonTraits::kHeadDimQK / 8 / kParts;
+  static_assert(kChunks * kParts * 8 == CommonTraits::kHeadDimQK && (kParts & (kParts - 1)) == 0);
+  uint4 v[kChunks];
+#pragma unroll
+  for (int k = 0; k < kChunks; ++k) {
+    v[k] = src != nullptr ? __ldg(reinterpret_cast<const uint4*>(src) + part + kParts * k)
+                          : make_uint4(0, 0, 0, 0);
+  }
+  float amax = 0.f;
+#pragma unroll
+  for (int k = 0; k < kChunks; ++k) amax = fmaxf(amax, bf16x8_amax(v[k]));
+#pragma unroll
+  for (int o = 1; o < kParts; o <<= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
+  const float qs = q_row_scale(amax);
+#pragma unroll
+  for (int k = 0; k < kChunks; ++k) {
+    const int col = part + kParts * k;
+    *reinterpret_cast<uint4*>(sQ + (col >> 3) * BLOCK_BYTES + sw128(row, col & 7)) =
+        bf16x8_to_f16x8_scaled(v[k], qs);
+  }
+  return 1.f / qs;
 }
 
 // Packed P -> a swizzled [64 x 128 B] block, then the fence that lets wgmma read it.
@@ -371,30 +456,20 @@ __device__ __forceinline__ void store_p(uint8_t* sP, const uint32_t (&pb)[16],
   ptx::fence_proxy_async_smem();
 }
 
-// Expands a thread's NC chunks of 16 fp8 codes (exactly) and hands chunk k's 16 bf16 to
-// store(k, o): the integer path unless one of the chunks holds a NaN code (`nan`, from
-// ptx::fp8x16_nan), in one branch for all of them (a branch per chunk would serialise them).
+// Expands a thread's NC chunks of 16 fp8 codes (exactly, to f16: the fp8 kernels' MMA type) and
+// hands chunk k's 16 values to store(k, o).
 template <int NC, typename Store>
-__device__ __forceinline__ void expand_chunks(const uint4 (&v)[NC], uint32_t nan, Store&& store) {
-  if (nan == 0) {
+__device__ __forceinline__ void expand_chunks(const uint4 (&v)[NC], Store&& store) {
 #pragma unroll
-    for (int k = 0; k < NC; ++k) {
-      uint32_t o[8];
-      ptx::fp8x16_to_bf16x16_bits(v[k], o);
-      store(k, o);
-    }
-  } else {
-#pragma unroll
-    for (int k = 0; k < NC; ++k) {
-      uint32_t o[8];
-      ptx::fp8x16_to_bf16x16_cvt(v[k], o);
-      store(k, o);
-    }
+  for (int k = 0; k < NC; ++k) {
+    uint32_t o[8];
+    ptx::fp8x16_to_f16x16(v[k], o);
+    store(k, o);
   }
 }
 
 // fp8: expands column blocks blk0..blk0+NB-1 of a landed raw tile (dense [64 keys x 64 codes] at
-// RAW_OFF + blk * 4 KB) into the stage's swizzled bf16 blocks (exact; kv_scale is folded into the
+// RAW_OFF + blk * 4 KB) into the stage's swizzled f16 blocks (exact; kv_scale is folded into the
 // score and output scales), run by the NUM_DEQUANT_THREADS threads of the producer warpgroup once
 // the raw blocks have landed. Keys valid..63 are written as zeros (never copied, or past seq_len in
 // the last page; 0 * NaN would be NaN in P V). In place: output block j covers raw blocks 2j-9
@@ -407,18 +482,16 @@ __device__ __forceinline__ void dequant_blocks(uint32_t stage, int blk0, int val
   constexpr int PER_BLOCK = CHUNKS / KT::NUM_DEQUANT_THREADS;
   static_assert(CHUNKS % KT::NUM_DEQUANT_THREADS == 0);
   uint4 v[NB * PER_BLOCK];
-  uint32_t nan = 0;
 #pragma unroll
   for (int k = 0; k < NB * PER_BLOCK; ++k) {
     const int blk = blk0 + k / PER_BLOCK;
     const int c = dtid + (k % PER_BLOCK) * KT::NUM_DEQUANT_THREADS;
     const uint32_t raw = stage + KT::RAW_OFF + blk * KT::COPY_BLOCK_BYTES;
     v[k] = (c >> 2) < valid ? ptx::ld_shared_v4(raw + c * 16) : make_uint4(0, 0, 0, 0);
-    nan |= ptx::fp8x16_nan(v[k]);
   }
   if (blk0 + NB > 4) ptx::named_bar_sync(bar, KT::NUM_DEQUANT_THREADS);
   auto store = [&](int k, const uint32_t(&o)[8]) {
-    // 16 codes = bf16 chunks 2q, 2q + 1 of the key's 128-byte row in the block.
+    // 16 codes = f16 chunks 2q, 2q + 1 of the key's 128-byte row in the block.
     const int blk = blk0 + k / PER_BLOCK;
     const int c = dtid + (k % PER_BLOCK) * KT::NUM_DEQUANT_THREADS;
     const int key = c >> 2, q = c & 3;
@@ -426,7 +499,7 @@ __device__ __forceinline__ void dequant_blocks(uint32_t stage, int blk0, int val
     ptx::st_shared_v4(out + sw128(key, 2 * q), o[0], o[1], o[2], o[3]);
     ptx::st_shared_v4(out + sw128(key, 2 * q + 1), o[4], o[5], o[6], o[7]);
   };
-  expand_chunks(v, nan, store);
+  expand_chunks(v, store);
   // Generic-proxy writes that wgmma (async proxy) reads next.
   ptx::fence_proxy_async_smem();
 }
@@ -661,33 +734,48 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
     const int r_loc[2] = {rg * 16 + g, rg * 16 + g + 8};
 
     // Q rows -> sQ (swizzled); rows past the tile are zero and never written back.
+    // fp8: 1 / the Q scale of each row (sm90::q_row_scale), over the P1 block fp8 does not use.
+    float* sQinv = reinterpret_cast<float*>(smem + KT::OFF_P1);
     {
       const auto* q = static_cast<const uint16_t*>(p.q);
       constexpr int CHUNKS_PER_ROW = KT::D_QK / 8;
       constexpr int PER_THREAD = KT::BLOCK_M * CHUNKS_PER_ROW / KT::NUM_CONSUMER_THREADS;  // 18
-      constexpr int BATCH = 9;  // loads in flight per thread before their stores
-      static_assert(PER_THREAD % BATCH == 0);
-#pragma unroll
-      for (int b0 = 0; b0 < PER_THREAD; b0 += BATCH) {
-        uint4 v[BATCH];
-#pragma unroll
-        for (int k = 0; k < BATCH; ++k) {
-          const int c = tid + (b0 + k) * KT::NUM_CONSUMER_THREADS;
-          const int row = c / CHUNKS_PER_ROW, col = c % CHUNKS_PER_ROW;
-          const int r = row_begin + row;
-          v[k] = make_uint4(0, 0, 0, 0);
-          if (r < row_end) {
-            const int i = r / p.num_heads, h = r % p.num_heads;
-            const uint16_t* src = q + b * p.q_stride[0] + i * p.q_stride[1] + h * p.q_stride[2];
-            v[k] = __ldg(reinterpret_cast<const uint4*>(src) + col);
-          }
+      if constexpr (KT::kFp8) {
+        // Four adjacent lanes per row, scaled into f16.
+        static_assert(KT::NUM_CONSUMER_THREADS == 4 * KT::BLOCK_M);
+        const int row = tid >> 2, part = tid & 3, r = row_begin + row;
+        const uint16_t* src = nullptr;
+        if (r < row_end) {
+          const int i = r / p.num_heads, h = r % p.num_heads;
+          src = q + b * p.q_stride[0] + i * p.q_stride[1] + h * p.q_stride[2];
         }
+        const float inv = sm90::load_q_row_f16<4, KT::BLOCK_BYTES>(src, sQ, row, part);
+        if (part == 0) sQinv[row] = inv;
+      } else {
+        constexpr int BATCH = 9;  // loads in flight per thread before their stores
+        static_assert(PER_THREAD % BATCH == 0);
 #pragma unroll
-        for (int k = 0; k < BATCH; ++k) {
-          const int c = tid + (b0 + k) * KT::NUM_CONSUMER_THREADS;
-          const int row = c / CHUNKS_PER_ROW, col = c % CHUNKS_PER_ROW;
-          *reinterpret_cast<uint4*>(sQ + (col >> 3) * KT::BLOCK_BYTES + sm90::sw128(row, col & 7)) =
-              v[k];
+        for (int b0 = 0; b0 < PER_THREAD; b0 += BATCH) {
+          uint4 v[BATCH];
+#pragma unroll
+          for (int k = 0; k < BATCH; ++k) {
+            const int c = tid + (b0 + k) * KT::NUM_CONSUMER_THREADS;
+            const int row = c / CHUNKS_PER_ROW, col = c % CHUNKS_PER_ROW;
+            const int r = row_begin + row;
+            v[k] = make_uint4(0, 0, 0, 0);
+            if (r < row_end) {
+              const int i = r / p.num_heads, h = r % p.num_heads;
+              const uint16_t* src = q + b * p.q_stride[0] + i * p.q_stride[1] + h * p.q_stride[2];
+              v[k] = __ldg(reinterpret_cast<const uint4*>(src) + col);
+            }
+          }
+#pragma unroll
+          for (int k = 0; k < BATCH; ++k) {
+            const int c = tid + (b0 + k) * KT::NUM_CONSUMER_THREADS;
+            const int row = c / CHUNKS_PER_ROW, col = c % CHUNKS_PER_ROW;
+            *reinterpret_cast<uint4*>(sQ + (col >> 3) * KT::BLOCK_BYTES +
+                                      sm90::sw128(row, col & 7)) = v[k];
+          }
         }
       }
       // Generic-proxy writes that wgmma (async proxy) reads next.
@@ -703,6 +791,14 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
     ptx::named_bar_sync(1, KT::NUM_CONSUMER_THREADS);  // sQ complete
 
     const uint32_t sQ_addr = ptx::smem_addr(sQ);
+    // This thread's rows' factors from scores to the log2 domain (fp8: times 1 / the row's Q
+    // scale, exact), read where a softmax needs them: two more live registers through the pair
+    // loop spill.
+    auto row_ssl = [&](float(&ssl)[2]) {
+      for (int k = 0; k < 2; ++k) {
+        ssl[k] = KT::kFp8 ? p.score_scale_log2 * sQinv[r_loc[k]] : p.score_scale_log2;
+      }
+    };
 
     // The lse of this thread's rows' block states (folded merge tree), across the group's splits.
     float fold_lse[2] = {-INFINITY, -INFINITY};
@@ -734,6 +830,8 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
         // WG1 after the last pair (hand[3]). Without t1, scale1 = 1 and P0 is stored as is.
         // [5][64]: m0, scale0 (WG0 -> WG1); m1, scale1, sum1 (WG1 -> WG0).
         const float one[2] = {1.f, 1.f};
+        // P's factor into the MMAs (KT::P_SCALE; 1 for bf16).
+        const float p_in[2] = {KT::P_SCALE, KT::P_SCALE};
         float* sM0 = sRed;
         float* sSc0 = sRed + 64;
         float* sM1 = sRed + 128;
@@ -765,8 +863,10 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
         // WG1's tile t1 (S complete): softmax from t0's max, P1 -> sP1, slot 1, hand[1].
         auto softmax_t1_hand_over = [&](float(&sf)[32], uint32_t(&pb)[16], int key1, uint8_t* sP1,
                                         float(&sc)[2], float(&sum)[2]) {
-          sm90::softmax_tile64(sf, key1, t, vis, p.score_scale_log2, m_run, sc, sum);
-          sm90::pack_p(pb, sf, one);
+          float ssl[2];
+          row_ssl(ssl);
+          sm90::softmax_tile64(sf, key1, t, vis, ssl, m_run, sc, sum);
+          sm90::pack_p<KT::MMA>(pb, sf, p_in);
           sm90::store_p(sP1, pb, r_loc, t);
           if (t == 0) {
             for (int k = 0; k < 2; ++k) {
@@ -812,8 +912,10 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
               }
               sm90::issue_qk64<KT, 0, 0, KT::COL_BLOCKS>(sf, sQ_addr, st0, full0, ph);
               ptx::wgmma_wait<0>();
-              sm90::softmax_tile64(sf, key0, t, vis, p.score_scale_log2, m_run, sc, sum);
-              sm90::pack_p(pb, sf, one);
+              float ssl[2];
+              row_ssl(ssl);
+              sm90::softmax_tile64(sf, key0, t, vis, ssl, m_run, sc, sum);
+              sm90::pack_p<KT::MMA>(pb, sf, p_in);
               sm90::store_p(stage0 + KT::ROPE_OFF, pb, r_loc, t);
               give_t0(sc);
               sm90::rescale_acc(acc, sc);
@@ -876,11 +978,13 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
               sm90::issue_qk64<KT, 0, VH, KT::COL_BLOCKS>(sf, sQ_addr, st0 + r0_off, full0_r, ph);
             }
             ptx::wgmma_wait<0>();
-            sm90::softmax_tile64(sf, key0, t, vis, p.score_scale_log2, m_run, sc, sum);
+            float ssl[2];
+            row_ssl(ssl);
+            sm90::softmax_tile64(sf, key0, t, vis, ssl, m_run, sc, sum);
             give_t0(sc);
             sm90::rescale_acc(acc, sc);
             for (int k = 0; k < 2; ++k) l_run[k] = l_run[k] * sc[k] + sum[k];
-            sm90::pack_p(pb, sf, one);
+            sm90::pack_p<KT::MMA>(pb, sf, one);
             // Over t0's rope block (S0 read it).
             sm90::store_p(sStage + r0_off + KT::ROPE_OFF, pb, r_loc, t);
             sm90::issue_pv<KT>(acc, st0 + r0_off + KT::ROPE_OFF, st0);
@@ -891,7 +995,7 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
               ptx::mbar_wait(&hand_bar[1], ph);
               take_t1(sc1, sum);
               // P0 on WG1's max for its V-right half, in place (P0 V0L has retired).
-              sm90::pack_p(pb, sf, sc1);
+              sm90::pack_p<KT::MMA>(pb, sf, sc1);
               sm90::store_p(sStage + r0_off + KT::ROPE_OFF, pb, r_loc, t);
             }
             ptx::mbar_arrive(&hand_bar[2]);
@@ -983,7 +1087,8 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
         const float l = l_run[k];
         // A row with no visible key in this split is the merge's neutral element: o = 0, lse =
         // -inf.
-        const float inv = l > 0.f ? p.out_scale / l : 0.f;
+        // fp8: P entered the MMAs times P_SCALE (a power of two: the product is exact).
+        const float inv = l > 0.f ? p.out_scale / l * (1.f / KT::P_SCALE) : 0.f;
         const float lse = l > 0.f ? (m_run[k] + log2f(l)) * 0.69314718055994530942f : -INFINITY;
         const int i = r / p.num_heads, h = r % p.num_heads;
         // The row's output (this thread's columns) and lse, and its partial slot.

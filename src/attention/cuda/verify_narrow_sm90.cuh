@@ -7,9 +7,10 @@
 // are swapped: S^T = K Q^T (M = 64 keys, N = 16 rows) and O^T = V^T P^T (M = 64 V columns, N = 16
 // rows), a quarter of the tensor work; the KV streams through a ring of [64 keys x 64 columns]
 // blocks (one 8 KB slot per column block), each freed as soon as its last reader is done; and
-// fp8's raw pages land whole (one bulk copy per page) in raw tiles of their own, expanded by two
-// warpgroups taking alternate steps. Measured on the H200 (NOTES.md v22, v23): fp8 decode 25-28%
-// faster than the 64-row kernel, bf16 within 1%.
+// fp8's raw pages land whole (one bulk copy per page) in raw tiles of their own, expanded (to
+// f16, the fp8 MMAs' type, as in the 64-row kernel) by two warpgroups taking alternate steps.
+// Measured on the H200 (NOTES.md v22, v23): fp8 decode 25-28% faster than the 64-row kernel, bf16
+// within 1%.
 //
 // Bitwise contract: a row's arithmetic is the 64-row kernel's, step for step, so fold == rowwise
 // and verify row i == the decode call whichever kernel serves each call:
@@ -38,6 +39,9 @@ template <typename KvT, int PAGE_SIZE_>
 struct NarrowTraits {
   using Kv = KvT;
   static constexpr bool kFp8 = sizeof(KvT) == 1;
+  // fp8: f16 MMAs, Q scaled per row, P times P_SCALE: the 64-row kernel's (Sm90Traits).
+  static constexpr ptx::MmaType MMA = kFp8 ? ptx::MmaType::kF16 : ptx::MmaType::kBf16;
+  static constexpr float P_SCALE = kFp8 ? 32768.f : 1.f;
   static constexpr int PAGE_SIZE = PAGE_SIZE_;
   static constexpr int D_QK = CommonTraits::kHeadDimQK;
   static constexpr int D_V = CommonTraits::kHeadDimV;
@@ -71,7 +75,7 @@ struct NarrowTraits {
   // fp8: a tile's raw codes as the pool holds them, token-major [64 keys x 576 B] (whole pages,
   // one 1-D bulk copy each).
   static constexpr int RAW_TILE_BYTES = BLOCK_N * D_QK;
-  // Ring depths: bf16 fills RING_BYTES with slots; fp8 splits it between bf16 slots (the
+  // Ring depths: bf16 fills RING_BYTES with slots; fp8 splits it between f16 slots (the
   // consumers hold up to 9, the two expanding warpgroups fill 6 more) and two raw tiles, which
   // the copy warp fills ahead of the expansion.
   static constexpr int RING_BYTES = 192 * 1024;
@@ -86,9 +90,9 @@ struct NarrowTraits {
   static constexpr int OFF_Q = OFF_RAW + RAW_TILES * RAW_TILE_BYTES;
   static constexpr int OFF_P = OFF_Q + COL_BLOCKS * Q_BLOCK_BYTES;
   static constexpr int OFF_PF = OFF_P + NUM_P * P_BYTES;  // f32 P of t0, t1
-  // float: max [2][4 warps][16], scale [2][16], denominator [16].
+  // float: max [2][4 warps][16], scale [2][16], denominator [16], fp8's 1 / Q scale [16].
   static constexpr int OFF_RED = OFF_PF + 2 * PF_BYTES;
-  static constexpr int RED_BYTES = (2 * 4 * ROWS + 2 * ROWS + ROWS) * 4;
+  static constexpr int RED_BYTES = (2 * 4 * ROWS + 2 * ROWS + ROWS + (kFp8 ? ROWS : 0)) * 4;
   static constexpr int OFF_BAR = OFF_RED + RED_BYTES;
   // full [SLOTS], empty [SLOTS], raw full [RAW_TILES], raw empty [RAW_TILES]
   static constexpr int NUM_BARS = 2 * SLOTS + 2 * RAW_TILES;
@@ -122,12 +126,13 @@ __device__ __forceinline__ int narrow_row(int t, int k) {
   return 2 * t + (k & 1) + 8 * (k >> 1);
 }
 
-// Softmax of one tile, the 64-row kernel's softmax_tile64 per row: scores -> log2 domain with the
-// mask, the tile max over the 64 keys (warp shuffles, then the 4 warps through sMax), the new
-// running max, scale = 2^(m_old - m_new) (exactly 1 when the max did not move), and P = 2^(x -
-// m_new) in place; P (f32) is also written to sPf [row][key] for the row sums.
+// Softmax of one tile, the 64-row kernel's softmax_tile64 per row: scores -> log2 domain (ssl:
+// each row slot's factor) with the mask, the tile max over the 64 keys (warp shuffles, then the 4
+// warps through sMax), the new running max, scale = 2^(m_old - m_new) (exactly 1 when the max did
+// not move), and P = 2^(x - m_new) in place; P (f32) is also written to sPf [row][key] for the row
+// sums.
 __device__ __forceinline__ void narrow_softmax(float (&sf)[8], int key0, int w, int g, int t,
-                                               const int (&vis)[4], float score_scale_log2,
+                                               const int (&vis)[4], const float (&ssl)[4],
                                                float (&m)[4], float (&scale)[4], float* sMax,
                                                float* sPf, int pf_stride) {
   float mx[4] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY};
@@ -135,7 +140,7 @@ __device__ __forceinline__ void narrow_softmax(float (&sf)[8], int key0, int w, 
   for (int i = 0; i < 8; ++i) {
     const int k = narrow_slot(i);
     const int key = key0 + narrow_key(w, g, i);
-    const float x = key <= vis[k] ? sf[i] * score_scale_log2 : -INFINITY;
+    const float x = key <= vis[k] ? sf[i] * ssl[k] : -INFINITY;
     sf[i] = x;
     mx[k] = fmaxf(mx[k], x);
   }
@@ -181,15 +186,17 @@ __device__ __forceinline__ float narrow_row_sum(const float* sPf, int pf_stride,
   s += __shfl_xor_sync(0xffffffffu, s, 2);
   return s;
 }
-// bf16 P (times the row slot's scale; 1 for plain P) from this thread's fragment into the
-// swizzled [16 rows x 64 keys] block sP (key k of row r: chunk k / 8 of the row, bytes 2(k % 8)).
+// P of MMA type T (times the row slot's scale: 1 for plain bf16 P) from this thread's fragment
+// into the swizzled [16 rows x 64 keys] block sP (key k of row r: chunk k / 8 of the row, bytes
+// 2(k % 8)).
+template <ptx::MmaType T>
 __device__ __forceinline__ void narrow_store_p(uint8_t* sP, const float (&pf)[8], int w, int g,
                                                int t, const float (&scale)[4]) {
 #pragma unroll
   for (int i = 0; i < 8; ++i) {
     const int k = narrow_slot(i), key = narrow_key(w, g, i);
     *reinterpret_cast<uint16_t*>(sP + sw128(narrow_row(t, k), key >> 3) + (key & 7) * 2) =
-        static_cast<uint16_t>(ptx::pack_bf16x2(pf[i] * scale[k], 0.f) & 0xffffu);
+        static_cast<uint16_t>(pack_mma<T>(pf[i] * scale[k], 0.f) & 0xffffu);
   }
 }
 
@@ -295,7 +302,7 @@ __global__ void __launch_bounds__(NT::NUM_THREADS, 1)
     } else {
       // Raw codes land a tile at a time in their own ring (RAW_TILES tiles), copied by the copy
       // warp as the expansion frees them; the expanding warpgroups take alternate steps of
-      // DEQUANT_BLOCKS blocks each, into the bf16 slots as the consumers free them.
+      // DEQUANT_BLOCKS blocks each, into the f16 slots as the consumers free them.
       if (warp >= NT::COPY_WARP) {
         ptx::setmaxnreg_dec<NT::COPY_REGS>();
         if (warp != NT::COPY_WARP) return;
@@ -330,7 +337,6 @@ __global__ void __launch_bounds__(NT::NUM_THREADS, 1)
         const int valid =
             min(NT::BLOCK_N, seq_len - kv_begin - (L0 / NT::COL_BLOCKS) * NT::BLOCK_N);
         uint4 v[NB * PER_BLOCK];
-        uint32_t nan = 0;
         const int it = L0 / NT::COL_BLOCKS, r = it % NT::RAW_TILES;
         ptx::mbar_wait(&raw_full[r], (it / NT::RAW_TILES) & 1);
         const uint32_t raw = s_raw + r * NT::RAW_TILE_BYTES;
@@ -341,7 +347,6 @@ __global__ void __launch_bounds__(NT::NUM_THREADS, 1)
           const int key = c >> 2, q = c & 3;  // codes 64 blk + 16 q .. + 15 of the key's row
           v[k] = key < valid ? ptx::ld_shared_v4(raw + key * NT::D_QK + blk * 64 + q * 16)
                              : make_uint4(0, 0, 0, 0);
-          nan |= ptx::fp8x16_nan(v[k]);
         }
         // The codes are in registers: once all steps of the tile hold theirs, it can be refilled.
         ptx::mbar_arrive(&raw_empty[r]);
@@ -351,7 +356,7 @@ __global__ void __launch_bounds__(NT::NUM_THREADS, 1)
           ptx::mbar_wait(&empty_bar[slot_of(L)], use_parity(L) ^ 1);
         }
         auto store = [&](int k, const uint32_t(&o)[8]) {
-          // 16 codes = bf16 chunks 2q, 2q + 1 of the key's 128-byte row in the block.
+          // 16 codes = f16 chunks 2q, 2q + 1 of the key's 128-byte row in the block.
           const int L = L0 + k / PER_BLOCK;
           const int c = dtid + (k % PER_BLOCK) * NT::NUM_DEQUANT_THREADS;
           const int key = c >> 2, q = c & 3;
@@ -359,7 +364,7 @@ __global__ void __launch_bounds__(NT::NUM_THREADS, 1)
           ptx::st_shared_v4(out + sm90::sw128(key, 2 * q), o[0], o[1], o[2], o[3]);
           ptx::st_shared_v4(out + sm90::sw128(key, 2 * q + 1), o[4], o[5], o[6], o[7]);
         };
-        sm90::expand_chunks(v, nan, store);
+        sm90::expand_chunks(v, store);
         // Generic-proxy writes that wgmma (async proxy) reads next.
         ptx::fence_proxy_async_smem();
 #pragma unroll
@@ -377,29 +382,45 @@ __global__ void __launch_bounds__(NT::NUM_THREADS, 1)
   const int nrows = row_end - row_begin;
 
   // Q rows -> sQ (9 swizzled [16 x 128 B] blocks); rows past the tile are zero, never written back.
+  // fp8: scaled per row into f16 (sm90::q_row_scale), 1 / scale -> sQinv.
+  float* sQinv = sRed + 176;
   {
     const auto* q = static_cast<const uint16_t*>(p.q);
     constexpr int CHUNKS_PER_ROW = NT::D_QK / 8;                                  // 72
     constexpr int PER_THREAD = NT::ROWS * CHUNKS_PER_ROW / NT::CONSUMER_THREADS;  // 9
-    uint4 v[PER_THREAD];
-#pragma unroll
-    for (int k = 0; k < PER_THREAD; ++k) {
-      const int c = tid + k * NT::CONSUMER_THREADS;
-      const int row = c / CHUNKS_PER_ROW, col = c % CHUNKS_PER_ROW;
-      v[k] = make_uint4(0, 0, 0, 0);
+    if constexpr (NT::kFp8) {
+      // Eight adjacent lanes per row, scaled into f16.
+      static_assert(NT::CONSUMER_THREADS == 8 * NT::ROWS);
+      const int row = tid >> 3, part = tid & 7;
+      const uint16_t* src = nullptr;
       if (row < nrows) {
         const int r = row_begin + row;
         const int i = r / p.num_heads, h = r % p.num_heads;
-        const uint16_t* src = q + b * p.q_stride[0] + i * p.q_stride[1] + h * p.q_stride[2];
-        v[k] = __ldg(reinterpret_cast<const uint4*>(src) + col);
+        src = q + b * p.q_stride[0] + i * p.q_stride[1] + h * p.q_stride[2];
       }
-    }
+      const float inv = sm90::load_q_row_f16<8, NT::Q_BLOCK_BYTES>(src, sQ, row, part);
+      if (part == 0) sQinv[row] = inv;
+    } else {
+      uint4 v[PER_THREAD];
 #pragma unroll
-    for (int k = 0; k < PER_THREAD; ++k) {
-      const int c = tid + k * NT::CONSUMER_THREADS;
-      const int row = c / CHUNKS_PER_ROW, col = c % CHUNKS_PER_ROW;
-      *reinterpret_cast<uint4*>(sQ + (col >> 3) * NT::Q_BLOCK_BYTES + sm90::sw128(row, col & 7)) =
-          v[k];
+      for (int k = 0; k < PER_THREAD; ++k) {
+        const int c = tid + k * NT::CONSUMER_THREADS;
+        const int row = c / CHUNKS_PER_ROW, col = c % CHUNKS_PER_ROW;
+        v[k] = make_uint4(0, 0, 0, 0);
+        if (row < nrows) {
+          const int r = row_begin + row;
+          const int i = r / p.num_heads, h = r % p.num_heads;
+          const uint16_t* src = q + b * p.q_stride[0] + i * p.q_stride[1] + h * p.q_stride[2];
+          v[k] = __ldg(reinterpret_cast<const uint4*>(src) + col);
+        }
+      }
+#pragma unroll
+      for (int k = 0; k < PER_THREAD; ++k) {
+        const int c = tid + k * NT::CONSUMER_THREADS;
+        const int row = c / CHUNKS_PER_ROW, col = c % CHUNKS_PER_ROW;
+        *reinterpret_cast<uint4*>(sQ + (col >> 3) * NT::Q_BLOCK_BYTES + sm90::sw128(row, col & 7)) =
+            v[k];
+      }
     }
     ptx::fence_proxy_async_smem();
   }
@@ -421,6 +442,14 @@ __global__ void __launch_bounds__(NT::NUM_THREADS, 1)
 
   ptx::named_bar_sync(1, NT::CONSUMER_THREADS);  // sQ complete
 
+  // Each row slot's factor from scores to the log2 domain (fp8: times 1 / its Q scale, exact),
+  // read where a softmax needs it.
+  auto row_ssl = [&](float(&ssl)[4]) {
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      ssl[k] = NT::kFp8 ? p.score_scale_log2 * sQinv[sm90::narrow_row(t, k)] : p.score_scale_log2;
+    }
+  };
   const uint32_t sQ_addr = ptx::smem_addr(sQ);
   uint8_t* sP0 = smem + NT::OFF_P;
   uint8_t* sP1 = sP0 + NT::P_BYTES;
@@ -447,8 +476,8 @@ __global__ void __launch_bounds__(NT::NUM_THREADS, 1)
       const uint64_t desc_q = ptx::gmma_desc_sw128(sQ_addr + blk * NT::Q_BLOCK_BYTES, 16, 1024);
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) {
-        ptx::wgmma_m64n16k16_ss<0>(sf, desc_k + ((kk * 32) >> 4), desc_q + ((kk * 32) >> 4),
-                                   (i | kk) != 0 ? 1 : 0);
+        ptx::wgmma_m64n16k16_ss<0, NT::MMA>(sf, desc_k + ((kk * 32) >> 4),
+                                            desc_q + ((kk * 32) >> 4), (i | kk) != 0 ? 1 : 0);
       }
     }
     ptx::wgmma_commit();
@@ -464,8 +493,8 @@ __global__ void __launch_bounds__(NT::NUM_THREADS, 1)
           ptx::gmma_desc_sw128(s_slot + slot_of(L) * NT::BLOCK_BYTES, NT::BLOCK_BYTES, 1024);
 #pragma unroll
       for (int kk = 0; kk < NT::BLOCK_N / 16; ++kk) {
-        ptx::wgmma_m64n16k16_ss<1>(acc[mb0 + m], desc_v + ((kk * 16 * 128) >> 4),
-                                   desc_p + ((kk * 32) >> 4), 1);
+        ptx::wgmma_m64n16k16_ss<1, NT::MMA>(acc[mb0 + m], desc_v + ((kk * 16 * 128) >> 4),
+                                            desc_p + ((kk * 32) >> 4), 1);
       }
     }
   };
@@ -504,7 +533,8 @@ __global__ void __launch_bounds__(NT::NUM_THREADS, 1)
     ptx::fence_proxy_async_smem();
     ptx::named_bar_sync(1, NT::CONSUMER_THREADS);
   };
-  const float one[4] = {1.f, 1.f, 1.f, 1.f};
+  // P's factor into the MMAs (NT::P_SCALE; 1 for bf16).
+  const float p_in[4] = {NT::P_SCALE, NT::P_SCALE, NT::P_SCALE, NT::P_SCALE};
   // Tile it: S^T (blocks from FIRST on), its rope block freed, softmax from the running max ->
   // scale sc, P in sf (f32) and sPf, bf16 P into sP, sc into sSc; ends at a barrier after which
   // sP, sPf and sSc are complete.
@@ -514,9 +544,11 @@ __global__ void __launch_bounds__(NT::NUM_THREADS, 1)
     issue_s(sf, it, first_c);
     ptx::wgmma_wait<0>();
     release(it, NT::COL_BLOCKS - 1, NT::COL_BLOCKS);  // rope: read by S only
-    sm90::narrow_softmax(sf, kv_begin + it * NT::BLOCK_N, w, g, t, vis, p.score_scale_log2, m_run,
-                         sc, sMax, sPf, NT::PF_STRIDE);
-    sm90::narrow_store_p(sP, sf, w, g, t, one);
+    float ssl[4];
+    row_ssl(ssl);
+    sm90::narrow_softmax(sf, kv_begin + it * NT::BLOCK_N, w, g, t, vis, ssl, m_run, sc, sMax, sPf,
+                         NT::PF_STRIDE);
+    sm90::narrow_store_p<NT::MMA>(sP, sf, w, g, t, p_in);
     if (w == 0 && g == 0) {
 #pragma unroll
       for (int k = 0; k < 4; ++k) sSc[sm90::narrow_row(t, k)] = sc[k];
@@ -577,7 +609,7 @@ __global__ void __launch_bounds__(NT::NUM_THREADS, 1)
       if (has1) {
         tile_softmax(sf1, t0 + 1, std::integral_constant<int, NT::V_HALF>{}, sMax1, sPf1, sSc1, sP1,
                      sc1);
-        sm90::narrow_store_p(sP0s, sf0, w, g, t, sc1);  // P0 on t1's max, for V0R
+        sm90::narrow_store_p<NT::MMA>(sP0s, sf0, w, g, t, sc1);  // P0 on t1's max, for V0R
         ptx::fence_proxy_async_smem();
         ptx::named_bar_sync(1, NT::CONSUMER_THREADS);
         float sc01[4];
@@ -614,7 +646,10 @@ __global__ void __launch_bounds__(NT::NUM_THREADS, 1)
   const bool direct = wi.n_splits == 1 && !p.plan.partials_only;
   float inv[4];
 #pragma unroll
-  for (int k = 0; k < 4; ++k) inv[k] = l_run[k] > 0.f ? p.out_scale / l_run[k] : 0.f;
+  for (int k = 0; k < 4; ++k) {
+    // fp8: P entered the MMAs times P_SCALE (a power of two: the product is exact).
+    inv[k] = l_run[k] > 0.f ? p.out_scale / l_run[k] * (1.f / NT::P_SCALE) : 0.f;
+  }
   float* sOut = reinterpret_cast<float*>(smem + NT::OFF_SLOT);
 #pragma unroll
   for (int mb = 0; mb < NT::V_BLOCKS; ++mb) {
