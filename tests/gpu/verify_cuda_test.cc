@@ -305,6 +305,12 @@ std::vector<Case> sweep_cases() {
       {1, 1, 12, 64, f8, 1.f, {40000}},
       // forced split counts
       {2, 8, 16, 32, bf, 1.f, {1030, 2049}, false, 3},
+      // few splits on the narrow kernel: decode with requests of 3 splits and of one (written
+      // directly); rowwise's narrow kernel against fold's 64-row kernel (bitwise), bf16 and fp8,
+      // 2 and 4 splits, H = 8 and 16
+      {3, 1, 16, 64, bf, 1.f, {2000, 700, 64}, false, 3},
+      {2, 4, 16, 32, f8, 1.f, {3000, 1100}, false, 2},
+      {2, 3, 8, 16, bf, 1.f, {700, 2500}, false, 4},
       {1, 6, 32, 16, bf, 1.f, {640}, false, 40},
   };
   for (size_t k = 0; k < c.size(); ++k) {
