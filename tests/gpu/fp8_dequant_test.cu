@@ -1,6 +1,6 @@
 // The fp8 kernels' expansion of e4m3 codes to f16 (their MMA type) against the core conversion,
 // bitwise (NaN codes: any NaN), for every code in every byte position of a 16-code chunk, next to
-// every other code. Expansion must be exact for fold == rowwise and for the fp8 results to mean
+// every other code, in both of its forms (high codes through the cvt's .H1 operand, or shifted). Expansion must be exact for fold == rowwise and for the fp8 results to mean
 // what the reference means.
 #include <gtest/gtest.h>
 
@@ -18,7 +18,7 @@ namespace mlaspec::attn::cuda {
 namespace {
 
 constexpr int kThreads = 65536;  // one per pair of codes (a, b) = (i & 255, i >> 8)
-constexpr int kWords = 8;        // per thread: the chunk's 8 f16 pairs
+constexpr int kWords = 16;       // per thread: the chunk's 8 f16 pairs in each of the two forms
 
 // The chunk of thread (a, b): {a b b a | b a a b | 0x3c x 4 | 01 02 03 04}.
 __host__ __device__ void chunk_codes(uint32_t i, uint8_t (&codes)[16]) {
@@ -35,8 +35,11 @@ __global__ void expand_chunks(uint32_t* out) {
   for (int j = 0; j < 4; ++j)
     w[j] = c[4 * j] | c[4 * j + 1] << 8 | c[4 * j + 2] << 16 | c[4 * j + 3] << 24;
   uint32_t o[8];
-  ptx::fp8x16_to_f16x16(make_uint4(w[0], w[1], w[2], w[3]), o);
+  const uint4 chunk = make_uint4(w[0], w[1], w[2], w[3]);
+  ptx::fp8x16_to_f16x16<true>(chunk, o);
   for (int j = 0; j < 8; ++j) out[i * kWords + j] = o[j];
+  ptx::fp8x16_to_f16x16<false>(chunk, o);
+  for (int j = 0; j < 8; ++j) out[i * kWords + 8 + j] = o[j];
 }
 
 TEST(Fp8Dequant, F16ExpansionOfEveryCodeInEveryPosition) {
@@ -54,16 +57,17 @@ TEST(Fp8Dequant, F16ExpansionOfEveryCodeInEveryPosition) {
   for (uint32_t i = 0; i < kThreads; ++i) {
     uint8_t codes[16];
     chunk_codes(i, codes);
-    for (int k = 0; k < 16; ++k) {
-      const uint16_t got =
-          static_cast<uint16_t>(h[static_cast<size_t>(i) * kWords + k / 2] >> (16 * (k & 1)));
-      const float want = fp8e4m3_bits_to_float(codes[k]);
+    for (int k = 0; k < 32; ++k) {
+      const int form = k / 16, c = k % 16;  // form 0: the .H1 operand, 1: shifted down
+      const uint16_t got = static_cast<uint16_t>(
+          h[static_cast<size_t>(i) * kWords + 8 * form + c / 2] >> (16 * (c & 1)));
+      const float want = fp8e4m3_bits_to_float(codes[c]);
       const float val = __half2float(__ushort_as_half(got));
       const bool ok = std::isnan(want) ? std::isnan(val)
                                        : val == want && std::signbit(val) == std::signbit(want);
       if (!ok && bad++ < 5) {
-        ADD_FAILURE() << "chunk " << i << " code " << k << " = 0x" << std::hex << int(codes[k])
-                      << " -> f16 0x" << got << " (" << val << "), want " << want;
+        ADD_FAILURE() << "form " << form << ", chunk " << i << " code " << c << " = 0x" << std::hex
+                      << int(codes[c]) << " -> f16 0x" << got << " (" << val << "), want " << want;
       }
     }
   }

@@ -359,16 +359,27 @@ __device__ __forceinline__ uint32_t pack_f16x2(float lo, float hi) {
 // Sixteen fp8 e4m3 codes (byte k = code k) -> sixteen f16 in o[0..7] (o[j] = codes 2j, 2j+1, low
 // half first), exactly for every code, NaN included: every e4m3 value is an f16. One cvt per two
 // codes: the fp8 kernels' expansion (their MMAs are f16, NOTES.md v37).
+// kHighOperand: each word's halves go in as the b16 halves of one register, so ptxas reads the
+// high codes with the cvt's .H1 operand selector instead of shifting them down first (a shift per
+// cvt pair: the 64-row kernel 1-1.5% faster, the narrow kernel ~1.7% slower, NOTES.md v39).
+template <bool kHighOperand>
 __device__ __forceinline__ void fp8x16_to_f16x16(const uint4& chunk, uint32_t (&o)[8]) {
   const uint32_t w[4] = {chunk.x, chunk.y, chunk.z, chunk.w};
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
-    asm("cvt.rn.f16x2.e4m3x2 %0, %1;"
-        : "=r"(o[2 * i])
-        : "h"(static_cast<uint16_t>(w[i] & 0xffffu)));
-    asm("cvt.rn.f16x2.e4m3x2 %0, %1;"
-        : "=r"(o[2 * i + 1])
-        : "h"(static_cast<uint16_t>(w[i] >> 16)));
+    if constexpr (kHighOperand) {
+      asm("{\n\t.reg .b16 lo, hi;\n\tmov.b32 {lo, hi}, %2;\n\t"
+          "cvt.rn.f16x2.e4m3x2 %0, lo;\n\tcvt.rn.f16x2.e4m3x2 %1, hi;\n\t}"
+          : "=r"(o[2 * i]), "=r"(o[2 * i + 1])
+          : "r"(w[i]));
+    } else {
+      asm("cvt.rn.f16x2.e4m3x2 %0, %1;"
+          : "=r"(o[2 * i])
+          : "h"(static_cast<uint16_t>(w[i] & 0xffffu)));
+      asm("cvt.rn.f16x2.e4m3x2 %0, %1;"
+          : "=r"(o[2 * i + 1])
+          : "h"(static_cast<uint16_t>(w[i] >> 16)));
+    }
   }
 }
 

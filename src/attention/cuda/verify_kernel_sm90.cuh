@@ -46,6 +46,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "det_fold.cuh"
 #include "ptx.cuh"
@@ -457,13 +458,13 @@ __device__ __forceinline__ void store_p(uint8_t* sP, const uint32_t (&pb)[16],
 }
 
 // Expands a thread's NC chunks of 16 fp8 codes (exactly, to f16: the fp8 kernels' MMA type) and
-// hands chunk k's 16 values to store(k, o).
-template <int NC, typename Store>
+// hands chunk k's 16 values to store(k, o). kHighOperand: ptx::fp8x16_to_f16x16's form.
+template <bool kHighOperand, int NC, typename Store>
 __device__ __forceinline__ void expand_chunks(const uint4 (&v)[NC], Store&& store) {
 #pragma unroll
   for (int k = 0; k < NC; ++k) {
     uint32_t o[8];
-    ptx::fp8x16_to_f16x16(v[k], o);
+    ptx::fp8x16_to_f16x16<kHighOperand>(v[k], o);
     store(k, o);
   }
 }
@@ -482,12 +483,24 @@ __device__ __forceinline__ void dequant_blocks(uint32_t stage, int blk0, int val
   constexpr int PER_BLOCK = CHUNKS / KT::NUM_DEQUANT_THREADS;
   static_assert(CHUNKS % KT::NUM_DEQUANT_THREADS == 0);
   uint4 v[NB * PER_BLOCK];
+  // A whole tile (every tile but a split's last) loads without the per-key mask and its zeros.
+  auto load = [&](auto masked) {
 #pragma unroll
-  for (int k = 0; k < NB * PER_BLOCK; ++k) {
-    const int blk = blk0 + k / PER_BLOCK;
-    const int c = dtid + (k % PER_BLOCK) * KT::NUM_DEQUANT_THREADS;
-    const uint32_t raw = stage + KT::RAW_OFF + blk * KT::COPY_BLOCK_BYTES;
-    v[k] = (c >> 2) < valid ? ptx::ld_shared_v4(raw + c * 16) : make_uint4(0, 0, 0, 0);
+    for (int k = 0; k < NB * PER_BLOCK; ++k) {
+      const int blk = blk0 + k / PER_BLOCK;
+      const int c = dtid + (k % PER_BLOCK) * KT::NUM_DEQUANT_THREADS;
+      const uint32_t raw = stage + KT::RAW_OFF + blk * KT::COPY_BLOCK_BYTES;
+      if (!decltype(masked)::value || (c >> 2) < valid) {
+        v[k] = ptx::ld_shared_v4(raw + c * 16);
+      } else {
+        v[k] = make_uint4(0, 0, 0, 0);
+      }
+    }
+  };
+  if (valid >= KT::BLOCK_N) {
+    load(std::false_type{});
+  } else {
+    load(std::true_type{});
   }
   if (blk0 + NB > 4) ptx::named_bar_sync(bar, KT::NUM_DEQUANT_THREADS);
   auto store = [&](int k, const uint32_t(&o)[8]) {
@@ -499,7 +512,7 @@ __device__ __forceinline__ void dequant_blocks(uint32_t stage, int blk0, int val
     ptx::st_shared_v4(out + sw128(key, 2 * q), o[0], o[1], o[2], o[3]);
     ptx::st_shared_v4(out + sw128(key, 2 * q + 1), o[4], o[5], o[6], o[7]);
   };
-  expand_chunks(v, store);
+  expand_chunks<true>(v, store);
   // Generic-proxy writes that wgmma (async proxy) reads next.
   ptx::fence_proxy_async_smem();
 }

@@ -364,7 +364,7 @@ __global__ void __launch_bounds__(NT::NUM_THREADS, 1)
           ptx::st_shared_v4(out + sm90::sw128(key, 2 * q), o[0], o[1], o[2], o[3]);
           ptx::st_shared_v4(out + sm90::sw128(key, 2 * q + 1), o[4], o[5], o[6], o[7]);
         };
-        sm90::expand_chunks(v, store);
+        sm90::expand_chunks<false>(v, store);
         // Generic-proxy writes that wgmma (async proxy) reads next.
         ptx::fence_proxy_async_smem();
 #pragma unroll
