@@ -1,7 +1,8 @@
 // The fp8 kernels' expansion of e4m3 codes to f16 (their MMA type) against the core conversion,
 // bitwise (NaN codes: any NaN), for every code in every byte position of a 16-code chunk, next to
-// every other code, in both of its forms (high codes through the cvt's .H1 operand, or shifted). Expansion must be exact for fold == rowwise and for the fp8 results to mean
-// what the reference means.
+// every other code, in both of its forms (high codes through the cvt's .H1 operand, or shifted).
+// Expansion must be exact for fold == rowwise and for the fp8 results to mean what the reference
+// means.
 #include <gtest/gtest.h>
 
 #include <cuda_fp16.h>
