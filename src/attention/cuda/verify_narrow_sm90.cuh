@@ -383,7 +383,7 @@ __global__ void __launch_bounds__(NT::NUM_THREADS, 1)
 
   // Q rows -> sQ (9 swizzled [16 x 128 B] blocks); rows past the tile are zero, never written back.
   // fp8: scaled per row into f16 (sm90::q_row_scale), 1 / scale -> sQinv.
-  float* sQinv = sRed + 176;
+  float* sQinv = sRed + 176;  // after max [128], scale [32], denominator [16] (RED_BYTES)
   {
     const auto* q = static_cast<const uint16_t*>(p.q);
     constexpr int CHUNKS_PER_ROW = NT::D_QK / 8;                                  // 72
