@@ -43,12 +43,12 @@ Status check_partials(std::span<const TensorView> o_parts, std::span<const Tenso
   return Status::Ok();
 }
 
-float element(const TensorView& t, int64_t b, int64_t i, int64_t h) {
-  return t.data_as<const float>()[b * t.stride(0) + i * t.stride(1) + h * t.stride(2)];
-}
-
 const float* row_of(const TensorView& t, int64_t b, int64_t i, int64_t h) {
   return t.data_as<const float>() + b * t.stride(0) + i * t.stride(1) + h * t.stride(2);
+}
+
+float element(const TensorView& t, int64_t b, int64_t i, int64_t h) {
+  return *row_of(t, b, i, h);
 }
 
 }  // namespace

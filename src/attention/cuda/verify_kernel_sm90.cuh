@@ -55,6 +55,17 @@
 
 namespace mlaspec::attn::cuda {
 
+// The arithmetic of a KV dtype, one definition for both kernels (a row's bits must not depend on
+// which of them serves it). fp8's MMAs take f16 operands (NOTES.md v37): its codes expand exactly
+// to f16 with one cvt per two codes, Q is scaled per row by a power of two into f16's range
+// (sm90::q_row_scale), and P enters the MMAs times P_SCALE, undone in the epilogue (both exact, so
+// the bits of a row depend only on its own inputs, as before).
+template <typename KvT>
+struct KvMath {
+  static constexpr ptx::MmaType MMA = sizeof(KvT) == 1 ? ptx::MmaType::kF16 : ptx::MmaType::kBf16;
+  static constexpr float P_SCALE = sizeof(KvT) == 1 ? 32768.f : 1.f;
+};
+
 template <typename KvT, int PAGE_SIZE_>
 struct Sm90Traits {
   using Kv = KvT;  // uint16_t: bf16 bits; uint8_t: fp8 e4m3 codes
@@ -69,14 +80,10 @@ struct Sm90Traits {
   static constexpr int NUM_CONSUMER_THREADS = NUM_CONSUMER_WARPS * 32;
   static constexpr int PRODUCER_WARP = NUM_CONSUMER_WARPS;
   static constexpr int NUM_THREADS = NUM_CONSUMER_THREADS + 128;
+  static constexpr ptx::MmaType MMA = KvMath<KvT>::MMA;
+  static constexpr float P_SCALE = KvMath<KvT>::P_SCALE;
   // fp8's producer warpgroup also dequantises, DEQUANT_BLOCKS column blocks per step: more
   // registers for more independent chunks in flight per thread (the consumers fit in 216).
-  // fp8's MMAs take f16 operands (NOTES.md v37): its codes expand exactly to f16 with one cvt per
-  // two codes, Q is scaled per row by a power of two into f16's range (sm90::q_row_scale), and P
-  // enters the MMAs times P_SCALE, undone in the epilogue (both exact, so the bits of a row depend
-  // only on its own inputs, as before).
-  static constexpr ptx::MmaType MMA = kFp8 ? ptx::MmaType::kF16 : ptx::MmaType::kBf16;
-  static constexpr float P_SCALE = kFp8 ? 32768.f : 1.f;
   static constexpr int PRODUCER_REGS = kFp8 ? 72 : 40;
   static constexpr int CONSUMER_REGS = kFp8 ? 216 : 232;
   static constexpr int DEQUANT_BLOCKS = 3;

@@ -39,9 +39,8 @@ template <typename KvT, int PAGE_SIZE_>
 struct NarrowTraits {
   using Kv = KvT;
   static constexpr bool kFp8 = sizeof(KvT) == 1;
-  // fp8: f16 MMAs, Q scaled per row, P times P_SCALE: the 64-row kernel's (Sm90Traits).
-  static constexpr ptx::MmaType MMA = kFp8 ? ptx::MmaType::kF16 : ptx::MmaType::kBf16;
-  static constexpr float P_SCALE = kFp8 ? 32768.f : 1.f;
+  static constexpr ptx::MmaType MMA = KvMath<KvT>::MMA;  // the 64-row kernel's arithmetic
+  static constexpr float P_SCALE = KvMath<KvT>::P_SCALE;
   static constexpr int PAGE_SIZE = PAGE_SIZE_;
   static constexpr int D_QK = CommonTraits::kHeadDimQK;
   static constexpr int D_V = CommonTraits::kHeadDimV;
