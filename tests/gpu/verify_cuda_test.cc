@@ -6,7 +6,8 @@
 //
 // Error bound (stated): out (bf16) max|gpu - ref| <= 1e-2 * max|ref| and ||gpu - ref||_2 <= 1e-2 *
 // ||ref||_2 over the whole output; lse max|gpu - ref| <= 1e-3 (absolute, natural log). The
-// kernels round P to bf16 before P V and the output to bf16; the reference keeps fp32 throughout.
+// kernels round P to bf16 (fp8 KV: f16) before P V and the output to bf16; the reference keeps
+// fp32 throughout.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -342,6 +343,40 @@ INSTANTIATE_TEST_SUITE_P(CudaVerify, CudaVerifySweep, ::testing::ValuesIn(sweep_
                          [](const ::testing::TestParamInfo<Case>& info) {
                            return "case" + std::to_string(info.index);
                          });
+
+// fp8's f16 MMAs take each Q row scaled by a power of two (sm90::q_row_scale) and multiply the
+// scores back. Rows far above f16's range (|q| beyond its 65504 at q_std 3e4: unscaled they would
+// overflow to inf) and far below it (q_std 1e-5: a scale not multiplied back would make the scores
+// 2^31 times too large) must still match the reference; sm_scale shrinks or grows by the same
+// factor, so the scores (and lse, whose error bound is absolute) stay O(1) and a wrong scale shows.
+// The narrow kernel (q_len 1) and the 64-row kernel (fold at q_len 8), against rowwise bitwise;
+// bf16 alongside as the control.
+TEST(CudaVerifyFp8, QRowsFarOutsideF16Range) {
+  MLASPEC_SKIP_WITHOUT_GPU();
+  auto fold = make_backend(false);
+  auto rowwise = make_backend(true);
+  uint64_t seed = 77;
+  for (DType kv : {DType::kFP8E4M3, DType::kBF16}) {
+    for (float q_std : {3e4f, 1e-5f}) {
+      for (int q_len : {1, 8}) {
+        const Case c{2, q_len, 16, 64, kv, kv == DType::kFP8E4M3 ? 0.5f : 1.f, {1000, 333}};
+        ProblemSpec spec = c.spec();
+        spec.q_std = q_std;
+        spec.seed = seed++;
+        Problem p = make_problem(spec);
+        p.sm_scale /= q_std;
+        DeviceProblem d(p);
+        const Outputs ref = run_cpu(p);
+        const std::string what = c.to_string() + " q_std=" + std::to_string(q_std);
+        const Outputs f = run_gpu(*fold, p, d, c.options(), "fold " + what);
+        const Outputs r = run_gpu(*rowwise, p, d, c.options(), "rowwise " + what);
+        EXPECT_TRUE(close_to_reference(f, ref)) << "cuda_fold " << what;
+        EXPECT_TRUE(close_to_reference(r, ref)) << "cuda_rowwise " << what;
+        EXPECT_TRUE(bitwise_equal(f, r)) << "fold vs rowwise " << what;
+      }
+    }
+  }
+}
 
 // ---- small cases for compute-sanitizer (memcheck, racecheck): --gtest_filter=CudaVerifySmall.* --
 
