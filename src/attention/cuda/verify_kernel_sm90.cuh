@@ -20,15 +20,16 @@
 // Q K^T starts there (NOTES.md v19). bf16's halves are slots of their own (v28): t0 always lands
 // its V-left in stage 0 and t1 in stage 1, but the V-right + rope halves alternate by pair, t0
 // taking the one freed mid-pair (by WG1's P1 V1R) and t1 the one freed last (by WG1's P0 V0R), so
-// WG0's S0, which every pair waits on, finds both halves landed. fp8 frees whole stages in the
-// older order (v18). P0 goes over t0's rope block (columns 512..575: read by Q K^T only, dead once
+// WG0's S0, which every pair waits on, finds both halves landed. fp8 keeps the older order (v18)
+// and frees the V-left half (WG0) to the next tile's raw codes, the V-right + rope half (WG1) to
+// its expansion (v40). P0 goes over t0's rope block (columns 512..575: read by Q K^T only, dead once
 // S is computed); bf16's P1 has its own block (fp8's goes over t1's rope block).
 //
 // Shared-memory tiles use the 128B-swizzle layout wgmma and TMA agree on: a [64 rows x 576] bf16
 // tile is 9 column blocks of [64 rows x 128 B], 16-byte chunk c of row r stored at chunk c ^ (r%8).
 // bf16 KV lands that way straight from TMA. fp8 KV lands as raw codes (TMA, [64 keys x 64 B] per
-// column block) in the top half of the stage, and the producer warpgroup expands each block
-// (exactly) into a swizzled f16 block in place, so the consumers are the same for both dtypes but
+// column block) in the V-left half of the stage (rope: in the P1 block), and the producer
+// warpgroup expands them (exactly) into the swizzled f16 tile in place, so the consumers are the same for both dtypes but
 // for the MMAs' operand type (fp8: f16, with Q scaled per row and P by 2^15; Sm90Traits::MMA)
 // and fp8 moves half the bytes with the same shared memory.
 //
@@ -82,11 +83,10 @@ struct Sm90Traits {
   static constexpr int NUM_THREADS = NUM_CONSUMER_THREADS + 128;
   static constexpr ptx::MmaType MMA = KvMath<KvT>::MMA;
   static constexpr float P_SCALE = KvMath<KvT>::P_SCALE;
-  // fp8's producer warpgroup also dequantises, DEQUANT_BLOCKS column blocks per step: more
-  // registers for more independent chunks in flight per thread (the consumers fit in 216).
+  // fp8's producer warpgroup also dequantises, holding half a tile's raw codes in registers
+  // (sm90::expand_tile; the consumers fit in 216).
   static constexpr int PRODUCER_REGS = kFp8 ? 72 : 40;
   static constexpr int CONSUMER_REGS = kFp8 ? 216 : 232;
-  static constexpr int DEQUANT_BLOCKS = 3;
 
   static constexpr int COL_BLOCKS = D_QK / 64;       // 9 blocks of 64 bf16 = 128 B
   static constexpr int BLOCK_BYTES = BLOCK_M * 128;  // one [64 x 128 B] swizzled block
@@ -94,10 +94,10 @@ struct Sm90Traits {
   // One TMA box = 64 columns x one page: 128 B (bf16, swizzled) or 64 B (fp8 codes) per row.
   static constexpr int BOX_ROW_BYTES = 64 * static_cast<int>(sizeof(KvT));
   static constexpr int COPY_BLOCK_BYTES = BLOCK_N * BOX_ROW_BYTES;  // one column block of a tile
-  // fp8: the raw codes of a tile land as 9 dense [64 keys x 64 B] blocks in the top half of the
-  // stage, where the producer warpgroup expands them in place into the swizzled f16 tile
-  // (block by block in column order: output block j only ever overwrites raw blocks <= j).
-  static constexpr int RAW_OFF = kFp8 ? TILE_BYTES - COL_BLOCKS * COPY_BLOCK_BYTES : 0;
+  // fp8: the raw codes of a tile land as dense [64 keys x 64 B] blocks, those of V (blocks 0..7)
+  // in the stage's V-left half (sm90::raw_v_off), the rope block's in the stage's slot of the P1
+  // block, and the producer warpgroup expands them in place into the swizzled f16 tile
+  // (sm90::expand_tile, NOTES.md v40).
   static constexpr int NUM_DEQUANT_THREADS = 128;  // the producer warpgroup (fp8)
 
   static constexpr int Q_BYTES = TILE_BYTES;
@@ -106,23 +106,27 @@ struct Sm90Traits {
   // computed).
   static constexpr int ROPE_OFF = (COL_BLOCKS - 1) * BLOCK_BYTES;
   // The ping-pong handoff slots, float [5][64]: t0's running max and rescale factor, t1's running
-  // max, rescale factor and row sum of P; then the final denominator [64] (RED_LF floats in).
+  // max, rescale factor and row sum of P; then the final denominator [64] (RED_LF floats in);
+  // fp8: then 1 / Q's scale per row [64] (RED_QINV floats in).
   static constexpr int RED_LF = 5 * BLOCK_M;
-  static constexpr int RED_BYTES = 6 * BLOCK_M * 4;
+  static constexpr int RED_QINV = 6 * BLOCK_M;
+  static constexpr int RED_BYTES = (kFp8 ? 7 : 6) * BLOCK_M * 4;
   // P of the pair's second tile (WG1's, read by WG0's P V): its own [64 x 128 B] block, so that
   // stage 1's V-right + rope half is free as soon as WG1's P V of it is done. fp8 puts P1 over
-  // t1's rope block and keeps Q's per-row scales here instead (float [64]).
+  // t1's rope block and lands each stage's raw rope codes here instead ([STAGES][64 keys x 64 B]).
   static constexpr int P1_BYTES = BLOCK_BYTES;
   // Full barriers: one per column block and stage (Q K^T starts on the first block while the
-  // rest of the tile is still landing). fp8 adds as many copy barriers (raw block landed).
+  // rest of the tile is still landing). fp8 adds two copy barriers per stage: raw blocks 0, 1,
+  // 4..8 landed; raw blocks 2, 3 landed (the two steps of sm90::expand_tile).
   static constexpr int FULL_BARS = COL_BLOCKS;
-  static constexpr int RAW_BARS = kFp8 ? STAGES * COL_BLOCKS : 0;
-  // Empty barriers. bf16: two per stage, the halves its consumers free at different times: V-left
+  static constexpr int RAW_BARS = kFp8 ? STAGES * 2 : 0;
+  // Empty barriers, two per stage: the halves the consumers free at different times, V-left
   // (blocks 0..V_HALF-1, read by Q K^T and WG0's P V) and V-right + rope (blocks V_HALF..8, read
-  // by Q K^T and WG1's P V), each copied as soon as it is free. fp8: one (the raw codes land over
-  // blocks 4-8 and their in-place expansion writes all 9, so a tile needs the whole stage).
+  // by Q K^T and WG1's P V). bf16 copies each half as soon as it is free. fp8 lands a tile's raw
+  // codes in the V-left half (and the P1 block) as soon as WG0 has freed it, in every CTA of the
+  // cluster, and its expansion writes the V-right half once this CTA's WG1 has freed it.
   static constexpr int V_HALF = 4;
-  static constexpr int EMPTY_BARS = kFp8 ? 1 : 2;
+  static constexpr int EMPTY_BARS = 2;
 
   static constexpr int OFF_Q = 0;
   static constexpr int OFF_STAGE = OFF_Q + Q_BYTES;
@@ -137,7 +141,7 @@ struct Sm90Traits {
 
   static_assert(SMEM_BYTES <= 227 * 1024, "verify kernel exceeds Hopper's 227 KB per block");
   static_assert(OFF_STAGE % 1024 == 0 && STAGE_BYTES % 1024 == 0 && OFF_P1 % 1024 == 0 &&
-                    RAW_OFF % 128 == 0,
+                    COPY_BLOCK_BYTES % 128 == 0,
                 "128B-swizzled tiles must start on 1024-byte boundaries, TMA boxes on 128");
   static_assert(PAGE_SIZE > 0 && (PAGE_SIZE & (PAGE_SIZE - 1)) == 0 &&
                     ((CommonTraits::kPageSizeMask >> __builtin_ctz(PAGE_SIZE)) & 1) == 1,
@@ -148,8 +152,9 @@ struct Sm90Traits {
   static_assert(D_QK - D_V == 64 && BLOCK_N * 2 == 128,
                 "P (64 rows x 64 keys bf16) must fit the rope block it overwrites");
   static_assert(STAGES == 2, "the ping-pong maps a tile pair onto stages 0 and 1");
-  static_assert(!kFp8 || (COPY_BLOCK_BYTES * 2 == BLOCK_BYTES && RAW_OFF == TILE_BYTES / 2),
-                "in-place dequantisation: output block j covers raw blocks 2j-9 and 2j-8");
+  static_assert(!kFp8 || (COPY_BLOCK_BYTES * 2 == BLOCK_BYTES && V_HALF * 2 == COL_BLOCKS - 1 &&
+                          STAGES * COPY_BLOCK_BYTES <= P1_BYTES),
+                "fp8: raw V blocks 0..7 fill the V-left half, both raw rope blocks the P1 block");
   // setmaxnreg moves registers between warpgroups inside the CTA's launch allocation (65536 /
   // NUM_THREADS per thread, in steps of 8): a consumer increase larger than what the producer
   // gives back would wait forever (NOTES.md v25).
@@ -277,6 +282,13 @@ __device__ __forceinline__ void release_stage(uint64_t* empty_bar, uint32_t n_ct
   if (lane == 0) {
     for (uint32_t r = 0; r < n_cta; ++r) ptx::mbar_arrive_cluster<kRelease>(empty_bar, r);
   }
+}
+
+// fp8: releases a stage's V-right + rope half to this CTA's expansion alone (no copy lands there;
+// Sm90Traits::EMPTY_BARS), one arrival per consumer warp after its wgmma reads of it completed.
+__device__ __forceinline__ void release_local(uint64_t* empty_bar, int lane) {
+  __syncwarp();
+  if (lane == 0) ptx::mbar_arrive(empty_bar);
 }
 
 // S[64 rows x 64 keys] = Q K^T over the 9 column blocks of a bf16 stage in the order FIRST, FIRST
@@ -476,52 +488,87 @@ __device__ __forceinline__ void expand_chunks(const uint4 (&v)[NC], Store&& stor
   }
 }
 
-// fp8: expands column blocks blk0..blk0+NB-1 of a landed raw tile (dense [64 keys x 64 codes] at
-// RAW_OFF + blk * 4 KB) into the stage's swizzled f16 blocks (exact; kv_scale is folded into the
-// score and output scales), run by the NUM_DEQUANT_THREADS threads of the producer warpgroup once
-// the raw blocks have landed. Keys valid..63 are written as zeros (never copied, or past seq_len in
-// the last page; 0 * NaN would be NaN in P V). In place: output block j covers raw blocks 2j-9
-// and 2j-8, so once outputs reach block 4 every thread reads its share of the step's raw blocks
-// before anyone writes (named barrier `bar`); the raw blocks below blk0 were read in earlier steps.
-template <typename KT, int NB>
-__device__ __forceinline__ void dequant_blocks(uint32_t stage, int blk0, int valid, int dtid,
-                                               uint32_t bar) {
-  constexpr int CHUNKS = KT::BLOCK_N * 4;  // 16-code chunks per raw block
-  constexpr int PER_BLOCK = CHUNKS / KT::NUM_DEQUANT_THREADS;
-  static_assert(CHUNKS % KT::NUM_DEQUANT_THREADS == 0);
-  uint4 v[NB * PER_BLOCK];
-  // A whole tile (every tile but a split's last) loads without the per-key mask and its zeros.
-  auto load = [&](auto masked) {
+// fp8 (NOTES.md v40): where raw V block j (j < 8, dense [64 keys x 64 codes]) of a tile lands
+// in its stage: the V-left half, blocks 4..7 first, then 0..3. The f16 blocks 0, 1 then overwrite
+// only raw 4..7 and the f16 blocks 2, 3 only raw 0..3 (sm90::expand_tile).
+template <typename KT>
+__device__ __forceinline__ uint32_t raw_v_off(int j) {
+  return static_cast<uint32_t>((j + KT::V_HALF) % (2 * KT::V_HALF)) * KT::COPY_BLOCK_BYTES;
+}
+
+// fp8: expands a tile's raw codes into the stage's swizzled f16 tile (exact; kv_scale is folded
+// into the score and output scales), run by the NUM_DEQUANT_THREADS threads of the producer
+// warpgroup, publishing each block to the consumers (full[blk]) as soon as it is written. Keys
+// valid..63 are written as zeros (never copied, or past seq_len in the last page; 0 * NaN would be
+// NaN in P V); kMasked = false for a whole tile, which loads without the per-key mask.
+// The raw codes land in the V-left half (raw_v_off) and the rope slot `rope_raw` once WG0 of every
+// CTA has freed the V-left half, about one product before WG1 frees the V-right + rope half, so
+// the V-left half is expanded before that: each thread first holds its share of raw V 4..7 in
+// registers, then (a named barrier `bar` between every thread's reads and the writes over them)
+// expands raw 0, 1 into f16 blocks 0, 1 (over raw 4..7) and raw 2, 3 into blocks 2, 3 (over raw
+// 0..3). The V-right + rope half is written from the held registers and the rope slot once
+// empty_r says this CTA's WG1 is done with the stage's previous tile there (empty_l: and WG0,
+// whose P V-left read the P over the rope block; complete already, as the raw codes landed).
+template <typename KT, bool kMasked>
+__device__ __forceinline__ void expand_tile(uint32_t stage, uint32_t rope_raw, int valid, int dtid,
+                                            uint64_t* full, uint64_t* raw, uint64_t* empty_l,
+                                            uint64_t* empty_r, uint32_t phase, uint32_t bar) {
+  constexpr int PB = KT::BLOCK_N * 4 / KT::NUM_DEQUANT_THREADS;  // 16-code chunks per thread
+  static_assert(PB * KT::NUM_DEQUANT_THREADS == KT::BLOCK_N * 4);
+  auto load = [&](uint4* v, uint32_t raw_block) {
 #pragma unroll
-    for (int k = 0; k < NB * PER_BLOCK; ++k) {
-      const int blk = blk0 + k / PER_BLOCK;
-      const int c = dtid + (k % PER_BLOCK) * KT::NUM_DEQUANT_THREADS;
-      const uint32_t raw = stage + KT::RAW_OFF + blk * KT::COPY_BLOCK_BYTES;
-      if (!decltype(masked)::value || (c >> 2) < valid) {
-        v[k] = ptx::ld_shared_v4(raw + c * 16);
-      } else {
-        v[k] = make_uint4(0, 0, 0, 0);
-      }
+    for (int k = 0; k < PB; ++k) {
+      const int c = dtid + k * KT::NUM_DEQUANT_THREADS;
+      v[k] = !kMasked || (c >> 2) < valid ? ptx::ld_shared_v4(raw_block + c * 16)
+                                           : make_uint4(0, 0, 0, 0);
     }
   };
-  if (valid >= KT::BLOCK_N) {
-    load(std::false_type{});
-  } else {
-    load(std::true_type{});
-  }
-  if (blk0 + NB > 4) ptx::named_bar_sync(bar, KT::NUM_DEQUANT_THREADS);
-  auto store = [&](int k, const uint32_t(&o)[8]) {
-    // 16 codes = f16 chunks 2q, 2q + 1 of the key's 128-byte row in the block.
-    const int blk = blk0 + k / PER_BLOCK;
-    const int c = dtid + (k % PER_BLOCK) * KT::NUM_DEQUANT_THREADS;
-    const int key = c >> 2, q = c & 3;
-    const uint32_t out = stage + blk * KT::BLOCK_BYTES;
-    ptx::st_shared_v4(out + sw128(key, 2 * q), o[0], o[1], o[2], o[3]);
-    ptx::st_shared_v4(out + sw128(key, 2 * q + 1), o[4], o[5], o[6], o[7]);
+  auto expand_store = [&](const uint4* v, int blk) {
+#pragma unroll
+    for (int k = 0; k < PB; ++k) {
+      // 16 codes = f16 chunks 2q, 2q + 1 of the key's 128-byte row in the block.
+      const int c = dtid + k * KT::NUM_DEQUANT_THREADS;
+      const int key = c >> 2, q = c & 3;
+      uint32_t o[8];
+      ptx::fp8x16_to_f16x16<true>(v[k], o);
+      const uint32_t out = stage + blk * KT::BLOCK_BYTES;
+      ptx::st_shared_v4(out + sw128(key, 2 * q), o[0], o[1], o[2], o[3]);
+      ptx::st_shared_v4(out + sw128(key, 2 * q + 1), o[4], o[5], o[6], o[7]);
+    }
   };
-  expand_chunks<true>(v, store);
-  // Generic-proxy writes that wgmma (async proxy) reads next.
-  ptx::fence_proxy_async_smem();
+  // Generic-proxy writes that wgmma (async proxy) reads next, then the blocks are the consumers'.
+  auto publish = [&](int blk0, int blk1) {
+    ptx::fence_proxy_async_smem();
+#pragma unroll
+    for (int blk = blk0; blk < blk1; ++blk) ptx::mbar_arrive(&full[blk]);
+  };
+  constexpr int VH = KT::V_HALF;
+  uint4 held[VH * PB];  // raw V VH..2VH-1
+  uint4 v[2 * PB];
+  ptx::mbar_wait(&raw[0], phase);
+#pragma unroll
+  for (int j = 0; j < VH; ++j) load(held + j * PB, stage + raw_v_off<KT>(VH + j));
+#pragma unroll
+  for (int j = 0; j < 2; ++j) load(v + j * PB, stage + raw_v_off<KT>(j));
+  ptx::named_bar_sync(bar, KT::NUM_DEQUANT_THREADS);
+#pragma unroll
+  for (int j = 0; j < 2; ++j) expand_store(v + j * PB, j);
+  publish(0, 2);
+  ptx::mbar_wait(&raw[1], phase);
+#pragma unroll
+  for (int j = 0; j < 2; ++j) load(v + j * PB, stage + raw_v_off<KT>(2 + j));
+  ptx::named_bar_sync(bar, KT::NUM_DEQUANT_THREADS);
+#pragma unroll
+  for (int j = 0; j < 2; ++j) expand_store(v + j * PB, 2 + j);
+  publish(2, VH);
+  ptx::mbar_wait(empty_r, phase ^ 1);
+  ptx::mbar_wait(empty_l, phase ^ 1);
+#pragma unroll
+  for (int j = 0; j < VH; ++j) expand_store(held + j * PB, VH + j);
+  publish(VH, 2 * VH);
+  load(v, rope_raw);
+  expand_store(v, 2 * VH);
+  publish(2 * VH, 2 * VH + 1);
 }
 
 // acc *= scale per row; skipped when no row of the warp changed its max (x * 1 == x exactly).
@@ -580,7 +627,7 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
   // barrier: after a last pair without t1, WG0 has nothing to wait for, so a second arrive on [0]
   // could complete a phase WG1 has not waited for yet).
   uint64_t* hand_bar = empty_bar + KT::STAGES * KT::EMPTY_BARS;
-  uint64_t* raw_bar = hand_bar + 4;  // fp8: [STAGES][COL_BLOCKS], raw block landed
+  uint64_t* raw_bar = hand_bar + 4;  // fp8: [STAGES][2], raw blocks landed (Sm90Traits::RAW_BARS)
 
   const int warp = sm90::uniform_warp_index();
   const int lane = threadIdx.x % 32;
@@ -609,13 +656,16 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
       for (int blk = 0; blk < KT::COL_BLOCKS; ++blk) {
         // bf16: the copies' complete_tx; fp8: every dequantising thread, after its share.
         ptx::mbar_init(&full_bar[s * KT::FULL_BARS + blk], KT::kFp8 ? KT::NUM_DEQUANT_THREADS : 1);
-        if constexpr (KT::kFp8) ptx::mbar_init(&raw_bar[s * KT::COL_BLOCKS + blk], 1);
       }
-      // One arrival per releasing warp in every CTA of the cluster (release_stage): bf16's halves
-      // are each released by one warpgroup, fp8's stage by both.
+      if constexpr (KT::kFp8) {
+        for (int g = 0; g < KT::RAW_BARS / KT::STAGES; ++g) ptx::mbar_init(&raw_bar[s * 2 + g], 1);
+      }
+      // One arrival per releasing warp (release_stage): each half is released by one warpgroup,
+      // in every CTA of the cluster where copies land in it (bf16's halves, fp8's V-left), in
+      // this CTA only where they do not (fp8's V-right + rope: only this CTA's expansion writes it).
       for (int h = 0; h < KT::EMPTY_BARS; ++h)
         ptx::mbar_init(&empty_bar[s * KT::EMPTY_BARS + h],
-                       n_cta * KT::NUM_CONSUMER_WARPS / (KT::kFp8 ? 1 : 2));
+                       (KT::kFp8 && h == 1 ? 1 : n_cta) * KT::NUM_CONSUMER_WARPS / 2);
     }
     // Every thread of the handing-over warpgroup arrives (each releases its own writes).
     for (int h = 0; h < 4; ++h) ptx::mbar_init(&hand_bar[h], 128);
@@ -628,13 +678,12 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
     // ---------------------------------------------------------------- producer warpgroup
     ptx::setmaxnreg_dec<KT::PRODUCER_REGS>();
     // Copies (lanes of the first producer warp): one TMA box = 64 columns x one page, into the
-    // stage's column block (bf16: swizzled, straight into the tile; fp8: raw codes above
-    // RAW_OFF). Whole pages only (a page past seq_len may not exist); rows of the last page past
+    // stage's column block (bf16: swizzled, straight into the tile; fp8: raw codes, V in the
+    // V-left half at sm90::raw_v_off, rope in the P1 block). Whole pages only (a page past seq_len may not exist); rows of the last page past
     // seq_len arrive too and are zeroed before use.
     const int32_t* bt = p.block_table + static_cast<int64_t>(b) * p.bt_stride;
     const uint16_t mcast_mask = static_cast<uint16_t>((1u << n_cta) - 1u);
     const uint64_t kv_policy = ptx::l2_policy_evict_first();
-    uint64_t* copy_bar = KT::kFp8 ? raw_bar : full_bar;
     static_assert((KT::BLOCK_N / KT::PAGE_SIZE) * KT::COL_BLOCKS <= 64,
                   "two copies per producer lane");
     // Copies of tile it's column blocks [blk0, blk1) once `empty` (phase) says every releasing
@@ -644,12 +693,16 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
       const int key0 = kv_begin + it * KT::BLOCK_N;
       const int valid = min(KT::BLOCK_N, seq_len - key0);
       const int pages = (valid + KT::PAGE_SIZE - 1) / KT::PAGE_SIZE;
-      uint8_t* stage = sStage + s * KT::STAGE_BYTES + KT::RAW_OFF;
+      uint8_t* stage = sStage + s * KT::STAGE_BYTES;
+      const uint32_t block_bytes = pages * KT::PAGE_SIZE * KT::BOX_ROW_BYTES;
       ptx::mbar_wait(empty, phase ^ 1);
-      if (lane >= blk0 && lane < blk1) {
-        // Every CTA of the cluster receives every box of the block (multicast).
-        ptx::mbar_arrive_expect_tx(&copy_bar[s * KT::COL_BLOCKS + lane],
-                                   pages * KT::PAGE_SIZE * KT::BOX_ROW_BYTES);
+      // Every CTA of the cluster receives every box of the block (multicast).
+      if constexpr (KT::kFp8) {
+        // raw_bar[s][0]: raw blocks 0, 1, 4..8; [s][1]: raw blocks 2, 3.
+        if (lane < 2) ptx::mbar_arrive_expect_tx(&raw_bar[s * 2 + lane], (7 - 5 * lane) * block_bytes);
+      } else {
+        if (lane >= blk0 && lane < blk1)
+          ptx::mbar_arrive_expect_tx(&full_bar[s * KT::FULL_BARS + lane], block_bytes);
       }
       __syncwarp();
 #pragma unroll
@@ -659,8 +712,14 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
         if (q >= pages * KT::COL_BLOCKS || blk < blk0 || blk >= blk1 ||
             static_cast<uint32_t>(q) % n_cta != cta_rank)
           continue;
-        uint8_t* dst = stage + blk * KT::COPY_BLOCK_BYTES + j * KT::PAGE_SIZE * KT::BOX_ROW_BYTES;
-        uint64_t* bar = &copy_bar[s * KT::COL_BLOCKS + blk];
+        uint8_t* dst = stage + blk * KT::COPY_BLOCK_BYTES;
+        uint64_t* bar = &full_bar[s * KT::FULL_BARS + blk];
+        if constexpr (KT::kFp8) {
+          dst = blk < 2 * KT::V_HALF ? stage + sm90::raw_v_off<KT>(blk)
+                                     : smem + KT::OFF_P1 + s * KT::COPY_BLOCK_BYTES;
+          bar = &raw_bar[s * 2 + (blk == 2 || blk == 3 ? 1 : 0)];
+        }
+        dst += j * KT::PAGE_SIZE * KT::BOX_ROW_BYTES;
         const int row = page_of[k] * KT::PAGE_SIZE;
         if (n_cta == 1) {
           ptx::tma_load_2d(dst, p.kv_tmap, blk * 64, row, bar, kv_policy);
@@ -680,7 +739,7 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
             q < pages * KT::COL_BLOCKS ? __ldg(&bt[key0 / KT::PAGE_SIZE + q / KT::COL_BLOCKS]) : 0;
       }
     };
-    // All of tile it at once (fp8: one empty barrier per stage).
+    // All of tile it at once (fp8: when the V-left half is free).
     auto issue_tile = [&](int it) {
       const int s = it % KT::STAGES;
       int32_t page_of[2];
@@ -711,36 +770,34 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
                        page_of, &empty_bar[s * KT::EMPTY_BARS + h], k & 1);
         }
       } else {
-        // fp8: the whole warpgroup dequantises each raw block as it lands, and the copying warp
-        // issues tile it + 1's copies after its share of tile it (both slots are free at the
-        // start). Tile it + 1 reuses tile it - 1's slot, which the consumers release only once
-        // tile it is dequantised when it - 1 opens a pair, and at the end of the pair (tile it
-        // usually long done) when it closes one: waiting for the slot before dequantising tile it
-        // could deadlock, and waiting after it costs little.
+        // fp8 (NOTES.md v40): the whole warpgroup expands the tiles in turn (sm90::expand_tile),
+        // and the copying warp issues tile it's copies before its share of it. Both slots are
+        // free at the start; after that, tile it's V-left slot is freed by WG0 once it is done
+        // with tile it - 2, which needs nothing of tile it - 1, so the wait cannot deadlock, and
+        // it comes about when tile it - 1 has been expanded.
         const bool copier = warp == KT::PRODUCER_WARP;
         if (copier) {
           for (int it = 0; it < min(n_tiles, KT::STAGES); ++it) issue_tile(it);
         }
         const int dtid = threadIdx.x - KT::PRODUCER_WARP * 32;
         const uint32_t st_addr = ptx::smem_addr(sStage);
+        const uint32_t rope_addr = ptx::smem_addr(smem + KT::OFF_P1);
         for (int it = 0; it < n_tiles; ++it) {
           const int s = it % KT::STAGES;
           const uint32_t phase = (it / KT::STAGES) & 1;
+          if (copier && it >= KT::STAGES) issue_tile(it);
           const int valid = min(KT::BLOCK_N, seq_len - kv_begin - it * KT::BLOCK_N);
-          // DEQUANT_BLOCKS blocks per step: more independent work per thread between the waits
-          // (the dequantisation is latency-bound: one warp per scheduler).
-          constexpr int NB = KT::DEQUANT_BLOCKS;
-          static_assert(KT::COL_BLOCKS % NB == 0);
-#pragma unroll 1
-          for (int blk = 0; blk < KT::COL_BLOCKS; blk += NB) {
-#pragma unroll
-            for (int j = 0; j < NB; ++j)
-              ptx::mbar_wait(&raw_bar[s * KT::COL_BLOCKS + blk + j], phase);
-            sm90::dequant_blocks<KT, NB>(st_addr + s * KT::STAGE_BYTES, blk, valid, dtid, 6);
-#pragma unroll
-            for (int j = 0; j < NB; ++j) ptx::mbar_arrive(&full_bar[s * KT::FULL_BARS + blk + j]);
+          const uint32_t stage = st_addr + s * KT::STAGE_BYTES;
+          const uint32_t rope = rope_addr + s * KT::COPY_BLOCK_BYTES;
+          uint64_t* full = &full_bar[s * KT::FULL_BARS];
+          uint64_t* empty = &empty_bar[s * KT::EMPTY_BARS];
+          if (valid >= KT::BLOCK_N) {
+            sm90::expand_tile<KT, false>(stage, rope, valid, dtid, full, &raw_bar[s * 2], empty,
+                                         empty + 1, phase, 6);
+          } else {
+            sm90::expand_tile<KT, true>(stage, rope, valid, dtid, full, &raw_bar[s * 2], empty,
+                                        empty + 1, phase, 6);
           }
-          if (copier && it + 1 >= KT::STAGES && it + 1 < n_tiles) issue_tile(it + 1);
         }
       }
     }  // splits of the group
@@ -754,8 +811,8 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
     const int r_loc[2] = {rg * 16 + g, rg * 16 + g + 8};
 
     // Q rows -> sQ (swizzled); rows past the tile are zero and never written back.
-    // fp8: 1 / the Q scale of each row (sm90::q_row_scale), over the P1 block fp8 does not use.
-    float* sQinv = reinterpret_cast<float*>(smem + KT::OFF_P1);
+    // fp8: 1 / the Q scale of each row (sm90::q_row_scale).
+    float* sQinv = sRed + KT::RED_QINV;
     {
       const auto* q = static_cast<const uint16_t*>(p.q);
       constexpr int CHUNKS_PER_ROW = KT::D_QK / 8;
@@ -902,8 +959,7 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
         const uint32_t st0 = ptx::smem_addr(stage0), st1 = ptx::smem_addr(stage1);
         uint64_t* full0 = &full_bar[0];
         uint64_t* full1 = &full_bar[KT::FULL_BARS];
-        // empty_bar [stage][EMPTY_BARS]: bf16's halves V-left, V-right + rope; fp8's one barrier
-        // per stage stands for both halves.
+        // empty_bar [stage][EMPTY_BARS]: the halves V-left, V-right + rope.
         uint64_t* empty0_l = &empty_bar[0];
         uint64_t* empty1_l = &empty_bar[KT::EMPTY_BARS];
         constexpr int VH = KT::V_HALF;
@@ -921,10 +977,13 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
           uint64_t* full0_r = &full_bar[rs0 * KT::FULL_BARS];
           uint64_t* full1_r = &full_bar[rs1 * KT::FULL_BARS];
           if constexpr (KT::kFp8) {
-            // fp8 keeps v18's order: the producer needs a whole stage per tile, so the early half
-            // releases buy nothing and the P0 * scale1 handoff only delays stage 0 (NOTES.md v19).
-            // WG0: S0, softmax, P0 over t0's rope block, hand[0], P0 V0L; wait hand[1]; P1 V1L.
-            // WG1: S1; wait hand[0]; softmax, P1 over t1's rope block, hand[1]; P0 V0R; P1 V1R.
+            // fp8 keeps v18's order (its expansion writes the V-right + rope half only once WG1's
+            // P V is done with it, so the seesaw's early V-right release buys nothing there).
+            // WG0: S0, softmax, P0 over t0's rope block, hand[0], P0 V0L, free stage 0's V-left
+            // (the next t0's raw codes land there); wait hand[1]; P1 V1L (stage 1's V-left is
+            // freed at the next pair's start).
+            // WG1: S1; wait hand[0]; softmax, P1 over t1's rope block, hand[1]; P0 V0R, free
+            // stage 0's V-right + rope; P1 V1R, free stage 1's (this CTA's expansion only).
             if (kh == 0) {
               if (t0 > 0) {
                 ptx::wgmma_wait<0>();  // this WG's P1 V1L of the previous pair
@@ -941,13 +1000,11 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
               sm90::rescale_acc(acc, sc);
               for (int k = 0; k < 2; ++k) l_run[k] = l_run[k] * sc[k] + sum[k];
               sm90::issue_pv<KT>(acc, st0 + KT::ROPE_OFF, st0);
-              if (has1) {
-                ptx::mbar_wait(&hand_bar[1], ph);
-                take_t1(sc, sum);
-              }
               ptx::wgmma_wait<0>();
               sm90::release_stage<true>(empty0_l, n_cta, lane);
               if (has1) {
+                ptx::mbar_wait(&hand_bar[1], ph);
+                take_t1(sc, sum);
                 sm90::rescale_acc(acc, sc);
                 for (int k = 0; k < 2; ++k) l_run[k] = l_run[k] * sc[k] + sum[k];
                 for (int blk = 0; blk < VH; ++blk) ptx::mbar_wait(&full1[blk], ph);
@@ -965,12 +1022,12 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
               for (int blk = VH; blk < 2 * VH; ++blk) ptx::mbar_wait(&full0[blk], ph);
               sm90::issue_pv<KT>(acc, st0 + KT::ROPE_OFF, st0 + VH * KT::BLOCK_BYTES);
               ptx::wgmma_wait<0>();
-              sm90::release_stage<true>(empty0_l, n_cta, lane);
+              sm90::release_local(empty0_l + 1, lane);
               if (has1) {
                 sm90::rescale_acc(acc, sc);
                 sm90::issue_pv<KT>(acc, st1 + KT::ROPE_OFF, st1 + VH * KT::BLOCK_BYTES);
-                ptx::wgmma_wait<0>();  // stage 1 must be free before the next pair's t1 lands
-                sm90::release_stage<true>(empty1_l, n_cta, lane);
+                ptx::wgmma_wait<0>();  // stage 1's V-right + rope is expanded into next
+                sm90::release_local(empty1_l + 1, lane);
               }
             }
           } else if (kh == 0) {
