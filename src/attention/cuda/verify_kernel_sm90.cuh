@@ -22,16 +22,16 @@
 // taking the one freed mid-pair (by WG1's P1 V1R) and t1 the one freed last (by WG1's P0 V0R), so
 // WG0's S0, which every pair waits on, finds both halves landed. fp8 keeps the older order (v18)
 // and frees the V-left half (WG0) to the next tile's raw codes, the V-right + rope half (WG1) to
-// its expansion (v40). P0 goes over t0's rope block (columns 512..575: read by Q K^T only, dead once
-// S is computed); bf16's P1 has its own block (fp8's goes over t1's rope block).
+// its expansion (v40). P0 goes over t0's rope block (columns 512..575: read by Q K^T only, dead
+// once S is computed); bf16's P1 has its own block (fp8's goes over t1's rope block).
 //
 // Shared-memory tiles use the 128B-swizzle layout wgmma and TMA agree on: a [64 rows x 576] bf16
 // tile is 9 column blocks of [64 rows x 128 B], 16-byte chunk c of row r stored at chunk c ^ (r%8).
 // bf16 KV lands that way straight from TMA. fp8 KV lands as raw codes (TMA, [64 keys x 64 B] per
 // column block) in the V-left half of the stage (rope: in the P1 block), and the producer
-// warpgroup expands them (exactly) into the swizzled f16 tile in place, so the consumers are the same for both dtypes but
-// for the MMAs' operand type (fp8: f16, with Q scaled per row and P by 2^15; Sm90Traits::MMA)
-// and fp8 moves half the bytes with the same shared memory.
+// warpgroup expands them (exactly) into the swizzled f16 tile in place, so the consumers are the
+// same for both dtypes but for the MMAs' operand type (fp8: f16, with Q scaled per row and P by
+// 2^15; Sm90Traits::MMA) and fp8 moves half the bytes with the same shared memory.
 //
 // Bitwise contract: a row's arithmetic depends only on key positions (which warpgroup computes
 // a tile depends on its position in the split, never on the batch), masked tiles are exact
@@ -520,7 +520,7 @@ __device__ __forceinline__ void expand_tile(uint32_t stage, uint32_t rope_raw, i
     for (int k = 0; k < PB; ++k) {
       const int c = dtid + k * KT::NUM_DEQUANT_THREADS;
       v[k] = !kMasked || (c >> 2) < valid ? ptx::ld_shared_v4(raw_block + c * 16)
-                                           : make_uint4(0, 0, 0, 0);
+                                          : make_uint4(0, 0, 0, 0);
     }
   };
   auto expand_store = [&](const uint4* v, int blk) {
@@ -662,7 +662,8 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
       }
       // One arrival per releasing warp (release_stage): each half is released by one warpgroup,
       // in every CTA of the cluster where copies land in it (bf16's halves, fp8's V-left), in
-      // this CTA only where they do not (fp8's V-right + rope: only this CTA's expansion writes it).
+      // this CTA only where they do not (fp8's V-right + rope: only this CTA's expansion writes
+      // it).
       for (int h = 0; h < KT::EMPTY_BARS; ++h)
         ptx::mbar_init(&empty_bar[s * KT::EMPTY_BARS + h],
                        (KT::kFp8 && h == 1 ? 1 : n_cta) * KT::NUM_CONSUMER_WARPS / 2);
@@ -679,8 +680,8 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
     ptx::setmaxnreg_dec<KT::PRODUCER_REGS>();
     // Copies (lanes of the first producer warp): one TMA box = 64 columns x one page, into the
     // stage's column block (bf16: swizzled, straight into the tile; fp8: raw codes, V in the
-    // V-left half at sm90::raw_v_off, rope in the P1 block). Whole pages only (a page past seq_len may not exist); rows of the last page past
-    // seq_len arrive too and are zeroed before use.
+    // V-left half at sm90::raw_v_off, rope in the P1 block). Whole pages only (a page past seq_len
+    // may not exist); rows of the last page past seq_len arrive too and are zeroed before use.
     const int32_t* bt = p.block_table + static_cast<int64_t>(b) * p.bt_stride;
     const uint16_t mcast_mask = static_cast<uint16_t>((1u << n_cta) - 1u);
     const uint64_t kv_policy = ptx::l2_policy_evict_first();
@@ -699,7 +700,8 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
       // Every CTA of the cluster receives every box of the block (multicast).
       if constexpr (KT::kFp8) {
         // raw_bar[s][0]: raw blocks 0, 1, 4..8; [s][1]: raw blocks 2, 3.
-        if (lane < 2) ptx::mbar_arrive_expect_tx(&raw_bar[s * 2 + lane], (7 - 5 * lane) * block_bytes);
+        if (lane < 2)
+          ptx::mbar_arrive_expect_tx(&raw_bar[s * 2 + lane], (7 - 5 * lane) * block_bytes);
       } else {
         if (lane >= blk0 && lane < blk1)
           ptx::mbar_arrive_expect_tx(&full_bar[s * KT::FULL_BARS + lane], block_bytes);
