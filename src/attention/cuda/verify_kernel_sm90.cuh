@@ -47,7 +47,6 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
-#include <type_traits>
 
 #include "det_fold.cuh"
 #include "ptx.cuh"
@@ -515,7 +514,9 @@ __device__ __forceinline__ void expand_tile(uint32_t stage, uint32_t rope_raw, i
                                             uint64_t* empty_r, uint32_t phase, uint32_t bar) {
   constexpr int PB = KT::BLOCK_N * 4 / KT::NUM_DEQUANT_THREADS;  // 16-code chunks per thread
   static_assert(PB * KT::NUM_DEQUANT_THREADS == KT::BLOCK_N * 4);
-  auto load = [&](uint4* v, uint32_t raw_block) {
+  // Chunk k of a block (k < PB) is 16-code chunk c = dtid + k * NUM_DEQUANT_THREADS: key c / 4,
+  // codes 16 (c % 4)...
+  auto load = [&](uint4(&v)[PB], uint32_t raw_block) {
 #pragma unroll
     for (int k = 0; k < PB; ++k) {
       const int c = dtid + k * KT::NUM_DEQUANT_THREADS;
@@ -523,18 +524,15 @@ __device__ __forceinline__ void expand_tile(uint32_t stage, uint32_t rope_raw, i
                                           : make_uint4(0, 0, 0, 0);
     }
   };
-  auto expand_store = [&](const uint4* v, int blk) {
-#pragma unroll
-    for (int k = 0; k < PB; ++k) {
+  auto expand_store = [&](const uint4(&v)[PB], int blk) {
+    const uint32_t out = stage + blk * KT::BLOCK_BYTES;
+    expand_chunks<true>(v, [&](int k, const uint32_t(&o)[8]) {
       // 16 codes = f16 chunks 2q, 2q + 1 of the key's 128-byte row in the block.
       const int c = dtid + k * KT::NUM_DEQUANT_THREADS;
       const int key = c >> 2, q = c & 3;
-      uint32_t o[8];
-      ptx::fp8x16_to_f16x16<true>(v[k], o);
-      const uint32_t out = stage + blk * KT::BLOCK_BYTES;
       ptx::st_shared_v4(out + sw128(key, 2 * q), o[0], o[1], o[2], o[3]);
       ptx::st_shared_v4(out + sw128(key, 2 * q + 1), o[4], o[5], o[6], o[7]);
-    }
+    });
   };
   // Generic-proxy writes that wgmma (async proxy) reads next, then the blocks are the consumers'.
   auto publish = [&](int blk0, int blk1) {
@@ -543,31 +541,31 @@ __device__ __forceinline__ void expand_tile(uint32_t stage, uint32_t rope_raw, i
     for (int blk = blk0; blk < blk1; ++blk) ptx::mbar_arrive(&full[blk]);
   };
   constexpr int VH = KT::V_HALF;
-  uint4 held[VH * PB];  // raw V VH..2VH-1
-  uint4 v[2 * PB];
+  uint4 held[VH][PB];  // raw V VH..2VH-1
+  uint4 v[2][PB];
   ptx::mbar_wait(&raw[0], phase);
 #pragma unroll
-  for (int j = 0; j < VH; ++j) load(held + j * PB, stage + raw_v_off<KT>(VH + j));
+  for (int j = 0; j < VH; ++j) load(held[j], stage + raw_v_off<KT>(VH + j));
 #pragma unroll
-  for (int j = 0; j < 2; ++j) load(v + j * PB, stage + raw_v_off<KT>(j));
+  for (int j = 0; j < 2; ++j) load(v[j], stage + raw_v_off<KT>(j));
   ptx::named_bar_sync(bar, KT::NUM_DEQUANT_THREADS);
 #pragma unroll
-  for (int j = 0; j < 2; ++j) expand_store(v + j * PB, j);
+  for (int j = 0; j < 2; ++j) expand_store(v[j], j);
   publish(0, 2);
   ptx::mbar_wait(&raw[1], phase);
 #pragma unroll
-  for (int j = 0; j < 2; ++j) load(v + j * PB, stage + raw_v_off<KT>(2 + j));
+  for (int j = 0; j < 2; ++j) load(v[j], stage + raw_v_off<KT>(2 + j));
   ptx::named_bar_sync(bar, KT::NUM_DEQUANT_THREADS);
 #pragma unroll
-  for (int j = 0; j < 2; ++j) expand_store(v + j * PB, 2 + j);
+  for (int j = 0; j < 2; ++j) expand_store(v[j], 2 + j);
   publish(2, VH);
   ptx::mbar_wait(empty_r, phase ^ 1);
   ptx::mbar_wait(empty_l, phase ^ 1);
 #pragma unroll
-  for (int j = 0; j < VH; ++j) expand_store(held + j * PB, VH + j);
+  for (int j = 0; j < VH; ++j) expand_store(held[j], VH + j);
   publish(VH, 2 * VH);
-  load(v, rope_raw);
-  expand_store(v, 2 * VH);
+  load(v[0], rope_raw);
+  expand_store(v[0], 2 * VH);
   publish(2 * VH, 2 * VH + 1);
 }
 
@@ -699,7 +697,8 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
       ptx::mbar_wait(empty, phase ^ 1);
       // Every CTA of the cluster receives every box of the block (multicast).
       if constexpr (KT::kFp8) {
-        // raw_bar[s][0]: raw blocks 0, 1, 4..8; [s][1]: raw blocks 2, 3.
+        // raw_bar[s][0]: raw blocks 0, 1, 4..8 (7 blocks, lane 0); [s][1]: raw blocks 2, 3 (lane
+        // 1).
         if (lane < 2)
           ptx::mbar_arrive_expect_tx(&raw_bar[s * 2 + lane], (7 - 5 * lane) * block_bytes);
       } else {

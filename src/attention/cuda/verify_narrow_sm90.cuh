@@ -91,7 +91,8 @@ struct NarrowTraits {
   static constexpr int OFF_PF = OFF_P + NUM_P * P_BYTES;  // f32 P of t0, t1
   // float: max [2][4 warps][16], scale [2][16], denominator [16], fp8's 1 / Q scale [16].
   static constexpr int OFF_RED = OFF_PF + 2 * PF_BYTES;
-  static constexpr int RED_BYTES = (2 * 4 * ROWS + 2 * ROWS + ROWS + (kFp8 ? ROWS : 0)) * 4;
+  static constexpr int RED_QINV = 2 * 4 * ROWS + 2 * ROWS + ROWS;  // floats in
+  static constexpr int RED_BYTES = (RED_QINV + (kFp8 ? ROWS : 0)) * 4;
   static constexpr int OFF_BAR = OFF_RED + RED_BYTES;
   // full [SLOTS], empty [SLOTS], raw full [RAW_TILES], raw empty [RAW_TILES]
   static constexpr int NUM_BARS = 2 * SLOTS + 2 * RAW_TILES;
@@ -382,7 +383,7 @@ __global__ void __launch_bounds__(NT::NUM_THREADS, 1)
 
   // Q rows -> sQ (9 swizzled [16 x 128 B] blocks); rows past the tile are zero, never written back.
   // fp8: scaled per row into f16 (sm90::q_row_scale), 1 / scale -> sQinv.
-  float* sQinv = sRed + 176;  // after max [128], scale [32], denominator [16] (RED_BYTES)
+  float* sQinv = sRed + NT::RED_QINV;
   {
     const auto* q = static_cast<const uint16_t*>(p.q);
     constexpr int CHUNKS_PER_ROW = NT::D_QK / 8;                                  // 72
