@@ -342,14 +342,30 @@ __device__ __forceinline__ void softmax_tile64(float (&sf)[32], int key0, int t,
                                                const int (&vis)[2], const float (&ssl)[2],
                                                float (&m)[2], float (&scale)[2], float (&sum)[2]) {
   float mx[2] = {-INFINITY, -INFINITY};
+  if (key0 + 63 <= min(vis[0], vis[1])) {
+    // Every key of the tile is visible to both rows (all tiles but a row tile's last one or
+    // two): the mask below would keep every score, so skip its compares (the same values).
+    // __fmul_rn: a plain product here would be contracted with the `- m_use` below into one
+    // FMA, whose rounding the masked path (and the narrow kernel) does not have.
 #pragma unroll
-  for (int j = 0; j < 8; ++j) {
+    for (int j = 0; j < 8; ++j) {
 #pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      const int key = key0 + j * 8 + 2 * t + (e & 1);
-      const float x = key <= vis[e >> 1] ? sf[4 * j + e] * ssl[e >> 1] : -INFINITY;
-      sf[4 * j + e] = x;
-      mx[e >> 1] = fmaxf(mx[e >> 1], x);
+      for (int e = 0; e < 4; ++e) {
+        const float x = __fmul_rn(sf[4 * j + e], ssl[e >> 1]);
+        sf[4 * j + e] = x;
+        mx[e >> 1] = fmaxf(mx[e >> 1], x);
+      }
+    }
+  } else {
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int key = key0 + j * 8 + 2 * t + (e & 1);
+        const float x = key <= vis[e >> 1] ? sf[4 * j + e] * ssl[e >> 1] : -INFINITY;
+        sf[4 * j + e] = x;
+        mx[e >> 1] = fmaxf(mx[e >> 1], x);
+      }
     }
   }
 #pragma unroll
