@@ -331,6 +331,32 @@ __device__ __forceinline__ void issue_pv(float (&acc)[128], uint32_t sP_addr, ui
   ptx::wgmma_commit();
 }
 
+// softmax_tile64's first step: S (this thread's 2 rows x 16 keys) to the log2 domain in place,
+// keys past a row's last visible key at -inf where kMasked, and the rows' maxima into mx.
+// Unmasked, the product is __fmul_rn: without the mask's select a plain product would be
+// contracted with softmax's later `- m_use` into one FMA, whose rounding the narrow kernel does not
+// have (NOTES.md v42).
+template <bool kMasked>
+__device__ __forceinline__ void scale_scores64(float (&sf)[32], int key0, int t,
+                                               const int (&vis)[2], const float (&ssl)[2],
+                                               float (&mx)[2]) {
+#pragma unroll
+  for (int j = 0; j < 8; ++j) {
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      float x;
+      if constexpr (kMasked) {
+        const int key = key0 + j * 8 + 2 * t + (e & 1);
+        x = key <= vis[e >> 1] ? sf[4 * j + e] * ssl[e >> 1] : -INFINITY;
+      } else {
+        x = __fmul_rn(sf[4 * j + e], ssl[e >> 1]);
+      }
+      sf[4 * j + e] = x;
+      mx[e >> 1] = fmaxf(mx[e >> 1], x);
+    }
+  }
+}
+
 // Online softmax over one 64-key tile held by one warpgroup. This thread holds rows r_loc[0..1]
 // and keys key0 + 8j + 2t + {0,1}, j < 8 (sf[4j + e]: row e >> 1, key + (e & 1)). Masks keys past
 // each row's last visible key, scales to the log2 domain (ssl: each row's factor, the call's
@@ -342,31 +368,12 @@ __device__ __forceinline__ void softmax_tile64(float (&sf)[32], int key0, int t,
                                                const int (&vis)[2], const float (&ssl)[2],
                                                float (&m)[2], float (&scale)[2], float (&sum)[2]) {
   float mx[2] = {-INFINITY, -INFINITY};
+  // The mask keeps every score of a tile whose last key both rows see (all tiles but a row
+  // tile's last one or two): skip its compares there (the same values).
   if (key0 + 63 <= min(vis[0], vis[1])) {
-    // Every key of the tile is visible to both rows (all tiles but a row tile's last one or
-    // two): the mask below would keep every score, so skip its compares (the same values).
-    // __fmul_rn: a plain product here would be contracted with the `- m_use` below into one
-    // FMA, whose rounding the masked path (and the narrow kernel) does not have.
-#pragma unroll
-    for (int j = 0; j < 8; ++j) {
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const float x = __fmul_rn(sf[4 * j + e], ssl[e >> 1]);
-        sf[4 * j + e] = x;
-        mx[e >> 1] = fmaxf(mx[e >> 1], x);
-      }
-    }
+    scale_scores64<false>(sf, key0, t, vis, ssl, mx);
   } else {
-#pragma unroll
-    for (int j = 0; j < 8; ++j) {
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int key = key0 + j * 8 + 2 * t + (e & 1);
-        const float x = key <= vis[e >> 1] ? sf[4 * j + e] * ssl[e >> 1] : -INFINITY;
-        sf[4 * j + e] = x;
-        mx[e >> 1] = fmaxf(mx[e >> 1], x);
-      }
-    }
+    scale_scores64<true>(sf, key0, t, vis, ssl, mx);
   }
 #pragma unroll
   for (int k = 0; k < 2; ++k) {
