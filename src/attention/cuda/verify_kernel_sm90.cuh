@@ -31,7 +31,7 @@
 // column block) in the V-left half of the stage (rope: in the P1 block), and the producer
 // warpgroup expands them (exactly) into the swizzled f16 tile in place, so the consumers are the
 // same for both dtypes but for the MMAs' operand type (fp8: f16, with Q scaled per row and P by
-// 2^15; Sm90Traits::MMA) and fp8 moves half the bytes with the same shared memory.
+// 2^7; Sm90Traits::MMA) and fp8 moves half the bytes with the same shared memory.
 //
 // Bitwise contract: a row's arithmetic depends only on key positions (which warpgroup computes
 // a tile depends on its position in the split, never on the batch), masked tiles are exact
@@ -63,7 +63,12 @@ namespace mlaspec::attn::cuda {
 template <typename KvT>
 struct KvMath {
   static constexpr ptx::MmaType MMA = sizeof(KvT) == 1 ? ptx::MmaType::kF16 : ptx::MmaType::kBf16;
-  static constexpr float P_SCALE = sizeof(KvT) == 1 ? 32768.f : 1.f;
+  // fp8: P <= 2^RESCALE_SLACK = 2^8 enters the MMAs as f16(P * 2^7) <= 2^15, below f16's max;
+  // f16 normals hold P down to 2^-21, subnormals to 2^-31 (NOTES.md v44).
+  static constexpr float P_SCALE = sizeof(KvT) == 1 ? 128.f : 1.f;
+  // How far (log2 units) a tile's max may exceed a row's running max before the running max
+  // moves (sm90::next_max): P = 2^(s - m) then stays at or below 2^RESCALE_SLACK (8 for both).
+  static constexpr int RESCALE_SLACK = 8;
 };
 
 template <typename KvT, int PAGE_SIZE_>
@@ -82,6 +87,7 @@ struct Sm90Traits {
   static constexpr int NUM_THREADS = NUM_CONSUMER_THREADS + 128;
   static constexpr ptx::MmaType MMA = KvMath<KvT>::MMA;
   static constexpr float P_SCALE = KvMath<KvT>::P_SCALE;
+  static constexpr int RESCALE_SLACK = KvMath<KvT>::RESCALE_SLACK;
   // fp8's producer warpgroup also dequantises, holding half a tile's raw codes in registers
   // (sm90::expand_tile; the consumers fit in 216).
   static constexpr int PRODUCER_REGS = kFp8 ? 72 : 40;
@@ -357,13 +363,31 @@ __device__ __forceinline__ void scale_scores64(float (&sf)[32], int key0, int t,
   }
 }
 
+// A row's running max after a tile whose max is tile_max: it moves only when the tile's max exceeds
+// it by more than SLACK (log2 units), so after a split's first tiles most tiles leave the max,
+// and with it the accumulators, as they are (scale exactly 1: rescale_acc skips). Both kernels
+// update every row's max with this, tile by tile in the same order: the same max, the same bits.
+// SLACK 0 is the exact running max (fmaxf).
+template <int SLACK>
+__device__ __forceinline__ float next_max(float m_old, float tile_max) {
+  const float m_new = fmaxf(m_old, tile_max);
+  if constexpr (SLACK == 0) {
+    return m_new;
+  } else {
+    // m_old = -inf (no key seen yet) moves to any finite or infinite max; NaN never moves it.
+    return m_new > m_old + static_cast<float>(SLACK) ? m_new : m_old;
+  }
+}
+
 // Online softmax over one 64-key tile held by one warpgroup. This thread holds rows r_loc[0..1]
 // and keys key0 + 8j + 2t + {0,1}, j < 8 (sf[4j + e]: row e >> 1, key + (e & 1)). Masks keys past
 // each row's last visible key, scales to the log2 domain (ssl: each row's factor, the call's
 // score_scale_log2 times 1 / its Q scale) and turns S into P = 2^(s - m_new) in
 // place. m: the running max before the tile on entry, after it on return; scale: 2^(m_old -
-// m_new), exactly 1 when the max did not move (masked tiles are exact no-ops); sum: the rows'
+// m_new), exactly 1 when the max did not move (masked tiles are exact no-ops; next_max<SLACK>
+// decides when it moves, so P may reach 2^SLACK); sum: the rows'
 // sums of P over the tile, reduced over the row's 4 threads in a fixed order.
+template <int SLACK>
 __device__ __forceinline__ void softmax_tile64(float (&sf)[32], int key0, int t,
                                                const int (&vis)[2], const float (&ssl)[2],
                                                float (&m)[2], float (&scale)[2], float (&sum)[2]) {
@@ -379,7 +403,7 @@ __device__ __forceinline__ void softmax_tile64(float (&sf)[32], int key0, int t,
   for (int k = 0; k < 2; ++k) {
     mx[k] = fmaxf(mx[k], __shfl_xor_sync(0xffffffffu, mx[k], 1));
     mx[k] = fmaxf(mx[k], __shfl_xor_sync(0xffffffffu, mx[k], 2));
-    const float m_new = fmaxf(m[k], mx[k]);
+    const float m_new = next_max<SLACK>(m[k], mx[k]);
     // A row that has seen no key yet keeps m = -inf: subtract 0 so p = ex2(-inf) = 0, not NaN.
     const float m_use = m_new == -INFINITY ? 0.f : m_new;
     scale[k] = m[k] == m_new ? 1.f : ptx::ex2(m[k] - m_use);
@@ -966,7 +990,7 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
                                         float(&sc)[2], float(&sum)[2]) {
           float ssl[2];
           row_ssl(ssl);
-          sm90::softmax_tile64(sf, key1, t, vis, ssl, m_run, sc, sum);
+          sm90::softmax_tile64<KT::RESCALE_SLACK>(sf, key1, t, vis, ssl, m_run, sc, sum);
           sm90::pack_p<KT::MMA>(pb, sf, p_in);
           sm90::store_p(sP1, pb, r_loc, t);
           if (t == 0) {
@@ -1017,7 +1041,7 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
               ptx::wgmma_wait<0>();
               float ssl[2];
               row_ssl(ssl);
-              sm90::softmax_tile64(sf, key0, t, vis, ssl, m_run, sc, sum);
+              sm90::softmax_tile64<KT::RESCALE_SLACK>(sf, key0, t, vis, ssl, m_run, sc, sum);
               sm90::pack_p<KT::MMA>(pb, sf, p_in);
               sm90::store_p(stage0 + KT::ROPE_OFF, pb, r_loc, t);
               give_t0(sc);
@@ -1081,7 +1105,7 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
             ptx::wgmma_wait<0>();
             float ssl[2];
             row_ssl(ssl);
-            sm90::softmax_tile64(sf, key0, t, vis, ssl, m_run, sc, sum);
+            sm90::softmax_tile64<KT::RESCALE_SLACK>(sf, key0, t, vis, ssl, m_run, sc, sum);
             give_t0(sc);
             sm90::rescale_acc(acc, sc);
             for (int k = 0; k < 2; ++k) l_run[k] = l_run[k] * sc[k] + sum[k];

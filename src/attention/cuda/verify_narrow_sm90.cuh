@@ -41,6 +41,7 @@ struct NarrowTraits {
   static constexpr bool kFp8 = sizeof(KvT) == 1;
   static constexpr ptx::MmaType MMA = KvMath<KvT>::MMA;  // the 64-row kernel's arithmetic
   static constexpr float P_SCALE = KvMath<KvT>::P_SCALE;
+  static constexpr int RESCALE_SLACK = KvMath<KvT>::RESCALE_SLACK;
   static constexpr int PAGE_SIZE = PAGE_SIZE_;
   static constexpr int D_QK = CommonTraits::kHeadDimQK;
   static constexpr int D_V = CommonTraits::kHeadDimV;
@@ -131,6 +132,7 @@ __device__ __forceinline__ int narrow_row(int t, int k) {
 // warps through sMax), the new running max, scale = 2^(m_old - m_new) (exactly 1 when the max did
 // not move), and P = 2^(x - m_new) in place; P (f32) is also written to sPf [row][key] for the row
 // sums.
+template <int SLACK>
 __device__ __forceinline__ void narrow_softmax(float (&sf)[8], int key0, int w, int g, int t,
                                                const int (&vis)[4], const float (&ssl)[4],
                                                float (&m)[4], float (&scale)[4], float* sMax,
@@ -157,7 +159,7 @@ __device__ __forceinline__ void narrow_softmax(float (&sf)[8], int key0, int w, 
   for (int k = 0; k < 4; ++k) {
     const int r = narrow_row(t, k);
     mx[k] = fmaxf(fmaxf(sMax[r], sMax[16 + r]), fmaxf(sMax[32 + r], sMax[48 + r]));
-    const float m_new = fmaxf(m[k], mx[k]);
+    const float m_new = next_max<SLACK>(m[k], mx[k]);
     // A row that has seen no key yet keeps m = -inf: subtract 0 so p = ex2(-inf) = 0, not NaN.
     m_use[k] = m_new == -INFINITY ? 0.f : m_new;
     scale[k] = m[k] == m_new ? 1.f : ptx::ex2(m[k] - m_use[k]);
@@ -546,8 +548,8 @@ __global__ void __launch_bounds__(NT::NUM_THREADS, 1)
     release(it, NT::COL_BLOCKS - 1, NT::COL_BLOCKS);  // rope: read by S only
     float ssl[4];
     row_ssl(ssl);
-    sm90::narrow_softmax(sf, kv_begin + it * NT::BLOCK_N, w, g, t, vis, ssl, m_run, sc, sMax, sPf,
-                         NT::PF_STRIDE);
+    sm90::narrow_softmax<NT::RESCALE_SLACK>(sf, kv_begin + it * NT::BLOCK_N, w, g, t, vis, ssl,
+                                            m_run, sc, sMax, sPf, NT::PF_STRIDE);
     sm90::narrow_store_p<NT::MMA>(sP, sf, w, g, t, p_in);
     if (w == 0 && g == 0) {
 #pragma unroll
