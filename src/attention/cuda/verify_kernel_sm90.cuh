@@ -1119,9 +1119,13 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
             if (has1) {
               ptx::mbar_wait(&hand_bar[1], ph);
               take_t1(sc1, sum);
-              // P0 on WG1's max for its V-right half, in place (P0 V0L has retired).
-              sm90::pack_p<KT::MMA>(pb, sf, sc1);
-              sm90::store_p(sStage + r0_off + KT::ROPE_OFF, pb, r_loc, t);
+              // P0 on WG1's max for its V-right half, in place (P0 V0L has retired). Where neither
+              // of this thread's rows moved its max at t1 (scale exactly 1: most tiles since v44),
+              // the block already holds those bits: no stores and no fence before hand[2].
+              if (sc1[0] != 1.f || sc1[1] != 1.f) {
+                sm90::pack_p<KT::MMA>(pb, sf, sc1);
+                sm90::store_p(sStage + r0_off + KT::ROPE_OFF, pb, r_loc, t);
+              }
             }
             ptx::mbar_arrive(&hand_bar[2]);
             if (has1) {
