@@ -235,22 +235,40 @@ Outputs run_cpu(Problem& p) {
   return ::testing::AssertionFailure() << os.str();
 }
 
+// Bitwise equality of two outputs. On failure it says how large the differences are and how
+// many rows they touch (NOTES.md, thirteenth session: a last-bit difference of the f32 state moves
+// few bf16 outputs; a changed rounding of P or a wrong tile moves many).
 ::testing::AssertionResult bitwise_equal(const Outputs& a, const Outputs& b) {
-  int64_t out_diff = 0, lse_diff = 0, first = -1;
-  for (size_t k = 0; k < a.out.size(); ++k) {
-    if (a.out[k] != b.out[k]) {
+  if (a.out.size() != b.out.size() || a.lse.size() != b.lse.size()) {
+    return ::testing::AssertionFailure() << "sizes differ: out " << a.out.size() << " vs "
+                                         << b.out.size() << ", lse " << a.lse.size() << " vs "
+                                         << b.lse.size();
+  }
+  int64_t out_diff = 0, lse_diff = 0, first = -1, rows = 0;
+  double max_rel = 0, max_lse = 0;
+  const size_t dv = a.lse.empty() ? a.out.size() : a.out.size() / a.lse.size();
+  for (size_t r = 0; r * dv < a.out.size(); ++r) {
+    bool row_differs = false;
+    for (size_t k = r * dv; k < (r + 1) * dv && k < a.out.size(); ++k) {
+      if (a.out[k] == b.out[k]) continue;
       if (first < 0) first = static_cast<int64_t>(k);
       ++out_diff;
+      row_differs = true;
+      const double x = bf16_bits_to_float(a.out[k]), y = bf16_bits_to_float(b.out[k]);
+      max_rel = std::max(max_rel, std::fabs(x - y) / std::max(std::fabs(x), 1e-30));
     }
+    rows += row_differs;
   }
   for (size_t k = 0; k < a.lse.size(); ++k) {
-    lse_diff += std::memcmp(&a.lse[k], &b.lse[k], 4) != 0;
+    if (std::memcmp(&a.lse[k], &b.lse[k], 4) == 0) continue;
+    ++lse_diff;
+    max_lse = std::max(max_lse, std::fabs(static_cast<double>(a.lse[k]) - b.lse[k]));
   }
-  if (out_diff == 0 && lse_diff == 0 && a.out.size() == b.out.size()) {
-    return ::testing::AssertionSuccess();
-  }
-  return ::testing::AssertionFailure() << out_diff << " out elements differ (first " << first
-                                       << "), " << lse_diff << " lse elements differ";
+  if (out_diff == 0 && lse_diff == 0) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure()
+         << out_diff << " of " << a.out.size() << " out elements differ (first " << first
+         << ", in " << rows << " rows, largest relative difference " << max_rel << "), "
+         << lse_diff << " lse elements differ (largest by " << max_lse << ")";
 }
 
 std::vector<int32_t> random_lens(int n, int q_len, int max_len, uint64_t seed) {
@@ -406,6 +424,49 @@ TEST(CudaVerifyBitwise, RunningMaxMovesInLargeAndSmallSteps) {
         EXPECT_TRUE(bitwise_equal(f, r)) << "fold vs rowwise " << what;
       }
     }
+  }
+}
+
+// The same call on the same inputs gives the same bits every time, for each backend and between
+// them. Once in about 70 runs CudaVerifySweep case26 (fp8, B = 1, q_len 1, H = 12, S = 40000) has
+// come out with fold != rowwise on a tree whose fp8 code passed it every other time (NOTES.md,
+// thirteenth session): this repeats that call and two others many times, so a run-to-run
+// difference shows which backend makes it.
+TEST(CudaVerifyBitwise, RepeatedRunsGiveTheSameBits) {
+  MLASPEC_SKIP_WITHOUT_GPU();
+  constexpr int kRuns = 24;
+  auto fold = make_backend(false);
+  auto rowwise = make_backend(true);
+  const DType f8 = DType::kFP8E4M3, bf = DType::kBF16;
+  std::vector<Case> cases = {
+      {1, 1, 12, 64, f8, 1.f, {40000}},        // case26 itself
+      {1, 8, 16, 64, f8, 0.5f, {33000}},       // fp8 on the 64-row kernel, odd split lengths
+      {2, 8, 16, 64, bf, 1.f, {20000, 7001}},  // bf16 on the 64-row kernel (clusters of 2)
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    Case& c = cases[i];
+    c.batch = static_cast<int>(c.seq_lens.size());
+    c.seed = 1026 + 97 * i;
+    Problem p = make_problem(c.spec());
+    DeviceProblem d(p);
+    const std::string what = c.to_string();
+    const Outputs f0 = run_gpu(*fold, p, d, c.options(), "fold " + what);
+    const Outputs r0 = run_gpu(*rowwise, p, d, c.options(), "rowwise " + what);
+    EXPECT_TRUE(bitwise_equal(f0, r0)) << "fold vs rowwise, first run, " << what;
+    int fold_bad = 0, rowwise_bad = 0;
+    for (int run = 1; run < kRuns; ++run) {
+      const std::string n = " run " + std::to_string(run) + " " + what;
+      const Outputs f = run_gpu(*fold, p, d, c.options(), "fold" + n);
+      const Outputs r = run_gpu(*rowwise, p, d, c.options(), "rowwise" + n);
+      const auto fe = bitwise_equal(f0, f), re = bitwise_equal(r0, r);
+      fold_bad += !fe;
+      rowwise_bad += !re;
+      EXPECT_TRUE(fe) << "cuda_fold against its first run," << n;
+      EXPECT_TRUE(re) << "cuda_rowwise against its first run," << n;
+    }
+    EXPECT_EQ(fold_bad + rowwise_bad, 0) << what << ": cuda_fold differed from its first run in "
+                                         << fold_bad << " of " << kRuns - 1
+                                         << " runs, cuda_rowwise in " << rowwise_bad;
   }
 }
 
