@@ -240,9 +240,9 @@ Outputs run_cpu(Problem& p) {
 // few bf16 outputs; a changed rounding of P or a wrong tile moves many).
 ::testing::AssertionResult bitwise_equal(const Outputs& a, const Outputs& b) {
   if (a.out.size() != b.out.size() || a.lse.size() != b.lse.size()) {
-    return ::testing::AssertionFailure() << "sizes differ: out " << a.out.size() << " vs "
-                                         << b.out.size() << ", lse " << a.lse.size() << " vs "
-                                         << b.lse.size();
+    return ::testing::AssertionFailure()
+           << "sizes differ: out " << a.out.size() << " vs " << b.out.size() << ", lse "
+           << a.lse.size() << " vs " << b.lse.size();
   }
   int64_t out_diff = 0, lse_diff = 0, first = -1, rows = 0;
   double max_rel = 0, max_lse = 0;
@@ -266,9 +266,9 @@ Outputs run_cpu(Problem& p) {
   }
   if (out_diff == 0 && lse_diff == 0) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure()
-         << out_diff << " of " << a.out.size() << " out elements differ (first " << first
-         << ", in " << rows << " rows, largest relative difference " << max_rel << "), "
-         << lse_diff << " lse elements differ (largest by " << max_lse << ")";
+         << out_diff << " of " << a.out.size() << " out elements differ (first " << first << ", in "
+         << rows << " rows, largest relative difference " << max_rel << "), " << lse_diff
+         << " lse elements differ (largest by " << max_lse << ")";
 }
 
 std::vector<int32_t> random_lens(int n, int q_len, int max_len, uint64_t seed) {
@@ -339,28 +339,54 @@ std::vector<Case> sweep_cases() {
   return c;
 }
 
+// Runs fold and rowwise on p (device copies made here) and checks both against the CPU
+// reference and against each other bitwise (same plan, same combine, row arithmetic independent
+// of the tile).
+void expect_backends_agree(Backend& fold, Backend& rowwise, Problem& p, const VerifyOptions& opt,
+                           const std::string& what) {
+  DeviceProblem d(p);
+  const Outputs ref = run_cpu(p);
+  const Outputs f = run_gpu(fold, p, d, opt, "fold " + what);
+  const Outputs r = run_gpu(rowwise, p, d, opt, "rowwise " + what);
+  EXPECT_TRUE(close_to_reference(f, ref)) << "cuda_fold " << what;
+  EXPECT_TRUE(close_to_reference(r, ref)) << "cuda_rowwise " << what;
+  EXPECT_TRUE(bitwise_equal(f, r)) << "fold vs rowwise " << what;
+}
+
 class CudaVerifySweep : public ::testing::TestWithParam<Case> {};
 
 TEST_P(CudaVerifySweep, MatchesReference) {
   MLASPEC_SKIP_WITHOUT_GPU();
   const Case& c = GetParam();
   Problem p = make_problem(c.spec());
-  DeviceProblem d(p);
-  const Outputs ref = run_cpu(p);
   auto fold = make_backend(false);
   auto rowwise = make_backend(true);
-  const Outputs f = run_gpu(*fold, p, d, c.options(), "fold " + c.to_string());
-  const Outputs r = run_gpu(*rowwise, p, d, c.options(), "rowwise " + c.to_string());
-  EXPECT_TRUE(close_to_reference(f, ref)) << "cuda_fold " << c.to_string();
-  EXPECT_TRUE(close_to_reference(r, ref)) << "cuda_rowwise " << c.to_string();
-  // Same plan, same combine, row arithmetic independent of the tile: bitwise equal.
-  EXPECT_TRUE(bitwise_equal(f, r)) << "fold vs rowwise " << c.to_string();
+  expect_backends_agree(*fold, *rowwise, p, c.options(), c.to_string());
 }
 
 INSTANTIATE_TEST_SUITE_P(CudaVerify, CudaVerifySweep, ::testing::ValuesIn(sweep_cases()),
                          [](const ::testing::TestParamInfo<Case>& info) {
                            return "case" + std::to_string(info.index);
                          });
+
+// Every (kv, q_std, q_len 1 and 8) of B = 2, H = 16, page 64 on `lens`, each with its own seed
+// from `seed` on: f(problem with that q_std, its case, a description).
+template <typename F>
+void for_each_q_std_case(std::initializer_list<DType> kvs, std::initializer_list<float> q_stds,
+                         const std::vector<int32_t>& lens, uint64_t seed, F&& f) {
+  for (DType kv : kvs) {
+    for (float q_std : q_stds) {
+      for (int q_len : {1, 8}) {
+        const Case c{2, q_len, 16, 64, kv, kv == DType::kFP8E4M3 ? 0.5f : 1.f, lens};
+        ProblemSpec spec = c.spec();
+        spec.q_std = q_std;
+        spec.seed = seed++;
+        Problem p = make_problem(spec);
+        f(p, c, c.to_string() + " q_std=" + std::to_string(q_std));
+      }
+    }
+  }
+}
 
 // fp8's f16 MMAs take each Q row scaled by a power of two (sm90::q_row_scale) and multiply the
 // scores back. Rows far above f16's range (|q| beyond its 65504 at q_std 3e4: unscaled they would
@@ -373,27 +399,11 @@ TEST(CudaVerifyFp8, QRowsFarOutsideF16Range) {
   MLASPEC_SKIP_WITHOUT_GPU();
   auto fold = make_backend(false);
   auto rowwise = make_backend(true);
-  uint64_t seed = 77;
-  for (DType kv : {DType::kFP8E4M3, DType::kBF16}) {
-    for (float q_std : {3e4f, 1e-5f}) {
-      for (int q_len : {1, 8}) {
-        const Case c{2, q_len, 16, 64, kv, kv == DType::kFP8E4M3 ? 0.5f : 1.f, {1000, 333}};
-        ProblemSpec spec = c.spec();
-        spec.q_std = q_std;
-        spec.seed = seed++;
-        Problem p = make_problem(spec);
-        p.sm_scale /= q_std;
-        DeviceProblem d(p);
-        const Outputs ref = run_cpu(p);
-        const std::string what = c.to_string() + " q_std=" + std::to_string(q_std);
-        const Outputs f = run_gpu(*fold, p, d, c.options(), "fold " + what);
-        const Outputs r = run_gpu(*rowwise, p, d, c.options(), "rowwise " + what);
-        EXPECT_TRUE(close_to_reference(f, ref)) << "cuda_fold " << what;
-        EXPECT_TRUE(close_to_reference(r, ref)) << "cuda_rowwise " << what;
-        EXPECT_TRUE(bitwise_equal(f, r)) << "fold vs rowwise " << what;
-      }
-    }
-  }
+  for_each_q_std_case({DType::kFP8E4M3, DType::kBF16}, {3e4f, 1e-5f}, {1000, 333}, 77,
+                      [&](Problem& p, const Case& c, const std::string& what) {
+                        p.sm_scale /= p.spec.q_std;
+                        expect_backends_agree(*fold, *rowwise, p, c.options(), what);
+                      });
 }
 
 // Scores with a standard deviation of ~10 and ~40 log2 units (q_std 4 and 16): a row's running
@@ -405,26 +415,10 @@ TEST(CudaVerifyBitwise, RunningMaxMovesInLargeAndSmallSteps) {
   MLASPEC_SKIP_WITHOUT_GPU();
   auto fold = make_backend(false);
   auto rowwise = make_backend(true);
-  uint64_t seed = 91;
-  for (DType kv : {DType::kBF16, DType::kFP8E4M3}) {
-    for (float q_std : {4.f, 16.f}) {
-      for (int q_len : {1, 8}) {
-        const Case c{2, q_len, 16, 64, kv, kv == DType::kFP8E4M3 ? 0.5f : 1.f, {4096, 1337}};
-        ProblemSpec spec = c.spec();
-        spec.q_std = q_std;
-        spec.seed = seed++;
-        Problem p = make_problem(spec);
-        DeviceProblem d(p);
-        const Outputs ref = run_cpu(p);
-        const std::string what = c.to_string() + " q_std=" + std::to_string(q_std);
-        const Outputs f = run_gpu(*fold, p, d, c.options(), "fold " + what);
-        const Outputs r = run_gpu(*rowwise, p, d, c.options(), "rowwise " + what);
-        EXPECT_TRUE(close_to_reference(f, ref)) << "cuda_fold " << what;
-        EXPECT_TRUE(close_to_reference(r, ref)) << "cuda_rowwise " << what;
-        EXPECT_TRUE(bitwise_equal(f, r)) << "fold vs rowwise " << what;
-      }
-    }
-  }
+  for_each_q_std_case({DType::kBF16, DType::kFP8E4M3}, {4.f, 16.f}, {4096, 1337}, 91,
+                      [&](Problem& p, const Case& c, const std::string& what) {
+                        expect_backends_agree(*fold, *rowwise, p, c.options(), what);
+                      });
 }
 
 // The same call on the same inputs gives the same bits every time, for each backend and between
@@ -464,9 +458,9 @@ TEST(CudaVerifyBitwise, RepeatedRunsGiveTheSameBits) {
       EXPECT_TRUE(fe) << "cuda_fold against its first run," << n;
       EXPECT_TRUE(re) << "cuda_rowwise against its first run," << n;
     }
-    EXPECT_EQ(fold_bad + rowwise_bad, 0) << what << ": cuda_fold differed from its first run in "
-                                         << fold_bad << " of " << kRuns - 1
-                                         << " runs, cuda_rowwise in " << rowwise_bad;
+    EXPECT_EQ(fold_bad + rowwise_bad, 0)
+        << what << ": cuda_fold differed from its first run in " << fold_bad << " of " << kRuns - 1
+        << " runs, cuda_rowwise in " << rowwise_bad;
   }
 }
 
