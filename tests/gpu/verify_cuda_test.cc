@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -25,6 +26,7 @@
 #include "gpu/gpu_test_util.h"
 #include "mlaspec/attention/backend.h"
 #include "mlaspec/attention/reference.h"
+#include "mlaspec/core/log.h"
 #include "mlaspec/core/tensor.h"
 
 namespace mlaspec::attn {
@@ -174,6 +176,20 @@ std::unique_ptr<Backend> make_backend(bool rowwise) {
   throw_if_error(r.status());
   return std::move(r.value());
 }
+
+// Log level for a scope (MLASPEC_LOG's, restored after). At debug each backend logs the device
+// facts its split plan follows from and the plan of every call: a fold != rowwise failure then
+// shows whether the two planned alike.
+class ScopedLogLevel {
+ public:
+  explicit ScopedLogLevel(LogLevel level) : old_(log_level()) { set_log_level(level); }
+  ~ScopedLogLevel() { set_log_level(old_); }
+  ScopedLogLevel(const ScopedLogLevel&) = delete;
+  ScopedLogLevel& operator=(const ScopedLogLevel&) = delete;
+
+ private:
+  LogLevel old_;
+};
 
 // Runs `backend` on the problem with poisoned, guarded outputs; returns what it wrote.
 Outputs run_gpu(Backend& backend, Problem& p, const DeviceProblem& d, const VerifyOptions& opt,
@@ -357,6 +373,7 @@ class CudaVerifySweep : public ::testing::TestWithParam<Case> {};
 
 TEST_P(CudaVerifySweep, MatchesReference) {
   MLASPEC_SKIP_WITHOUT_GPU();
+  const ScopedLogLevel debug(LogLevel::kDebug);
   const Case& c = GetParam();
   Problem p = make_problem(c.spec());
   auto fold = make_backend(false);
@@ -444,8 +461,10 @@ TEST(CudaVerifyBitwise, RepeatedRunsGiveTheSameBits) {
     Problem p = make_problem(c.spec());
     DeviceProblem d(p);
     const std::string what = c.to_string();
+    std::optional<ScopedLogLevel> debug(std::in_place, LogLevel::kDebug);  // the first runs' plans
     const Outputs f0 = run_gpu(*fold, p, d, c.options(), "fold " + what);
     const Outputs r0 = run_gpu(*rowwise, p, d, c.options(), "rowwise " + what);
+    debug.reset();
     EXPECT_TRUE(bitwise_equal(f0, r0)) << "fold vs rowwise, first run, " << what;
     int fold_bad = 0, rowwise_bad = 0;
     for (int run = 1; run < kRuns; ++run) {

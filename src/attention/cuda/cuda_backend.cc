@@ -17,6 +17,7 @@
 #include "launch.h"
 #include "mlaspec/attention/backend.h"
 #include "mlaspec/attention/dcp.h"
+#include "mlaspec/core/log.h"
 #include "plan.h"
 #include "traits.h"
 
@@ -177,6 +178,13 @@ class CudaVerifyBackend final : public Backend {
     MLASPEC_RETURN_IF_ERROR(make_split_plan(
         std::span<const int32_t>(sl.data_as<const int32_t>(), static_cast<size_t>(shape.batch)),
         shape.num_heads, options, g.concurrent, &p.plan));
+    if (log_level() <= LogLevel::kDebug) {
+      log_debug(std::string(caps().name) + ": plan: " + std::to_string(p.plan.total_splits) +
+                " splits of " + std::to_string(p.plan.chunk) + " tokens (at most " +
+                std::to_string(p.plan.max_splits) + " per request) in " +
+                std::to_string(p.plan.total_groups) + " groups; " + std::to_string(g.concurrent) +
+                " concurrent, cluster " + std::to_string(g.fold_cluster));
+    }
 
     auto stream = static_cast<cudaStream_t>(options.stream);
     cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
@@ -377,6 +385,15 @@ class CudaVerifyBackend final : public Backend {
       MLASPEC_RETURN_IF_ERROR(
           cuda_status(max_active_clusters<uint16_t, 64>(c, &n), "cudaOccupancyMaxActiveClusters"));
       active_clusters_[c] = std::max(n, 1);
+    }
+    if (log_level() <= LogLevel::kDebug) {
+      // The split plan follows from these facts, and fold == rowwise bitwise needs the same plan
+      // in both: MLASPEC_LOG=debug shows what each backend instance found.
+      std::string m = std::string(caps().name) + ": device " + std::to_string(dev) + ", " +
+                      std::to_string(num_sms_) + " SMs, co-resident clusters of 1.." +
+                      std::to_string(kMaxCluster) + " CTAs:";
+      for (int c = 1; c <= kMaxCluster; ++c) m += " " + std::to_string(active_clusters_[c]);
+      log_debug(m);
     }
     return Status::Ok();
   }
