@@ -441,8 +441,9 @@ TEST(CudaVerifyBitwise, RunningMaxMovesInLargeAndSmallSteps) {
 // The same call on the same inputs gives the same bits every time, for each backend and between
 // them. Once in about 70 runs CudaVerifySweep case26 (fp8, B = 1, q_len 1, H = 12, S = 40000) has
 // come out with fold != rowwise on a tree whose fp8 code passed it every other time (NOTES.md,
-// thirteenth session): this repeats that call and two others many times, so a run-to-run
-// difference shows which backend makes it.
+// thirteenth session). At q_len 1 both backends run the narrow kernel there, under one plan
+// each: this repeats that call and two others many times, so a run-to-run difference shows
+// which backend makes it, and the first runs' debug lines show both plans.
 TEST(CudaVerifyBitwise, RepeatedRunsGiveTheSameBits) {
   MLASPEC_SKIP_WITHOUT_GPU();
   constexpr int kRuns = 24;
