@@ -19,6 +19,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "attention/cuda/launch.h"
@@ -355,18 +356,24 @@ std::vector<Case> sweep_cases() {
   return c;
 }
 
-// Runs fold and rowwise on p (device copies made here) and checks both against the CPU
-// reference and against each other bitwise (same plan, same combine, row arithmetic independent
-// of the tile).
-void expect_backends_agree(Backend& fold, Backend& rowwise, Problem& p, const VerifyOptions& opt,
-                           const std::string& what) {
-  DeviceProblem d(p);
+// Runs fold and rowwise on p (device copies d) and checks both against the CPU reference (which
+// also counts outputs left unwritten) and against each other bitwise (same plan, same combine,
+// row arithmetic independent of the tile). Returns {fold's, rowwise's} outputs.
+std::pair<Outputs, Outputs> check_backends(Backend& fold, Backend& rowwise, Problem& p,
+                                           const DeviceProblem& d, const VerifyOptions& opt,
+                                           const std::string& what) {
   const Outputs ref = run_cpu(p);
-  const Outputs f = run_gpu(fold, p, d, opt, "fold " + what);
-  const Outputs r = run_gpu(rowwise, p, d, opt, "rowwise " + what);
+  Outputs f = run_gpu(fold, p, d, opt, "fold " + what);
+  Outputs r = run_gpu(rowwise, p, d, opt, "rowwise " + what);
   EXPECT_TRUE(close_to_reference(f, ref)) << "cuda_fold " << what;
   EXPECT_TRUE(close_to_reference(r, ref)) << "cuda_rowwise " << what;
   EXPECT_TRUE(bitwise_equal(f, r)) << "fold vs rowwise " << what;
+  return {std::move(f), std::move(r)};
+}
+void expect_backends_agree(Backend& fold, Backend& rowwise, Problem& p, const VerifyOptions& opt,
+                           const std::string& what) {
+  const DeviceProblem d(p);
+  check_backends(fold, rowwise, p, d, opt, what);
 }
 
 class CudaVerifySweep : public ::testing::TestWithParam<Case> {};
@@ -463,10 +470,8 @@ TEST(CudaVerifyBitwise, RepeatedRunsGiveTheSameBits) {
     DeviceProblem d(p);
     const std::string what = c.to_string();
     std::optional<ScopedLogLevel> debug(std::in_place, LogLevel::kDebug);  // the first runs' plans
-    const Outputs f0 = run_gpu(*fold, p, d, c.options(), "fold " + what);
-    const Outputs r0 = run_gpu(*rowwise, p, d, c.options(), "rowwise " + what);
+    const auto [f0, r0] = check_backends(*fold, *rowwise, p, d, c.options(), "first run " + what);
     debug.reset();
-    EXPECT_TRUE(bitwise_equal(f0, r0)) << "fold vs rowwise, first run, " << what;
     int fold_bad = 0, rowwise_bad = 0;
     for (int run = 1; run < kRuns; ++run) {
       const std::string n = " run " + std::to_string(run) + " " + what;
