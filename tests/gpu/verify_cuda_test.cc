@@ -446,11 +446,10 @@ TEST(CudaVerifyBitwise, RunningMaxMovesInLargeAndSmallSteps) {
 }
 
 // The same call on the same inputs gives the same bits every time, for each backend and between
-// them. Once in about 70 runs CudaVerifySweep case26 (fp8, B = 1, q_len 1, H = 12, S = 40000) has
-// come out with fold != rowwise on a tree whose fp8 code passed it every other time (NOTES.md,
-// thirteenth session). At q_len 1 both backends run the narrow kernel there, under one plan
-// each: this repeats that call and two others many times, so a run-to-run difference shows
-// which backend makes it, and the first runs' debug lines show both plans.
+// them: CudaVerifySweep case26's call (the narrow fp8 kernel, whose race of the raw codes made it
+// fail about once in 70 runs until the fourteenth session; NOTES.md) and two 64-row calls, each
+// repeated, a run-to-run difference naming the backend; the first runs' debug lines show both
+// plans.
 TEST(CudaVerifyBitwise, RepeatedRunsGiveTheSameBits) {
   MLASPEC_SKIP_WITHOUT_GPU();
   constexpr int kRuns = 24;

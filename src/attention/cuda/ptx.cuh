@@ -106,7 +106,11 @@ __device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
 // ---- async proxy --------------------------------------------------------------------------------
 
 // Generic-proxy shared-memory writes that a later TMA copy (async proxy) overwrites, or that
-// wgmma (async proxy) reads, must be ordered by this fence in the writing thread.
+// wgmma (async proxy) reads, must be ordered by this fence in the writing thread; so must
+// generic-proxy reads of memory that a later copy overwrites, in the reading thread, before the
+// arrival that frees it (an mbarrier arrival does not wait for the thread's loads to complete).
+// In SASS: MEMBAR.ALL.CTA (waits for the thread's outstanding memory operations), then
+// FENCE.VIEW.ASYNC.S.
 __device__ __forceinline__ void fence_proxy_async_smem() {
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 }

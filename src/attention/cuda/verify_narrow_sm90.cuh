@@ -351,6 +351,11 @@ __global__ void __launch_bounds__(NT::NUM_THREADS, 1)
                              : make_uint4(0, 0, 0, 0);
         }
         // The codes are in registers: once all steps of the tile hold theirs, it can be refilled.
+        // The refill is a bulk copy (async proxy) over what these generic-proxy loads read, so
+        // a proxy fence must order them first: the arrival alone does not wait for the loads,
+        // and one still queued behind other shared-memory traffic when the next tile's codes
+        // land reads those instead (NOTES.md, fourteenth session).
+        ptx::fence_proxy_async_smem();
         ptx::mbar_arrive(&raw_empty[r]);
 #pragma unroll
         for (int j = 0; j < NB; ++j) {
