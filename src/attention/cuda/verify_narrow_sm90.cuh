@@ -350,13 +350,6 @@ __global__ void __launch_bounds__(NT::NUM_THREADS, 1)
           v[k] = key < valid ? ptx::ld_shared_v4(raw + key * NT::D_QK + blk * 64 + q * 16)
                              : make_uint4(0, 0, 0, 0);
         }
-        // The codes are in registers: once all steps of the tile hold theirs, it can be refilled.
-        // The refill is a bulk copy (async proxy) over what these generic-proxy loads read, so
-        // a proxy fence must order them first: the arrival alone does not wait for the loads,
-        // and one still queued behind other shared-memory traffic when the next tile's codes
-        // land reads those instead (NOTES.md, fourteenth session).
-        ptx::fence_proxy_async_smem();
-        ptx::mbar_arrive(&raw_empty[r]);
 #pragma unroll
         for (int j = 0; j < NB; ++j) {
           const int L = L0 + j;
@@ -372,8 +365,12 @@ __global__ void __launch_bounds__(NT::NUM_THREADS, 1)
           ptx::st_shared_v4(out + sm90::sw128(key, 2 * q + 1), o[4], o[5], o[6], o[7]);
         };
         sm90::expand_chunks<false>(v, store);
-        // Generic-proxy writes that wgmma (async proxy) reads next.
+        // Generic-proxy writes that wgmma (async proxy) reads next; the same fence orders this
+        // thread's reads of the raw tile before the bulk copy that refills it (async proxy too:
+        // an arrival alone does not wait for the loads; NOTES.md, fourteenth session). Once all
+        // steps of the tile are past it, the tile can be refilled.
         ptx::fence_proxy_async_smem();
+        ptx::mbar_arrive(&raw_empty[r]);
 #pragma unroll
         for (int j = 0; j < NB; ++j) ptx::mbar_arrive(&full_bar[slot_of(L0 + j)]);
       }
