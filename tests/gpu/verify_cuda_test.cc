@@ -446,10 +446,9 @@ TEST(CudaVerifyBitwise, RunningMaxMovesInLargeAndSmallSteps) {
 }
 
 // The same call on the same inputs gives the same bits every time, for each backend and between
-// them: CudaVerifySweep case26's call (the narrow fp8 kernel, whose race of the raw codes made it
-// fail about once in 70 runs until the fourteenth session; NOTES.md) and two 64-row calls, each
+// them: two q_len 8 calls (fold on the 64-row kernel, rowwise at H = 16 on the narrow one), each
 // repeated, a run-to-run difference naming the backend; the first runs' debug lines show both
-// plans.
+// plans. Decode on the narrow kernel repeats in NarrowFp8CallsRepeatTheirBits below.
 TEST(CudaVerifyBitwise, RepeatedRunsGiveTheSameBits) {
   MLASPEC_SKIP_WITHOUT_GPU();
   constexpr int kRuns = 24;
@@ -457,14 +456,13 @@ TEST(CudaVerifyBitwise, RepeatedRunsGiveTheSameBits) {
   auto rowwise = make_backend(true);
   const DType f8 = DType::kFP8E4M3, bf = DType::kBF16;
   std::vector<Case> cases = {
-      {1, 1, 12, 64, f8, 1.f, {40000}},        // case26 itself
-      {1, 8, 16, 64, f8, 0.5f, {33000}},       // fp8 on the 64-row kernel, odd split lengths
-      {2, 8, 16, 64, bf, 1.f, {20000, 7001}},  // bf16 on the 64-row kernel (clusters of 2)
+      {1, 8, 16, 64, f8, 0.5f, {33000}},       // fp8, odd split lengths
+      {2, 8, 16, 64, bf, 1.f, {20000, 7001}},  // bf16 (fold in clusters of 2)
   };
-  for (size_t i = 0; i < cases.size(); ++i) {
-    Case& c = cases[i];
+  cases[0].seed = 1123;
+  cases[1].seed = 1220;
+  for (Case& c : cases) {
     c.batch = static_cast<int>(c.seq_lens.size());
-    c.seed = 1026 + 97 * i;
     Problem p = make_problem(c.spec());
     DeviceProblem d(p);
     const std::string what = c.to_string();
@@ -515,75 +513,6 @@ TEST(CudaVerifyBitwise, NarrowFp8CallsRepeatTheirBits) {
   }
   EXPECT_EQ(bad, 0) << what << ": " << bad << " of " << 2 * kCalls
                     << " calls differ from the first";
-}
-
-// One request copied B = 64 times into one batch (the same q, block table and fp8 pool) on the
-// narrow kernel: every request must give the same bits, in every call, and request 0 the
-// reference's values; where a request sits in the batch changes nothing but where its result
-// goes. (It did not catch the narrow fp8 race of NOTES.md's fourteenth session: 0 of 120 calls
-// differed on the unfixed kernel, against NarrowFp8CallsRepeatTheirBits' 1 and 8 of 600.)
-TEST(CudaVerifyBitwise, IdenticalRequestsInOneBatchGiveTheSameBits) {
-  MLASPEC_SKIP_WITHOUT_GPU();
-  constexpr int kCopies = 64, kCalls = 60;
-  const DType f8 = DType::kFP8E4M3;
-  for (const int heads : {16, 12}) {
-    Case c{1, 1, heads, 64, f8, 1.f, {40000}};
-    c.seed = 4242 + heads;
-    Problem one = make_problem(c.spec());
-    const Outputs ref = run_cpu(one);
-    Problem many = one;
-    many.spec.batch = kCopies;
-    many.q.clear();
-    many.block_table.clear();
-    many.seq_lens.clear();
-    for (int b = 0; b < kCopies; ++b) {
-      many.q.insert(many.q.end(), one.q.begin(), one.q.end());
-      many.block_table.insert(many.block_table.end(), one.block_table.begin(),
-                              one.block_table.end());
-      many.seq_lens.insert(many.seq_lens.end(), one.seq_lens.begin(), one.seq_lens.end());
-    }
-    many.spec.seq_lens = many.seq_lens;
-    const DeviceProblem d(many);
-    const size_t out_per = ref.out.size();
-    const size_t lse_per = ref.lse.size();
-    auto fold = make_backend(false);
-    auto rowwise = make_backend(true);
-    std::optional<Outputs> first;
-    int bad_calls = 0, bad_requests = 0;
-    for (int call = 0; call < kCalls; ++call) {
-      for (Backend* be : {fold.get(), rowwise.get()}) {
-        const std::string what =
-            std::string(be->name()) + " call " + std::to_string(call) + " " + c.to_string();
-        const Outputs o = run_gpu(*be, many, d, c.options(), what);
-        if (!first) {
-          Outputs r0;
-          r0.out.assign(o.out.begin(), o.out.begin() + out_per);
-          r0.lse.assign(o.lse.begin(), o.lse.begin() + lse_per);
-          EXPECT_TRUE(close_to_reference(r0, ref)) << what;
-          first = std::move(r0);
-        }
-        int bad = 0;
-        for (int b = 0; b < kCopies; ++b) {
-          const bool same =
-              std::memcmp(o.out.data() + b * out_per, first->out.data(), out_per * 2) == 0 &&
-              std::memcmp(o.lse.data() + b * lse_per, first->lse.data(), lse_per * 4) == 0;
-          if (same) continue;
-          Outputs rb;
-          rb.out.assign(o.out.begin() + b * out_per, o.out.begin() + (b + 1) * out_per);
-          rb.lse.assign(o.lse.begin() + b * lse_per, o.lse.begin() + (b + 1) * lse_per);
-          if (bad++ == 0) {
-            ADD_FAILURE() << what << ": request " << b << " against the first call's request 0: "
-                          << bitwise_equal(*first, rb).message();
-          }
-        }
-        bad_calls += bad > 0;
-        bad_requests += bad;
-      }
-    }
-    EXPECT_EQ(bad_requests, 0) << c.to_string() << " x " << kCopies << ": " << bad_requests
-                               << " requests differ, in " << bad_calls << " of " << 2 * kCalls
-                               << " calls";
-  }
 }
 
 // ---- small cases for compute-sanitizer (memcheck, racecheck): --gtest_filter=CudaVerifySmall.* --
