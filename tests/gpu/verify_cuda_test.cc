@@ -376,6 +376,28 @@ void expect_backends_agree(Backend& fold, Backend& rowwise, Problem& p, const Ve
   check_backends(fold, rowwise, p, d, opt, what);
 }
 
+// `calls` more calls of each backend, interleaved back to back (fold, rowwise, fold, ...), each
+// compared bitwise with that backend's first result (f0, r0); the first few differences are
+// reported. Returns how many calls of each backend differed.
+std::pair<int, int> repeat_calls(Backend& fold, Backend& rowwise, Problem& p,
+                                 const DeviceProblem& d, const VerifyOptions& opt,
+                                 const Outputs& f0, const Outputs& r0, int calls,
+                                 const std::string& what) {
+  int bad[2] = {0, 0};
+  for (int call = 1; call <= calls; ++call) {
+    for (int k = 0; k < 2; ++k) {
+      Backend& be = k == 0 ? fold : rowwise;
+      const std::string n = std::string(be.name()) + " call " + std::to_string(call) + " " + what;
+      const auto same = bitwise_equal(k == 0 ? f0 : r0, run_gpu(be, p, d, opt, n));
+      if (!same && bad[0] + bad[1] < 3) {
+        ADD_FAILURE() << n << " against its first call: " << same.message();
+      }
+      bad[k] += !same;
+    }
+  }
+  return {bad[0], bad[1]};
+}
+
 class CudaVerifySweep : public ::testing::TestWithParam<Case> {};
 
 TEST_P(CudaVerifySweep, MatchesReference) {
@@ -469,17 +491,8 @@ TEST(CudaVerifyBitwise, RepeatedRunsGiveTheSameBits) {
     std::optional<ScopedLogLevel> debug(std::in_place, LogLevel::kDebug);  // the first runs' plans
     const auto [f0, r0] = check_backends(*fold, *rowwise, p, d, c.options(), "first run " + what);
     debug.reset();
-    int fold_bad = 0, rowwise_bad = 0;
-    for (int run = 1; run < kRuns; ++run) {
-      const std::string n = " run " + std::to_string(run) + " " + what;
-      const Outputs f = run_gpu(*fold, p, d, c.options(), "fold" + n);
-      const Outputs r = run_gpu(*rowwise, p, d, c.options(), "rowwise" + n);
-      const auto fe = bitwise_equal(f0, f), re = bitwise_equal(r0, r);
-      fold_bad += !fe;
-      rowwise_bad += !re;
-      EXPECT_TRUE(fe) << "cuda_fold against its first run," << n;
-      EXPECT_TRUE(re) << "cuda_rowwise against its first run," << n;
-    }
+    const auto [fold_bad, rowwise_bad] =
+        repeat_calls(*fold, *rowwise, p, d, c.options(), f0, r0, kRuns - 1, what);
     EXPECT_EQ(fold_bad + rowwise_bad, 0)
         << what << ": cuda_fold differed from its first run in " << fold_bad << " of " << kRuns - 1
         << " runs, cuda_rowwise in " << rowwise_bad;
@@ -503,16 +516,11 @@ TEST(CudaVerifyBitwise, NarrowFp8CallsRepeatTheirBits) {
   auto rowwise = make_backend(true);
   const std::string what = c.to_string();
   const auto [f0, r0] = check_backends(*fold, *rowwise, p, d, c.options(), "first call " + what);
-  int bad = 0;
-  for (int call = 0; call < kCalls; ++call) {
-    for (Backend* be : {fold.get(), rowwise.get()}) {
-      const std::string n = std::string(be->name()) + " call " + std::to_string(call) + " " + what;
-      const auto same = bitwise_equal(f0, run_gpu(*be, p, d, c.options(), n));
-      if (!same && bad++ < 3) ADD_FAILURE() << n << " against the first call: " << same.message();
-    }
-  }
-  EXPECT_EQ(bad, 0) << what << ": " << bad << " of " << 2 * kCalls
-                    << " calls differ from the first";
+  const auto [fold_bad, rowwise_bad] =
+      repeat_calls(*fold, *rowwise, p, d, c.options(), f0, r0, kCalls, what);
+  EXPECT_EQ(fold_bad + rowwise_bad, 0)
+      << what << ": " << fold_bad << " of " << kCalls << " cuda_fold calls and " << rowwise_bad
+      << " of " << kCalls << " cuda_rowwise calls differ from their first";
 }
 
 // ---- small cases for compute-sanitizer (memcheck, racecheck): --gtest_filter=CudaVerifySmall.* --
