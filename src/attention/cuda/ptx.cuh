@@ -128,6 +128,11 @@ __device__ __forceinline__ void named_bar_sync(uint32_t id, uint32_t threads) {
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
 
+// Arrival on named barrier `id` (counted towards `threads`) without waiting for it.
+__device__ __forceinline__ void named_bar_arrive(uint32_t id, uint32_t threads) {
+  asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
 // ---- registers ----------------------------------------------------------------------------------
 
 // Per-warpgroup register re-balancing (sm_90a). Needs a register cap at kernel entry

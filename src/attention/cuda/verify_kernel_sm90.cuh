@@ -651,6 +651,10 @@ __device__ __forceinline__ void zero_tail_rows(uint8_t* stage_l, uint8_t* stage_
 
 }  // namespace sm90
 
+// Named barrier of the kernel's start (bf16): the consumers arrive once Q is in shared memory,
+// the producer warpgroup waits there before its first copy into stage 1.
+constexpr uint32_t kQStoredBar = 9;
+
 template <typename KT>
 __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
     verify_kernel_sm90(const __grid_constant__ VerifyParams p) {
@@ -807,16 +811,26 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
         // takes the slot freed mid-pair (WG1's P1 V1R of the pair before), so that both of WG0's
         // halves are free about half a pair before its S0 needs them; t1 takes the one freed last
         // (NOTES.md v28).
+        // At the kernel's start only tile 0's copies go out before Q is in shared memory: the
+        // consumers load Q (72 KB, from the L2) with plain loads that queue behind every copy in
+        // flight, and S of tile 0 needs both; with both stages' copies (9-19 MB over the GPU) in
+        // front, Q took ~6-8 µs (NOTES.md v46).
         const int slot = warp - KT::PRODUCER_WARP;
         const int s = slot & 1, h = slot >> 1;
+        bool q_stored = ci > 0;  // waited for (once per CTA, by every producer thread)
         for (int k = 0; 2 * k < n_tiles; ++k) {
           const int it = 2 * k + (h == 0 ? s : static_cast<int>(sm90::right_half_stage(k & 1, s)));
+          if (!q_stored && it >= 1) {
+            ptx::named_bar_sync(kQStoredBar, KT::NUM_THREADS);
+            q_stored = true;
+          }
           if (it >= n_tiles) continue;
           int32_t page_of[2];
           load_pages(it, page_of);
           issue_copies(it, s, h == 0 ? 0 : KT::V_HALF, h == 0 ? KT::V_HALF : KT::COL_BLOCKS,
                        page_of, &empty_bar[s * KT::EMPTY_BARS + h], k & 1);
         }
+        if (!q_stored) ptx::named_bar_sync(kQStoredBar, KT::NUM_THREADS);
       } else {
         // fp8 (NOTES.md v40): the whole warpgroup expands the tiles in turn (sm90::expand_tile),
         // and the copying warp issues tile it's copies before its share of it. Both slots are
@@ -877,7 +891,7 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
         const float inv = sm90::load_q_row_f16<4, KT::BLOCK_BYTES>(src, sQ, row, part);
         if (part == 0) sQinv[row] = inv;
       } else {
-        constexpr int BATCH = 9;  // loads in flight per thread before their stores
+        constexpr int BATCH = PER_THREAD;  // all loads in flight before their stores: one trip
         static_assert(PER_THREAD % BATCH == 0);
 #pragma unroll
         for (int b0 = 0; b0 < PER_THREAD; b0 += BATCH) {
@@ -906,6 +920,8 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
       // Generic-proxy writes that wgmma (async proxy) reads next.
       ptx::fence_proxy_async_smem();
     }
+    // bf16: the producer may now copy into stage 1 (kQStoredBar).
+    if constexpr (!KT::kFp8) ptx::named_bar_arrive(kQStoredBar, KT::NUM_THREADS);
 
     int vis[2];
     for (int k = 0; k < 2; ++k) {
