@@ -891,30 +891,25 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
         const float inv = sm90::load_q_row_f16<4, KT::BLOCK_BYTES>(src, sQ, row, part);
         if (part == 0) sQinv[row] = inv;
       } else {
-        constexpr int BATCH = PER_THREAD;  // all loads in flight before their stores: one trip
-        static_assert(PER_THREAD % BATCH == 0);
+        // All of this thread's loads in flight before their stores: one round trip (NOTES.md v46).
+        uint4 v[PER_THREAD];
 #pragma unroll
-        for (int b0 = 0; b0 < PER_THREAD; b0 += BATCH) {
-          uint4 v[BATCH];
-#pragma unroll
-          for (int k = 0; k < BATCH; ++k) {
-            const int c = tid + (b0 + k) * KT::NUM_CONSUMER_THREADS;
-            const int row = c / CHUNKS_PER_ROW, col = c % CHUNKS_PER_ROW;
-            const int r = row_begin + row;
-            v[k] = make_uint4(0, 0, 0, 0);
-            if (r < row_end) {
-              const int i = r / p.num_heads, h = r % p.num_heads;
-              const uint16_t* src = q + b * p.q_stride[0] + i * p.q_stride[1] + h * p.q_stride[2];
-              v[k] = __ldg(reinterpret_cast<const uint4*>(src) + col);
-            }
+        for (int k = 0; k < PER_THREAD; ++k) {
+          const int c = tid + k * KT::NUM_CONSUMER_THREADS;
+          const int r = row_begin + c / CHUNKS_PER_ROW;
+          v[k] = make_uint4(0, 0, 0, 0);
+          if (r < row_end) {
+            const int i = r / p.num_heads, h = r % p.num_heads;
+            const uint16_t* src = q + b * p.q_stride[0] + i * p.q_stride[1] + h * p.q_stride[2];
+            v[k] = __ldg(reinterpret_cast<const uint4*>(src) + c % CHUNKS_PER_ROW);
           }
+        }
 #pragma unroll
-          for (int k = 0; k < BATCH; ++k) {
-            const int c = tid + (b0 + k) * KT::NUM_CONSUMER_THREADS;
-            const int row = c / CHUNKS_PER_ROW, col = c % CHUNKS_PER_ROW;
-            *reinterpret_cast<uint4*>(sQ + (col >> 3) * KT::BLOCK_BYTES +
-                                      sm90::sw128(row, col & 7)) = v[k];
-          }
+        for (int k = 0; k < PER_THREAD; ++k) {
+          const int c = tid + k * KT::NUM_CONSUMER_THREADS;
+          const int row = c / CHUNKS_PER_ROW, col = c % CHUNKS_PER_ROW;
+          *reinterpret_cast<uint4*>(sQ + (col >> 3) * KT::BLOCK_BYTES + sm90::sw128(row, col & 7)) =
+              v[k];
         }
       }
       // Generic-proxy writes that wgmma (async proxy) reads next.
