@@ -93,7 +93,7 @@ if ((!skip_tests)); then
   done
   tail -20 "$RES/dcp.txt"
   if command -v compute-sanitizer >/dev/null; then
-    for tool in memcheck racecheck; do
+    for tool in memcheck racecheck synccheck; do
       log "compute-sanitizer $tool (small sweep)"
       if compute-sanitizer --tool "$tool" --error-exitcode 9 build-gpu/tests/gpu_tests \
            --gtest_filter='*Sanitizer*' > "$RES/sanitizer-$tool.log" 2>&1; then

@@ -128,6 +128,13 @@ __device__ __forceinline__ void named_bar_sync(uint32_t id, uint32_t threads) {
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
 
+// The same without `.aligned`: for a barrier generation whose waiting warps reach it from different
+// instructions (bar.sync promises one instruction per generation; compute-sanitizer synccheck
+// reports a divergent barrier otherwise).
+__device__ __forceinline__ void named_bar_sync_unaligned(uint32_t id, uint32_t threads) {
+  asm volatile("barrier.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
 // Arrival on named barrier `id` (counted towards `threads`) without waiting for it.
 __device__ __forceinline__ void named_bar_arrive(uint32_t id, uint32_t threads) {
   asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");

@@ -821,7 +821,7 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
         for (int k = 0; 2 * k < n_tiles; ++k) {
           const int it = 2 * k + (h == 0 ? s : static_cast<int>(sm90::right_half_stage(k & 1, s)));
           if (!q_stored && it >= 1) {
-            ptx::named_bar_sync(kQStoredBar, KT::NUM_THREADS);
+            ptx::named_bar_sync_unaligned(kQStoredBar, KT::NUM_THREADS);
             q_stored = true;
           }
           if (it >= n_tiles) continue;
@@ -830,7 +830,9 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
           issue_copies(it, s, h == 0 ? 0 : KT::V_HALF, h == 0 ? KT::V_HALF : KT::COL_BLOCKS,
                        page_of, &empty_bar[s * KT::EMPTY_BARS + h], k & 1);
         }
-        if (!q_stored) ptx::named_bar_sync(kQStoredBar, KT::NUM_THREADS);
+        // Warps wait here or in the loop above, by their slot and the split's length: two
+        // instructions for one barrier generation, hence the unaligned form.
+        if (!q_stored) ptx::named_bar_sync_unaligned(kQStoredBar, KT::NUM_THREADS);
       } else {
         // fp8 (NOTES.md v40): the whole warpgroup expands the tiles in turn (sm90::expand_tile),
         // and the copying warp issues tile it's copies before its share of it. Both slots are
