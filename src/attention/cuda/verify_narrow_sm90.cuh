@@ -104,6 +104,7 @@ struct NarrowTraits {
                     P_BYTES % 1024 == 0 && Q_BLOCK_BYTES % 1024 == 0,
                 "128B-swizzled operands start on 1024-byte boundaries");
   static_assert(ROWS * OUT_STRIDE * 4 <= SLOTS * BLOCK_BYTES, "epilogue staging reuses the ring");
+  static_assert(OUT_STRIDE % 4 == 0 && D_V % 128 == 0, "the epilogue's stores read float4 rows");
   static_assert(BLOCK_N % PAGE_SIZE == 0 && BLOCK_N / PAGE_SIZE <= 32, "one copy lane per page");
   static_assert(COL_BLOCKS % DEQUANT_BLOCKS == 0 && (!kFp8 || RAW_TILES >= 2));
   static_assert((PAGE_SIZE * D_QK) % 16 == 0, "bulk copies move multiples of 16 bytes");
@@ -683,19 +684,36 @@ __global__ void __launch_bounds__(NT::NUM_THREADS, 1)
     }
   }
   ptx::named_bar_sync(1, NT::CONSUMER_THREADS);  // sOut complete
-  constexpr int PAIRS = NT::D_V / 2;
-  for (int idx = tid; idx < nrows * PAIRS; idx += NT::CONSUMER_THREADS) {
-    const int n = idx / PAIRS, c = 2 * (idx % PAIRS);
-    const float v0 = sOut[n * NT::OUT_STRIDE + c], v1 = sOut[n * NT::OUT_STRIDE + c + 1];
+  // One row per warp at a time, 4 float4 per lane (columns 4 lane + 128 j), all four loaded before
+  // the four stores, the row's (i, h) split once. (A loop of one float2 per thread and iteration,
+  // 32 iterations each a shared-load round trip plus a division by the head count, took 2.2-2.6
+  // µs per CTA: NOTES.md, sixteenth session.)
+  constexpr int WARPS = NT::CONSUMER_THREADS / 32;
+  constexpr int PER_LANE = NT::D_V / 128;  // float4 per lane and row
+#pragma unroll
+  for (int k = 0; k < NT::ROWS / WARPS; ++k) {
+    const int n = w + WARPS * k;
+    if (n >= nrows) break;
+    float4 v[PER_LANE];
+#pragma unroll
+    for (int j = 0; j < PER_LANE; ++j) {
+      v[j] = *reinterpret_cast<const float4*>(sOut + n * NT::OUT_STRIDE + 128 * j + 4 * lane);
+    }
     const int r = row_begin + n;
     const int i = r / p.num_heads, h = r % p.num_heads;
     if (direct) {
       auto* out = static_cast<uint16_t*>(p.out) + b * p.out_stride[0] + i * p.out_stride[1] +
-                  h * p.out_stride[2];
-      *reinterpret_cast<uint32_t*>(out + c) = ptx::pack_bf16x2(v0, v1);
+                  h * p.out_stride[2] + 4 * lane;
+#pragma unroll
+      for (int j = 0; j < PER_LANE; ++j) {
+        *reinterpret_cast<uint2*>(out + 128 * j) =
+            make_uint2(ptx::pack_bf16x2(v[j].x, v[j].y), ptx::pack_bf16x2(v[j].z, v[j].w));
+      }
     } else {
       const int64_t prow = static_cast<int64_t>(p.plan.part_begin[b] + split) * p.rows + r;
-      *reinterpret_cast<float2*>(p.o_part + prow * NT::D_V + c) = make_float2(v0, v1);
+      float* o = p.o_part + prow * NT::D_V + 4 * lane;
+#pragma unroll
+      for (int j = 0; j < PER_LANE; ++j) *reinterpret_cast<float4*>(o + 128 * j) = v[j];
     }
   }
 }
