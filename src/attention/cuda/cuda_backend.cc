@@ -105,6 +105,37 @@ Status encode_kv_tensor_map(const TensorView& pages, DType kv_dtype, unsigned ch
   return Status::Ok();
 }
 
+// Whether Q's rows [B, q_len, H] (576 bf16 each) are one evenly spaced sequence of B * q_len * H
+// rows (dimensions of size 1 may have any stride), so that a 2D tensor map can address them.
+bool q_rows_uniform(const TensorView& q) {
+  const int64_t row = q.stride(2);
+  return q.stride(3) == 1 && (q.size(1) == 1 || q.stride(1) == q.size(2) * row) &&
+         (q.size(0) == 1 || q.stride(0) == q.size(1) * q.size(2) * row);
+}
+
+// Q as a 2D tensor [B * q_len * H rows, 576 columns], boxes of 64 columns x 64 rows, 128B-swizzled
+// like the KV tiles (the layout the kernel's wgmma reads); rows past the last are zero-filled.
+Status encode_q_tensor_map(const TensorView& q, unsigned char (&out)[128]) {
+  EncodeTiledFn fn = encode_tiled_fn();
+  if (fn == nullptr)
+    return internal_error("cuTensorMapEncodeTiled is not available from the driver");
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(kHeadDimQK),
+                              static_cast<cuuint64_t>(q.size(0) * q.size(1) * q.size(2))};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(q.stride(2)) * 2};
+  const cuuint32_t box[2] = {64, 64};
+  const cuuint32_t elem_strides[2] = {1, 1};
+  CUtensorMap map;
+  const CUresult r = fn(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, q.data(), dims, strides, box,
+                        elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                        CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) {
+    return internal_error("cuTensorMapEncodeTiled failed (" + std::to_string(static_cast<int>(r)) +
+                          ") for Q " + q.describe());
+  }
+  std::memcpy(out, &map, sizeof map);
+  return Status::Ok();
+}
+
 bool aligned16(const void* p) {
   return (reinterpret_cast<uintptr_t>(p) & 15u) == 0;
 }
@@ -284,6 +315,12 @@ class CudaVerifyBackend final : public Backend {
     const int batch = shape.batch, q_len = shape.q_len, heads = shape.num_heads;
     const int rows = q_len * heads;
     MLASPEC_RETURN_IF_ERROR(encode_kv_tensor_map(args.kv.pages, shape.kv_dtype, p.kv_tmap));
+    // The 64-row bf16 kernel copies Q with TMA where its rows are uniformly spaced.
+    p.q_tma = 0;
+    if (shape.kv_dtype == DType::kBF16 && q_rows_uniform(args.q)) {
+      MLASPEC_RETURN_IF_ERROR(encode_q_tensor_map(args.q, p.q_tmap));
+      p.q_tma = 1;
+    }
     p.kv_pages = args.kv.pages.data();
     p.q = args.q.data();
     p.block_table = args.block_table.data_as<const int32_t>();

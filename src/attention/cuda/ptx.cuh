@@ -311,6 +311,13 @@ __device__ __forceinline__ uint64_t l2_policy_evict_first() {
   return policy;
 }
 
+// An L2 policy for data every CTA of a call reads (Q): evict_last.
+__device__ __forceinline__ uint64_t l2_policy_evict_last() {
+  uint64_t policy;
+  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
+  return policy;
+}
+
 // `bytes` contiguous bytes (a multiple of 16, both addresses 16-byte aligned) from global memory
 // into this CTA's shared memory (1-D bulk copy); bytes complete on `bar`; L2 policy `policy`.
 __device__ __forceinline__ void bulk_load(void* dst, const void* src, uint32_t bytes, uint64_t* bar,

@@ -141,7 +141,7 @@ struct Sm90Traits {
   // +1024: the dynamic shared-memory base is aligned up to 1024 B at run time (swizzle atoms).
   // Barriers: full [STAGES][FULL_BARS], empty [STAGES][EMPTY_BARS], handoffs [4], fp8 raw
   // [STAGES][9].
-  static constexpr int NUM_BARS = STAGES * FULL_BARS + STAGES * EMPTY_BARS + 4 + RAW_BARS;
+  static constexpr int NUM_BARS = STAGES * FULL_BARS + STAGES * EMPTY_BARS + 4 + RAW_BARS + 1;
   static constexpr int SMEM_BYTES = OFF_BAR + NUM_BARS * 8 + 1024;
 
   static_assert(SMEM_BYTES <= 227 * 1024, "verify kernel exceeds Hopper's 227 KB per block");
@@ -677,6 +677,8 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
   // could complete a phase WG1 has not waited for yet).
   uint64_t* hand_bar = empty_bar + KT::STAGES * KT::EMPTY_BARS;
   uint64_t* raw_bar = hand_bar + 4;  // fp8: [STAGES][2], raw blocks landed (Sm90Traits::RAW_BARS)
+  uint64_t* q_bar = raw_bar + KT::RAW_BARS;  // bf16 with p.q_tma: Q's boxes landed
+  const bool q_by_tma = !KT::kFp8 && p.q_tma != 0;
 
   const int warp = sm90::uniform_warp_index();
   const int lane = threadIdx.x % 32;
@@ -719,6 +721,7 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
     }
     // Every thread of the handing-over warpgroup arrives (each releases its own writes).
     for (int h = 0; h < 4; ++h) ptx::mbar_init(&hand_bar[h], 128);
+    ptx::mbar_init(q_bar, 1);
     ptx::fence_mbar_init();
   }
   // Peers multicast into this CTA's stages and arrive on its barriers: they must see the inits.
@@ -799,6 +802,17 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
       issue_copies(it, s, 0, KT::COL_BLOCKS, page_of, &empty_bar[s * KT::EMPTY_BARS],
                    (it / KT::STAGES) & 1);
     };
+    // Q's 9 boxes (64 rows x 64 columns each, the row tile's rows; rows past the request's last
+    // are zero-filled, rows past the tile's are other rows' Q, computed and never written), ahead
+    // of every KV copy of this CTA.
+    if (q_by_tma && warp == KT::PRODUCER_WARP && lane == 0) {
+      ptx::mbar_arrive_expect_tx(q_bar, KT::COL_BLOCKS * KT::BLOCK_BYTES);
+      const int row0 = b * p.rows + row_begin;
+      for (int blk = 0; blk < KT::COL_BLOCKS; ++blk) {
+        ptx::tma_load_2d(sQ + blk * KT::BLOCK_BYTES, p.q_tmap, blk * 64, row0, q_bar,
+                         ptx::l2_policy_evict_last());
+      }
+    }
     // The group's splits in turn: the next split's copies go out as soon as this one's last
     // tiles free their slots, while the consumers are still writing this one's partial.
     for (int ci = 0; ci < w.split_count; ++ci) {
@@ -892,6 +906,8 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
         }
         const float inv = sm90::load_q_row_f16<4, KT::BLOCK_BYTES>(src, sQ, row, part);
         if (part == 0) sQinv[row] = inv;
+      } else if (q_by_tma) {
+        ptx::mbar_wait(q_bar, 0);  // the producer's boxes (async proxy: wgmma reads them as is)
       } else {
         // All of this thread's loads in flight before their stores: one round trip (NOTES.md v46).
         uint4 v[PER_THREAD];

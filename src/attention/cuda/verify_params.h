@@ -97,6 +97,12 @@ struct VerifyParams {
   // page_size, 576], boxes of 64 columns x page_size rows (bf16 128B-swizzled, fp8 plain): the
   // sm90 kernel's only view of the KV.
   alignas(64) unsigned char kv_tmap[128];
+  // CUtensorMap of Q (bf16) as [B * q_len * H rows, 576] when its rows are uniformly spaced
+  // (q_tma = 1; the host checks the strides), boxes of 64 columns x 64 rows, 128B-swizzled like
+  // the KV's: the 64-row bf16 kernel's producer copies a row tile's Q with 9 boxes. q_tma = 0:
+  // the consumers load Q themselves.
+  alignas(64) unsigned char q_tmap[128];
+  int32_t q_tma;
   // The same pool as plain memory (a page is page_size * 576 contiguous elements): the narrow
   // kernel copies whole fp8 pages with 1-D bulk copies.
   const void* kv_pages;
