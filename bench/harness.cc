@@ -328,6 +328,7 @@ Result<Timing> time_backend(attn::Backend& backend, const BenchConfig& c, const 
   t.median_us = median(samples);
   t.min_us = *std::min_element(samples.begin(), samples.end());
   t.max_us = *std::max_element(samples.begin(), samples.end());
+  t.samples_us = std::move(samples);
   return t;
 }
 

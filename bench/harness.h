@@ -62,6 +62,9 @@ struct Timing {
   double min_us = 0;
   double max_us = 0;
   int reps = 0;
+  // µs per call of each rep in the order they ran (a CUDA rep is one graph replay of several
+  // calls): how the time moved during the run, e.g. two modes or a drift as the clock settles.
+  std::vector<double> samples_us;
   double max_rel_err = 0;  // of the correctness check (normalised error of out)
   bool checked = false;
 };

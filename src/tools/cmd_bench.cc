@@ -206,7 +206,8 @@ void run_bench(const BenchCli& cli) {
                                        {"reps", t.value().reps},
                                        {"pct_floor", 100.0 * floor.us() / t.value().median_us},
                                        {"checked", t.value().checked},
-                                       {"max_rel_err", t.value().max_rel_err}};
+                                       {"max_rel_err", t.value().max_rel_err},
+                                       {"samples_us", t.value().samples_us}};
       }
       if (backends.size() == 2) {
         char cell[32];

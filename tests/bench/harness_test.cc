@@ -97,6 +97,12 @@ TEST(TimeBackend, CpuReferenceIsCheckedAndTimed) {
   EXPECT_LT(t.value().max_rel_err, std::ldexp(1.0, -8));
   EXPECT_EQ(t.value().reps, 3);
   EXPECT_GT(t.value().median_us, 0.0);
+  // Every rep's time, in order, bounded by the extremes.
+  ASSERT_EQ(t.value().samples_us.size(), 3u);
+  for (double us : t.value().samples_us) {
+    EXPECT_GE(us, t.value().min_us);
+    EXPECT_LE(us, t.value().max_us);
+  }
 }
 
 TEST(TimeBackend, UnservableConfigGivesTheGuardsReason) {
