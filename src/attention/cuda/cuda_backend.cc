@@ -106,10 +106,14 @@ Status encode_kv_tensor_map(const TensorView& pages, DType kv_dtype, unsigned ch
 }
 
 // Whether Q's rows [B, q_len, H] (576 bf16 each) are one evenly spaced sequence of B * q_len * H
-// rows (dimensions of size 1 may have any stride), so that a 2D tensor map can address them.
+// rows (dimensions of size 1 may have any stride), so that a 2D tensor map can address them: rows
+// that do not overlap, a pitch the map can encode (< 2^40 bytes) and row indices that fit the
+// kernels' int coordinates. Any other view keeps the kernels' plain loads.
 bool q_rows_uniform(const TensorView& q) {
   const int64_t row = q.stride(2);
-  return q.stride(3) == 1 && (q.size(1) == 1 || q.stride(1) == q.size(2) * row) &&
+  if (q.stride(3) != 1 || row < kHeadDimQK || row >= (int64_t{1} << 39)) return false;
+  if (q.size(0) * q.size(1) * q.size(2) > std::numeric_limits<int32_t>::max() - 64) return false;
+  return (q.size(1) == 1 || q.stride(1) == q.size(2) * row) &&
          (q.size(0) == 1 || q.stride(0) == q.size(1) * q.size(2) * row);
 }
 
