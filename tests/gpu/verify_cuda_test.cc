@@ -696,49 +696,41 @@ TEST(CudaVerifyBitwise, FoldedBlocksEqualDecode) {
   }
 }
 
-// Q in other layouts: rows padded to a pitch of 640 elements (evenly spaced: the bf16 kernels copy
-// Q with a tensor map of that pitch) and tokens 64 elements apart beyond their H rows (not evenly
-// spaced: the kernels' plain loads). Both must give the contiguous Q's bits, on the narrow kernel
-// (decode at H = 16, rowwise at H = 16) and the 64-row kernel (fold at q_len x H > 16).
-TEST(CudaVerifyQLayout, PaddedAndUnevenRowsGiveTheContiguousBits) {
+// Q with requests 64 elements apart beyond their q_len x H rows (the API allows any request
+// stride; rows within a request are contiguous): not one evenly spaced sequence of rows, so the
+// bf16 kernels load Q instead of copying it with a tensor map. It must give the contiguous Q's
+// bits (the tensor map's), on the narrow kernel (decode and rowwise at H <= 16) and the 64-row
+// kernel, bf16 and fp8; the gaps hold NaN bits, which a kernel reading them would spread.
+TEST(CudaVerifyQLayout, RequestGapsGiveTheContiguousBits) {
   MLASPEC_SKIP_WITHOUT_GPU();
   for (const Case& c : {Case{2, 1, 16, 64, DType::kBF16, 1.f, {5000, 70}},
                         Case{2, 8, 16, 32, DType::kBF16, 1.f, {3000, 9}},
                         Case{3, 2, 128, 64, DType::kBF16, 1.f, {2500, 130, 64}},
-                        Case{1, 3, 8, 16, DType::kFP8E4M3, 0.5f, {4000}}}) {
+                        Case{2, 3, 8, 16, DType::kFP8E4M3, 0.5f, {4000, 100}}}) {
     Problem p = make_problem(c.spec());
     DeviceProblem d(p);
     const Outputs ref = run_cpu(p);
     const int B = c.batch, Q = c.q_len, H = c.heads;
-    const int64_t rows = int64_t{B} * Q * H;
-    struct Layout {
-      const char* name;
-      int64_t pitch, token_gap;  // elements per head row; extra elements after each token's rows
-    };
-    for (const Layout& l : {Layout{"padded rows", 640, 0}, Layout{"uneven tokens", 576, 64}}) {
-      const int64_t token = H * l.pitch + l.token_gap;
-      // Host copy of Q in the layout, the gaps filled with NaN bits (a kernel reading them fails).
-      std::vector<uint16_t> h(static_cast<size_t>(int64_t{B} * Q * token), 0x7FC1);
-      for (int64_t r = 0; r < rows; ++r) {
-        const int64_t tok = r / H, head = r % H;
-        std::memcpy(&h[tok * token + head * l.pitch], &p.q[r * kHeadDimQK], kHeadDimQK * 2);
-      }
-      Buffer q_dev(h.size() * 2, Device::kCUDA);
-      ASSERT_TRUE(q_dev.copy_from_host(h.data(), h.size() * 2).ok());
-      for (bool rw : {false, true}) {
-        auto be = make_backend(rw);
-        const Outputs base = run_gpu(*be, p, d, c.options(), "contiguous Q");
-        EXPECT_TRUE(close_to_reference(base, ref)) << be->name() << " " << c.to_string();
-        GpuOutputs g(p);
-        VerifyArgs a = device_args(p, d, g.out_view(p), g.lse_view(p));
-        a.q = TensorView(q_dev.data(), DType::kBF16, {B, Q, H, kHeadDimQK},
-                         {int64_t{Q} * token, token, l.pitch, 1}, Device::kCUDA);
-        const Status st = be->run(a, c.options());
-        ASSERT_TRUE(st.ok()) << st.to_string();
-        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-        EXPECT_TRUE(bitwise_equal(g.fetch(l.name), base))
-            << be->name() << " " << c.to_string() << " Q with " << l.name;
-      }
+    const int64_t request = int64_t{Q} * H * kHeadDimQK, stride = request + 64;
+    std::vector<uint16_t> h(static_cast<size_t>(B * stride), 0x7FC1);
+    for (int b = 0; b < B; ++b) {
+      std::memcpy(&h[b * stride], &p.q[b * request], static_cast<size_t>(request) * 2);
+    }
+    Buffer q_dev(h.size() * 2, Device::kCUDA);
+    ASSERT_TRUE(q_dev.copy_from_host(h.data(), h.size() * 2).ok());
+    for (bool rw : {false, true}) {
+      auto be = make_backend(rw);
+      const Outputs base = run_gpu(*be, p, d, c.options(), "contiguous Q");
+      EXPECT_TRUE(close_to_reference(base, ref)) << be->name() << " " << c.to_string();
+      GpuOutputs g(p);
+      VerifyArgs a = device_args(p, d, g.out_view(p), g.lse_view(p));
+      a.q = TensorView(q_dev.data(), DType::kBF16, {B, Q, H, kHeadDimQK},
+                       {stride, int64_t{H} * kHeadDimQK, kHeadDimQK, 1}, Device::kCUDA);
+      const Status st = be->run(a, c.options());
+      ASSERT_TRUE(st.ok()) << st.to_string();
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      EXPECT_TRUE(bitwise_equal(g.fetch("gapped Q"), base))
+          << be->name() << " " << c.to_string() << " Q with request gaps";
     }
   }
 }

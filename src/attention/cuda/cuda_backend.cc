@@ -105,16 +105,15 @@ Status encode_kv_tensor_map(const TensorView& pages, DType kv_dtype, unsigned ch
   return Status::Ok();
 }
 
-// Whether Q's rows [B, q_len, H] (576 bf16 each) are one evenly spaced sequence of B * q_len * H
-// rows (dimensions of size 1 may have any stride), so that a 2D tensor map can address them: rows
-// that do not overlap, a pitch the map can encode (< 2^40 bytes) and row indices that fit the
-// kernels' int coordinates. Any other view keeps the kernels' plain loads.
+// Whether Q's B * q_len * H rows (576 bf16 each) are one evenly spaced sequence, so that a 2D
+// tensor map can address them. The API edge (validate_verify_inputs) already holds each request's
+// rows contiguous; only the request stride is free. Row indices must also fit the kernels' int
+// coordinates. Any other Q keeps the kernels' plain loads.
 bool q_rows_uniform(const TensorView& q) {
-  const int64_t row = q.stride(2);
-  if (q.stride(3) != 1 || row < kHeadDimQK || row >= (int64_t{1} << 39)) return false;
+  const int64_t request = q.size(1) * q.size(2) * kHeadDimQK;
   if (q.size(0) * q.size(1) * q.size(2) > std::numeric_limits<int32_t>::max() - 64) return false;
-  return (q.size(1) == 1 || q.stride(1) == q.size(2) * row) &&
-         (q.size(0) == 1 || q.stride(0) == q.size(1) * q.size(2) * row);
+  return q.stride(3) == 1 && q.stride(2) == kHeadDimQK && q.stride(1) == q.size(2) * kHeadDimQK &&
+         (q.size(0) == 1 || q.stride(0) == request);
 }
 
 // Q as a 2D tensor [B * q_len * H rows, 576 columns], boxes of 64 columns x 64 rows, 128B-swizzled
