@@ -9,7 +9,8 @@
 # and in every ab/NAME, run one bench per tree with the outputs checked against the CPU reference,
 # then ROUNDS rounds of unchecked benches, the trees taking turns inside each round, and print per
 # row and KV dtype each tree's median fold and rowwise time over the rounds and its ratio to the
-# working tree's:
+# working tree's, then the same for each round's fastest fold rep (the calls before the power cap
+# lowers the clock: the steadier measure on the rows bound by tensor work):
 #   scripts/gpu-ab.sh run [--rows 0,1,2] [--kv bf16|fp8|both] [--rounds 3] [--reps 30]
 #                         [--set standard] [--deterministic] [NAME ...]
 # Without NAMEs, every ab/* tree. Logs and JSON: $OUT/gpu-ab.tgz (default ./out).
@@ -125,6 +126,7 @@ res, rounds, trees = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 backends = ("cuda_fold", "cuda_rowwise")
 # times[(index, config)][tree][backend] = [median_us per round]
 times = {}
+mins = {}  # mins[(index, config)][tree] = [fold min_us per round]
 for tree in trees:
     for r in range(1, rounds + 1):
         path = os.path.join(res, "round%d-%s.json" % (r, tree))
@@ -136,6 +138,9 @@ for tree in trees:
                 us = row.get(b, {}).get("median_us")
                 if us is not None:
                     times.setdefault(key, {}).setdefault(tree, {}).setdefault(b, []).append(us)
+                lo = row.get(b, {}).get("min_us")
+                if lo is not None and b == "cuda_fold":
+                    mins.setdefault(key, {}).setdefault(tree, []).append(lo)
 med = lambda xs: statistics.median(xs) if xs else None
 head = "| # | config |" + "".join(" %s fold | rowwise |" % t for t in trees)
 head += "".join(" %s/work fold | rowwise |" % t for t in trees[1:])
@@ -151,6 +156,17 @@ for key in sorted(times, key=lambda k: (k[1].split("kv=")[1], k[0])):
         for b in backends:
             a, w = med(times[key].get(t, {}).get(b, [])), med(times[key].get("work", {}).get(b, []))
             cells.append("%.3f" % (a / w) if a and w else "-")
+    print("| %s | %s | %s |" % (key[0], key[1], " | ".join(cells)))
+# The fastest rep of each round (its median over the rounds): the calls before the driver's power
+# cap lowers the clock (NOTES.md, seventeenth session), where the compute rows' medians mix both.
+print()
+print("fold, fastest rep (median over rounds):")
+print("| # | config |" + "".join(" %s |" % t for t in trees) + "".join(" %s/work |" % t for t in trees[1:]))
+print("|" + "---|" * (2 + 2 * len(trees) - 1))
+for key in sorted(mins, key=lambda k: (k[1].split("kv=")[1], k[0])):
+    m = {t: med(mins[key].get(t, [])) for t in trees}
+    cells = ["%.1f" % m[t] if m[t] else "-" for t in trees]
+    cells += ["%.3f" % (m[t] / m["work"]) if m[t] and m["work"] else "-" for t in trees[1:]]
     print("| %s | %s | %s |" % (key[0], key[1], " | ".join(cells)))
 PY
 pack

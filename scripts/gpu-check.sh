@@ -110,6 +110,16 @@ fi
 if ((!skip_bench)); then
   B=build-gpu/mlaspec
   reps=30
+  # The SM clock, power and clock event reasons every 100 ms while the benches run: after ~30-60
+  # ms of back-to-back calls the driver's power cap lowers the clock, and the rows bound by tensor
+  # work slow down by ~10% from then on (NOTES.md, seventeenth session). The summary says how much
+  # of the run was capped.
+  smi_pid=
+  if command -v nvidia-smi > /dev/null; then
+    nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,clocks_event_reasons.active \
+      --format=csv,noheader,nounits -lms 100 > "$RES/clocks.csv" 2>&1 &
+    smi_pid=$!
+  fi
   log "bench: standard set, bf16 + fp8"
   $B bench --device cuda --set standard --kv both --reps $reps \
     --json "$RES/standard.json" > "$RES/bench-standard.txt" 2>&1 || status=1
@@ -133,6 +143,7 @@ if ((!skip_bench)); then
   log "bench: standard set, deterministic"
   $B bench --device cuda --set standard --kv both --deterministic --reps $reps "${profile[@]}" \
     --json "$RES/standard-det.json" > "$RES/bench-standard-det.txt" 2>&1 || status=1
+  [[ -n $smi_pid ]] && kill "$smi_pid" 2> /dev/null
   for f in "$RES"/bench-*.txt; do echo "=== $(basename "$f")"; cat "$f"; done
 fi
 
@@ -150,6 +161,7 @@ if [[ -f "$RES/calibration.md" ]]; then
   echo "dispatch calibration (crossovers, regret):"
   grep -iE "crossover|regret" "$RES/calibration.md" | head -12 | sed 's/^/  /'
 fi
+[[ -s "$RES/clocks.csv" ]] && python3 scripts/clock_summary.py "$RES/clocks.csv"
 if [[ -f "$RES/bench-standard.txt" ]]; then
   echo "standard set (default mode), then fp8/bf16 ratios:"
   grep -E '^\| ' "$RES/bench-standard.txt"
