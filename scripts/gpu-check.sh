@@ -119,6 +119,7 @@ if ((!skip_bench)); then
     nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,clocks_event_reasons.active \
       --format=csv,noheader,nounits -lms 100 > "$RES/clocks.csv" 2>&1 &
     smi_pid=$!
+    trap 'kill "$smi_pid" 2> /dev/null' EXIT  # also when a time limit ends the script early
   fi
   log "bench: standard set, bf16 + fp8"
   $B bench --device cuda --set standard --kv both --reps $reps \
