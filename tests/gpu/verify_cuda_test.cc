@@ -698,9 +698,10 @@ TEST(CudaVerifyBitwise, FoldedBlocksEqualDecode) {
 
 // Q with requests 64 elements apart beyond their q_len x H rows (the API allows any request
 // stride; rows within a request are contiguous): not one evenly spaced sequence of rows, so the
-// bf16 kernels load Q instead of copying it with a tensor map. It must give the contiguous Q's
-// bits (the tensor map's), on the narrow kernel (decode and rowwise at H <= 16) and the 64-row
-// kernel, bf16 and fp8; the gaps hold NaN bits, which a kernel reading them would spread.
+// bf16 64-row kernel loads Q instead of copying it with a tensor map (as it does for the
+// contiguous Q), and the narrow kernel and fp8 load it with the request stride. Each must give
+// the contiguous Q's bits, fold and rowwise; the gaps hold NaN bits, which a kernel reading them
+// (or a tensor map assuming evenly spaced rows) would spread into the result.
 TEST(CudaVerifyQLayout, RequestGapsGiveTheContiguousBits) {
   MLASPEC_SKIP_WITHOUT_GPU();
   for (const Case& c : {Case{2, 1, 16, 64, DType::kBF16, 1.f, {5000, 70}},

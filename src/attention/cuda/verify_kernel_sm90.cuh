@@ -825,10 +825,11 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
         // takes the slot freed mid-pair (WG1's P1 V1R of the pair before), so that both of WG0's
         // halves are free about half a pair before its S0 needs them; t1 takes the one freed last
         // (NOTES.md v28).
-        // At the kernel's start only tile 0's copies go out before Q is in shared memory: the
-        // consumers load Q (72 KB, from the L2) with plain loads that queue behind every copy in
-        // flight, and S of tile 0 needs both; with both stages' copies (9-19 MB over the GPU) in
-        // front, Q took ~6-8 µs (NOTES.md v46).
+        // At the kernel's start only tile 0's copies go out before Q is in shared memory (S of
+        // tile 0 needs both). Q (72 KB, from the L2) comes by the boxes above or, where its rows
+        // are not evenly spaced, by the consumers' plain loads, which queue behind every copy in
+        // flight: with both stages' copies (9-19 MB over the GPU) in front, Q took ~6-8 µs
+        // (NOTES.md v46); holding stage 1 is still faster with the boxes (seventeenth session).
         const int slot = warp - KT::PRODUCER_WARP;
         const int s = slot & 1, h = slot >> 1;
         bool q_stored = ci > 0;  // waited for (once per CTA, by every producer thread)
@@ -888,7 +889,8 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
     const int g = lane >> 2, t = lane & 3;
     const int r_loc[2] = {rg * 16 + g, rg * 16 + g + 8};
 
-    // Q rows -> sQ (swizzled); rows past the tile are zero and never written back.
+    // Q rows -> sQ (swizzled); rows past the tile are never written back (zero when loaded here,
+    // other rows' Q or zero when copied by the producer's boxes).
     // fp8: 1 / the Q scale of each row (sm90::q_row_scale).
     float* sQinv = sRed + KT::RED_QINV;
     {
