@@ -17,7 +17,6 @@ class CpuReferenceBackend final : public Backend {
       return unsupported("cpu_reference has no split-KV; num_splits must be 0, got " +
                          std::to_string(options.num_splits));
     }
-    if (options.fp8_math) return unsupported("cpu_reference has no fp8-math mode");
     return cpu_verify(args);
   }
 };

@@ -66,6 +66,15 @@ Status can_serve(const BackendCaps& c, const VerifyShape& s) {
   if (s.deterministic && !c.deterministic) {
     return unsupported(n + " has no deterministic mode");
   }
+  if (s.fp8_math && s.kv_dtype != DType::kFP8E4M3) {
+    return unsupported("fp8-math mode is for fp8 KV; kv dtype is " +
+                       std::string(dtype_name(s.kv_dtype)));
+  }
+  if (s.fp8_math && !c.fp8_math) {
+    return unsupported(n +
+                       " has no fp8-math mode (fp8 tensor-core math); run without fp8_math for "
+                       "exact math on fp8 KV");
+  }
   return Status::Ok();
 }
 
@@ -75,7 +84,8 @@ std::string describe_caps(const BackendCaps& c) {
      << ", H " << c.min_heads << ".." << c.max_heads << ", batch <= " << c.max_batch
      << ", seq_len <= " << c.max_seq_len << ", kv " << dtypes_string(c.kv_dtypes) << ", page "
      << page_sizes_string(c.page_size_mask) << ", deterministic "
-     << (c.deterministic ? "yes" : "no") << ", split-kv " << (c.split_kv ? "yes" : "no");
+     << (c.deterministic ? "yes" : "no") << ", fp8-math " << (c.fp8_math ? "yes" : "no")
+     << ", split-kv " << (c.split_kv ? "yes" : "no");
   return os.str();
 }
 

@@ -453,7 +453,7 @@ Result<VerifyShape> parse_shape_spec(std::string_view spec, std::optional<Device
   s.kv_dtype = DType::kBF16;
   int64_t seq = -1;
   std::set<std::string> seen;
-  const std::string keys = "B, H, q, S, kv, page, det, dev";
+  const std::string keys = "B, H, q, S, kv, page, det, fp8math, dev";
   size_t pos = 0;
   while (pos <= spec.size()) {
     size_t end = spec.find(',', pos);
@@ -502,14 +502,18 @@ Result<VerifyShape> parse_shape_spec(std::string_view spec, std::optional<Device
         return invalid_argument("kv=" + std::string(val) + ": expected bf16 or fp8");
       }
       s.kv_dtype = t;
-    } else if (key == "det") {
+    } else if (key == "det" || key == "fp8math") {
+      // A flag: "det" alone or det=1|true|yes sets it, det=0|false|no clears it.
+      bool on;
       if (eq == std::string_view::npos || val == "1" || val == "true" || val == "yes") {
-        s.deterministic = true;
+        on = true;
       } else if (val == "0" || val == "false" || val == "no") {
-        s.deterministic = false;
+        on = false;
       } else {
-        return invalid_argument("det=" + std::string(val) + ": expected det, det=1 or det=0");
+        return invalid_argument(key + "=" + std::string(val) + ": expected " + key + ", " + key +
+                                "=1 or " + key + "=0");
       }
+      (key == "det" ? s.deterministic : s.fp8_math) = on;
     } else if (key == "dev") {
       MLASPEC_RETURN_IF_ERROR(need_value());
       Device d;

@@ -51,6 +51,7 @@ std::string VerifyShape::to_string() const {
      << ",kv=" << (kv_dtype == DType::kFP8E4M3 ? "fp8" : std::string(dtype_name(kv_dtype)))
      << ",page=" << page_size;
   if (deterministic) os << ",det";
+  if (fp8_math) os << ",fp8math";
   return os.str();
 }
 
@@ -143,6 +144,7 @@ Status validate_verify_inputs(const VerifyArgs& a, Device device) {
 VerifyShape shape_of(const VerifyArgs& a, const VerifyOptions& options) {
   VerifyShape s;
   s.deterministic = options.deterministic;
+  s.fp8_math = options.fp8_math;
   s.batch = static_cast<int>(a.q.size(0));
   s.q_len = static_cast<int>(a.q.size(1));
   s.num_heads = static_cast<int>(a.q.size(2));

@@ -161,10 +161,11 @@ void add_inspect_command(CLI::App& app) {
       "inspect",
       "List the attention backends (what each can serve, whether it is available here) and the "
       "cost model; with --explain, show how dispatch decides for one batch shape.");
-  cmd->add_option("--explain", cli->explain,
-                  "Shape to explain: B=1,H=16,q=8,S=131072,kv=fp8[,page=64][,det][,dev=cuda|cpu] "
-                  "(S accepts k/m suffixes; defaults B=1,H=16,q=1,kv=bf16,page=64). Prints each "
-                  "backend's verdict and estimated cost, and the pick.");
+  cmd->add_option(
+      "--explain", cli->explain,
+      "Shape to explain: B=1,H=16,q=8,S=131072,kv=fp8[,page=64][,det][,fp8math][,dev=cuda|cpu] "
+      "(S accepts k/m suffixes; defaults B=1,H=16,q=1,kv=bf16,page=64). Prints each "
+      "backend's verdict and estimated cost, and the pick.");
   cmd->add_option("--backend", cli->backend,
                   "Dispatch policy to explain: auto (default) or a backend name")
       ->capture_default_str();

@@ -44,7 +44,29 @@ TEST(Guard, CpuReferenceServesAnyPageSizeAndBothDtypes) {
 TEST(Guard, DescribeCaps) {
   EXPECT_EQ(describe_caps(cuda::kFoldCaps),
             "device cuda, q_len 1..32, H 8..128, batch <= 512, seq_len <= 16777216, kv "
-            "bf16|fp8_e4m3, page 16|32|64, deterministic yes, split-kv yes");
+            "bf16|fp8_e4m3, page 16|32|64, deterministic yes, fp8-math no, split-kv yes");
+}
+
+// No backend offers fp8 tensor-core math yet: every one must refuse the option by name (a backend
+// that ignored it would compute exact math while the caller believes otherwise), and the option
+// on bf16 KV is refused as meaningless.
+TEST(Guard, Fp8MathIsRefusedByEveryBackendThatLacksIt) {
+  for (const BackendCaps* c : {&cuda::kFoldCaps, &cuda::kRowwiseCaps, &kCpuReferenceCaps}) {
+    SCOPED_TRACE(std::string(c->name));
+    VerifyShape s = shape(8, 16, DType::kFP8E4M3);
+    ASSERT_TRUE(can_serve(*c, s).ok());
+    s.fp8_math = true;
+    const Status st = can_serve(*c, s);
+    EXPECT_EQ(st.code(), StatusCode::kUnsupported);
+    EXPECT_EQ(st.message(), std::string(c->name) +
+                                " has no fp8-math mode (fp8 tensor-core math); run without "
+                                "fp8_math for exact math on fp8 KV");
+    BackendCaps offers = *c;
+    offers.fp8_math = true;
+    EXPECT_TRUE(can_serve(offers, s).ok());
+    s.kv_dtype = DType::kBF16;
+    EXPECT_EQ(can_serve(offers, s).message(), "fp8-math mode is for fp8 KV; kv dtype is bf16");
+  }
 }
 
 }  // namespace

@@ -443,6 +443,27 @@ TEST(Dispatch, NoSilentFallbackToTheCpu) {
   EXPECT_CONTAINS(dec.status().message(), "cpu_reference runs on cpu");
 }
 
+// fp8 tensor-core math is opt-in and no backend offers it yet: auto must refuse the call with every
+// backend's reason, never hand it to a backend that would compute exact math instead.
+TEST(Dispatch, Fp8MathIsRefusedNotIgnored) {
+  FakeCudaWorld w;
+  Dispatcher d(w.reg, test_model());
+  VerifyShape s = uniform_shape(1, 16, 8, 131072);
+  s.kv_dtype = DType::kFP8E4M3;
+  ASSERT_TRUE(d.select(s).ok());
+  s.fp8_math = true;
+  auto dec = d.select(s);
+  ASSERT_FALSE(dec.ok());
+  EXPECT_EQ(dec.status().code(), StatusCode::kUnsupported);
+  EXPECT_CONTAINS(dec.status().message(),
+                  "no attention backend can serve B=1,H=16,q=8,S=131072,"
+                  "kv=fp8,page=64,fp8math");
+  EXPECT_CONTAINS(dec.status().message(), "cuda_fold has no fp8-math mode");
+  EXPECT_CONTAINS(dec.status().message(), "cuda_rowwise has no fp8-math mode");
+  Dispatcher forced(w.reg, test_model(), DispatchPolicy::parse("cuda_fold"));
+  EXPECT_CONTAINS(forced.select(s).status().message(), "cuda_fold has no fp8-math mode");
+}
+
 TEST(Dispatch, WithoutCudaAutoUsesTheCpuReferenceAndSaysSoOnce) {
   if (built_with_cuda()) GTEST_SKIP() << "CUDA build";
   auto reg = BackendRegistry::with_builtin_backends();
@@ -572,6 +593,12 @@ TEST(ShapeSpec, ParsesAndRejectsClearly) {
   EXPECT_TRUE(s->deterministic);
   EXPECT_EQ(dev, Device::kCPU);
   EXPECT_EQ(parse_shape_spec("S=1m")->max_seq_len, 1 << 20);
+  EXPECT_FALSE(parse_shape_spec("S=1m")->fp8_math);
+  s = parse_shape_spec("S=4k,kv=fp8,fp8math");
+  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  EXPECT_TRUE(s->fp8_math);
+  EXPECT_EQ(s->to_string(), "B=1,H=16,q=1,S=4096,kv=fp8,page=64,fp8math");
+  EXPECT_FALSE(parse_shape_spec("S=4k,kv=fp8,fp8math=0")->fp8_math);
 
   auto err = [](const char* spec) { return parse_shape_spec(spec).status(); };
   EXPECT_CONTAINS(err("B=1,X=3,S=10").message(), "unknown key \"X\"");
@@ -585,6 +612,7 @@ TEST(ShapeSpec, ParsesAndRejectsClearly) {
   EXPECT_CONTAINS(err("S=10,dev=tpu").message(), "expected cuda or cpu");
   EXPECT_CONTAINS(err("S=10,,q=1").message(), "empty item");
   EXPECT_CONTAINS(err("S=10k5").message(), "S=10k5");
+  EXPECT_CONTAINS(err("S=10,fp8math=2").message(), "expected fp8math, fp8math=1 or fp8math=0");
   EXPECT_EQ(err("B=1,H=16").code(), StatusCode::kInvalidArgument);
 }
 

@@ -27,6 +27,7 @@ struct BackendCaps {
   uint32_t kv_dtypes = 0;       // OR of dtype_bit()
   uint64_t page_size_mask = 0;  // bit k set: page_size 2^k allowed; 0 = any page size >= 1
   bool deterministic = false;   // honours VerifyOptions::deterministic
+  bool fp8_math = false;        // honours VerifyOptions::fp8_math (fp8 tensor-core math)
   bool split_kv = false;        // honours VerifyOptions::num_splits
 };
 

@@ -58,7 +58,9 @@ struct VerifyOptions {
   // Splits per request; 0 lets the backend choose (adaptive in default mode). Ignored by
   // backends without split-KV (the CPU reference). Must be 0 in deterministic mode.
   int num_splits = 0;
-  // Opt-in fp8 tensor-core math for fp8 KV (reports its error; never the default).
+  // Opt-in fp8 tensor-core math for fp8 KV (reports its error; never the default). Only a backend
+  // whose caps offer it serves such a call; today none does, so the guard refuses every one of
+  // them with the reason (no backend computes exact math in its place without saying so).
   bool fp8_math = false;
   // cudaStream_t for CUDA backends (nullptr = default stream).
   void* stream = nullptr;
@@ -90,7 +92,8 @@ struct VerifyShape {
   int64_t max_seq_len = 0;  // longest seq_len in the batch
   int64_t total_kv = 0;     // sum of seq_lens (KV tokens read once)
   bool deterministic = false;
-  std::string to_string() const;  // "B=1,H=16,q=8,S=131072,kv=fp8,page=64"
+  bool fp8_math = false;          // VerifyOptions::fp8_math
+  std::string to_string() const;  // "B=1,H=16,q=8,S=131072,kv=fp8,page=64[,det][,fp8math]"
 };
 
 // Checks everything in §3.1 that does not depend on a backend: dtypes, ranks, shapes, strides,
