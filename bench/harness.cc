@@ -26,6 +26,7 @@ std::string BenchConfig::to_string() const {
      << ",kv=" << (kv_dtype == DType::kFP8E4M3 ? "fp8" : "bf16");
   if (page_size != 64) os << ",page=" << page_size;
   if (deterministic) os << ",det";
+  if (num_splits > 0) os << ",splits=" << num_splits;
   return os.str();
 }
 
@@ -266,6 +267,7 @@ Result<Timing> time_backend(attn::Backend& backend, const BenchConfig& c, const 
   }
   attn::VerifyOptions vopts;
   vopts.deterministic = c.deterministic;
+  vopts.num_splits = c.num_splits;
   MLASPEC_RETURN_IF_ERROR(backend.prepare(c.shape()));
 
   Timing t;

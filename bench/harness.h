@@ -25,7 +25,8 @@ struct BenchConfig {
   DType kv_dtype = DType::kBF16;
   int page_size = 64;
   bool deterministic = false;
-  std::string to_string() const;  // "B=1,H=16,q=8,S=131072,kv=bf16"
+  int num_splits = 0;             // VerifyOptions::num_splits (0: the backend chooses)
+  std::string to_string() const;  // "B=1,H=16,q=8,S=131072,kv=bf16[,page=16][,det][,splits=4]"
   attn::VerifyShape shape() const;
 };
 

@@ -33,6 +33,7 @@ struct BenchCli {
   int warmup = 3;
   bool no_check = false;
   bool deterministic = false;
+  int num_splits = 0;
   std::string json_path;
   std::string profile;
   std::vector<int> rows;  // positions in the set; empty = all
@@ -86,6 +87,15 @@ void run_bench(const BenchCli& cli) {
     throw Error(invalid_argument("--device " + cli.device + " is not cpu or cuda"));
   }
   const bool cuda = cli.device == "cuda";
+  if (cli.num_splits > 0 && !cuda) {
+    throw Error(invalid_argument("--num-splits " + std::to_string(cli.num_splits) +
+                                 " needs --device cuda (the CPU reference has no split-KV)"));
+  }
+  if (cli.num_splits > 0 && cli.deterministic) {
+    throw Error(invalid_argument("--num-splits " + std::to_string(cli.num_splits) +
+                                 " conflicts with --deterministic, whose splits sit at fixed KV "
+                                 "positions"));
+  }
   std::vector<std::string> names = cli.backends;
   if (names.empty()) {
     names = cuda ? std::vector<std::string>{"cuda_fold", "cuda_rowwise"}
@@ -171,6 +181,7 @@ void run_bench(const BenchCli& cli) {
     for (size_t ci = 0; ci < cfgs.value().size(); ++ci) {
       bench::BenchConfig c = cfgs.value()[ci];
       c.deterministic = cli.deterministic;
+      c.num_splits = cli.num_splits;
       const bench::Floor floor = bench::roofline_floor(c, roof);
       char floor_cell[32];
       std::snprintf(floor_cell, sizeof floor_cell, "%.1f", floor.us());
@@ -312,6 +323,11 @@ void add_bench_command(CLI::App& app) {
                   "numbers), e.g. --rows 8,9")
       ->delimiter(',');
   cmd->add_flag("--deterministic", cli->deterministic, "Run the backends in deterministic mode");
+  cmd->add_option("--num-splits", cli->num_splits,
+                  "Split-KV splits per request for the CUDA backends (VerifyOptions::num_splits; "
+                  "default 0: each backend chooses). For experiments on the split plan; not with "
+                  "--deterministic, whose splits sit at fixed KV positions")
+      ->check(CLI::Range(0, 65536));
   cmd->add_option("--json", cli->json_path, "Also write the results as JSON to this file");
   cmd->add_option("--profile", cli->profile,
                   "Dispatch cost-model profile (JSON from `mlaspec calibrate`) used for the auto "

@@ -34,6 +34,9 @@ TEST(Configs, SweepsAreThePerfMdSweeps) {
   const auto s = seqlen_sweep(DType::kFP8E4M3);
   ASSERT_EQ(s.size(), 5u);
   EXPECT_EQ(s[4].to_string(), "B=1,H=16,q=8,S=1048576,kv=fp8");
+  BenchConfig forced = s[4];
+  forced.num_splits = 3;  // a forced split count is part of what a row measured
+  EXPECT_EQ(forced.to_string(), "B=1,H=16,q=8,S=1048576,kv=fp8,splits=3");
 }
 
 TEST(Configs, SelectRowsKeepsTheGivenOrderAndNamesABadRow) {
