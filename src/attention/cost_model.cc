@@ -206,27 +206,43 @@ const CostEntry* CostModel::find(std::string_view backend, DType kv_dtype, int n
   return best;
 }
 
+namespace {
+
+// A shape's work at the roofline, in bytes at the machine's balance: the larger of its KV bytes
+// and its FLOPs over the balance. Only ratios of it are used (one shape's work against another's),
+// so what matters is the balance alone: PERF.md's measured H200 ceilings, 757 TFLOP/s over 4.21
+// TB/s (other Hopper parts are within 1.5x of it).
+constexpr double kFlopsPerByte = 757e12 / 4.21e12;
+
+double roofline_work(const CostFeatures& f) {
+  return std::max(f.kv_mb * 1e6, f.gflops * 1e9 / kFlopsPerByte);
+}
+
+}  // namespace
+
 std::optional<double> CostModel::estimate_us(std::string_view backend, KvReadPattern pattern,
                                              const VerifyShape& shape) const {
   const CostEntry* e = find(backend, shape.kv_dtype, shape.num_heads, shape.q_len);
   if (!e) return std::nullopt;
-  const double linear = e->terms.estimate_us(cost_features(shape, pattern));
+  // The entry's own H and q_len, at the call's batch and context.
+  VerifyShape own = shape;
+  if (e->heads > 0) own.num_heads = e->heads;
+  if (e->q_len > 0) own.q_len = e->q_len;
+  double at_own = e->terms.estimate_us(cost_features(own, pattern));
   if (shape.batch == 1 && !e->curve.empty()) {
-    if (auto c = interpolate_curve(e->curve, shape.max_seq_len)) {
-      const bool same = (e->heads == 0 || e->heads == shape.num_heads) &&
-                        (e->q_len == 0 || e->q_len == shape.q_len);
-      if (same) return *c;
-      // The curve was measured at the entry's own H and q_len: scale it by how the linear terms
-      // see the difference.
-      VerifyShape own = shape;
-      if (e->heads > 0) own.num_heads = e->heads;
-      if (e->q_len > 0) own.q_len = e->q_len;
-      const double at_own = e->terms.estimate_us(cost_features(own, pattern));
-      if (at_own > 0 && linear > 0) return *c * (linear / at_own);
-      return *c;
-    }
+    if (auto c = interpolate_curve(e->curve, shape.max_seq_len)) at_own = *c;
   }
-  return linear;
+  if (own.num_heads == shape.num_heads && own.q_len == shape.q_len) return at_own;
+  // Another H or q_len: the entry's cost beyond its fixed part scales with the work at the
+  // roofline (KV bytes or FLOPs, whichever bounds each shape). The fit cannot say which of the
+  // two its slope stands for: at one (H, q_len) both grow with S together and the fit keeps one
+  // of them, so scaling by the fitted terms priced cuda_fold at H = 128, q_len 1 like q_len 2
+  // (its fit put the cost on the KV bytes, which q_len does not change), 2x too high.
+  const double w_own = roofline_work(cost_features(own, pattern));
+  if (!(w_own > 0)) return at_own;
+  const double w = roofline_work(cost_features(shape, pattern));
+  const double fixed = e->terms.fixed_us;
+  return fixed + std::max(0.0, at_own - fixed) * (w / w_own);
 }
 
 std::string Crossover::to_string() const {

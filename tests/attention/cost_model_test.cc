@@ -200,10 +200,52 @@ TEST(CostModel, CurveForB1InsideItsRangeLinearTermsElsewhere) {
   EXPECT_EQ(b4.total_kv, 4 * 4096);
   EXPECT_DOUBLE_EQ(*m.estimate_us("b", pat, b4), lin(b4));
   EXPECT_GT(lin(b4), lin(uniform_shape(1, 16, 8, 4096)));
-  // Another q_len served by this entry: the curve scaled by the linear terms' ratio.
-  const double scale = lin(uniform_shape(1, 16, 4, 2048)) / lin(uniform_shape(1, 16, 8, 2048));
-  EXPECT_NEAR(*m.estimate_us("b", pat, uniform_shape(1, 16, 4, 2048)), 100 * scale, 1e-9);
-  EXPECT_LT(scale, 1.0);
+  // Another q_len served by this entry: the curve beyond the fixed part scaled by the work at the
+  // roofline; once per query token both KV bytes and FLOPs halve with q_len.
+  EXPECT_NEAR(*m.estimate_us("b", pat, uniform_shape(1, 16, 4, 2048)), 10 + 90 * 0.5, 1e-9);
+}
+
+// An entry serving another H or q_len scales by the work of whichever bound (KV bytes or FLOPs at
+// the machine balance) the shape has, not by the fitted terms: a fit whose slope sits on the KV
+// bytes alone must still price a compute-bound q_len 1 at half of q_len 2 when the KV is read
+// once per request (cuda_fold at H = 128 was priced 2x too high), and keep a memory-bound one.
+TEST(CostModel, OtherQlenOrHeadsScaleByTheRooflineWork) {
+  CostModel m("gpu", "test", {});
+  const auto once = KvReadPattern::kOncePerRequest;
+  CostEntry e;
+  e.backend = "fold";
+  e.heads = 128;
+  e.q_len = 2;
+  e.terms = {16, 0.8, 0};  // all of the slope on the KV bytes, as the fit of one (H, q_len) has it
+  e.curve = {{1024, 17}, {1 << 20, 900}};
+  m.add(e);
+  CostEntry h16 = e;
+  h16.heads = 16;
+  m.add(h16);
+  const double at_q2 = *m.estimate_us("fold", once, uniform_shape(1, 128, 2, 131072));
+  // H = 128: 2 * q * 128 * 1088 FLOPs per KV token against 1152 bytes: compute-bound at q_len 1
+  // and 2, so q_len 1 costs half of q_len 2 beyond the fixed part (B = 1 and B = 128 alike).
+  EXPECT_NEAR(*m.estimate_us("fold", once, uniform_shape(1, 128, 1, 131072)),
+              16 + (at_q2 - 16) * 0.5, 1e-9);
+  const VerifyShape b128 = uniform_shape(128, 128, 1, 4096);
+  const double lin_q2 = e.terms.estimate_us(cost_features(uniform_shape(128, 128, 2, 4096), once));
+  EXPECT_NEAR(*m.estimate_us("fold", once, b128), 16 + (lin_q2 - 16) * 0.5, 1e-9);
+  // H = 16 (the other entry): memory-bound at q_len 1 and 2, the same KV bytes: the same cost.
+  EXPECT_DOUBLE_EQ(*m.estimate_us("fold", once, uniform_shape(1, 16, 1, 131072)),
+                   *m.estimate_us("fold", once, uniform_shape(1, 16, 2, 131072)));
+  // H = 32 at q_len 8, served by the H = 16 entry (nearest in log2): compute-bound, 32 * 8 / (16 *
+  // 2) = 8x the FLOPs, against the entry's memory-bound own work (its FLOPs at the balance below
+  // its bytes).
+  const VerifyShape own = uniform_shape(1, 16, 2, 131072);
+  const VerifyShape h32 = uniform_shape(1, 32, 8, 131072);
+  const CostFeatures fo = cost_features(own, once), fh = cost_features(h32, once);
+  const double balance = 757e12 / 4.21e12;
+  const double w_own = std::max(fo.kv_mb * 1e6, fo.gflops * 1e9 / balance);
+  const double w_h32 = std::max(fh.kv_mb * 1e6, fh.gflops * 1e9 / balance);
+  EXPECT_EQ(w_own, fo.kv_mb * 1e6);
+  EXPECT_GT(w_h32 / w_own, 2.0);
+  const double at_own = *m.estimate_us("fold", once, own);
+  EXPECT_NEAR(*m.estimate_us("fold", once, h32), 16 + (at_own - 16) * (w_h32 / w_own), 1e-6);
 }
 
 TEST(CostModel, NearestHeadsThenQlen) {

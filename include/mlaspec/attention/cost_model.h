@@ -132,9 +132,10 @@ class CostModel {
                         int q_len = 0) const;
 
   // Estimated µs, or nullopt when the model has no entry for this backend and dtype. B = 1 with S
-  // inside the entry's curve: the curve, log-log interpolated (scaled by the linear terms' ratio
-  // between the shape and the entry's own H and q_len when those differ); otherwise the linear
-  // terms.
+  // inside the entry's curve: the curve, log-log interpolated; otherwise the linear terms. When
+  // the entry's H or q_len differs from the shape's, that estimate (made at the entry's own H and
+  // q_len) is scaled beyond its fixed part by the ratio of the shapes' work at the roofline (the
+  // larger of KV bytes and FLOPs at the H200's balance).
   std::optional<double> estimate_us(std::string_view backend, KvReadPattern pattern,
                                     const VerifyShape& shape) const;
 
