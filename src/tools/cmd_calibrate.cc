@@ -34,7 +34,7 @@ struct CalibrateCli {
   std::string report;
   bool quick = false;
   std::vector<int> heads = {16, 128};
-  std::vector<int> qlens = {2, 4, 8};
+  std::vector<int> qlens = {1, 2, 4, 8};
   std::string kv = "both";
   std::vector<int64_t> seqlens;
   int reps = 30;

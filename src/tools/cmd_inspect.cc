@@ -58,7 +58,7 @@ void print_crossovers(const attn::BackendRegistry& reg, const attn::CostModel& m
   std::printf("  %-5s %5s %4s  %s\n", "kv", "H", "q", "crossover");
   for (DType kv : {DType::kBF16, DType::kFP8E4M3}) {
     for (int h : {16, 128}) {
-      for (int q : {2, 4, 8}) {
+      for (int q : {1, 2, 4, 8}) {
         attn::VerifyShape s;
         s.batch = 1;
         s.num_heads = h;
