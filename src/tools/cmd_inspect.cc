@@ -4,7 +4,9 @@
 
 #include <cstdio>
 #include <memory>
+#include <set>
 #include <string>
+#include <tuple>
 
 #include "mlaspec/attention/registry.h"
 #include "mlaspec/core/log.h"
@@ -56,20 +58,22 @@ void print_crossovers(const attn::BackendRegistry& reg, const attn::CostModel& m
   if (!fold.ok() || !row.ok()) return;
   std::printf("\ncrossover by the cost model (B=1; below it cuda_rowwise is cheaper):\n");
   std::printf("  %-5s %5s %4s  %s\n", "kv", "H", "q", "crossover");
-  for (DType kv : {DType::kBF16, DType::kFP8E4M3}) {
-    for (int h : {16, 128}) {
-      for (int q : {1, 2, 4, 8}) {
-        attn::VerifyShape s;
-        s.batch = 1;
-        s.num_heads = h;
-        s.q_len = q;
-        s.kv_dtype = kv;
-        const attn::Crossover c =
-            attn::find_crossover(m, "cuda_rowwise", reg.entry(row.value()).kv_reads, "cuda_fold",
-                                 reg.entry(fold.value()).kv_reads, s);
-        std::printf("  %-5s %5d %4d  %s\n", kv_short(kv).c_str(), h, q, c.to_string().c_str());
-      }
-    }
+  // The grid the profile was calibrated on: every (kv, H, q_len) with a cuda_fold entry.
+  std::set<std::tuple<int, int, int>> grid;
+  for (const attn::CostEntry& e : m.entries()) {
+    if (e.backend == "cuda_fold" && e.heads > 0 && e.q_len > 0)
+      grid.emplace(static_cast<int>(e.kv_dtype), e.heads, e.q_len);
+  }
+  for (const auto& [kv, h, q] : grid) {
+    attn::VerifyShape s;
+    s.batch = 1;
+    s.num_heads = h;
+    s.q_len = q;
+    s.kv_dtype = static_cast<DType>(kv);
+    const attn::Crossover c =
+        attn::find_crossover(m, "cuda_rowwise", reg.entry(row.value()).kv_reads, "cuda_fold",
+                             reg.entry(fold.value()).kv_reads, s);
+    std::printf("  %-5s %5d %4d  %s\n", kv_short(s.kv_dtype).c_str(), h, q, c.to_string().c_str());
   }
 }
 
