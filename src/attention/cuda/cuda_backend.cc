@@ -77,32 +77,42 @@ EncodeTiledFn encode_tiled_fn() {
   return fn;
 }
 
-// The pool as a 2D tensor [num_pages * page_size rows, 576 columns]; one box = 64 columns x one
-// page of rows. bf16: 128 B per box row, 128B-swizzled as the kernel's wgmma expects; fp8: 64 B
-// of raw codes per box row, unswizzled (the kernel dequantises them into the swizzled layout).
-Status encode_kv_tensor_map(const TensorView& pages, DType kv_dtype, unsigned char (&out)[128]) {
+// A 2D tensor map over `rows` rows of 576 columns, `row_bytes` apart, one box = 64 columns x
+// `box_rows` rows; `what` names the tensor in the error.
+Status encode_rows_tensor_map(CUtensorMapDataType type, void* base, int64_t rows, int64_t row_bytes,
+                              uint32_t box_rows, CUtensorMapSwizzle swizzle,
+                              const std::string& what, unsigned char (&out)[128]) {
   static_assert(sizeof(CUtensorMap) == 128);
   EncodeTiledFn fn = encode_tiled_fn();
   if (fn == nullptr)
     return internal_error("cuTensorMapEncodeTiled is not available from the driver");
-  const bool fp8 = kv_dtype == DType::kFP8E4M3;
-  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(kHeadDimQK),
-                              static_cast<cuuint64_t>(pages.size(0) * pages.size(1))};
-  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(kHeadDimQK) * (fp8 ? 1 : 2)};
-  const cuuint32_t box[2] = {64, static_cast<cuuint32_t>(pages.size(1))};
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(kHeadDimQK), static_cast<cuuint64_t>(rows)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(row_bytes)};
+  const cuuint32_t box[2] = {64, box_rows};
   const cuuint32_t elem_strides[2] = {1, 1};
   CUtensorMap map;
   const CUresult r =
-      fn(&map, fp8 ? CU_TENSOR_MAP_DATA_TYPE_UINT8 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2,
-         pages.data(), dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-         fp8 ? CU_TENSOR_MAP_SWIZZLE_NONE : CU_TENSOR_MAP_SWIZZLE_128B,
-         CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+      fn(&map, type, 2, base, dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+         swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS) {
     return internal_error("cuTensorMapEncodeTiled failed (" + std::to_string(static_cast<int>(r)) +
-                          ") for KV pages " + pages.describe());
+                          ") for " + what);
   }
   std::memcpy(out, &map, sizeof map);
   return Status::Ok();
+}
+
+// The pool as a 2D tensor [num_pages * page_size rows, 576 columns]; one box = 64 columns x one
+// page of rows. bf16: 128 B per box row, 128B-swizzled as the kernel's wgmma expects; fp8: 64 B
+// of raw codes per box row, unswizzled (the kernel dequantises them into the swizzled layout).
+Status encode_kv_tensor_map(const TensorView& pages, DType kv_dtype, unsigned char (&out)[128]) {
+  const bool fp8 = kv_dtype == DType::kFP8E4M3;
+  return encode_rows_tensor_map(
+      fp8 ? CU_TENSOR_MAP_DATA_TYPE_UINT8 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, pages.data(),
+      pages.size(0) * pages.size(1), int64_t{kHeadDimQK} * (fp8 ? 1 : 2),
+      static_cast<uint32_t>(pages.size(1)),
+      fp8 ? CU_TENSOR_MAP_SWIZZLE_NONE : CU_TENSOR_MAP_SWIZZLE_128B, "KV pages " + pages.describe(),
+      out);
 }
 
 // Whether Q's B * q_len * H rows (576 bf16 each) are one evenly spaced sequence, so that a 2D
@@ -119,24 +129,9 @@ bool q_rows_uniform(const TensorView& q) {
 // Q as a 2D tensor [B * q_len * H rows, 576 columns], boxes of 64 columns x 64 rows, 128B-swizzled
 // like the KV tiles (the layout the kernel's wgmma reads); rows past the last are zero-filled.
 Status encode_q_tensor_map(const TensorView& q, unsigned char (&out)[128]) {
-  EncodeTiledFn fn = encode_tiled_fn();
-  if (fn == nullptr)
-    return internal_error("cuTensorMapEncodeTiled is not available from the driver");
-  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(kHeadDimQK),
-                              static_cast<cuuint64_t>(q.size(0) * q.size(1) * q.size(2))};
-  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(q.stride(2)) * 2};
-  const cuuint32_t box[2] = {64, 64};
-  const cuuint32_t elem_strides[2] = {1, 1};
-  CUtensorMap map;
-  const CUresult r = fn(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, q.data(), dims, strides, box,
-                        elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                        CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r != CUDA_SUCCESS) {
-    return internal_error("cuTensorMapEncodeTiled failed (" + std::to_string(static_cast<int>(r)) +
-                          ") for Q " + q.describe());
-  }
-  std::memcpy(out, &map, sizeof map);
-  return Status::Ok();
+  return encode_rows_tensor_map(CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, q.data(),
+                                q.size(0) * q.size(1) * q.size(2), q.stride(2) * 2, 64,
+                                CU_TENSOR_MAP_SWIZZLE_128B, "Q " + q.describe(), out);
 }
 
 bool aligned16(const void* p) {
