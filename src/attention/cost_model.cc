@@ -171,14 +171,24 @@ std::optional<double> interpolate_curve(std::span<const CurvePoint> curve, int64
   return std::clamp(v, std::min(lo->us, hi->us), std::max(lo->us, hi->us));
 }
 
-const CostEntry* CostModel::find(std::string_view backend, DType kv_dtype, int num_heads,
-                                 int q_len) const {
+const CostEntry* CostModel::find(std::string_view backend, DType kv_dtype, int num_heads, int q_len,
+                                 bool deterministic) const {
+  // 0. The asked mode's entries if this backend and dtype have any, else the other mode's.
+  bool mode = deterministic;
+  if (std::none_of(entries_.begin(), entries_.end(), [&](const CostEntry& e) {
+        return e.backend == backend && e.kv_dtype == kv_dtype && e.deterministic == deterministic;
+      })) {
+    mode = !deterministic;
+  }
+  auto candidate = [&](const CostEntry& e) {
+    return e.backend == backend && e.kv_dtype == kv_dtype && e.deterministic == mode;
+  };
   // 1. The H nearest in log2 (ties: the smaller; heads = 0 only without a measured H).
   int best_heads = -1;
   double best_dist = std::numeric_limits<double>::infinity();
   const double lh = std::log2(std::max(num_heads, 1));
   for (const CostEntry& e : entries_) {
-    if (e.backend != backend || e.kv_dtype != kv_dtype) continue;
+    if (!candidate(e)) continue;
     const double dist = e.heads > 0 ? std::abs(std::log2(e.heads) - lh) : 1e9;
     if (dist < best_dist - 1e-12 || (std::abs(dist - best_dist) <= 1e-12 && e.heads < best_heads)) {
       best_heads = e.heads;
@@ -191,7 +201,7 @@ const CostEntry* CostModel::find(std::string_view backend, DType kv_dtype, int n
   const CostEntry* best = nullptr;
   double best_q = std::numeric_limits<double>::infinity();
   for (const CostEntry& e : entries_) {
-    if (e.backend != backend || e.kv_dtype != kv_dtype || e.heads != best_heads) continue;
+    if (!candidate(e) || e.heads != best_heads) continue;
     double dist;
     if (q_len <= 0) {
       dist = e.q_len == 0 ? -1.0 : e.q_len;  // "any": q_len-0 entries, else the smallest
@@ -222,7 +232,8 @@ double roofline_work(const CostFeatures& f) {
 
 std::optional<double> CostModel::estimate_us(std::string_view backend, KvReadPattern pattern,
                                              const VerifyShape& shape) const {
-  const CostEntry* e = find(backend, shape.kv_dtype, shape.num_heads, shape.q_len);
+  const CostEntry* e =
+      find(backend, shape.kv_dtype, shape.num_heads, shape.q_len, shape.deterministic);
   if (!e) return std::nullopt;
   // The entry's own H and q_len, at the call's batch and context.
   VerifyShape own = shape;
@@ -282,7 +293,8 @@ Crossover find_crossover(const CostModel& model, std::string_view backend_a, KvR
   std::vector<int64_t> scan = {lo, hi};
   if (shape.batch == 1) {
     for (std::string_view name : {backend_a, backend_b}) {
-      const CostEntry* e = model.find(name, shape.kv_dtype, shape.num_heads, shape.q_len);
+      const CostEntry* e =
+          model.find(name, shape.kv_dtype, shape.num_heads, shape.q_len, shape.deterministic);
       for (const CurvePoint& p : e->curve) {
         for (int64_t s : {p.seq_len - 1, p.seq_len, p.seq_len + 1}) {
           if (s >= lo && s <= hi) scan.push_back(s);

@@ -20,8 +20,9 @@ namespace {
 
 using nlohmann::json;
 
-// Version 2 added "q_len" and "curve" to a model; version 1 files (neither) still load.
-constexpr int kProfileVersion = 2;
+// Version 2 added "q_len" and "curve" to a model, version 3 "det" (an entry measured in
+// deterministic mode); version 1 and 2 files still load (default-mode entries).
+constexpr int kProfileVersion = 3;
 constexpr int kOldestProfileVersion = 1;
 
 std::string kv_key(DType t) {
@@ -54,14 +55,14 @@ Result<double> number_field(std::string_view origin, const json& obj, const std:
 Result<CostEntry> parse_entry(std::string_view origin, const json& m, const std::string& where) {
   if (!m.is_object()) return bad(origin, where, "expected an object, got " + short_dump(m));
   static const std::set<std::string> kKeys = {
-      "backend",      "kv",     "heads",       "q_len",       "fixed_us", "us_per_mb",
-      "us_per_gflop", "points", "rms_rel_err", "max_rel_err", "curve"};
+      "backend",   "kv",           "heads",  "q_len",       "det",         "fixed_us",
+      "us_per_mb", "us_per_gflop", "points", "rms_rel_err", "max_rel_err", "curve"};
   for (auto it = m.begin(); it != m.end(); ++it) {
     if (!kKeys.count(it.key())) {
       return bad(origin, where,
                  "unknown key \"" + it.key() +
-                     "\" (expected backend, kv, heads, q_len, fixed_us, us_per_mb, us_per_gflop, "
-                     "points, rms_rel_err, max_rel_err, curve)");
+                     "\" (expected backend, kv, heads, q_len, det, fixed_us, us_per_mb, "
+                     "us_per_gflop, points, rms_rel_err, max_rel_err, curve)");
     }
   }
   CostEntry e;
@@ -93,6 +94,13 @@ Result<CostEntry> parse_entry(std::string_view origin, const json& m, const std:
                  "expected an integer >= 0 (0 = any q_len), got " + short_dump(*q));
     }
     e.q_len = q->get<int>();
+  }
+  if (auto d = m.find("det"); d != m.end()) {
+    if (!d->is_boolean()) {
+      return bad(origin, where + ".det",
+                 "expected true (measured in deterministic mode) or false, got " + short_dump(*d));
+    }
+    e.deterministic = d->get<bool>();
   }
   if (auto c = m.find("curve"); c != m.end()) {
     const std::string cw = where + ".curve";
@@ -147,6 +155,7 @@ json entry_json(const CostEntry& e) {
   j["kv"] = kv_key(e.kv_dtype);
   j["heads"] = e.heads;
   j["q_len"] = e.q_len;
+  if (e.deterministic) j["det"] = true;
   j["fixed_us"] = e.terms.fixed_us;
   j["us_per_mb"] = e.terms.us_per_mb;
   j["us_per_gflop"] = e.terms.us_per_gflop;
@@ -259,16 +268,18 @@ Result<Profile> parse_profile(std::string_view json_text, std::string_view origi
       if (!p->is_boolean()) return bad(origin, where + ".provisional", "expected true or false");
       model.set_provisional(p->get<bool>());
     }
-    std::set<std::tuple<std::string, int, int, int>> seen;
+    std::set<std::tuple<std::string, int, int, int, bool>> seen;
     for (size_t i = 0; i < models->size(); ++i) {
       const std::string ew = where + ".models[" + std::to_string(i) + "]";
       auto e = parse_entry(origin, (*models)[i], ew);
       if (!e.ok()) return e.status();
-      if (!seen.emplace(e->backend, static_cast<int>(e->kv_dtype), e->heads, e->q_len).second) {
+      if (!seen.emplace(e->backend, static_cast<int>(e->kv_dtype), e->heads, e->q_len,
+                        e->deterministic)
+               .second) {
         return bad(origin, ew,
                    "duplicate model for backend " + e->backend + ", kv " + kv_key(e->kv_dtype) +
                        ", heads " + std::to_string(e->heads) + ", q_len " +
-                       std::to_string(e->q_len));
+                       std::to_string(e->q_len) + (e->deterministic ? ", deterministic" : ""));
       }
       model.add(std::move(e).value());
     }
@@ -295,7 +306,7 @@ Result<std::string> merge_profile_json(std::string_view existing, const CostMode
     auto parsed = parse_profile(existing, "existing profile");
     if (!parsed.ok()) return parsed.status();
     root = json::parse(existing.begin(), existing.end());
-    root["version"] = kProfileVersion;  // entries written below carry q_len (and curves)
+    root["version"] = kProfileVersion;  // entries written below carry q_len, curves and det
   }
   json m = json::object();
   if (!extra_json_for_machine.empty()) {
@@ -319,7 +330,8 @@ Result<std::string> merge_profile_json(std::string_view existing, const CostMode
       for (const json& n : models) {
         replaced |= n["backend"] == e["backend"] && n["kv"] == e["kv"] &&
                     n.value("heads", 0) == e.value("heads", 0) &&
-                    n.value("q_len", 0) == e.value("q_len", 0);
+                    n.value("q_len", 0) == e.value("q_len", 0) &&
+                    n.value("det", false) == e.value("det", false);
       }
       if (!replaced) models.push_back(e);
     }

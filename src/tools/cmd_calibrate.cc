@@ -1,5 +1,6 @@
 // `mlaspec calibrate`: measures every available CUDA attention backend over a grid of shapes with
-// the bench harness (PERF.md protocol), fits the cost model per (backend, KV dtype, H, q_len),
+// the bench harness (PERF.md protocol), fits the cost model per (backend, KV dtype, H, q_len,
+// mode),
 // prints the constants, the crossovers and auto's regret, re-measures PERF.md's S sweep as an
 // out-of-sample check, and writes the profile JSON that dispatch policy `auto` reads
 // (docs/dispatch.md).
@@ -36,6 +37,7 @@ struct CalibrateCli {
   std::vector<int> heads = {16, 128};
   std::vector<int> qlens = {1, 2, 4, 8};
   std::string kv = "both";
+  std::string modes = "both";  // default, det or both
   std::vector<int64_t> seqlens;
   int reps = 30;
   int warmup = 5;
@@ -54,16 +56,34 @@ struct Point {
   int heads = 0, q_len = 0;
   int64_t seq_len = 0;
   double us = 0;
+  bool det = false;  // measured in deterministic mode
 };
 
-attn::VerifyShape shape_at(int h, int q, int64_t s, DType kv) {
+bench::BenchConfig config_at(int h, int q, int64_t s, DType kv, bool det) {
   bench::BenchConfig c;
   c.batch = 1;
   c.num_heads = h;
   c.q_len = q;
   c.seq_len = s;
   c.kv_dtype = kv;
-  return c.shape();
+  c.deterministic = det;
+  return c;
+}
+
+attn::VerifyShape shape_at(int h, int q, int64_t s, DType kv, bool det) {
+  return config_at(h, q, s, kv, det).shape();
+}
+
+const char* mode_name(bool det) {
+  return det ? "det" : "default";
+}
+
+// --modes: which modes to measure, default mode first.
+std::vector<bool> modes_option(const std::string& m) {
+  if (m == "default") return {false};
+  if (m == "det") return {true};
+  if (m == "both") return {false, true};
+  throw Error(invalid_argument("--modes: expected default, det or both, got \"" + m + "\""));
 }
 
 std::string utc_now() {
@@ -87,64 +107,69 @@ struct Analysis {
   std::string md;
 };
 
-// Fits one entry per (backend, kv, H, q_len) with the measured B=1 curve, prints the constants,
-// the crossovers and auto's regret on the grid (in-sample and leave-one-out).
+// Fits one entry per (backend, kv, H, q_len, mode) with the measured B=1 curve, prints the
+// constants, the crossovers and auto's regret on the grid (in-sample and leave-one-out).
 Analysis analyse(const attn::BackendRegistry& reg_, const std::vector<int>& cuda_backends,
                  const std::vector<Point>& points, const std::vector<DType>& dtypes,
                  const std::vector<int>& heads, const std::vector<int>& qlens,
-                 const std::string& gpu, const std::string& source) {
+                 const std::vector<bool>& modes, const std::string& gpu,
+                 const std::string& source) {
   const attn::BackendRegistry* reg = &reg_;
   Analysis an;
   an.model = attn::CostModel(gpu, source, {});
   attn::CostModel& model = an.model;
   std::ostringstream md;
   std::printf(
-      "\nfitted cost model per (backend, kv, H, q_len) (t = fixed + us/MB * KV MB read + us/GFLOP "
-      "* GFLOPs; B=1 estimates inside the measured S range interpolate the measured curve):\n");
+      "\nfitted cost model per (backend, kv, H, q_len, mode) (t = fixed + us/MB * KV MB read + "
+      "us/GFLOP * GFLOPs; B=1 estimates inside the measured S range interpolate the measured "
+      "curve):\n");
   std::printf(
-      "| backend | kv | H | q | fixed us | us/MB (eff TB/s) | us/GFLOP (eff TFLOP/s) | points | "
-      "rms err | max err |\n|---|---|---|---|---|---|---|---|---|---|\n");
-  for (int b : cuda_backends) {
-    for (DType kv : dtypes) {
-      for (int h : heads) {
-        for (int q : qlens) {
-          std::map<int64_t, double> curve;  // by S (a repeated S keeps the last)
-          for (const Point& p : points) {
-            if (p.backend == b && p.kv == kv && p.heads == h && p.q_len == q)
-              curve[p.seq_len] = p.us;
+      "| backend | kv | H | q | mode | fixed us | us/MB (eff TB/s) | us/GFLOP (eff TFLOP/s) | "
+      "points | rms err | max err |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
+  for (bool det : modes) {
+    for (int b : cuda_backends) {
+      for (DType kv : dtypes) {
+        for (int h : heads) {
+          for (int q : qlens) {
+            std::map<int64_t, double> curve;  // by S (a repeated S keeps the last)
+            for (const Point& p : points) {
+              if (p.backend == b && p.kv == kv && p.heads == h && p.q_len == q && p.det == det)
+                curve[p.seq_len] = p.us;
+            }
+            if (curve.empty()) continue;
+            std::vector<attn::CostSample> samples;
+            for (const auto& [sl, us] : curve) {
+              samples.push_back(
+                  {attn::cost_features(shape_at(h, q, sl, kv, det), reg->entry(b).kv_reads), us});
+            }
+            auto fit = attn::fit_cost_terms(samples);
+            if (!fit.ok()) {
+              log_warn(std::string(reg->caps(b).name) + " kv=" + kv_short(kv) +
+                       " H=" + std::to_string(h) + " q=" + std::to_string(q) + " " +
+                       mode_name(det) + ": no model: " + fit.status().message());
+              continue;
+            }
+            attn::CostEntry e;
+            e.backend = std::string(reg->caps(b).name);
+            e.kv_dtype = kv;
+            e.heads = h;
+            e.q_len = q;
+            e.deterministic = det;
+            e.terms = fit.value().terms;
+            e.points = fit.value().points;
+            e.rms_rel_err = fit.value().rms_rel_err;
+            e.max_rel_err = fit.value().max_rel_err;
+            for (const auto& [sl, us] : curve) {
+              e.curve.push_back({sl, std::max(1e-3, std::round(us * 1e3) / 1e3)});  // 0.001 us
+            }
+            std::printf(
+                "| %s | %s | %d | %d | %s | %.2f | %.4f (%.2f) | %.4f (%.0f) | %d | %s | %s |\n",
+                e.backend.c_str(), kv_short(kv).c_str(), h, q, mode_name(det), e.terms.fixed_us,
+                e.terms.us_per_mb, e.terms.us_per_mb > 0 ? 1 / e.terms.us_per_mb : 0.0,
+                e.terms.us_per_gflop, e.terms.us_per_gflop > 0 ? 1e3 / e.terms.us_per_gflop : 0.0,
+                e.points, pct(e.rms_rel_err).c_str(), pct(e.max_rel_err).c_str());
+            model.add(std::move(e));
           }
-          if (curve.empty()) continue;
-          std::vector<attn::CostSample> samples;
-          for (const auto& [sl, us] : curve) {
-            samples.push_back(
-                {attn::cost_features(shape_at(h, q, sl, kv), reg->entry(b).kv_reads), us});
-          }
-          auto fit = attn::fit_cost_terms(samples);
-          if (!fit.ok()) {
-            log_warn(std::string(reg->caps(b).name) + " kv=" + kv_short(kv) +
-                     " H=" + std::to_string(h) + " q=" + std::to_string(q) +
-                     ": no model: " + fit.status().message());
-            continue;
-          }
-          attn::CostEntry e;
-          e.backend = std::string(reg->caps(b).name);
-          e.kv_dtype = kv;
-          e.heads = h;
-          e.q_len = q;
-          e.terms = fit.value().terms;
-          e.points = fit.value().points;
-          e.rms_rel_err = fit.value().rms_rel_err;
-          e.max_rel_err = fit.value().max_rel_err;
-          for (const auto& [sl, us] : curve) {
-            e.curve.push_back({sl, std::max(1e-3, std::round(us * 1e3) / 1e3)});  // 0.001 us
-          }
-          std::printf("| %s | %s | %d | %d | %.2f | %.4f (%.2f) | %.4f (%.0f) | %d | %s | %s |\n",
-                      e.backend.c_str(), kv_short(kv).c_str(), h, q, e.terms.fixed_us,
-                      e.terms.us_per_mb, e.terms.us_per_mb > 0 ? 1 / e.terms.us_per_mb : 0.0,
-                      e.terms.us_per_gflop,
-                      e.terms.us_per_gflop > 0 ? 1e3 / e.terms.us_per_gflop : 0.0, e.points,
-                      pct(e.rms_rel_err).c_str(), pct(e.max_rel_err).c_str());
-          model.add(std::move(e));
         }
       }
     }
@@ -163,83 +188,92 @@ Analysis analyse(const attn::BackendRegistry& reg_, const std::vector<int>& cuda
         "\ncrossover (B=1): model = where the estimates cross; measured = first grid S where "
         "cuda_fold was faster; fit err = max relative error of the linear terms (fold / rowwise); "
         "regret = auto's worst on the grid, in-sample and with each S left out of the curves\n"
-        "| kv | H | q | model | measured | fit err | regret | regret (left out) |\n"
-        "|---|---|---|---|---|---|---|---|\n");
-    md << "| kv | H | q_len | crossover (model) | first S where fold measured faster | linear fit "
-          "max err (fold / rowwise) | auto's regret on the grid | same, each S left out |\n"
-          "|---|---|---|---|---|---|---|---|\n";
-    for (DType kv : dtypes) {
-      for (int h : heads) {
-        for (int q : qlens) {
-          attn::VerifyShape s = shape_at(h, q, q, kv);
-          const attn::Crossover c =
-              attn::find_crossover(model, "cuda_rowwise", reg->entry(row.value()).kv_reads,
-                                   "cuda_fold", reg->entry(fold.value()).kv_reads, s);
-          std::map<int64_t, std::map<int, double>> by_s;
-          for (const Point& p : points) {
-            if (p.kv == kv && p.heads == h && p.q_len == q) by_s[p.seq_len][p.backend] = p.us;
+        "| kv | H | q | mode | model | measured | fit err | regret | regret (left out) |\n"
+        "|---|---|---|---|---|---|---|---|---|\n");
+    md << "| kv | H | q_len | mode | crossover (model) | first S where fold measured faster | "
+          "linear fit max err (fold / rowwise) | auto's regret on the grid | same, each S left "
+          "out |\n"
+          "|---|---|---|---|---|---|---|---|---|\n";
+    for (bool det : modes) {
+      for (DType kv : dtypes) {
+        for (int h : heads) {
+          for (int q : qlens) {
+            attn::VerifyShape s = shape_at(h, q, q, kv, det);
+            const attn::Crossover c =
+                attn::find_crossover(model, "cuda_rowwise", reg->entry(row.value()).kv_reads,
+                                     "cuda_fold", reg->entry(fold.value()).kv_reads, s);
+            std::map<int64_t, std::map<int, double>> by_s;
+            for (const Point& p : points) {
+              if (p.kv == kv && p.heads == h && p.q_len == q && p.det == det) {
+                by_s[p.seq_len][p.backend] = p.us;
+              }
+            }
+            std::string measured = "never in grid";
+            for (const auto& [sl, t] : by_s) {
+              if (t.count(fold.value()) && t.count(row.value()) &&
+                  t.at(fold.value()) < t.at(row.value())) {
+                measured = "S=" + std::to_string(sl);
+                break;
+              }
+            }
+            double row_regret = 0, row_loo = 0;  // this (kv, H, q_len)'s worst
+            // Regret of auto's pick (by the fitted model) at each measured S.
+            for (const auto& [sl, t] : by_s) {
+              if (!t.count(fold.value()) || !t.count(row.value())) continue;
+              attn::VerifyShape x = shape_at(h, q, sl, kv, det);
+              const double ef =
+                  *model.estimate_us("cuda_fold", reg->entry(fold.value()).kv_reads, x);
+              const double er =
+                  *model.estimate_us("cuda_rowwise", reg->entry(row.value()).kv_reads, x);
+              const int pick = ef <= er ? fold.value() : row.value();
+              const double best = std::min(t.at(fold.value()), t.at(row.value()));
+              const double regret = t.at(pick) / best - 1;
+              row_regret = std::max(row_regret, regret);
+              if (regret > worst) {
+                worst = regret;
+                worst_at = x.to_string() + " (picked " + std::string(reg->caps(pick).name) + ")";
+              }
+              // Leave-one-out: this S dropped from both curves (out-of-sample for the curve).
+              attn::CostModel loo(gpu, "", {});
+              for (const char* name : {"cuda_fold", "cuda_rowwise"}) {
+                const attn::CostEntry* e = model.find(name, kv, h, q, det);
+                if (!e) continue;
+                attn::CostEntry c = *e;
+                std::erase_if(c.curve, [&](const attn::CurvePoint& p) { return p.seq_len == sl; });
+                loo.add(std::move(c));
+              }
+              const double lf = *loo.estimate_us("cuda_fold", reg->entry(fold.value()).kv_reads, x);
+              const double lr =
+                  *loo.estimate_us("cuda_rowwise", reg->entry(row.value()).kv_reads, x);
+              const int lpick = lf <= lr ? fold.value() : row.value();
+              const double lregret = t.at(lpick) / best - 1;
+              row_loo = std::max(row_loo, lregret);
+              if (lregret > loo_worst) {
+                loo_worst = lregret;
+                loo_worst_at =
+                    x.to_string() + " (picked " + std::string(reg->caps(lpick).name) + ")";
+              }
+            }
+            const attn::CostEntry* ef = model.find("cuda_fold", kv, h, q, det);
+            const attn::CostEntry* er = model.find("cuda_rowwise", kv, h, q, det);
+            const std::string fit_err = (ef ? pct(ef->max_rel_err) : std::string("-")) + " / " +
+                                        (er ? pct(er->max_rel_err) : std::string("-"));
+            std::printf("| %s | %d | %d | %s | %s | %s | %s | %s | %s |\n", kv_short(kv).c_str(), h,
+                        q, mode_name(det), c.to_string().c_str(), measured.c_str(), fit_err.c_str(),
+                        pct(row_regret).c_str(), pct(row_loo).c_str());
+            md << "| " << kv_short(kv) << " | " << h << " | " << q << " | " << mode_name(det)
+               << " | " << c.to_string() << " | " << measured << " | " << fit_err << " | "
+               << pct(row_regret) << " | " << pct(row_loo) << " |\n";
+            crossovers.push_back({{"kv", kv_short(kv)},
+                                  {"heads", h},
+                                  {"q_len", q},
+                                  {"det", det},
+                                  {"model", c.to_string()},
+                                  {"model_seq_len", c.seq_len},
+                                  {"measured", measured},
+                                  {"grid_regret_max", row_regret},
+                                  {"grid_loo_regret_max", row_loo}});
           }
-          std::string measured = "never in grid";
-          for (const auto& [sl, t] : by_s) {
-            if (t.count(fold.value()) && t.count(row.value()) &&
-                t.at(fold.value()) < t.at(row.value())) {
-              measured = "S=" + std::to_string(sl);
-              break;
-            }
-          }
-          double row_regret = 0, row_loo = 0;  // this (kv, H, q_len)'s worst
-          // Regret of auto's pick (by the fitted model) at each measured S.
-          for (const auto& [sl, t] : by_s) {
-            if (!t.count(fold.value()) || !t.count(row.value())) continue;
-            attn::VerifyShape x = shape_at(h, q, sl, kv);
-            const double ef = *model.estimate_us("cuda_fold", reg->entry(fold.value()).kv_reads, x);
-            const double er =
-                *model.estimate_us("cuda_rowwise", reg->entry(row.value()).kv_reads, x);
-            const int pick = ef <= er ? fold.value() : row.value();
-            const double best = std::min(t.at(fold.value()), t.at(row.value()));
-            const double regret = t.at(pick) / best - 1;
-            row_regret = std::max(row_regret, regret);
-            if (regret > worst) {
-              worst = regret;
-              worst_at = x.to_string() + " (picked " + std::string(reg->caps(pick).name) + ")";
-            }
-            // Leave-one-out: this S dropped from both curves (out-of-sample for the curve).
-            attn::CostModel loo(gpu, "", {});
-            for (const char* name : {"cuda_fold", "cuda_rowwise"}) {
-              const attn::CostEntry* e = model.find(name, kv, h, q);
-              if (!e) continue;
-              attn::CostEntry c = *e;
-              std::erase_if(c.curve, [&](const attn::CurvePoint& p) { return p.seq_len == sl; });
-              loo.add(std::move(c));
-            }
-            const double lf = *loo.estimate_us("cuda_fold", reg->entry(fold.value()).kv_reads, x);
-            const double lr = *loo.estimate_us("cuda_rowwise", reg->entry(row.value()).kv_reads, x);
-            const int lpick = lf <= lr ? fold.value() : row.value();
-            const double lregret = t.at(lpick) / best - 1;
-            row_loo = std::max(row_loo, lregret);
-            if (lregret > loo_worst) {
-              loo_worst = lregret;
-              loo_worst_at = x.to_string() + " (picked " + std::string(reg->caps(lpick).name) + ")";
-            }
-          }
-          const attn::CostEntry* ef = model.find("cuda_fold", kv, h, q);
-          const attn::CostEntry* er = model.find("cuda_rowwise", kv, h, q);
-          const std::string fit_err = (ef ? pct(ef->max_rel_err) : std::string("-")) + " / " +
-                                      (er ? pct(er->max_rel_err) : std::string("-"));
-          std::printf("| %s | %d | %d | %s | %s | %s | %s | %s |\n", kv_short(kv).c_str(), h, q,
-                      c.to_string().c_str(), measured.c_str(), fit_err.c_str(),
-                      pct(row_regret).c_str(), pct(row_loo).c_str());
-          md << "| " << kv_short(kv) << " | " << h << " | " << q << " | " << c.to_string() << " | "
-             << measured << " | " << fit_err << " | " << pct(row_regret) << " | " << pct(row_loo)
-             << " |\n";
-          crossovers.push_back({{"kv", kv_short(kv)},
-                                {"heads", h},
-                                {"q_len", q},
-                                {"model", c.to_string()},
-                                {"model_seq_len", c.seq_len},
-                                {"measured", measured},
-                                {"grid_regret_max", row_regret},
-                                {"grid_loo_regret_max", row_loo}});
         }
       }
     }
@@ -286,6 +320,7 @@ void run_calibrate(const CalibrateCli& cli) {
   }
 
   const std::vector<DType> dtypes = kv_dtypes_option(cli.kv);
+  const std::vector<bool> modes = modes_option(cli.modes);
   std::vector<int64_t> seqs = cli.seqlens;
   if (seqs.empty()) {
     if (cli.quick) {
@@ -315,10 +350,10 @@ void run_calibrate(const CalibrateCli& cli) {
   bench::TimeOptions topts;
   topts.reps = cli.quick ? std::min(cli.reps, 15) : cli.reps;
   topts.warmup = cli.warmup;
-  const int total = static_cast<int>(cuda_backends.size() * dtypes.size() * cli.heads.size() *
-                                     cli.qlens.size() * seqs.size());
+  const int total = static_cast<int>(modes.size() * cuda_backends.size() * dtypes.size() *
+                                     cli.heads.size() * cli.qlens.size() * seqs.size());
   std::printf(
-      "mlaspec calibrate: %s; %d measurements (backends x kv x H x q_len x S), median of "
+      "mlaspec calibrate: %s; %d measurements (modes x backends x kv x H x q_len x S), median of "
       "%d reps each; writing %s\n",
       gpu.c_str(), total, topts.reps, out_path.c_str());
   std::fflush(stdout);
@@ -345,27 +380,24 @@ void run_calibrate(const CalibrateCli& cli) {
   std::vector<Point> points;
   const auto t0 = std::chrono::steady_clock::now();
   int done = 0;
-  for (DType kv : dtypes) {
-    for (int h : cli.heads) {
-      for (int q : cli.qlens) {
-        for (int64_t s : seqs) {
-          if (s < q) continue;
-          for (int b : cuda_backends) {
-            bench::BenchConfig cfg;
-            cfg.batch = 1;
-            cfg.num_heads = h;
-            cfg.q_len = q;
-            cfg.seq_len = s;
-            cfg.kv_dtype = kv;
-            ++done;
-            std::printf("[%4d/%d] %-13s %s: ", done, total, std::string(reg->caps(b).name).c_str(),
-                        cfg.to_string().c_str());
-            std::fflush(stdout);
-            auto us = time_one(b, cfg, false);
-            if (!us) continue;
-            std::printf("%.1f us\n", *us);
-            std::fflush(stdout);
-            points.push_back({b, kv, h, q, s, *us});
+  for (bool det : modes) {
+    for (DType kv : dtypes) {
+      for (int h : cli.heads) {
+        for (int q : cli.qlens) {
+          for (int64_t s : seqs) {
+            if (s < q) continue;
+            for (int b : cuda_backends) {
+              const bench::BenchConfig cfg = config_at(h, q, s, kv, det);
+              ++done;
+              std::printf("[%4d/%d] %-13s %s: ", done, total,
+                          std::string(reg->caps(b).name).c_str(), cfg.to_string().c_str());
+              std::fflush(stdout);
+              auto us = time_one(b, cfg, false);
+              if (!us) continue;
+              std::printf("%.1f us\n", *us);
+              std::fflush(stdout);
+              points.push_back({b, kv, h, q, s, *us, det});
+            }
           }
         }
       }
@@ -374,7 +406,7 @@ void run_calibrate(const CalibrateCli& cli) {
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("measured %zu points in %.0f s\n", points.size(), secs);
 
-  const Analysis an = analyse(*reg, cuda_backends, points, dtypes, cli.heads, cli.qlens, gpu,
+  const Analysis an = analyse(*reg, cuda_backends, points, dtypes, cli.heads, cli.qlens, modes, gpu,
                               "mlaspec calibrate on " + gpu + ", " + utc_now() +
                                   (cli.quick ? " (--quick grid, " : " (full grid, ") +
                                   std::to_string(topts.reps) + " reps)");
@@ -395,31 +427,34 @@ void run_calibrate(const CalibrateCli& cli) {
     md << "\n| config | cuda_fold us | cuda_rowwise us | auto picks | regret |\n"
           "|---|---|---|---|---|\n";
     attn::Dispatcher disp(*reg, model);
-    for (DType kv : dtypes) {
-      for (const bench::BenchConfig& cfg : bench::seqlen_sweep(kv)) {
-        auto tf = time_one(fold.value(), cfg, true);
-        auto tr = time_one(row.value(), cfg, true);
-        attn::SelectOptions so;
-        so.data_device = Device::kCUDA;
-        so.quiet = true;
-        auto d = disp.select(cfg.shape(), so);
-        if (!tf || !tr || !d.ok()) {
-          std::printf("| %s | skipped |\n", cfg.to_string().c_str());
-          continue;
+    for (bool det : modes) {
+      for (DType kv : dtypes) {
+        for (bench::BenchConfig cfg : bench::seqlen_sweep(kv)) {
+          cfg.deterministic = det;
+          auto tf = time_one(fold.value(), cfg, true);
+          auto tr = time_one(row.value(), cfg, true);
+          attn::SelectOptions so;
+          so.data_device = Device::kCUDA;
+          so.quiet = true;
+          auto d = disp.select(cfg.shape(), so);
+          if (!tf || !tr || !d.ok()) {
+            std::printf("| %s | skipped |\n", cfg.to_string().c_str());
+            continue;
+          }
+          const double picked = d.value().backend_index == fold.value() ? *tf : *tr;
+          const double regret = picked / std::min(*tf, *tr) - 1;
+          verify_worst = std::max(verify_worst, regret);
+          std::printf("| %s | %.1f | %.1f | %s | %.1f | %s |\n", cfg.to_string().c_str(), *tf, *tr,
+                      std::string(d.value().backend).c_str(), picked, pct(regret).c_str());
+          std::fflush(stdout);
+          md << "| " << cfg.to_string() << " | " << *tf << " | " << *tr << " | "
+             << d.value().backend << " | " << pct(regret) << " |\n";
+          verify.push_back({{"config", cfg.to_string()},
+                            {"cuda_fold_us", *tf},
+                            {"cuda_rowwise_us", *tr},
+                            {"pick", std::string(d.value().backend)},
+                            {"regret", regret}});
         }
-        const double picked = d.value().backend_index == fold.value() ? *tf : *tr;
-        const double regret = picked / std::min(*tf, *tr) - 1;
-        verify_worst = std::max(verify_worst, regret);
-        std::printf("| %s | %.1f | %.1f | %s | %.1f | %s |\n", cfg.to_string().c_str(), *tf, *tr,
-                    std::string(d.value().backend).c_str(), picked, pct(regret).c_str());
-        std::fflush(stdout);
-        md << "| " << cfg.to_string() << " | " << *tf << " | " << *tr << " | " << d.value().backend
-           << " | " << pct(regret) << " |\n";
-        verify.push_back({{"config", cfg.to_string()},
-                          {"cuda_fold_us", *tf},
-                          {"cuda_rowwise_us", *tr},
-                          {"pick", std::string(d.value().backend)},
-                          {"regret", regret}});
       }
     }
     std::printf("auto's regret on the S sweep: max %s (target <= 5%%)\n",
@@ -458,7 +493,8 @@ void run_calibrate(const CalibrateCli& cli) {
     std::ofstream f(cli.report);
     if (!f) throw Error(invalid_argument("calibrate: cannot write --report " + cli.report));
     f << "# Dispatch calibration on " << gpu << " (" << utc_now() << ")\n\n"
-      << "Command: mlaspec calibrate" << (cli.quick ? " --quick" : "") << "; median of "
+      << "Command: mlaspec calibrate" << (cli.quick ? " --quick" : "")
+      << (cli.modes != "both" ? " --modes " + cli.modes : std::string()) << "; median of "
       << topts.reps << " CUDA-graph replays per point, B=1, page 64.\n\n"
       << "auto's regret: max " << pct(worst) << " on the calibration grid (max "
       << pct(an.loo_worst) << " with each point left out of the curves), max " << pct(verify_worst)
@@ -485,21 +521,22 @@ void run_refit(const CalibrateCli& cli, const attn::BackendRegistry& reg) {
     if (it.key() == "cpu") continue;
     std::vector<Point> mine;
     auto add = [&](const std::string& backend, const std::string& kv, int h, int q, int64_t s,
-                   double us) {
+                   double us, bool det) {
       auto b = reg.index_of(backend);
       DType t;
       if (!b.ok() || !parse_dtype(kv, &t) || h <= 0 || q <= 0) return;
-      mine.push_back({b.value(), t, h, q, s, us});
+      mine.push_back({b.value(), t, h, q, s, us, det});
     };
     for (const json& m : it.value().value("models", json::array())) {
       for (const json& p : m.value("curve", json::array())) {
-        add(m["backend"], m["kv"], m.value("heads", 0), m.value("q_len", 0), p[0], p[1]);
+        add(m["backend"], m["kv"], m.value("heads", 0), m.value("q_len", 0), p[0], p[1],
+            m.value("det", false));
       }
     }
     if (mine.empty()) {
       for (const json& p : it.value().value("samples", json::array())) {
         add(p.value("backend", ""), p.value("kv", ""), p.value("heads", 0), p.value("q_len", 0),
-            p.value("seq_len", int64_t{0}), p.value("us", 0.0));
+            p.value("seq_len", int64_t{0}), p.value("us", 0.0), false);
       }
     }
     if (mine.empty()) continue;
@@ -516,10 +553,11 @@ void run_refit(const CalibrateCli& cli, const attn::BackendRegistry& reg) {
         if (!b.ok() || !(us > 0)) continue;
         const bool have = std::any_of(mine.begin(), mine.end(), [&](const Point& p) {
           return p.backend == b.value() && p.kv == x.kv_dtype && p.heads == x.num_heads &&
-                 p.q_len == x.q_len && p.seq_len == x.max_seq_len;
+                 p.q_len == x.q_len && p.seq_len == x.max_seq_len && p.det == x.deterministic;
         });
         if (have) continue;
-        mine.push_back({b.value(), x.kv_dtype, x.num_heads, x.q_len, x.max_seq_len, us});
+        mine.push_back(
+            {b.value(), x.kv_dtype, x.num_heads, x.q_len, x.max_seq_len, us, x.deterministic});
         ++sweep_added;
       }
     }
@@ -541,6 +579,7 @@ void run_refit(const CalibrateCli& cli, const attn::BackendRegistry& reg) {
   }
   std::vector<int> backends, heads, qlens;
   std::vector<DType> dtypes;
+  std::vector<bool> modes;
   auto add_unique = [](auto& v, auto x) {
     if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
   };
@@ -549,7 +588,9 @@ void run_refit(const CalibrateCli& cli, const attn::BackendRegistry& reg) {
     add_unique(dtypes, p.kv);
     add_unique(heads, p.heads);
     add_unique(qlens, p.q_len);
+    add_unique(modes, p.det);
   }
+  std::sort(modes.begin(), modes.end());  // default mode first
   std::sort(backends.begin(), backends.end());
   std::sort(heads.begin(), heads.end());
   std::sort(qlens.begin(), qlens.end());
@@ -559,7 +600,7 @@ void run_refit(const CalibrateCli& cli, const attn::BackendRegistry& reg) {
               points.size(), gpu.c_str(),
               measured_at.empty() ? "" : (" made " + measured_at).c_str());
   const Analysis an =
-      analyse(reg, backends, points, dtypes, heads, qlens, gpu,
+      analyse(reg, backends, points, dtypes, heads, qlens, modes, gpu,
               "mlaspec calibrate on " + gpu +
                   (measured_at.empty() ? std::string() : ", " + measured_at) + ", refitted");
   if (!cli.out.empty()) {
@@ -583,8 +624,9 @@ void add_calibrate_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "calibrate",
       "Measure the CUDA attention backends on this GPU and write the cost-model profile that "
-      "dispatch policy auto uses (needs a CUDA build and a GPU). Grid: H x q_len x S x KV dtype at "
-      "B=1; keeps each (backend, dtype, H, q_len) curve and fits fixed + per-KV-byte + per-FLOP "
+      "dispatch policy auto uses (needs a CUDA build and a GPU). Grid: H x q_len x S x KV dtype x "
+      "mode (default and deterministic) at B=1; keeps each (backend, dtype, H, q_len, mode) curve "
+      "and fits fixed + per-KV-byte + per-FLOP "
       "terms to it; prints the "
       "constants, the rowwise->fold crossover and auto's regret, then re-measures PERF.md's S "
       "sweep as a check.");
@@ -597,6 +639,11 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_option("--heads", cli->heads, "Query heads to measure")->capture_default_str();
   cmd->add_option("--qlens", cli->qlens, "q_len values to measure")->capture_default_str();
   cmd->add_option("--kv", cli->kv, "KV dtype: bf16, fp8 or both")->capture_default_str();
+  cmd->add_option("--modes", cli->modes,
+                  "Modes to measure: default, det (deterministic: fixed split chunks, priced "
+                  "apart) or both")
+      ->check(CLI::IsMember({"default", "det", "both"}))
+      ->capture_default_str();
   cmd->add_option("--seqlens", cli->seqlens,
                   "Context lengths (default 1k, 2k, ..., 1M; --quick: 2k, 4k, 16k, 64k, 256k, 1M)");
   cmd->add_option("--reps", cli->reps, "Timed replays per point")->capture_default_str();

@@ -30,8 +30,9 @@ void print_model(const attn::CostModel& m) {
   std::printf(
       "\ncost model entries (t = fixed + us/MB * KV MB read + us/GFLOP * GFLOPs; B=1 inside the "
       "measured S range: the measured curve, log-log interpolated):\n");
-  std::printf("  %-14s %-5s %5s %4s %9s %9s %10s %11s %12s %7s  %s\n", "backend", "kv", "H", "q",
-              "fixed us", "us/MB", "eff TB/s", "us/GFLOP", "eff TFLOP/s", "fit rms", "curve");
+  std::printf("  %-14s %-5s %5s %4s %-7s %9s %9s %10s %11s %12s %7s  %s\n", "backend", "kv", "H",
+              "q", "mode", "fixed us", "us/MB", "eff TB/s", "us/GFLOP", "eff TFLOP/s", "fit rms",
+              "curve");
   for (const attn::CostEntry& e : m.entries()) {
     // 1 MB/us = 1 TB/s; 1 GFLOP/us = 1000 TFLOP/s.
     const double tbs = e.terms.us_per_mb > 0 ? 1.0 / e.terms.us_per_mb : 0;
@@ -44,11 +45,11 @@ void print_model(const attn::CostModel& m) {
               std::to_string(e.curve.front().seq_len) + ".." +
               std::to_string(e.curve.back().seq_len);
     }
-    std::printf("  %-14s %-5s %5s %4s %9.2f %9.4f %10.2f %11.4f %12.1f %7s  %s\n",
-                e.backend.c_str(), kv_short(e.kv_dtype).c_str(),
-                e.heads ? std::to_string(e.heads).c_str() : "any",
-                e.q_len ? std::to_string(e.q_len).c_str() : "any", e.terms.fixed_us,
-                e.terms.us_per_mb, tbs, e.terms.us_per_gflop, tfs, rms, curve.c_str());
+    std::printf(
+        "  %-14s %-5s %5s %4s %-7s %9.2f %9.4f %10.2f %11.4f %12.1f %7s  %s\n", e.backend.c_str(),
+        kv_short(e.kv_dtype).c_str(), e.heads ? std::to_string(e.heads).c_str() : "any",
+        e.q_len ? std::to_string(e.q_len).c_str() : "any", e.deterministic ? "det" : "default",
+        e.terms.fixed_us, e.terms.us_per_mb, tbs, e.terms.us_per_gflop, tfs, rms, curve.c_str());
   }
 }
 
@@ -57,23 +58,25 @@ void print_crossovers(const attn::BackendRegistry& reg, const attn::CostModel& m
   auto fold = reg.index_of("cuda_fold"), row = reg.index_of("cuda_rowwise");
   if (!fold.ok() || !row.ok()) return;
   std::printf("\ncrossover by the cost model (B=1; below it cuda_rowwise is cheaper):\n");
-  std::printf("  %-5s %5s %4s  %s\n", "kv", "H", "q", "crossover");
-  // The grid the profile was calibrated on: every (kv, H, q_len) with a cuda_fold entry.
-  std::set<std::tuple<int, int, int>> grid;
+  std::printf("  %-5s %5s %4s %-7s  %s\n", "kv", "H", "q", "mode", "crossover");
+  // The grid the profile was calibrated on: every (mode, kv, H, q_len) with a cuda_fold entry.
+  std::set<std::tuple<bool, int, int, int>> grid;
   for (const attn::CostEntry& e : m.entries()) {
     if (e.backend == "cuda_fold" && e.heads > 0 && e.q_len > 0)
-      grid.emplace(static_cast<int>(e.kv_dtype), e.heads, e.q_len);
+      grid.emplace(e.deterministic, static_cast<int>(e.kv_dtype), e.heads, e.q_len);
   }
-  for (const auto& [kv, h, q] : grid) {
+  for (const auto& [det, kv, h, q] : grid) {
     attn::VerifyShape s;
     s.batch = 1;
     s.num_heads = h;
     s.q_len = q;
     s.kv_dtype = static_cast<DType>(kv);
+    s.deterministic = det;
     const attn::Crossover c =
         attn::find_crossover(m, "cuda_rowwise", reg.entry(row.value()).kv_reads, "cuda_fold",
                              reg.entry(fold.value()).kv_reads, s);
-    std::printf("  %-5s %5d %4d  %s\n", kv_short(s.kv_dtype).c_str(), h, q, c.to_string().c_str());
+    std::printf("  %-5s %5d %4d %-7s  %s\n", kv_short(s.kv_dtype).c_str(), h, q,
+                det ? "det" : "default", c.to_string().c_str());
   }
 }
 

@@ -285,6 +285,52 @@ TEST(CostModel, NearestHeadsThenQlen) {
                    16 * 100 + 4);
 }
 
+// Deterministic calls are priced by the deterministic entries where a backend has any, else by the
+// default ones (a profile calibrated before version 3); default calls never use det entries while
+// default ones exist.
+TEST(CostModel, DeterministicEntriesPriceDeterministicCalls) {
+  CostModel m("gpu", "test", {});
+  auto add = [&](const char* backend, int heads, int q, bool det, double fixed) {
+    CostEntry e;
+    e.backend = backend;
+    e.heads = heads;
+    e.q_len = q;
+    e.deterministic = det;
+    e.terms.fixed_us = fixed;
+    m.add(e);
+  };
+  add("a", 16, 8, false, 100);
+  add("a", 128, 8, false, 200);
+  add("a", 16, 8, true, 130);   // det measured at H = 16 only
+  add("b", 16, 8, false, 120);  // b has no det entries
+  VerifyShape s = uniform_shape(1, 16, 8, 4096);
+  auto est = [&](const char* backend, const VerifyShape& x) {
+    return *m.estimate_us(backend, KvReadPattern::kOncePerRequest, x);
+  };
+  EXPECT_DOUBLE_EQ(est("a", s), 100);
+  EXPECT_DOUBLE_EQ(est("b", s), 120);
+  s.deterministic = true;
+  EXPECT_DOUBLE_EQ(est("a", s), 130);
+  EXPECT_DOUBLE_EQ(est("b", s), 120);  // falls back to the default entry
+  // H = 128 det: the nearest det entry (H = 16), scaled by the work, not the default H = 128 one.
+  const CostEntry* e = m.find("a", DType::kBF16, 128, 8, true);
+  ASSERT_NE(e, nullptr);
+  EXPECT_TRUE(e->deterministic);
+  EXPECT_EQ(e->heads, 16);
+  EXPECT_FALSE(m.find("a", DType::kBF16, 128, 8, false)->deterministic);
+  // The crossover follows the mode: a is cheaper by default, b in deterministic mode.
+  VerifyShape c = uniform_shape(1, 16, 8, 8);
+  EXPECT_EQ(find_crossover(m, "a", KvReadPattern::kOncePerRequest, "b",
+                           KvReadPattern::kOncePerRequest, c, 1 << 16)
+                .short_winner,
+            "a");
+  c.deterministic = true;
+  EXPECT_EQ(find_crossover(m, "a", KvReadPattern::kOncePerRequest, "b",
+                           KvReadPattern::kOncePerRequest, c, 1 << 16)
+                .short_winner,
+            "b");
+}
+
 TEST(CostModel, CrossoverWithCurvesMatchesABruteForceScan) {
   CostModel m("gpu", "test", {});
   auto add = [&](const char* b, double linear_fixed, std::vector<CurvePoint> curve) {
@@ -452,7 +498,7 @@ TEST(Profile, MalformedProfilesSayWhatAndWhere) {
   EXPECT_CONTAINS(msg("{\"version\": 1, \"machines\": {"), "p.json: not valid JSON");
   EXPECT_CONTAINS(msg("[]"), "expected an object");
   EXPECT_CONTAINS(msg("{\"machines\": {}}"), "version");
-  EXPECT_CONTAINS(msg("{\"version\": 3, \"machines\": {}}"), "unsupported version 3");
+  EXPECT_CONTAINS(msg("{\"version\": 4, \"machines\": {}}"), "unsupported version 4");
   EXPECT_CONTAINS(msg("{\"version\": 0, \"machines\": {}}"), "unsupported version 0");
   EXPECT_CONTAINS(msg("{\"version\": 1}"), "machines");
   EXPECT_CONTAINS(msg("{\"version\": 1, \"format\": \"x\", \"machines\": {}}"), "format");
@@ -484,6 +530,16 @@ TEST(Profile, MalformedProfilesSayWhatAndWhere) {
   std::string dup_q = two_q;
   dup_q.replace(dup_q.find("\"q_len\": 4"), 10, "\"q_len\": 2");
   EXPECT_CONTAINS(msg(dup_q), "duplicate model for backend a, kv bf16, heads 0, q_len 2");
+  // ... nor are the same backend, kv, H and q_len in the two modes; the same mode twice is.
+  std::string two_modes = two_q;
+  two_modes.replace(two_modes.find("\"q_len\": 4"), 10, "\"q_len\": 2, \"det\": true");
+  EXPECT_TRUE(parse_profile(two_modes, "p.json").ok());
+  std::string dup_det = two_modes;
+  dup_det.replace(dup_det.find("\"q_len\": 2,"), 12, "\"q_len\": 2, \"det\": true,");
+  EXPECT_CONTAINS(msg(dup_det),
+                  "duplicate model for backend a, kv bf16, heads 0, q_len 2, deterministic");
+  EXPECT_CONTAINS(msg(model_json("det", "1")),
+                  "models[0].det: expected true (measured in deterministic mode) or false, got 1");
   EXPECT_CONTAINS(msg(model_json("q_len", "-1")), "models[0].q_len: expected an integer >= 0");
   EXPECT_CONTAINS(msg(model_json("q_len", "2.5")), "models[0].q_len");
 }
@@ -535,7 +591,8 @@ TEST(Profile, OldFormatStillLoadsAndNewFormatRoundTrips) {
   auto text = merge_profile_json("", m);
   ASSERT_TRUE(text.ok());
   EXPECT_CONTAINS(*text, "[2048, 20.4]");  // one pair per line
-  EXPECT_CONTAINS(*text, "\"version\": 2");
+  EXPECT_CONTAINS(*text, "\"version\": 3");
+  EXPECT_EQ(text->find("\"det\""), std::string::npos);  // written only for det entries
   auto back = parse_profile(*text, "round trip");
   ASSERT_TRUE(back.ok()) << back.status().message();
   const CostEntry* r = back->find("G")->find("cuda_rowwise", DType::kBF16, 16, 8);
@@ -550,6 +607,33 @@ TEST(Profile, OldFormatStillLoadsAndNewFormatRoundTrips) {
   auto mp = parse_profile(*merged, "merged");
   ASSERT_TRUE(mp.ok()) << mp.status().message();
   EXPECT_EQ(mp->find("G")->entries().size(), 2u);
+  // A deterministic entry round-trips with "det": true, and merging it keeps the default one.
+  CostModel d("G", "test", {});
+  CostEntry de = n;
+  de.deterministic = true;
+  de.terms.fixed_us = 30;
+  d.add(de);
+  auto both = merge_profile_json(*text, d);
+  ASSERT_TRUE(both.ok());
+  EXPECT_CONTAINS(*both, "\"det\": true");
+  auto bp = parse_profile(*both, "both modes");
+  ASSERT_TRUE(bp.ok()) << bp.status().message();
+  ASSERT_EQ(bp->find("G")->entries().size(), 2u);
+  EXPECT_DOUBLE_EQ(bp->find("G")->find("cuda_rowwise", DType::kBF16, 16, 8, true)->terms.fixed_us,
+                   30);
+  EXPECT_DOUBLE_EQ(bp->find("G")->find("cuda_rowwise", DType::kBF16, 16, 8, false)->terms.fixed_us,
+                   15);
+  // Re-merging the default-mode model replaces the default entry only.
+  n.terms.fixed_us = 16;
+  CostModel n2("G", "test", {});
+  n2.add(n);
+  auto again = parse_profile(*merge_profile_json(*both, n2), "again");
+  ASSERT_TRUE(again.ok());
+  ASSERT_EQ(again->find("G")->entries().size(), 2u);
+  EXPECT_DOUBLE_EQ(
+      again->find("G")->find("cuda_rowwise", DType::kBF16, 16, 8, false)->terms.fixed_us, 16);
+  EXPECT_DOUBLE_EQ(
+      again->find("G")->find("cuda_rowwise", DType::kBF16, 16, 8, true)->terms.fixed_us, 30);
 }
 
 class ProfileFiles : public ::testing::Test {

@@ -1,7 +1,7 @@
 // The cost model behind dispatch policy `auto`: estimated µs of one verify-attention call per
 // backend, from constants that `mlaspec calibrate` measures on the machine at hand.
 //
-// Per (backend, KV dtype, H, q_len) an entry holds the B=1 curve calibrate measured, (S, µs)
+// Per (backend, KV dtype, H, q_len, mode) an entry holds the B=1 curve calibrate measured, (S, µs)
 // points, and a model linear in three terms:
 //
 //   t_us = fixed_us + us_per_mb * (KV MB the backend reads) + us_per_gflop * (GFLOPs)
@@ -17,12 +17,15 @@
 // effective bandwidth (1/us_per_mb TB/s) and effective matrix rate.
 //
 // Profiles are JSON, keyed by GPU name (docs/dispatch.md has the format and the search order):
-//   {"format": "mlaspec-profile", "version": 2,
+//   {"format": "mlaspec-profile", "version": 3,
 //    "machines": {"NVIDIA H200": {"source": "...", "models": [
 //        {"backend": "cuda_fold", "kv": "bf16", "heads": 16, "q_len": 8,
 //         "fixed_us": 6.0, "us_per_mb": 0.27, "us_per_gflop": 1.6,
-//         "curve": [[1024, 28.9], [2048, 29.1], ...]}, ...]}}}
-// (version 2; version 1 files, without q_len and curve, still load: q_len 0, no curve).
+//         "curve": [[1024, 28.9], [2048, 29.1], ...]},
+//        {"backend": "cuda_fold", "kv": "bf16", "heads": 16, "q_len": 8, "det": true, ...}, ...]}}}
+// (version 3 added "det": an entry measured in deterministic mode; version 2 files, without it,
+// and version 1 files, without q_len and curve, still load: default-mode entries, q_len 0, no
+// curve).
 #pragma once
 
 #include <cstdint>
@@ -75,13 +78,17 @@ struct CurvePoint {
 std::optional<double> interpolate_curve(std::span<const CurvePoint> curve, int64_t seq_len);
 
 // One model of a profile: constants for one backend and KV dtype, measured at `heads` query
-// heads (0 = fitted over all H) and `q_len` query tokens (0 = fitted over all q_len), with the
-// B=1 curve they were fitted to (may be empty). Fit statistics are informative only.
+// heads (0 = fitted over all H) and `q_len` query tokens (0 = fitted over all q_len), in the
+// default or the deterministic mode, with the B=1 curve they were fitted to (may be empty). Fit
+// statistics are informative only.
 struct CostEntry {
   std::string backend;
   DType kv_dtype = DType::kBF16;
   int heads = 0;
   int q_len = 0;
+  // Measured in deterministic mode (VerifyOptions::deterministic: fixed split chunks, another
+  // plan and merge tree, so other costs than the default mode's at the same shape).
+  bool deterministic = false;
   CostTerms terms;
   std::vector<CurvePoint> curve;  // B=1 measurements, strictly increasing seq_len
   int points = 0;                 // measurements the fit used (0 = not measured)
@@ -123,19 +130,22 @@ class CostModel {
   void set_provisional(bool p) { provisional_ = p; }
   void set_source(std::string s) { source_ = std::move(s); }
 
-  // The entry for `backend` at this dtype: first the H nearest to `num_heads` in log2 (ties: the
-  // smaller H; heads = 0 entries only when there is no measured H), then among that H's entries
-  // the q_len nearest to `q_len` (|difference|; ties: the larger q_len; q_len = 0 entries only
-  // when that H has no measured q_len; `q_len` 0 asks for q_len-0 entries first, else the
-  // smallest). nullptr if none.
-  const CostEntry* find(std::string_view backend, DType kv_dtype, int num_heads,
-                        int q_len = 0) const;
+  // The entry for `backend` at this dtype and mode: only entries of the asked mode
+  // (`deterministic`) when the model has any for this backend and dtype, else the other mode's
+  // (a profile calibrated before version 3 prices deterministic calls like default ones). Among
+  // those, first the H nearest to `num_heads` in log2 (ties: the smaller H; heads = 0 entries only
+  // when there is no measured H), then among that H's entries the q_len nearest to `q_len`
+  // (|difference|; ties: the larger q_len; q_len = 0 entries only when that H has no measured
+  // q_len; `q_len` 0 asks for q_len-0 entries first, else the smallest). nullptr if none.
+  const CostEntry* find(std::string_view backend, DType kv_dtype, int num_heads, int q_len = 0,
+                        bool deterministic = false) const;
 
-  // Estimated µs, or nullopt when the model has no entry for this backend and dtype. B = 1 with S
-  // inside the entry's curve: the curve, log-log interpolated; otherwise the linear terms. When
-  // the entry's H or q_len differs from the shape's, that estimate (made at the entry's own H and
-  // q_len) is scaled beyond its fixed part by the ratio of the shapes' work at the roofline (the
-  // larger of KV bytes and FLOPs at the H200's balance).
+  // Estimated µs, or nullopt when the model has no entry for this backend and dtype. The entry is
+  // find()'s for the shape's mode (shape.deterministic). B = 1 with S inside the entry's curve:
+  // the curve, log-log interpolated; otherwise the linear terms. When the entry's H or q_len
+  // differs from the shape's, that estimate (made at the entry's own H and q_len) is scaled beyond
+  // its fixed part by the ratio of the shapes' work at the roofline (the larger of KV bytes and
+  // FLOPs at the H200's balance).
   std::optional<double> estimate_us(std::string_view backend, KvReadPattern pattern,
                                     const VerifyShape& shape) const;
 
@@ -147,7 +157,8 @@ class CostModel {
 };
 
 // Where the cheaper of backends A and B changes as S grows, at the other dimensions of `shape`
-// (B requests, each with seq_len S, S in [q_len, max_seq_len]). With curves the costs are not
+// (B requests, each with seq_len S, S in [q_len, max_seq_len]; shape.deterministic picks the
+// mode's entries). With curves the costs are not
 // linear in S, so the estimates are scanned: at both ends, every measured S of both entries'
 // curves (and the S right past each curve's end, where the estimate switches to the linear tail),
 // and a geometric grid of 16 points per octave; between neighbouring scan points whose winner
@@ -179,8 +190,9 @@ struct Profile {
 Result<Profile> parse_profile(std::string_view json_text, std::string_view origin);
 Result<Profile> load_profile_file(const std::string& path);  // kNotFound if missing
 // Serialises one machine into `existing` JSON text ("" = new file). Other machines are kept, and
-// so are this machine's entries for (backend, kv, heads, q_len) the new model does not have; the
-// machine's other fields are replaced by `extra_json_for_machine` (a JSON object) and the model's.
+// so are this machine's entries for (backend, kv, heads, q_len, mode) the new model does not have;
+// the machine's other fields are replaced by `extra_json_for_machine` (a JSON object) and the
+// model's.
 Result<std::string> merge_profile_json(std::string_view existing, const CostModel& model,
                                        std::string_view extra_json_for_machine = {});
 
