@@ -36,7 +36,8 @@ struct BenchCli {
   int num_splits = 0;
   std::string json_path;
   std::string profile;
-  std::vector<int> rows;  // positions in the set; empty = all
+  std::vector<int> rows;             // positions in the set; empty = all
+  std::vector<std::string> configs;  // --config shape specs (instead of a set)
 };
 
 // Small configs the CPU reference finishes in seconds; the built-in default job.
@@ -74,9 +75,48 @@ Result<std::vector<bench::BenchConfig>> configs_for(const std::string& set, DTyp
                           "' (expected small, standard, qsweep, ssweep or all)");
 }
 
-// The configs of `set` at the positions `rows` (all when empty), in the order given.
-Result<std::vector<bench::BenchConfig>> selected_configs(const std::string& set, DType kv,
-                                                         const std::vector<int>& rows) {
+// --config: each shape spec (inspect --explain's syntax, without kv and dev, which --kv and
+// --device give) as a config of KV dtype `kv`, in the order given.
+Result<std::vector<bench::BenchConfig>> spec_configs(const std::vector<std::string>& specs,
+                                                     DType kv) {
+  std::vector<bench::BenchConfig> out;
+  for (const std::string& spec : specs) {
+    for (const char* key : {"kv", "dev"}) {
+      const std::string k(key);
+      const size_t at = ("," + spec).find("," + k + "=");
+      if (at != std::string::npos) {
+        return invalid_argument(
+            "--config " + spec + ": give " +
+            (k == "kv" ? "the KV dtype with --kv" : "the device with --device") + ", not " + k +
+            "= in the shape");
+      }
+    }
+    Result<attn::VerifyShape> shape = attn::parse_shape_spec(spec);
+    if (!shape.ok()) return shape.status().with_context("--config");
+    const attn::VerifyShape& x = shape.value();
+    if (x.fp8_math) {
+      return invalid_argument("--config " + spec +
+                              ": fp8math is not a bench mode (no backend serves it)");
+    }
+    bench::BenchConfig c;
+    c.batch = x.batch;
+    c.num_heads = x.num_heads;
+    c.q_len = x.q_len;
+    c.seq_len = x.max_seq_len;
+    c.kv_dtype = kv;
+    c.page_size = x.page_size;
+    c.deterministic = x.deterministic;
+    out.push_back(c);
+  }
+  return out;
+}
+
+// The configs of `set` at the positions `rows` (all when empty), in the order given; with
+// --config, those shapes instead.
+Result<std::vector<bench::BenchConfig>> selected_configs(const BenchCli& cli,
+                                                         const std::string& set, DType kv) {
+  if (!cli.configs.empty()) return spec_configs(cli.configs, kv);
+  const std::vector<int>& rows = cli.rows;
   Result<std::vector<bench::BenchConfig>> all = configs_for(set, kv);
   if (!all.ok()) return all;
   return bench::select_rows(all.value(), rows, set);
@@ -90,6 +130,20 @@ void run_bench(const BenchCli& cli) {
   if (cli.num_splits > 0 && !cuda) {
     throw Error(invalid_argument("--num-splits " + std::to_string(cli.num_splits) +
                                  " needs --device cuda (the CPU reference has no split-KV)"));
+  }
+  if (!cli.configs.empty() && (!cli.set.empty() || !cli.rows.empty())) {
+    throw Error(invalid_argument(
+        "--config names the shapes to time; it does not combine with --set or --rows"));
+  }
+  // Every spec is checked before anything runs.
+  const Result<std::vector<bench::BenchConfig>> specs = spec_configs(cli.configs, DType::kBF16);
+  throw_if_error(specs.status());
+  for (const bench::BenchConfig& c : specs.value()) {
+    if (c.deterministic && cli.num_splits > 0) {
+      throw Error(invalid_argument("--num-splits " + std::to_string(cli.num_splits) +
+                                   " conflicts with the deterministic shape " + c.to_string() +
+                                   ", whose splits sit at fixed KV positions"));
+    }
   }
   if (cli.num_splits > 0 && cli.deterministic) {
     throw Error(invalid_argument("--num-splits " + std::to_string(cli.num_splits) +
@@ -128,7 +182,9 @@ void run_bench(const BenchCli& cli) {
   // guard's reason; with several, the table shows the reason in that backend's cell.
   const bool single_forced = cli.backends.size() == 1;
   const std::vector<DType> dtypes = kv_dtypes_option(cli.kv);
-  const std::string set = cli.set.empty() ? (cuda ? "standard" : "small") : cli.set;
+  const std::string set = !cli.configs.empty() ? "custom"
+                          : cli.set.empty()    ? (cuda ? "standard" : "small")
+                                               : cli.set;
 
   bench::Roofline roof;
   if (cuda) {
@@ -176,11 +232,11 @@ void run_bench(const BenchCli& cli) {
   std::fflush(stdout);
 
   for (size_t di = 0; di < dtypes.size(); ++di) {
-    Result<std::vector<bench::BenchConfig>> cfgs = selected_configs(set, dtypes[di], cli.rows);
+    Result<std::vector<bench::BenchConfig>> cfgs = selected_configs(cli, set, dtypes[di]);
     throw_if_error(cfgs.status());
     for (size_t ci = 0; ci < cfgs.value().size(); ++ci) {
       bench::BenchConfig c = cfgs.value()[ci];
-      c.deterministic = cli.deterministic;
+      c.deterministic = c.deterministic || cli.deterministic;
       c.num_splits = cli.num_splits;
       const bench::Floor floor = bench::roofline_floor(c, roof);
       char floor_cell[32];
@@ -267,7 +323,7 @@ void run_bench(const BenchCli& cli) {
     std::printf("\n|---|");
     for (size_t k = 0; k < backends.size(); ++k) std::printf("---|");
     std::printf("\n");
-    Result<std::vector<bench::BenchConfig>> cfgs = selected_configs(set, DType::kBF16, cli.rows);
+    Result<std::vector<bench::BenchConfig>> cfgs = selected_configs(cli, set, DType::kBF16);
     for (size_t ci = 0; ci < cfgs.value().size(); ++ci) {
       std::string cfg = cfgs.value()[ci].to_string();
       std::printf("| %s |", cfg.substr(0, cfg.rfind(",kv=")).c_str());
@@ -322,6 +378,11 @@ void add_bench_command(CLI::App& app) {
                   "Only these rows of the set (positions from 0; for standard, PERF.md's row "
                   "numbers), e.g. --rows 8,9")
       ->delimiter(',');
+  cmd->add_option(
+      "--config", cli->configs,
+      "Time these shapes instead of a set (repeatable): B=1,H=8,q=2,S=128k[,page=16]"
+      "[,det], inspect --explain's syntax; the KV dtype comes from --kv. Not with --set "
+      "or --rows");
   cmd->add_flag("--deterministic", cli->deterministic, "Run the backends in deterministic mode");
   cmd->add_option("--num-splits", cli->num_splits,
                   "Split-KV splits per request for the CUDA backends (VerifyOptions::num_splits; "
