@@ -110,6 +110,17 @@ fi
 if ((!skip_bench)); then
   B=build-gpu/mlaspec
   reps=30
+  # Calibrate the dispatch cost model first: every bench's auto column (the pick and its regret
+  # against the backends measured in the same run) then uses this machine's fresh profile.
+  log "calibrate (full grid, both modes, batch grid) -> profile.json"
+  profile=()
+  if $B calibrate --out "$RES/profile.json" --report "$RES/calibration.md" \
+       > "$RES/calibrate.log" 2>&1; then
+    profile=(--profile "$RES/profile.json")
+  else
+    status=1
+    tail -20 "$RES/calibrate.log"
+  fi
   # The SM clock, power and clock event reasons every 100 ms while the benches run: after ~30-60
   # ms of back-to-back calls the driver's power cap lowers the clock, and the rows bound by tensor
   # work slow down by ~10% from then on (NOTES.md, seventeenth session). The summary says how much
@@ -122,18 +133,8 @@ if ((!skip_bench)); then
     trap 'kill "$smi_pid" 2> /dev/null' EXIT  # also when a time limit ends the script early
   fi
   log "bench: standard set, bf16 + fp8"
-  $B bench --device cuda --set standard --kv both --reps $reps \
+  $B bench --device cuda --set standard --kv both --reps $reps "${profile[@]}" \
     --json "$RES/standard.json" > "$RES/bench-standard.txt" 2>&1 || status=1
-  # Calibrate the dispatch cost model, then measure auto's regret over the S sweep with it.
-  log "calibrate (full grid) -> profile.json"
-  profile=()
-  if $B calibrate --out "$RES/profile.json" --report "$RES/calibration.md" \
-       > "$RES/calibrate.log" 2>&1; then
-    profile=(--profile "$RES/profile.json")
-  else
-    status=1
-    tail -20 "$RES/calibrate.log"
-  fi
   if ((!quick)); then
     log "bench: S sweep and q_len sweep (bf16 + fp8)"
     $B bench --device cuda --set ssweep --kv both --reps $reps "${profile[@]}" \

@@ -171,6 +171,55 @@ std::optional<double> interpolate_curve(std::span<const CurvePoint> curve, int64
   return std::clamp(v, std::min(lo->us, hi->us), std::max(lo->us, hi->us));
 }
 
+std::optional<double> interpolate_batch_grid(std::span<const BatchPoint> grid, int batch,
+                                             double seq_len) {
+  if (grid.empty() || batch < 1 || !(seq_len > 0)) return std::nullopt;
+  std::vector<int> bs;
+  std::vector<int64_t> ss;
+  for (const BatchPoint& p : grid) {
+    if (p.batch < 1 || p.seq_len < 1 || !(p.us > 0)) return std::nullopt;
+    bs.push_back(p.batch);
+    ss.push_back(p.seq_len);
+  }
+  std::sort(bs.begin(), bs.end());
+  bs.erase(std::unique(bs.begin(), bs.end()), bs.end());
+  std::sort(ss.begin(), ss.end());
+  ss.erase(std::unique(ss.begin(), ss.end()), ss.end());
+  if (bs.size() * ss.size() != grid.size()) return std::nullopt;  // a repeat or a hole
+  if (batch < bs.front() || batch > bs.back() || seq_len < static_cast<double>(ss.front()) ||
+      seq_len > static_cast<double>(ss.back())) {
+    return std::nullopt;
+  }
+  auto at = [&](int b, int64_t s) {
+    for (const BatchPoint& p : grid)
+      if (p.batch == b && p.seq_len == s) return p.us;
+    return 0.0;  // unreachable: the grid is a full rectangle
+  };
+  // The bracketing grid values and the log-space weight of the upper one (0 on a grid value).
+  auto bracket = [](const auto& v, double x, size_t* lo, double* w) {
+    size_t hi = 0;
+    while (hi + 1 < v.size() && static_cast<double>(v[hi]) < x) ++hi;
+    *lo = hi;
+    *w = 0;
+    if (static_cast<double>(v[hi]) == x || hi == 0) return;
+    *lo = hi - 1;
+    *w = (std::log(x) - std::log(double(v[hi - 1]))) /
+         (std::log(double(v[hi])) - std::log(double(v[hi - 1])));
+  };
+  size_t bl, sl;
+  double wb, ws;
+  bracket(bs, static_cast<double>(batch), &bl, &wb);
+  bracket(ss, seq_len, &sl, &ws);
+  const size_t bh = std::min(bl + 1, bs.size() - 1), sh = std::min(sl + 1, ss.size() - 1);
+  const double c00 = at(bs[bl], ss[sl]), c01 = at(bs[bl], ss[sh]);
+  const double c10 = at(bs[bh], ss[sl]), c11 = at(bs[bh], ss[sh]);
+  if (wb == 0 && ws == 0) return c00;  // exact at measured points
+  const double v = std::exp((1 - wb) * ((1 - ws) * std::log(c00) + ws * std::log(c01)) +
+                            wb * ((1 - ws) * std::log(c10) + ws * std::log(c11)));
+  const double lo = std::min({c00, c01, c10, c11}), hi = std::max({c00, c01, c10, c11});
+  return std::clamp(v, lo, hi);  // never outside the surrounding points, rounding included
+}
+
 const CostEntry* CostModel::find(std::string_view backend, DType kv_dtype, int num_heads, int q_len,
                                  bool deterministic) const {
   // 0. The asked mode's entries if this backend and dtype have any, else the other mode's.
@@ -242,6 +291,9 @@ std::optional<double> CostModel::estimate_us(std::string_view backend, KvReadPat
   double at_own = e->terms.estimate_us(cost_features(own, pattern));
   if (shape.batch == 1 && !e->curve.empty()) {
     if (auto c = interpolate_curve(e->curve, shape.max_seq_len)) at_own = *c;
+  } else if (shape.batch > 1 && !e->batch.empty()) {
+    const double mean_s = static_cast<double>(shape.total_kv) / shape.batch;
+    if (auto g = interpolate_batch_grid(e->batch, shape.batch, mean_s)) at_own = *g;
   }
   if (own.num_heads == shape.num_heads && own.q_len == shape.q_len) return at_own;
   // Another H or q_len: the entry's cost beyond its fixed part scales with the work at the

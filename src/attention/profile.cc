@@ -21,7 +21,8 @@ namespace {
 using nlohmann::json;
 
 // Version 2 added "q_len" and "curve" to a model, version 3 "det" (an entry measured in
-// deterministic mode); version 1 and 2 files still load (default-mode entries).
+// deterministic mode) and "batch" (a B > 1 grid); version 1 and 2 files still load (default-mode
+// entries without a batch grid).
 constexpr int kProfileVersion = 3;
 constexpr int kOldestProfileVersion = 1;
 
@@ -55,14 +56,14 @@ Result<double> number_field(std::string_view origin, const json& obj, const std:
 Result<CostEntry> parse_entry(std::string_view origin, const json& m, const std::string& where) {
   if (!m.is_object()) return bad(origin, where, "expected an object, got " + short_dump(m));
   static const std::set<std::string> kKeys = {
-      "backend",   "kv",           "heads",  "q_len",       "det",         "fixed_us",
-      "us_per_mb", "us_per_gflop", "points", "rms_rel_err", "max_rel_err", "curve"};
+      "backend",      "kv",     "heads",       "q_len",       "det",   "fixed_us", "us_per_mb",
+      "us_per_gflop", "points", "rms_rel_err", "max_rel_err", "curve", "batch"};
   for (auto it = m.begin(); it != m.end(); ++it) {
     if (!kKeys.count(it.key())) {
       return bad(origin, where,
                  "unknown key \"" + it.key() +
                      "\" (expected backend, kv, heads, q_len, det, fixed_us, us_per_mb, "
-                     "us_per_gflop, points, rms_rel_err, max_rel_err, curve)");
+                     "us_per_gflop, points, rms_rel_err, max_rel_err, curve, batch)");
     }
   }
   CostEntry e;
@@ -130,6 +131,48 @@ Result<CostEntry> parse_entry(std::string_view origin, const json& m, const std:
       e.curve.push_back(p);
     }
   }
+  if (auto g = m.find("batch"); g != m.end()) {
+    const std::string gw = where + ".batch";
+    if (!g->is_array()) {
+      return bad(origin, gw,
+                 "expected an array of [batch, seq_len, us] triples, got " + short_dump(*g));
+    }
+    std::set<std::pair<int, int64_t>> cells;
+    std::set<int> bs;
+    std::set<int64_t> ss;
+    for (size_t i = 0; i < g->size(); ++i) {
+      const json& pt = (*g)[i];
+      const std::string pw = gw + "[" + std::to_string(i) + "]";
+      if (!pt.is_array() || pt.size() != 3) {
+        return bad(origin, pw, "expected a [batch, seq_len, us] triple, got " + short_dump(pt));
+      }
+      if (!pt[0].is_number_integer() || pt[0].get<int64_t>() < 2 || pt[0].get<int64_t>() > 65536) {
+        return bad(origin, pw, "batch: expected an integer 2..65536, got " + short_dump(pt[0]));
+      }
+      if (!pt[1].is_number_integer() || pt[1].get<int64_t>() < 1) {
+        return bad(origin, pw, "seq_len: expected an integer >= 1, got " + short_dump(pt[1]));
+      }
+      if (!pt[2].is_number() || !std::isfinite(pt[2].get<double>()) || !(pt[2].get<double>() > 0)) {
+        return bad(origin, pw, "us: expected a finite number > 0, got " + short_dump(pt[2]));
+      }
+      const BatchPoint p{pt[0].get<int>(), pt[1].get<int64_t>(), pt[2].get<double>()};
+      if (!cells.emplace(p.batch, p.seq_len).second) {
+        return bad(origin, pw,
+                   "batch " + std::to_string(p.batch) + ", seq_len " + std::to_string(p.seq_len) +
+                       " is measured twice");
+      }
+      bs.insert(p.batch);
+      ss.insert(p.seq_len);
+      e.batch.push_back(p);
+    }
+    if (cells.size() != bs.size() * ss.size()) {
+      return bad(origin, gw,
+                 "holds " + std::to_string(cells.size()) + " points where its " +
+                     std::to_string(bs.size()) + " batch sizes x " + std::to_string(ss.size()) +
+                     " seq_lens make " + std::to_string(bs.size() * ss.size()) +
+                     " (a batch grid measures every pair)");
+    }
+  }
   auto f = number_field(origin, m, where, "fixed_us", true, 0);
   if (!f.ok()) return f.status();
   auto mb = number_field(origin, m, where, "us_per_mb", true, 0);
@@ -168,6 +211,11 @@ json entry_json(const CostEntry& e) {
     json c = json::array();
     for (const CurvePoint& p : e.curve) c.push_back(json::array({p.seq_len, p.us}));
     j["curve"] = std::move(c);
+  }
+  if (!e.batch.empty()) {
+    json g = json::array();
+    for (const BatchPoint& p : e.batch) g.push_back(json::array({p.batch, p.seq_len, p.us}));
+    j["batch"] = std::move(g);
   }
   return j;
 }

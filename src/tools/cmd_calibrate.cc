@@ -37,7 +37,10 @@ struct CalibrateCli {
   std::vector<int> heads = {16, 128};
   std::vector<int> qlens = {1, 2, 4, 8};
   std::string kv = "both";
-  std::string modes = "both";  // default, det or both
+  std::string modes = "both";                          // default, det or both
+  std::vector<int> batches = {4, 16, 64};              // the batch grid's B (B > 1)
+  std::vector<int64_t> batch_seqlens = {4096, 32768};  // ... and S
+  bool no_batch = false;
   std::vector<int64_t> seqlens;
   int reps = 30;
   int warmup = 5;
@@ -57,11 +60,12 @@ struct Point {
   int64_t seq_len = 0;
   double us = 0;
   bool det = false;  // measured in deterministic mode
+  int batch = 1;     // B (> 1: a batch-grid point)
 };
 
-bench::BenchConfig config_at(int h, int q, int64_t s, DType kv, bool det) {
+bench::BenchConfig config_at(int h, int q, int64_t s, DType kv, bool det, int batch = 1) {
   bench::BenchConfig c;
-  c.batch = 1;
+  c.batch = batch;
   c.num_heads = h;
   c.q_len = q;
   c.seq_len = s;
@@ -70,8 +74,8 @@ bench::BenchConfig config_at(int h, int q, int64_t s, DType kv, bool det) {
   return c;
 }
 
-attn::VerifyShape shape_at(int h, int q, int64_t s, DType kv, bool det) {
-  return config_at(h, q, s, kv, det).shape();
+attn::VerifyShape shape_at(int h, int q, int64_t s, DType kv, bool det, int batch = 1) {
+  return config_at(h, q, s, kv, det, batch).shape();
 }
 
 const char* mode_name(bool det) {
@@ -131,16 +135,24 @@ Analysis analyse(const attn::BackendRegistry& reg_, const std::vector<int>& cuda
       for (DType kv : dtypes) {
         for (int h : heads) {
           for (int q : qlens) {
-            std::map<int64_t, double> curve;  // by S (a repeated S keeps the last)
+            std::map<int64_t, double> curve;                 // by S (a repeated S keeps the last)
+            std::map<std::pair<int, int64_t>, double> grid;  // by (B, S), B > 1
             for (const Point& p : points) {
-              if (p.backend == b && p.kv == kv && p.heads == h && p.q_len == q && p.det == det)
-                curve[p.seq_len] = p.us;
+              if (p.backend != b || p.kv != kv || p.heads != h || p.q_len != q || p.det != det)
+                continue;
+              (p.batch == 1 ? curve[p.seq_len] : grid[{p.batch, p.seq_len}]) = p.us;
             }
             if (curve.empty()) continue;
+            // The linear terms serve shapes outside the curve and the grid: fitted to both.
             std::vector<attn::CostSample> samples;
             for (const auto& [sl, us] : curve) {
               samples.push_back(
                   {attn::cost_features(shape_at(h, q, sl, kv, det), reg->entry(b).kv_reads), us});
+            }
+            for (const auto& [bs, us] : grid) {
+              samples.push_back({attn::cost_features(shape_at(h, q, bs.second, kv, det, bs.first),
+                                                     reg->entry(b).kv_reads),
+                                 us});
             }
             auto fit = attn::fit_cost_terms(samples);
             if (!fit.ok()) {
@@ -161,6 +173,16 @@ Analysis analyse(const attn::BackendRegistry& reg_, const std::vector<int>& cuda
             e.max_rel_err = fit.value().max_rel_err;
             for (const auto& [sl, us] : curve) {
               e.curve.push_back({sl, std::max(1e-3, std::round(us * 1e3) / 1e3)});  // 0.001 us
+            }
+            for (const auto& [bs, us] : grid) {
+              e.batch.push_back({bs.first, bs.second, std::max(1e-3, std::round(us * 1e3) / 1e3)});
+            }
+            // A grid with a hole (a point skipped as unsupported) is not interpolated: keep it
+            // out of the profile rather than write one the parser refuses.
+            if (!e.batch.empty() &&
+                !attn::interpolate_batch_grid(e.batch, e.batch.front().batch,
+                                              static_cast<double>(e.batch.front().seq_len))) {
+              e.batch.clear();
             }
             std::printf(
                 "| %s | %s | %d | %d | %s | %.2f | %.4f (%.2f) | %.4f (%.0f) | %d | %s | %s |\n",
@@ -204,7 +226,7 @@ Analysis analyse(const attn::BackendRegistry& reg_, const std::vector<int>& cuda
                                      "cuda_fold", reg->entry(fold.value()).kv_reads, s);
             std::map<int64_t, std::map<int, double>> by_s;
             for (const Point& p : points) {
-              if (p.kv == kv && p.heads == h && p.q_len == q && p.det == det) {
+              if (p.kv == kv && p.heads == h && p.q_len == q && p.det == det && p.batch == 1) {
                 by_s[p.seq_len][p.backend] = p.us;
               }
             }
@@ -350,10 +372,25 @@ void run_calibrate(const CalibrateCli& cli) {
   bench::TimeOptions topts;
   topts.reps = cli.quick ? std::min(cli.reps, 15) : cli.reps;
   topts.warmup = cli.warmup;
-  const int total = static_cast<int>(modes.size() * cuda_backends.size() * dtypes.size() *
-                                     cli.heads.size() * cli.qlens.size() * seqs.size());
+  std::vector<int> batches = cli.no_batch ? std::vector<int>{} : cli.batches;
+  for (int bsz : batches) {
+    if (bsz < 2 || bsz > 65536) {
+      throw Error(invalid_argument("--batches: " + std::to_string(bsz) +
+                                   " is outside 2..65536 (B = 1 is the curve)"));
+    }
+  }
+  for (int64_t s : cli.batch_seqlens) {
+    if (s < 1) {
+      throw Error(invalid_argument("--batch-seqlens: " + std::to_string(s) + " is not >= 1"));
+    }
+  }
+  const size_t grid_points = batches.size() * cli.batch_seqlens.size();
+  const int total =
+      static_cast<int>(modes.size() * cuda_backends.size() * dtypes.size() * cli.heads.size() *
+                       cli.qlens.size() * (seqs.size() + grid_points));
   std::printf(
-      "mlaspec calibrate: %s; %d measurements (modes x backends x kv x H x q_len x S), median of "
+      "mlaspec calibrate: %s; %d measurements (modes x backends x kv x H x q_len x (S + batch "
+      "grid)), median of "
       "%d reps each; writing %s\n",
       gpu.c_str(), total, topts.reps, out_path.c_str());
   std::fflush(stdout);
@@ -384,10 +421,15 @@ void run_calibrate(const CalibrateCli& cli) {
     for (DType kv : dtypes) {
       for (int h : cli.heads) {
         for (int q : cli.qlens) {
-          for (int64_t s : seqs) {
+          // The B = 1 curve, then the batch grid.
+          std::vector<std::pair<int, int64_t>> shapes;
+          for (int64_t s : seqs) shapes.emplace_back(1, s);
+          for (int bsz : batches)
+            for (int64_t s : cli.batch_seqlens) shapes.emplace_back(bsz, s);
+          for (const auto& [bsz, s] : shapes) {
             if (s < q) continue;
             for (int b : cuda_backends) {
-              const bench::BenchConfig cfg = config_at(h, q, s, kv, det);
+              const bench::BenchConfig cfg = config_at(h, q, s, kv, det, bsz);
               ++done;
               std::printf("[%4d/%d] %-13s %s: ", done, total,
                           std::string(reg->caps(b).name).c_str(), cfg.to_string().c_str());
@@ -396,7 +438,7 @@ void run_calibrate(const CalibrateCli& cli) {
               if (!us) continue;
               std::printf("%.1f us\n", *us);
               std::fflush(stdout);
-              points.push_back({b, kv, h, q, s, *us, det});
+              points.push_back({b, kv, h, q, s, *us, det, bsz});
             }
           }
         }
@@ -521,16 +563,20 @@ void run_refit(const CalibrateCli& cli, const attn::BackendRegistry& reg) {
     if (it.key() == "cpu") continue;
     std::vector<Point> mine;
     auto add = [&](const std::string& backend, const std::string& kv, int h, int q, int64_t s,
-                   double us, bool det) {
+                   double us, bool det, int batch = 1) {
       auto b = reg.index_of(backend);
       DType t;
       if (!b.ok() || !parse_dtype(kv, &t) || h <= 0 || q <= 0) return;
-      mine.push_back({b.value(), t, h, q, s, us, det});
+      mine.push_back({b.value(), t, h, q, s, us, det, batch});
     };
     for (const json& m : it.value().value("models", json::array())) {
       for (const json& p : m.value("curve", json::array())) {
         add(m["backend"], m["kv"], m.value("heads", 0), m.value("q_len", 0), p[0], p[1],
             m.value("det", false));
+      }
+      for (const json& p : m.value("batch", json::array())) {
+        add(m["backend"], m["kv"], m.value("heads", 0), m.value("q_len", 0), p[1], p[2],
+            m.value("det", false), p[0]);
       }
     }
     if (mine.empty()) {
@@ -553,7 +599,8 @@ void run_refit(const CalibrateCli& cli, const attn::BackendRegistry& reg) {
         if (!b.ok() || !(us > 0)) continue;
         const bool have = std::any_of(mine.begin(), mine.end(), [&](const Point& p) {
           return p.backend == b.value() && p.kv == x.kv_dtype && p.heads == x.num_heads &&
-                 p.q_len == x.q_len && p.seq_len == x.max_seq_len && p.det == x.deterministic;
+                 p.q_len == x.q_len && p.seq_len == x.max_seq_len && p.det == x.deterministic &&
+                 p.batch == 1;
         });
         if (have) continue;
         mine.push_back(
@@ -644,6 +691,14 @@ void add_calibrate_command(CLI::App& app) {
                   "apart) or both")
       ->check(CLI::IsMember({"default", "det", "both"}))
       ->capture_default_str();
+  cmd->add_option("--batches", cli->batches,
+                  "Batch sizes (> 1) of the batch grid, measured at each --batch-seqlens: B > 1 "
+                  "shapes inside the grid are interpolated in it")
+      ->capture_default_str();
+  cmd->add_option("--batch-seqlens", cli->batch_seqlens, "Context lengths of the batch grid")
+      ->capture_default_str();
+  cmd->add_flag("--no-batch", cli->no_batch,
+                "Measure no batch grid (B > 1 shapes then use the linear terms only)");
   cmd->add_option("--seqlens", cli->seqlens,
                   "Context lengths (default 1k, 2k, ..., 1M; --quick: 2k, 4k, 16k, 64k, 256k, 1M)");
   cmd->add_option("--reps", cli->reps, "Timed replays per point")->capture_default_str();

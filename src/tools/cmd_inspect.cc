@@ -45,6 +45,17 @@ void print_model(const attn::CostModel& m) {
               std::to_string(e.curve.front().seq_len) + ".." +
               std::to_string(e.curve.back().seq_len);
     }
+    if (!e.batch.empty()) {
+      std::set<int> bs;
+      std::set<int64_t> ss;
+      for (const attn::BatchPoint& p : e.batch) {
+        bs.insert(p.batch);
+        ss.insert(p.seq_len);
+      }
+      curve += "; batch grid B " + std::to_string(*bs.begin()) + ".." +
+               std::to_string(*bs.rbegin()) + " x S " + std::to_string(*ss.begin()) + ".." +
+               std::to_string(*ss.rbegin()) + " (" + std::to_string(e.batch.size()) + " points)";
+    }
     std::printf(
         "  %-14s %-5s %5s %4s %-7s %9.2f %9.4f %10.2f %11.4f %12.1f %7s  %s\n", e.backend.c_str(),
         kv_short(e.kv_dtype).c_str(), e.heads ? std::to_string(e.heads).c_str() : "any",

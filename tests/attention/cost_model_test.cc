@@ -175,14 +175,20 @@ TEST(CostModel, CurveInterpolationExactAtPointsMonotoneBetween) {
   }
 }
 
-TEST(CostModel, CurveForB1InsideItsRangeLinearTermsElsewhere) {
-  CostModel m("gpu", "test", {});
+// Backend "b" at H = 16, q_len 8: linear terms and a B=1 curve deliberately far from them.
+CostEntry curve_entry() {
   CostEntry e;
   e.backend = "b";
   e.heads = 16;
   e.q_len = 8;
   e.terms = {10, 0.5, 0.1};
-  e.curve = {{2048, 100}, {8192, 200}};  // deliberately far from the linear terms
+  e.curve = {{2048, 100}, {8192, 200}};
+  return e;
+}
+
+TEST(CostModel, CurveForB1InsideItsRangeLinearTermsElsewhere) {
+  CostModel m("gpu", "test", {});
+  const CostEntry e = curve_entry();
   m.add(e);
   const auto pat = KvReadPattern::kOncePerQueryToken;
   auto lin = [&](const VerifyShape& x) { return e.terms.estimate_us(cost_features(x, pat)); };
@@ -203,6 +209,69 @@ TEST(CostModel, CurveForB1InsideItsRangeLinearTermsElsewhere) {
   // Another q_len served by this entry: the curve beyond the fixed part scaled by the work at the
   // roofline; once per query token both KV bytes and FLOPs halve with q_len.
   EXPECT_NEAR(*m.estimate_us("b", pat, uniform_shape(1, 16, 4, 2048)), 10 + 90 * 0.5, 1e-9);
+}
+
+TEST(CostModel, BatchGridInterpolationExactAtPointsBetweenCornersElsewhereNone) {
+  // B in {4, 16}, S in {4096, 32768}, in no particular order.
+  const std::vector<BatchPoint> g = {
+      {16, 32768, 800}, {4, 4096, 30}, {16, 4096, 90}, {4, 32768, 210}};
+  for (const BatchPoint& p : g) {
+    EXPECT_DOUBLE_EQ(*interpolate_batch_grid(g, p.batch, static_cast<double>(p.seq_len)), p.us);
+  }
+  // The geometric midpoints: the geometric mean of the two (or four) neighbours.
+  EXPECT_NEAR(*interpolate_batch_grid(g, 8, 4096), std::sqrt(30.0 * 90), 1e-9);
+  EXPECT_NEAR(*interpolate_batch_grid(g, 4, std::sqrt(4096.0 * 32768)), std::sqrt(30.0 * 210),
+              1e-9);
+  EXPECT_NEAR(*interpolate_batch_grid(g, 8, std::sqrt(4096.0 * 32768)),
+              std::pow(30.0 * 90 * 210 * 800, 0.25), 1e-9);
+  for (int b = 4; b <= 16; ++b) {
+    for (double s = 4096; s <= 32768; s *= 1.3) {
+      const double v = *interpolate_batch_grid(g, b, s);
+      EXPECT_GE(v, 30 - 1e-9);
+      EXPECT_LE(v, 800 + 1e-9);
+    }
+  }
+  EXPECT_FALSE(interpolate_batch_grid(g, 3, 4096).has_value());
+  EXPECT_FALSE(interpolate_batch_grid(g, 17, 4096).has_value());
+  EXPECT_FALSE(interpolate_batch_grid(g, 8, 4095).has_value());
+  EXPECT_FALSE(interpolate_batch_grid(g, 8, 32769).has_value());
+  EXPECT_FALSE(interpolate_batch_grid({}, 8, 4096).has_value());
+  // A hole (three corners) or a repeated point is not a grid.
+  EXPECT_FALSE(interpolate_batch_grid(std::span(g).first(3), 4, 4096).has_value());
+  std::vector<BatchPoint> rep = g;
+  rep.push_back(g[0]);
+  EXPECT_FALSE(interpolate_batch_grid(rep, 4, 4096).has_value());
+  // One B: exact at it, nothing at another B.
+  const std::vector<BatchPoint> one = {{8, 1024, 10}, {8, 4096, 40}};
+  EXPECT_NEAR(*interpolate_batch_grid(one, 8, 2048), 20, 1e-9);
+  EXPECT_FALSE(interpolate_batch_grid(one, 9, 2048).has_value());
+}
+
+TEST(CostModel, BatchGridForBInsideItLinearTermsElsewhere) {
+  CostModel m("gpu", "test", {});
+  CostEntry e = curve_entry();
+  e.batch = {{4, 2048, 300}, {4, 8192, 900}, {16, 2048, 1000}, {16, 8192, 3000}};
+  m.add(e);
+  const auto pat = KvReadPattern::kOncePerRequest;
+  auto lin = [&](const VerifyShape& x) { return e.terms.estimate_us(cost_features(x, pat)); };
+  EXPECT_DOUBLE_EQ(*m.estimate_us("b", pat, uniform_shape(4, 16, 8, 2048)), 300);
+  EXPECT_DOUBLE_EQ(*m.estimate_us("b", pat, uniform_shape(16, 16, 8, 8192)), 3000);
+  EXPECT_NEAR(*m.estimate_us("b", pat, uniform_shape(8, 16, 8, 2048)), std::sqrt(300.0 * 1000),
+              1e-9);
+  // Ragged: the mean S (total_kv / B) places the batch in the grid.
+  VerifyShape ragged = uniform_shape(4, 16, 8, 8192);
+  ragged.total_kv = 4 * 2048;  // max 8192, mean 2048
+  EXPECT_DOUBLE_EQ(*m.estimate_us("b", pat, ragged), 300);
+  // Outside the box: the linear terms; B = 1 keeps the curve.
+  for (const VerifyShape& x : {uniform_shape(2, 16, 8, 4096), uniform_shape(32, 16, 8, 4096),
+                               uniform_shape(8, 16, 8, 1024), uniform_shape(8, 16, 8, 16384)}) {
+    EXPECT_DOUBLE_EQ(*m.estimate_us("b", pat, x), lin(x)) << x.to_string();
+  }
+  EXPECT_DOUBLE_EQ(*m.estimate_us("b", pat, uniform_shape(1, 16, 8, 2048)), 100);
+  // Another q_len: the grid's estimate at the entry's own q_len, scaled beyond the fixed part
+  // (read once per query token, both the KV bytes and the FLOPs halve with q_len).
+  EXPECT_NEAR(*m.estimate_us("b", KvReadPattern::kOncePerQueryToken, uniform_shape(4, 16, 4, 2048)),
+              10 + 290 * 0.5, 1e-9);
 }
 
 // An entry serving another H or q_len scales by the work of whichever bound (KV bytes or FLOPs at
@@ -565,6 +634,30 @@ TEST(Profile, BadCurvesSayWhereAndWhy) {
   EXPECT_CONTAINS(msg("[[1024, 5], [1024, 6]]"), "curve[1]: seq_len 1024 is not greater");
 }
 
+TEST(Profile, BadBatchGridsSayWhereAndWhy) {
+  auto msg = [](const std::string& grid) {
+    auto p = parse_profile(model_json("batch", grid), "p.json");
+    EXPECT_FALSE(p.ok()) << grid;
+    return p.status().message();
+  };
+  auto ok = parse_profile(model_json("batch",
+                                     "[[4, 1024, 5], [8, 1024, 9], [4, 4096, 12], "
+                                     "[8, 4096, 20]]"),
+                          "p.json");
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_EQ(ok->find("G")->entries()[0].batch.size(), 4u);
+  EXPECT_CONTAINS(msg("{}"), "models[0].batch: expected an array of [batch, seq_len, us] triples");
+  EXPECT_CONTAINS(msg("[[4, 1024]]"), "models[0].batch[0]: expected a [batch, seq_len, us] triple");
+  EXPECT_CONTAINS(msg("[[1, 1024, 5]]"), "batch[0]: batch: expected an integer 2..65536, got 1");
+  EXPECT_CONTAINS(msg("[[4, 0, 5]]"), "batch[0]: seq_len: expected an integer >= 1, got 0");
+  EXPECT_CONTAINS(msg("[[4, 1024, 0]]"), "batch[0]: us: expected a finite number > 0");
+  EXPECT_CONTAINS(msg("[[4, 1024, 5], [4, 1024, 6]]"),
+                  "batch[1]: batch 4, seq_len 1024 is measured twice");
+  EXPECT_CONTAINS(msg("[[4, 1024, 5], [8, 1024, 9], [4, 4096, 12]]"),
+                  "models[0].batch: holds 3 points where its 2 batch sizes x 2 seq_lens make 4 (a "
+                  "batch grid measures every pair)");
+}
+
 TEST(Profile, OldFormatStillLoadsAndNewFormatRoundTrips) {
   // Version 1, as the first calibrate wrote it: no q_len, no curve.
   auto old = parse_profile(model_json("points", "15"), "old.json");
@@ -587,6 +680,7 @@ TEST(Profile, OldFormatStillLoadsAndNewFormatRoundTrips) {
   n.q_len = 8;
   n.terms = {15, 0.28, 0};
   n.curve = {{2048, 20.4}, {8192, 38.3}, {32768, 116.2}};
+  n.batch = {{4, 2048, 40.5}, {4, 8192, 120.25}};
   m.add(n);
   auto text = merge_profile_json("", m);
   ASSERT_TRUE(text.ok());
@@ -601,6 +695,11 @@ TEST(Profile, OldFormatStillLoadsAndNewFormatRoundTrips) {
   ASSERT_EQ(r->curve.size(), 3u);
   EXPECT_EQ(r->curve[1].seq_len, 8192);
   EXPECT_DOUBLE_EQ(r->curve[1].us, 38.3);
+  ASSERT_EQ(r->batch.size(), 2u);
+  EXPECT_EQ(r->batch[1].batch, 4);
+  EXPECT_EQ(r->batch[1].seq_len, 8192);
+  EXPECT_DOUBLE_EQ(r->batch[1].us, 120.25);
+  EXPECT_CONTAINS(*text, "[4, 2048, 40.5]");
   // Merging a version-1 file: its entries stay (q_len 0) beside the new q_len-8 one.
   auto merged = merge_profile_json(model_json("", ""), m);
   ASSERT_TRUE(merged.ok());

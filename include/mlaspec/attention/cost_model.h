@@ -7,8 +7,10 @@
 //   t_us = fixed_us + us_per_mb * (KV MB the backend reads) + us_per_gflop * (GFLOPs)
 //
 // A B=1 shape whose S lies inside the curve's range is estimated by interpolating log(µs) against
-// log(S) between the neighbouring measured points (exact at them); outside the range, and for
-// B > 1 (the batch's total KV in the features), the linear terms are used.
+// log(S) between the neighbouring measured points (exact at them). An entry may also hold a batch
+// grid, median µs at every (B, S) of a few B > 1 and S (uniform requests); a B > 1 shape inside
+// the grid's box is estimated by interpolating log(µs) bilinearly in log(B) and log(mean S).
+// Elsewhere the linear terms are used (the batch's total KV in the features).
 //
 // where a backend that folds all rows of a request into one pass reads the KV once per request
 // and a rowwise backend reads it once per query token (q_len times). FLOPs are PERF.md's
@@ -21,11 +23,12 @@
 //    "machines": {"NVIDIA H200": {"source": "...", "models": [
 //        {"backend": "cuda_fold", "kv": "bf16", "heads": 16, "q_len": 8,
 //         "fixed_us": 6.0, "us_per_mb": 0.27, "us_per_gflop": 1.6,
-//         "curve": [[1024, 28.9], [2048, 29.1], ...]},
+//         "curve": [[1024, 28.9], [2048, 29.1], ...],
+//         "batch": [[4, 4096, 31.0], [4, 32768, 120.5], [16, 4096, 70.2], ...]},
 //        {"backend": "cuda_fold", "kv": "bf16", "heads": 16, "q_len": 8, "det": true, ...}, ...]}}}
-// (version 3 added "det": an entry measured in deterministic mode; version 2 files, without it,
-// and version 1 files, without q_len and curve, still load: default-mode entries, q_len 0, no
-// curve).
+// (version 3 added "det": an entry measured in deterministic mode, and "batch"; version 2 files,
+// without them, and version 1 files, without q_len and curve, still load: default-mode entries,
+// q_len 0, no curve, no batch grid).
 #pragma once
 
 #include <cstdint>
@@ -77,6 +80,20 @@ struct CurvePoint {
 // Exact at the measured points, monotone between neighbours.
 std::optional<double> interpolate_curve(std::span<const CurvePoint> curve, int64_t seq_len);
 
+// One measured point of a batch grid: B requests of S tokens each, median µs.
+struct BatchPoint {
+  int batch = 0;
+  int64_t seq_len = 0;
+  double us = 0;
+};
+
+// Bilinear interpolation of log(µs) in log(B) and log(S) over a batch grid that holds every
+// (B, S) of its B values and S values (any order, µs > 0); exact at the grid's points, between
+// the four surrounding points' µs inside. nullopt when the grid is empty or not such a rectangle,
+// or (batch, seq_len) lies outside [min B, max B] x [min S, max S].
+std::optional<double> interpolate_batch_grid(std::span<const BatchPoint> grid, int batch,
+                                             double seq_len);
+
 // One model of a profile: constants for one backend and KV dtype, measured at `heads` query
 // heads (0 = fitted over all H) and `q_len` query tokens (0 = fitted over all q_len), in the
 // default or the deterministic mode, with the B=1 curve they were fitted to (may be empty). Fit
@@ -91,6 +108,7 @@ struct CostEntry {
   bool deterministic = false;
   CostTerms terms;
   std::vector<CurvePoint> curve;  // B=1 measurements, strictly increasing seq_len
+  std::vector<BatchPoint> batch;  // B > 1 measurements: a full (B, S) rectangle, or empty
   int points = 0;                 // measurements the fit used (0 = not measured)
   double rms_rel_err = 0;         // of the fit on those measurements
   double max_rel_err = 0;
@@ -142,10 +160,11 @@ class CostModel {
 
   // Estimated µs, or nullopt when the model has no entry for this backend and dtype. The entry is
   // find()'s for the shape's mode (shape.deterministic). B = 1 with S inside the entry's curve:
-  // the curve, log-log interpolated; otherwise the linear terms. When the entry's H or q_len
-  // differs from the shape's, that estimate (made at the entry's own H and q_len) is scaled beyond
-  // its fixed part by the ratio of the shapes' work at the roofline (the larger of KV bytes and
-  // FLOPs at the H200's balance).
+  // the curve, log-log interpolated; B > 1 with B and the mean S (total_kv / B) inside the
+  // entry's batch grid: the grid, interpolated; otherwise the linear terms. When the entry's H or
+  // q_len differs from the shape's, that estimate (made at the entry's own H and q_len) is scaled
+  // beyond its fixed part by the ratio of the shapes' work at the roofline (the larger of KV bytes
+  // and FLOPs at the H200's balance).
   std::optional<double> estimate_us(std::string_view backend, KvReadPattern pattern,
                                     const VerifyShape& shape) const;
 
