@@ -82,6 +82,13 @@ const char* mode_name(bool det) {
   return det ? "det" : "default";
 }
 
+template <typename T>
+std::string join(const std::vector<T>& v) {
+  std::string out;
+  for (const T& x : v) out += (out.empty() ? "" : ", ") + std::to_string(x);
+  return out;
+}
+
 // --modes: which modes to measure, default mode first.
 std::vector<bool> modes_option(const std::string& m) {
   if (m == "default") return {false};
@@ -537,7 +544,12 @@ void run_calibrate(const CalibrateCli& cli) {
     f << "# Dispatch calibration on " << gpu << " (" << utc_now() << ")\n\n"
       << "Command: mlaspec calibrate" << (cli.quick ? " --quick" : "")
       << (cli.modes != "both" ? " --modes " + cli.modes : std::string()) << "; median of "
-      << topts.reps << " CUDA-graph replays per point, B=1, page 64.\n\n"
+      << topts.reps << " CUDA-graph replays per point, page 64; B=1 curves"
+      << (batches.empty() || cli.batch_seqlens.empty()
+              ? std::string(" (no batch grid)")
+              : " and a batch grid per entry (B " + join(batches) + " x S " +
+                    join(cli.batch_seqlens) + ")")
+      << ".\n\n"
       << "auto's regret: max " << pct(worst) << " on the calibration grid (max "
       << pct(an.loo_worst) << " with each point left out of the curves), max " << pct(verify_worst)
       << " on PERF.md's S sweep (measured again).\n\n"

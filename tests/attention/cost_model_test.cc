@@ -532,11 +532,15 @@ TEST(Profile, BuiltinParsesAndCoversTheH200) {
     for (DType kv : {DType::kBF16, DType::kFP8E4M3}) {
       for (int h : {16, 128}) {
         for (int q : {2, 4, 8}) {
-          const CostEntry* e = h200->find(b, kv, h, q);
-          ASSERT_NE(e, nullptr) << b;
-          EXPECT_EQ(e->heads, h);
-          EXPECT_EQ(e->q_len, q);
-          EXPECT_GE(e->curve.size(), 5u);
+          for (bool det : {false, true}) {
+            const CostEntry* e = h200->find(b, kv, h, q, det);
+            ASSERT_NE(e, nullptr) << b;
+            EXPECT_EQ(e->heads, h);
+            EXPECT_EQ(e->q_len, q);
+            EXPECT_EQ(e->deterministic, det);
+            EXPECT_GE(e->curve.size(), 5u);
+            EXPECT_EQ(e->batch.size(), 6u);  // B 4|16|64 x S 4096|32768
+          }
         }
       }
     }
