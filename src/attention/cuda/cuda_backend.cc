@@ -286,7 +286,9 @@ class CudaVerifyBackend final : public Backend {
 
  private:
   // Fold geometry: row tiles of one split share each KV tile through a cluster; balance them over
-  // as few clusters of at most max_cluster(kv) CTAs as possible. Rowwise runs the same plan.
+  // as few clusters of at most kPreferredCluster CTAs as possible, or of at most max_cluster(kv)
+  // where that runs strictly more splits at once (3 row tiles: one cluster of 3 instead of two
+  // clusters of 2, one of whose CTAs has no rows). Rowwise runs the same plan.
   struct Geometry {
     int fold_tiles, groups, fold_cluster, concurrent;
   };
@@ -298,12 +300,20 @@ class CudaVerifyBackend final : public Backend {
     return kv == DType::kFP8E4M3 ? std::min(kMaxCluster, kMaxClusterFp8) : kMaxCluster;
   }
   Geometry geometry(int rows, DType kv) const {
-    Geometry g;
+    auto with_cap = [&](int cap) {
+      Geometry g;
+      g.fold_tiles = (rows + 63) / 64;
+      g.groups = (g.fold_tiles + cap - 1) / cap;
+      g.fold_cluster = (g.fold_tiles + g.groups - 1) / g.groups;
+      g.concurrent = std::max(1, active_clusters_[g.fold_cluster] / g.groups);
+      return g;
+    };
     const int cap = max_cluster(kv);
-    g.fold_tiles = (rows + 63) / 64;
-    g.groups = (g.fold_tiles + cap - 1) / cap;
-    g.fold_cluster = (g.fold_tiles + g.groups - 1) / g.groups;
-    g.concurrent = std::max(1, active_clusters_[g.fold_cluster] / g.groups);
+    Geometry g = with_cap(std::min(cap, kPreferredCluster));
+    if (cap > kPreferredCluster) {
+      const Geometry wide = with_cap(cap);
+      if (wide.concurrent > g.concurrent) g = wide;
+    }
     return g;
   }
 
@@ -453,7 +463,7 @@ class CudaVerifyBackend final : public Backend {
   }
 
 #ifndef MLASPEC_VERIFY_MAX_CLUSTER
-#define MLASPEC_VERIFY_MAX_CLUSTER 2
+#define MLASPEC_VERIFY_MAX_CLUSTER 3
 #endif
   // Largest fold cluster for bf16 (up to 8, the portable limit), and for fp8 (max_cluster).
   // Bigger clusters read the KV from HBM fewer times but couple more CTAs through each stage's
@@ -462,6 +472,8 @@ class CudaVerifyBackend final : public Backend {
   // not for fp8 (v31). Row tiles beyond the cap re-read the KV (mostly from L2).
   static constexpr int kMaxCluster = MLASPEC_VERIFY_MAX_CLUSTER;
   static_assert(kMaxCluster >= 1 && kMaxCluster <= 8);
+  // The cluster the geometry prefers (2: v4); up to kMaxCluster only where it runs more splits.
+  static constexpr int kPreferredCluster = 2;
   static constexpr int kMaxClusterFp8 = 1;
   // Most consecutive deterministic splits one CTA computes (deterministic_group_size).
   static constexpr int kMaxSplitGroup = 16;
