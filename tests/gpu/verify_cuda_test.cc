@@ -322,6 +322,9 @@ std::vector<Case> sweep_cases() {
       // rows), with adaptive splits and in deterministic mode
       {2, 9, 16, 64, bf, 1.f, {3000, 700}},
       {1, 12, 16, 32, bf, 1.f, {5000}, true},
+      // seven row tiles: bf16 without a cluster (18 splits at once where clusters of 2 run 16)
+      {1, 7, 64, 64, bf, 1.f, {9000}},
+      {2, 7, 64, 16, bf, 1.f, {2100, 4097}, true},
       // long context, adaptive splits (many partials)
       {1, 1, 128, 64, bf, 1.f, {16384}},
       {1, 8, 16, 64, bf, 1.f, {20000}},

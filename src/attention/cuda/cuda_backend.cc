@@ -286,9 +286,12 @@ class CudaVerifyBackend final : public Backend {
 
  private:
   // Fold geometry: row tiles of one split share each KV tile through a cluster; balance them over
-  // as few clusters of at most kPreferredCluster CTAs as possible, or of at most max_cluster(kv)
-  // where that runs strictly more splits at once (3 row tiles: one cluster of 3 instead of two
-  // clusters of 2, one of whose CTAs has no rows). Rowwise runs the same plan.
+  // as few clusters of at most kPreferredCluster CTAs as possible, or of at most another cap (up
+  // to max_cluster(kv), or 1: no cluster) where that runs strictly more splits at once. 3 row
+  // tiles take one cluster of 3 instead of two clusters of 2, one of whose CTAs has no rows; 5, 7
+  // or 11 tiles take a CTA each without a cluster (26 splits at once for 5 tiles on the H200,
+  // where 3 clusters of 2 run 22). Ties keep the preferred cluster, then the larger. Rowwise runs
+  // the same plan.
   struct Geometry {
     int fold_tiles, groups, fold_cluster, concurrent;
   };
@@ -310,9 +313,10 @@ class CudaVerifyBackend final : public Backend {
     };
     const int cap = max_cluster(kv);
     Geometry g = with_cap(std::min(cap, kPreferredCluster));
-    if (cap > kPreferredCluster) {
-      const Geometry wide = with_cap(cap);
-      if (wide.concurrent > g.concurrent) g = wide;
+    for (int c = cap; c >= 1; --c) {
+      if (c == std::min(cap, kPreferredCluster)) continue;
+      const Geometry other = with_cap(c);
+      if (other.concurrent > g.concurrent) g = other;
     }
     return g;
   }
