@@ -318,11 +318,13 @@ std::vector<Case> sweep_cases() {
       {1, 4, 128, 16, f8, 1.f, {301}},
       {1, 9, 128, 64, f8, 0.0625f, {200}},
       {1, 32, 128, 16, bf, 1.f, {2100}},
-      // three row tiles: bf16 in one cluster of 3 (two clusters of 2 would leave a CTA without
-      // rows), with adaptive splits and in deterministic mode
+      // three row tiles: bf16 in one cluster of 3 or a CTA per tile, whichever runs more splits
+      // at once (two clusters of 2 would leave a CTA without rows), with adaptive splits and in
+      // deterministic mode
       {2, 9, 16, 64, bf, 1.f, {3000, 700}},
       {1, 12, 16, 32, bf, 1.f, {5000}, true},
-      // seven row tiles: bf16 without a cluster (18 splits at once where clusters of 2 run 16)
+      // seven row tiles: bf16 without a cluster (18 splits at once on the H200 where clusters of 2
+      // run 16)
       {1, 7, 64, 64, bf, 1.f, {9000}},
       {2, 7, 64, 16, bf, 1.f, {2100, 4097}, true},
       // long context, adaptive splits (many partials)
@@ -537,7 +539,7 @@ TEST(CudaVerifySmall, SanitizerSweep) {
   const std::vector<Case> cases = {
       {1, 3, 16, 16, DType::kBF16, 1.f, {70}},
       {2, 2, 64, 32, DType::kBF16, 1.f, {33, 130}},            // bf16 fold: cluster of 2
-      {1, 9, 16, 64, DType::kBF16, 1.f, {1500}},               // bf16 fold: cluster of 3
+      {1, 9, 16, 64, DType::kBF16, 1.f, {1500}},               // bf16 fold: 3 row tiles
       {2, 2, 64, 32, DType::kFP8E4M3, 0.5f, {33, 130}},        // fp8 fold: a CTA per row tile
       {1, 1, 16, 64, DType::kBF16, 1.f, {700}, false, 3},      // splits + combine
       {1, 8, 16, 16, DType::kFP8E4M3, 1.f, {1000}, false, 3},  // fp8 in-place dequant, splits

@@ -287,11 +287,11 @@ class CudaVerifyBackend final : public Backend {
  private:
   // Fold geometry: row tiles of one split share each KV tile through a cluster; balance them over
   // as few clusters of at most kPreferredCluster CTAs as possible, or of at most another cap (up
-  // to max_cluster(kv), or 1: no cluster) where that runs strictly more splits at once. 3 row
-  // tiles take one cluster of 3 instead of two clusters of 2, one of whose CTAs has no rows; 5, 7
-  // or 11 tiles take a CTA each without a cluster (26 splits at once for 5 tiles on the H200,
-  // where 3 clusters of 2 run 22). Ties keep the preferred cluster, then the larger. Rowwise runs
-  // the same plan.
+  // to max_cluster(kv), or 1: no cluster) where that runs strictly more splits at once (ties keep
+  // the preferred cluster, then the larger). An odd count of row tiles in clusters of 2 leaves a
+  // CTA without rows: 5 tiles run 3 clusters of 2, 22 splits at once on the H200, where a CTA per
+  // tile runs 26. Measured there (NOTES.md, nineteenth session): 3, 5 and 7 tiles 6-13% faster
+  // than in clusters of 2 or 3. Rowwise runs the same plan.
   struct Geometry {
     int fold_tiles, groups, fold_cluster, concurrent;
   };
