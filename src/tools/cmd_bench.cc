@@ -49,13 +49,7 @@ std::vector<bench::BenchConfig> cpu_small_configs(DType kv) {
   };
   for (Row r :
        {Row{1, 16, 1, 4096}, Row{1, 16, 8, 4096}, Row{4, 16, 8, 2048}, Row{1, 128, 8, 1024}}) {
-    bench::BenchConfig c;
-    c.batch = r.b;
-    c.num_heads = r.h;
-    c.q_len = r.q;
-    c.seq_len = r.s;
-    c.kv_dtype = kv;
-    out.push_back(c);
+    out.push_back({.batch = r.b, .num_heads = r.h, .q_len = r.q, .seq_len = r.s, .kv_dtype = kv});
   }
   return out;
 }
@@ -98,15 +92,13 @@ Result<std::vector<bench::BenchConfig>> spec_configs(const std::vector<std::stri
       return invalid_argument("--config " + spec +
                               ": fp8math is not a bench mode (no backend serves it)");
     }
-    bench::BenchConfig c;
-    c.batch = x.batch;
-    c.num_heads = x.num_heads;
-    c.q_len = x.q_len;
-    c.seq_len = x.max_seq_len;
-    c.kv_dtype = kv;
-    c.page_size = x.page_size;
-    c.deterministic = x.deterministic;
-    out.push_back(c);
+    out.push_back({.batch = x.batch,
+                   .num_heads = x.num_heads,
+                   .q_len = x.q_len,
+                   .seq_len = x.max_seq_len,
+                   .kv_dtype = kv,
+                   .page_size = x.page_size,
+                   .deterministic = x.deterministic});
   }
   return out;
 }

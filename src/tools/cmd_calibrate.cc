@@ -379,18 +379,9 @@ void run_calibrate(const CalibrateCli& cli) {
   bench::TimeOptions topts;
   topts.reps = cli.quick ? std::min(cli.reps, 15) : cli.reps;
   topts.warmup = cli.warmup;
+  // --batches and --batch-seqlens are range-checked by CLI11 (2..65536: B = 1 is the curve; S >=
+  // 1).
   std::vector<int> batches = cli.no_batch ? std::vector<int>{} : cli.batches;
-  for (int bsz : batches) {
-    if (bsz < 2 || bsz > 65536) {
-      throw Error(invalid_argument("--batches: " + std::to_string(bsz) +
-                                   " is outside 2..65536 (B = 1 is the curve)"));
-    }
-  }
-  for (int64_t s : cli.batch_seqlens) {
-    if (s < 1) {
-      throw Error(invalid_argument("--batch-seqlens: " + std::to_string(s) + " is not >= 1"));
-    }
-  }
   const size_t grid_points = batches.size() * cli.batch_seqlens.size();
   const int total =
       static_cast<int>(modes.size() * cuda_backends.size() * dtypes.size() * cli.heads.size() *
@@ -704,10 +695,12 @@ void add_calibrate_command(CLI::App& app) {
       ->check(CLI::IsMember({"default", "det", "both"}))
       ->capture_default_str();
   cmd->add_option("--batches", cli->batches,
-                  "Batch sizes (> 1) of the batch grid, measured at each --batch-seqlens: B > 1 "
-                  "shapes inside the grid are interpolated in it")
+                  "Batch sizes (2..65536) of the batch grid, measured at each --batch-seqlens: "
+                  "B > 1 shapes inside the grid are interpolated in it")
+      ->check(CLI::Range(2, 65536))
       ->capture_default_str();
   cmd->add_option("--batch-seqlens", cli->batch_seqlens, "Context lengths of the batch grid")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
       ->capture_default_str();
   cmd->add_flag("--no-batch", cli->no_batch,
                 "Measure no batch grid (B > 1 shapes then use the linear terms only)");
