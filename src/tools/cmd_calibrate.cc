@@ -675,8 +675,9 @@ void add_calibrate_command(CLI::App& app) {
       "calibrate",
       "Measure the CUDA attention backends on this GPU and write the cost-model profile that "
       "dispatch policy auto uses (needs a CUDA build and a GPU). Grid: H x q_len x S x KV dtype x "
-      "mode (default and deterministic) at B=1; keeps each (backend, dtype, H, q_len, mode) curve "
-      "and fits fixed + per-KV-byte + per-FLOP "
+      "mode (default and deterministic) at B=1, and a batch grid (B x S, B > 1) per (H, q_len, "
+      "dtype, mode); keeps each (backend, dtype, H, q_len, mode) curve and batch grid and fits "
+      "fixed + per-KV-byte + per-FLOP "
       "terms to it; prints the "
       "constants, the rowwise->fold crossover and auto's regret, then re-measures PERF.md's S "
       "sweep as a check.");
