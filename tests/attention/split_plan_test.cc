@@ -22,6 +22,35 @@ SplitPlan plan_for(const std::vector<int32_t>& seq_lens, int concurrent, bool de
   return p;
 }
 
+// The fold geometry on H200-like co-resident cluster counts (132 CTAs, 66 clusters of 2, and 40 of
+// 3 here: GPC packing decides, and the nineteenth session's A/B implies fewer than 44): clusters of
+// 2 unless another size runs strictly more splits at once.
+TEST(SplitPlan, FoldGeometryPrefersPairsUnlessAnotherSizeRunsMoreSplits) {
+  auto geo = [&](int rows, int max_cluster = 3, const std::vector<int>& active = {0, 132, 66, 40}) {
+    const FoldGeometry g = fold_geometry(rows, max_cluster, 2, active);
+    EXPECT_GE(g.groups * g.cluster, g.tiles) << rows;
+    EXPECT_LT((g.groups - 1) * g.cluster, g.tiles) << rows;  // no whole cluster without rows
+    return std::vector<int>{g.tiles, g.groups, g.cluster, g.concurrent};
+  };
+  EXPECT_EQ(geo(16), (std::vector<int>{1, 1, 1, 132}));  // decode at H = 16
+  EXPECT_EQ(geo(64), (std::vector<int>{1, 1, 1, 132}));
+  EXPECT_EQ(geo(128), (std::vector<int>{2, 1, 2, 66}));   // ties with 1 CTA each: the pair
+  EXPECT_EQ(geo(192), (std::vector<int>{3, 3, 1, 44}));   // 44 > 40 clusters of 3 > 33 of 2 x 2
+  EXPECT_EQ(geo(256), (std::vector<int>{4, 2, 2, 33}));   // ties with 1: the pair
+  EXPECT_EQ(geo(320), (std::vector<int>{5, 5, 1, 26}));   // 26 > 22 (pairs and triples)
+  EXPECT_EQ(geo(384), (std::vector<int>{6, 3, 2, 22}));   // all 22: the pair
+  EXPECT_EQ(geo(448), (std::vector<int>{7, 7, 1, 18}));   // 18 > 16 > 13
+  EXPECT_EQ(geo(1024), (std::vector<int>{16, 8, 2, 8}));  // H = 128, q_len 8
+  // Where clusters of 3 pack as well as single CTAs, the larger wins the tie: one cluster of 3.
+  EXPECT_EQ(geo(192, 3, {0, 132, 66, 44}), (std::vector<int>{3, 1, 3, 44}));
+  // fp8 (max cluster 1) and a build capped at 2 never take another size than allowed.
+  EXPECT_EQ(geo(1024, 1), (std::vector<int>{16, 16, 1, 8}));
+  EXPECT_EQ(geo(320, 1), (std::vector<int>{5, 5, 1, 26}));
+  EXPECT_EQ(geo(192, 2, {0, 132, 66}), (std::vector<int>{3, 3, 1, 44}));
+  // A device that runs fewer single CTAs than pairs allow keeps the pairs.
+  EXPECT_EQ(geo(320, 3, {0, 100, 66, 40}), (std::vector<int>{5, 3, 2, 22}));
+}
+
 TEST(SplitPlan, MakespanIsListSchedulingInLaunchOrder) {
   // Two slots, items of 3, 3 and 1 tiles (+2 overhead each): 5 | 5, then 3 after the first.
   const std::vector<int64_t> tiles = {6, 1};

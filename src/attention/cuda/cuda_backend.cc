@@ -285,13 +285,8 @@ class CudaVerifyBackend final : public Backend {
   }
 
  private:
-  // Fold geometry: row tiles of one split share each KV tile through a cluster; balance them over
-  // as few clusters of at most kPreferredCluster CTAs as possible, or of at most another cap (up
-  // to max_cluster(kv), or 1: no cluster) where that runs strictly more splits at once (ties keep
-  // the preferred cluster, then the larger). An odd count of row tiles in clusters of 2 leaves a
-  // CTA without rows: 5 tiles run 3 clusters of 2, 22 splits at once on the H200, where a CTA per
-  // tile runs 26. Measured there (NOTES.md, nineteenth session): 3, 5 and 7 tiles 6-13% faster
-  // than in clusters of 2 or 3. Rowwise runs the same plan.
+  // Fold geometry (plan.h fold_geometry: clusters of kPreferredCluster, or another size up to
+  // max_cluster(kv) where that runs strictly more splits at once). Rowwise runs the same plan.
   struct Geometry {
     int fold_tiles, groups, fold_cluster, concurrent;
   };
@@ -303,22 +298,9 @@ class CudaVerifyBackend final : public Backend {
     return kv == DType::kFP8E4M3 ? std::min(kMaxCluster, kMaxClusterFp8) : kMaxCluster;
   }
   Geometry geometry(int rows, DType kv) const {
-    auto with_cap = [&](int cap) {
-      Geometry g;
-      g.fold_tiles = (rows + 63) / 64;
-      g.groups = (g.fold_tiles + cap - 1) / cap;
-      g.fold_cluster = (g.fold_tiles + g.groups - 1) / g.groups;
-      g.concurrent = std::max(1, active_clusters_[g.fold_cluster] / g.groups);
-      return g;
-    };
-    const int cap = max_cluster(kv);
-    Geometry g = with_cap(std::min(cap, kPreferredCluster));
-    for (int c = cap; c >= 1; --c) {
-      if (c == std::min(cap, kPreferredCluster)) continue;
-      const Geometry other = with_cap(c);
-      if (other.concurrent > g.concurrent) g = other;
-    }
-    return g;
+    const FoldGeometry f = fold_geometry(rows, max_cluster(kv), kPreferredCluster,
+                                         std::span<const int>(active_clusters_));
+    return Geometry{f.tiles, f.groups, f.cluster, f.concurrent};
   }
 
   // Fills everything but the plan and the partial pointers into `p` and launches the kernel.

@@ -155,6 +155,28 @@ int deterministic_group_size(const SplitPlan& plan, int batch, int concurrent_gr
   return best;
 }
 
+FoldGeometry fold_geometry(int rows, int max_cluster, int preferred,
+                           std::span<const int> active_clusters) {
+  const int tiles = std::max(1, (rows + 63) / 64);
+  const int top = std::min(max_cluster, static_cast<int>(active_clusters.size()) - 1);
+  auto with_cap = [&](int cap) {
+    FoldGeometry g;
+    g.tiles = tiles;
+    g.groups = (tiles + cap - 1) / cap;
+    g.cluster = (tiles + g.groups - 1) / g.groups;
+    g.concurrent = std::max(1, active_clusters[g.cluster] / g.groups);
+    return g;
+  };
+  const int first = std::max(1, std::min(top, preferred));
+  FoldGeometry g = with_cap(first);
+  for (int c = top; c >= 1; --c) {
+    if (c == first) continue;
+    const FoldGeometry other = with_cap(c);
+    if (other.concurrent > g.concurrent) g = other;
+  }
+  return g;
+}
+
 int64_t partial_bytes_bound(const VerifyShape& s, int num_sms) {
   const int64_t rows = static_cast<int64_t>(s.q_len) * s.num_heads;
   const int64_t total_kv =

@@ -47,6 +47,22 @@ int64_t adaptive_chunk_tiles(std::span<const int64_t> tiles, int slots);
 int deterministic_group_size(const SplitPlan& plan, int batch, int concurrent_groups,
                              int max_group);
 
+// Fold geometry: the row tiles of one split (ceil(rows / 64)) share each KV tile through a cluster
+// of `cluster` CTAs; `groups` clusters cover them (groups * cluster >= tiles: a CTA past the last
+// tile has no rows), and `concurrent` splits run at once (active_clusters[cluster] / groups).
+struct FoldGeometry {
+  int tiles = 0, groups = 0, cluster = 0, concurrent = 0;
+};
+// Balances the tiles over as few clusters of at most `preferred` CTAs as possible, or of at most
+// another cap (up to `max_cluster`, or 1: no cluster) where that runs strictly more splits at once;
+// ties keep the preferred cap, then the larger. active_clusters[c] (c = 1..max_cluster): how many
+// clusters of c CTAs the device runs at once (cudaOccupancyMaxActiveClusters: GPC packing decides,
+// not the SM count). An odd tile count in clusters of 2 leaves a CTA without rows: on the H200
+// (132 single CTAs, 66 pairs) 5 tiles run 22 splits at once in clusters of 2 and 26 one CTA per
+// tile, measured 12.7% faster (NOTES.md, nineteenth session).
+FoldGeometry fold_geometry(int rows, int max_cluster, int preferred,
+                           std::span<const int> active_clusters);
+
 // Makespan, in tiles, of the split items of `chunk_tiles`-tile chunks when `slots` run at once and
 // a freed slot takes the next item in launch order (request by request, split by split); each
 // item costs its tiles plus a fixed overhead of 2 tiles.
