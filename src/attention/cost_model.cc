@@ -171,21 +171,36 @@ std::optional<double> interpolate_curve(std::span<const CurvePoint> curve, int64
   return std::clamp(v, std::min(lo->us, hi->us), std::max(lo->us, hi->us));
 }
 
+BatchGridAxes batch_grid_axes(std::span<const BatchPoint> grid) {
+  BatchGridAxes a;
+  std::vector<std::pair<int, int64_t>> cells;
+  for (const BatchPoint& p : grid) {
+    a.batches.push_back(p.batch);
+    a.seq_lens.push_back(p.seq_len);
+    cells.emplace_back(p.batch, p.seq_len);
+  }
+  auto unique_sorted = [](auto& v) {
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+  };
+  unique_sorted(a.batches);
+  unique_sorted(a.seq_lens);
+  unique_sorted(cells);
+  a.complete = !grid.empty() && cells.size() == grid.size() &&
+               a.batches.size() * a.seq_lens.size() == grid.size();
+  return a;
+}
+
 std::optional<double> interpolate_batch_grid(std::span<const BatchPoint> grid, int batch,
                                              double seq_len) {
-  if (grid.empty() || batch < 1 || !(seq_len > 0)) return std::nullopt;
-  std::vector<int> bs;
-  std::vector<int64_t> ss;
+  if (batch < 1 || !(seq_len > 0)) return std::nullopt;
   for (const BatchPoint& p : grid) {
     if (p.batch < 1 || p.seq_len < 1 || !(p.us > 0)) return std::nullopt;
-    bs.push_back(p.batch);
-    ss.push_back(p.seq_len);
   }
-  std::sort(bs.begin(), bs.end());
-  bs.erase(std::unique(bs.begin(), bs.end()), bs.end());
-  std::sort(ss.begin(), ss.end());
-  ss.erase(std::unique(ss.begin(), ss.end()), ss.end());
-  if (bs.size() * ss.size() != grid.size()) return std::nullopt;  // a repeat or a hole
+  const BatchGridAxes axes = batch_grid_axes(grid);
+  if (!axes.complete) return std::nullopt;  // empty, a repeat or a hole
+  const std::vector<int>& bs = axes.batches;
+  const std::vector<int64_t>& ss = axes.seq_lens;
   if (batch < bs.front() || batch > bs.back() || seq_len < static_cast<double>(ss.front()) ||
       seq_len > static_cast<double>(ss.back())) {
     return std::nullopt;

@@ -138,8 +138,6 @@ Result<CostEntry> parse_entry(std::string_view origin, const json& m, const std:
                  "expected an array of [batch, seq_len, us] triples, got " + short_dump(*g));
     }
     std::set<std::pair<int, int64_t>> cells;
-    std::set<int> bs;
-    std::set<int64_t> ss;
     for (size_t i = 0; i < g->size(); ++i) {
       const json& pt = (*g)[i];
       const std::string pw = gw + "[" + std::to_string(i) + "]";
@@ -161,16 +159,15 @@ Result<CostEntry> parse_entry(std::string_view origin, const json& m, const std:
                    "batch " + std::to_string(p.batch) + ", seq_len " + std::to_string(p.seq_len) +
                        " is measured twice");
       }
-      bs.insert(p.batch);
-      ss.insert(p.seq_len);
       e.batch.push_back(p);
     }
-    if (cells.size() != bs.size() * ss.size()) {
+    if (const BatchGridAxes axes = batch_grid_axes(e.batch); !e.batch.empty() && !axes.complete) {
+      const size_t pairs = axes.batches.size() * axes.seq_lens.size();
       return bad(origin, gw,
                  "holds " + std::to_string(cells.size()) + " points where its " +
-                     std::to_string(bs.size()) + " batch sizes x " + std::to_string(ss.size()) +
-                     " seq_lens make " + std::to_string(bs.size() * ss.size()) +
-                     " (a batch grid measures every pair)");
+                     std::to_string(axes.batches.size()) + " batch sizes x " +
+                     std::to_string(axes.seq_lens.size()) + " seq_lens make " +
+                     std::to_string(pairs) + " (a batch grid measures every pair)");
     }
   }
   auto f = number_field(origin, m, where, "fixed_us", true, 0);

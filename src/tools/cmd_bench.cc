@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -75,13 +76,17 @@ Result<std::vector<bench::BenchConfig>> spec_configs(const std::vector<std::stri
                                                      DType kv) {
   std::vector<bench::BenchConfig> out;
   for (const std::string& spec : specs) {
-    for (const char* key : {"kv", "dev"}) {
-      const std::string k(key);
-      const size_t at = ("," + spec).find("," + k + "=");
-      if (at != std::string::npos) {
+    // The spec's keys as parse_shape_spec reads them: comma-separated items, spaces trimmed.
+    std::stringstream items(spec);
+    for (std::string item; std::getline(items, item, ',');) {
+      const size_t first = item.find_first_not_of(' ');
+      const std::string key = first == std::string::npos
+                                  ? ""
+                                  : item.substr(first, item.find_first_of(" =", first) - first);
+      if (key == "kv" || key == "dev") {
         return invalid_argument(
             "--config " + spec + ": give " +
-            (k == "kv" ? "the KV dtype with --kv" : "the device with --device") + ", not " + k +
+            (key == "kv" ? "the KV dtype with --kv" : "the device with --device") + ", not " + key +
             "= in the shape");
       }
     }

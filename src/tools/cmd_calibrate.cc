@@ -64,14 +64,12 @@ struct Point {
 };
 
 bench::BenchConfig config_at(int h, int q, int64_t s, DType kv, bool det, int batch = 1) {
-  bench::BenchConfig c;
-  c.batch = batch;
-  c.num_heads = h;
-  c.q_len = q;
-  c.seq_len = s;
-  c.kv_dtype = kv;
-  c.deterministic = det;
-  return c;
+  return {.batch = batch,
+          .num_heads = h,
+          .q_len = q,
+          .seq_len = s,
+          .kv_dtype = kv,
+          .deterministic = det};
 }
 
 attn::VerifyShape shape_at(int h, int q, int64_t s, DType kv, bool det, int batch = 1) {
@@ -186,11 +184,7 @@ Analysis analyse(const attn::BackendRegistry& reg_, const std::vector<int>& cuda
             }
             // A grid with a hole (a point skipped as unsupported) is not interpolated: keep it
             // out of the profile rather than write one the parser refuses.
-            if (!e.batch.empty() &&
-                !attn::interpolate_batch_grid(e.batch, e.batch.front().batch,
-                                              static_cast<double>(e.batch.front().seq_len))) {
-              e.batch.clear();
-            }
+            if (!attn::batch_grid_axes(e.batch).complete) e.batch.clear();
             std::printf(
                 "| %s | %s | %d | %d | %s | %.2f | %.4f (%.2f) | %.4f (%.0f) | %d | %s | %s |\n",
                 e.backend.c_str(), kv_short(kv).c_str(), h, q, mode_name(det), e.terms.fixed_us,

@@ -46,15 +46,11 @@ void print_model(const attn::CostModel& m) {
               std::to_string(e.curve.back().seq_len);
     }
     if (!e.batch.empty()) {
-      std::set<int> bs;
-      std::set<int64_t> ss;
-      for (const attn::BatchPoint& p : e.batch) {
-        bs.insert(p.batch);
-        ss.insert(p.seq_len);
-      }
-      curve += "; batch grid B " + std::to_string(*bs.begin()) + ".." +
-               std::to_string(*bs.rbegin()) + " x S " + std::to_string(*ss.begin()) + ".." +
-               std::to_string(*ss.rbegin()) + " (" + std::to_string(e.batch.size()) + " points)";
+      const attn::BatchGridAxes a = attn::batch_grid_axes(e.batch);
+      curve += "; batch grid B " + std::to_string(a.batches.front()) + ".." +
+               std::to_string(a.batches.back()) + " x S " + std::to_string(a.seq_lens.front()) +
+               ".." + std::to_string(a.seq_lens.back()) + " (" + std::to_string(e.batch.size()) +
+               " points)";
     }
     std::printf(
         "  %-14s %-5s %5s %4s %-7s %9.2f %9.4f %10.2f %11.4f %12.1f %7s  %s\n", e.backend.c_str(),

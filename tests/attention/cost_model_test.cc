@@ -236,6 +236,17 @@ TEST(CostModel, BatchGridInterpolationExactAtPointsBetweenCornersElsewhereNone) 
   EXPECT_FALSE(interpolate_batch_grid(g, 8, 4095).has_value());
   EXPECT_FALSE(interpolate_batch_grid(g, 8, 32769).has_value());
   EXPECT_FALSE(interpolate_batch_grid({}, 8, 4096).has_value());
+  // The axes: sorted distinct values; complete only for every pair exactly once. A repeat that
+  // makes up for a hole has as many points as pairs and is still not a grid.
+  const BatchGridAxes ax = batch_grid_axes(g);
+  EXPECT_EQ(ax.batches, (std::vector<int>{4, 16}));
+  EXPECT_EQ(ax.seq_lens, (std::vector<int64_t>{4096, 32768}));
+  EXPECT_TRUE(ax.complete);
+  EXPECT_FALSE(batch_grid_axes({}).complete);
+  const std::vector<BatchPoint> masked = {
+      {4, 4096, 30}, {4, 4096, 31}, {16, 4096, 90}, {4, 32768, 210}};
+  EXPECT_FALSE(batch_grid_axes(masked).complete);
+  EXPECT_FALSE(interpolate_batch_grid(masked, 8, 8192).has_value());
   // A hole (three corners) or a repeated point is not a grid.
   EXPECT_FALSE(interpolate_batch_grid(std::span(g).first(3), 4, 4096).has_value());
   std::vector<BatchPoint> rep = g;

@@ -87,6 +87,15 @@ struct BatchPoint {
   double us = 0;
 };
 
+// A batch grid's distinct B and S values, ascending, and whether it holds every (B, S) pair of
+// them exactly once (`complete`; false for an empty grid, a hole or a repeated pair).
+struct BatchGridAxes {
+  std::vector<int> batches;
+  std::vector<int64_t> seq_lens;
+  bool complete = false;
+};
+BatchGridAxes batch_grid_axes(std::span<const BatchPoint> grid);
+
 // Bilinear interpolation of log(µs) in log(B) and log(S) over a batch grid that holds every
 // (B, S) of its B values and S values (any order, µs > 0); exact at the grid's points, between
 // the four surrounding points' µs inside. nullopt when the grid is empty or not such a rectangle,
