@@ -77,11 +77,12 @@ EncodeTiledFn encode_tiled_fn() {
   return fn;
 }
 
-// A 2D tensor map over `rows` rows of 576 columns, `row_bytes` apart, one box = 64 columns x
-// `box_rows` rows; `what` names the tensor in the error.
-Status encode_rows_tensor_map(CUtensorMapDataType type, void* base, int64_t rows, int64_t row_bytes,
-                              uint32_t box_rows, CUtensorMapSwizzle swizzle,
-                              const std::string& what, unsigned char (&out)[128]) {
+// A 2D tensor map over `rows` rows of 576 columns from t's data, `row_bytes` apart, one box = 64
+// columns x `box_rows` rows. `what` and t's description name the tensor in an error; nothing is
+// formatted on success (this runs on every call).
+Status encode_rows_tensor_map(CUtensorMapDataType type, const TensorView& t, int64_t rows,
+                              int64_t row_bytes, uint32_t box_rows, CUtensorMapSwizzle swizzle,
+                              const char* what, unsigned char (&out)[128]) {
   static_assert(sizeof(CUtensorMap) == 128);
   EncodeTiledFn fn = encode_tiled_fn();
   if (fn == nullptr)
@@ -92,11 +93,11 @@ Status encode_rows_tensor_map(CUtensorMapDataType type, void* base, int64_t rows
   const cuuint32_t elem_strides[2] = {1, 1};
   CUtensorMap map;
   const CUresult r =
-      fn(&map, type, 2, base, dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+      fn(&map, type, 2, t.data(), dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
          swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS) {
     return internal_error("cuTensorMapEncodeTiled failed (" + std::to_string(static_cast<int>(r)) +
-                          ") for " + what);
+                          ") for " + what + " " + t.describe());
   }
   std::memcpy(out, &map, sizeof map);
   return Status::Ok();
@@ -108,11 +109,10 @@ Status encode_rows_tensor_map(CUtensorMapDataType type, void* base, int64_t rows
 Status encode_kv_tensor_map(const TensorView& pages, DType kv_dtype, unsigned char (&out)[128]) {
   const bool fp8 = kv_dtype == DType::kFP8E4M3;
   return encode_rows_tensor_map(
-      fp8 ? CU_TENSOR_MAP_DATA_TYPE_UINT8 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, pages.data(),
+      fp8 ? CU_TENSOR_MAP_DATA_TYPE_UINT8 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, pages,
       pages.size(0) * pages.size(1), int64_t{kHeadDimQK} * (fp8 ? 1 : 2),
       static_cast<uint32_t>(pages.size(1)),
-      fp8 ? CU_TENSOR_MAP_SWIZZLE_NONE : CU_TENSOR_MAP_SWIZZLE_128B, "KV pages " + pages.describe(),
-      out);
+      fp8 ? CU_TENSOR_MAP_SWIZZLE_NONE : CU_TENSOR_MAP_SWIZZLE_128B, "KV pages", out);
 }
 
 // Whether Q's B * q_len * H rows (576 bf16 each) are one evenly spaced sequence, so that a 2D
@@ -129,9 +129,9 @@ bool q_rows_uniform(const TensorView& q) {
 // Q as a 2D tensor [B * q_len * H rows, 576 columns], boxes of 64 columns x 64 rows, 128B-swizzled
 // like the KV tiles (the layout the kernel's wgmma reads); rows past the last are zero-filled.
 Status encode_q_tensor_map(const TensorView& q, unsigned char (&out)[128]) {
-  return encode_rows_tensor_map(CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, q.data(),
+  return encode_rows_tensor_map(CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, q,
                                 q.size(0) * q.size(1) * q.size(2), q.stride(2) * 2, 64,
-                                CU_TENSOR_MAP_SWIZZLE_128B, "Q " + q.describe(), out);
+                                CU_TENSOR_MAP_SWIZZLE_128B, "Q", out);
 }
 
 bool aligned16(const void* p) {
@@ -201,7 +201,7 @@ class CudaVerifyBackend final : public Backend {
     MLASPEC_RETURN_IF_ERROR(init_device());
 
     const int rows = shape.q_len * shape.num_heads;
-    const Geometry g = geometry(rows, shape.kv_dtype);
+    const FoldGeometry g = geometry(rows, shape.kv_dtype);
     VerifyParams p = {};
     const TensorView& sl = args.seq_lens_host;
     MLASPEC_RETURN_IF_ERROR(make_split_plan(
@@ -212,7 +212,7 @@ class CudaVerifyBackend final : public Backend {
                 " splits of " + std::to_string(p.plan.chunk) + " tokens (at most " +
                 std::to_string(p.plan.max_splits) + " per request) in " +
                 std::to_string(p.plan.total_groups) + " groups; " + std::to_string(g.concurrent) +
-                " concurrent, cluster " + std::to_string(g.fold_cluster));
+                " concurrent, cluster " + std::to_string(g.cluster));
     }
 
     auto stream = static_cast<cudaStream_t>(options.stream);
@@ -285,11 +285,6 @@ class CudaVerifyBackend final : public Backend {
   }
 
  private:
-  // Fold geometry (plan.h fold_geometry: clusters of kPreferredCluster, or another size up to
-  // max_cluster(kv) where that runs strictly more splits at once). Rowwise runs the same plan.
-  struct Geometry {
-    int fold_tiles, groups, fold_cluster, concurrent;
-  };
   // bf16 shares each KV tile between two row tiles (kMaxCluster); fp8 does not: each CTA of a
   // split copies its own raw codes (the second read mostly hits L2, and fp8 moves half the bytes),
   // so no CTA waits for its partner's release of a stage before the next copy. Measured on the
@@ -297,14 +292,15 @@ class CudaVerifyBackend final : public Backend {
   static int max_cluster(DType kv) {
     return kv == DType::kFP8E4M3 ? std::min(kMaxCluster, kMaxClusterFp8) : kMaxCluster;
   }
-  Geometry geometry(int rows, DType kv) const {
-    const FoldGeometry f = fold_geometry(rows, max_cluster(kv), kPreferredCluster,
-                                         std::span<const int>(active_clusters_));
-    return Geometry{f.tiles, f.groups, f.cluster, f.concurrent};
+  // Fold geometry: plan.h's fold_geometry (clusters of kPreferredCluster, or another size up to
+  // max_cluster(kv) where that runs strictly more splits at once). Rowwise runs the same plan.
+  FoldGeometry geometry(int rows, DType kv) const {
+    return fold_geometry(rows, max_cluster(kv), kPreferredCluster,
+                         std::span<const int>(active_clusters_));
   }
 
   // Fills everything but the plan and the partial pointers into `p` and launches the kernel.
-  Status launch(const VerifyArgs& args, const VerifyShape& shape, const Geometry& g,
+  Status launch(const VerifyArgs& args, const VerifyShape& shape, const FoldGeometry& g,
                 VerifyParams& p, cudaStream_t stream) {
     const int batch = shape.batch, q_len = shape.q_len, heads = shape.num_heads;
     const int rows = q_len * heads;
@@ -338,8 +334,8 @@ class CudaVerifyBackend final : public Backend {
       p.row_tiles = q_len * p.tiles_per_token;
       grid_y = p.row_tiles;
     } else {
-      p.row_tiles = g.fold_tiles;
-      cluster = g.fold_cluster;
+      p.row_tiles = g.tiles;
+      cluster = g.cluster;
       grid_y = g.groups * cluster;
     }
     // Row tiles of at most kNarrowRows rows (decode and rowwise at H <= 16) take the narrow
