@@ -28,7 +28,10 @@
 //   12, 13 as 10, 11 with the SUPPLY bits 1 + 2 + 4 (see fed_kernel)
 //   14 as 10 with bits 1 + 2                15 as 10 with bit 1
 // Output: per mode, µs and SM cycles (clock64) per 64-key tile; cycles are the unit to compare
-// across runs, since the SM clock drops under the power cap.
+// across runs, since the SM clock drops under the power cap. A timing model, not a kernel: the
+// inputs are random or constant bf16, nothing is written back, and no result is checked against
+// the CPU reference. Its operand layouts and descriptors are the verify kernel's (checked there),
+// except the m64n128 P V steps, which use the m64n256 ones' convention on two blocks.
 // Build: with MLASPEC_CUDA=ON (target mlaspec_micro_swpv); needs an sm_90a GPU to run.
 #include <cuda_runtime.h>
 
@@ -40,9 +43,15 @@
 #include <cstring>
 #include <vector>
 
+#include "bench/cuda_timer.h"
+#include "mlaspec/core/status.h"
 #include "src/attention/cuda/ptx.cuh"
 
 namespace ptx = mlaspec::attn::cuda::ptx;
+namespace bench = mlaspec::bench;
+using mlaspec::internal_error;
+using mlaspec::Result;
+using mlaspec::Status;
 
 namespace {
 
@@ -684,37 +693,38 @@ struct Timing {
   double us_median = 0, us_min = 0, cycles = 0, mhz = 0;
 };
 
-// Runs launch() `reps` + 1 times (the first warms up): µs per tile from CUDA events, cycles per
-// tile from the CTAs' clock64 spans (mean over `ctas` CTAs, last launch).
+// Times launch(stream) with the benchmark harness's protocol (bench::time_graph_replays: one eager
+// call, a CUDA graph, one warm-up replay, then `reps` timed replays): µs per tile from the
+// replays, cycles per tile from the CTAs' clock64 spans (mean over `ctas` CTAs, last replay).
 template <typename Launch>
 Timing time_launches(int ctas, int tiles, int reps, long long* cycles, Launch launch) {
-  cudaEvent_t a, b;
-  SWPV_CHECK(cudaEventCreate(&a));
-  SWPV_CHECK(cudaEventCreate(&b));
-  std::vector<float> ms;
-  for (int rep = 0; rep <= reps; ++rep) {
-    SWPV_CHECK(cudaMemset(cycles, 0, ctas * sizeof(long long)));
-    SWPV_CHECK(cudaEventRecord(a));
-    launch();
-    SWPV_CHECK(cudaGetLastError());
-    SWPV_CHECK(cudaEventRecord(b));
-    SWPV_CHECK(cudaEventSynchronize(b));
-    float t = 0.f;
-    SWPV_CHECK(cudaEventElapsedTime(&t, a, b));
-    if (rep > 0) ms.push_back(t);
+  auto enqueue = [&](void* stream_ptr) -> Status {
+    auto stream = static_cast<cudaStream_t>(stream_ptr);
+    cudaError_t err = cudaMemsetAsync(cycles, 0, ctas * sizeof(long long), stream);
+    if (err == cudaSuccess) {
+      launch(stream);
+      err = cudaGetLastError();
+    }
+    if (err != cudaSuccess)
+      return internal_error(std::string("launch: ") + cudaGetErrorString(err));
+    return Status::Ok();
+  };
+  Result<std::vector<double>> us = bench::time_graph_replays(enqueue, 1, 1, reps);
+  if (!us.ok()) {
+    std::fprintf(stderr, "mlaspec_micro_swpv: %s\n", us.status().to_string().c_str());
+    std::exit(1);
   }
-  SWPV_CHECK(cudaEventDestroy(a));
-  SWPV_CHECK(cudaEventDestroy(b));
+  std::vector<double> t = std::move(us).value();
   std::vector<long long> cyc(ctas);
   SWPV_CHECK(cudaMemcpy(cyc.data(), cycles, ctas * sizeof(long long), cudaMemcpyDeviceToHost));
   double mean_cycles = 0;
   for (long long c : cyc) mean_cycles += static_cast<double>(c) / ctas;
   Timing r;
   r.cycles = mean_cycles / tiles;
-  r.mhz = mean_cycles / (ms.back() * 1e3);
-  std::sort(ms.begin(), ms.end());
-  r.us_median = ms[ms.size() / 2] * 1e3 / tiles;
-  r.us_min = ms.front() * 1e3 / tiles;
+  r.mhz = mean_cycles / t.back();
+  std::sort(t.begin(), t.end());
+  r.us_median = t[t.size() / 2] / tiles;
+  r.us_min = t.front() / tiles;
   return r;
 }
 
@@ -723,8 +733,9 @@ template <int MODE>
 Timing time_mode(int sms, int tiles, int reps, float* out, long long* cycles) {
   auto kernel = swpv_kernel<MODE>;
   SWPV_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
-  return time_launches(sms, tiles, reps, cycles,
-                       [&] { kernel<<<sms, 384, kSmemBytes>>>(tiles, out, cycles); });
+  return time_launches(sms, tiles, reps, cycles, [&](cudaStream_t st) {
+    kernel<<<sms, 384, kSmemBytes, st>>>(tiles, out, cycles);
+  });
 }
 
 // Modes 10-15: clusters of 2 CTAs of 512 threads, one CTA per SM, over a KV of tiles x 72 KiB per
@@ -735,8 +746,9 @@ Timing time_fed(int sms, int tiles, int reps, const uint8_t* kv, float* out, lon
   constexpr int kSmem = FedLayout<PAIR_SLOTS>::kSmemBytes;
   SWPV_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
   const int ctas = sms / 2 * 2;
-  return time_launches(ctas, tiles, reps, cycles,
-                       [&] { kernel<<<ctas, 512, kSmem>>>(tiles, kv, out, cycles); });
+  return time_launches(ctas, tiles, reps, cycles, [&](cudaStream_t st) {
+    kernel<<<ctas, 512, kSmem, st>>>(tiles, kv, out, cycles);
+  });
 }
 
 constexpr const char* kModeNames[] = {"PV alone",
@@ -759,10 +771,12 @@ constexpr const char* kModeNames[] = {"PV alone",
 void usage() {
   std::printf(
       "usage: mlaspec_micro_swpv [--tiles N] [--reps N] [--rounds N]\n"
-      "  Times the S / PV consumer design on resident shared memory (no copies), modes 0-8\n"
-      "  (see the source's header), and prints microseconds and SM cycles per 64-key tile.\n"
+      "  Times the S / PV consumer design, modes 0-15 (see the source's header): 0-9 on\n"
+      "  resident shared memory (no copies), 10-15 fed from HBM. Prints microseconds and SM\n"
+      "  cycles per 64-key tile. Needs an sm_90 GPU.\n"
       "  --tiles N   64-key tiles per CTA, even, 2..65536 (default 2048)\n"
-      "  --reps N    timed launches per mode after one warm-up, 1..100 (default 5)\n"
+      "  --reps N    timed CUDA-graph replays per mode (after an eager call and one warm-up\n"
+      "              replay, as the harness times), 1..100 (default 5)\n"
       "  --rounds N  passes over all modes, 1..10 (default 2)\n");
 }
 
