@@ -2,7 +2,8 @@
 # Installs what mlaspec needs to build and test on Debian/Ubuntu (no-op when already present).
 # CUDA is optional: with nvcc on PATH or in /usr/local/cuda the CUDA backends build too.
 set -euo pipefail
-pkgs=(build-essential cmake libgtest-dev googletest libcli11-dev nlohmann-json3-dev clang-format clang-tidy)
+pkgs=(build-essential cmake libgtest-dev googletest libcli11-dev nlohmann-json3-dev clang-format clang-tidy
+      clang libclang-rt-14-dev libopenblas-dev libpcre2-dev libicu-dev libcpp-httplib-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -20,3 +20,6 @@ cmake --build build-asan -j"$jobs"
 echo "== tests under ASan + UBSan (label cpu) =="
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan -L cpu --output-on-failure -j"$jobs"
+
+echo "== fuzz: each libFuzzer target for ${MLASPEC_FUZZ_SECONDS:-20} s (clang, ASan + UBSan) =="
+scripts/fuzz.sh
