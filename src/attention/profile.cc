@@ -388,12 +388,25 @@ Result<std::string> merge_profile_json(std::string_view existing, const CostMode
 
 const Profile& builtin_profile() {
   static const Profile prof = [] {
-    // Two documents: calibrate's GPU profile file, pasted whole, and the CPU section.
+    // The embedded data/profiles files, then the CPU section; each machine defined once.
+    std::vector<std::pair<std::string, std::string_view>> docs;
+    for (const detail::EmbeddedProfile& f : detail::embedded_gpu_profiles()) {
+      docs.emplace_back("data/profiles/" + std::string(f.name), f.json);
+    }
+    docs.emplace_back("the built-in CPU section", detail::kBuiltinCpuProfileJson);
     Profile out;
-    for (std::string_view text : {detail::kBuiltinGpuProfileJson, detail::kBuiltinCpuProfileJson}) {
+    for (const auto& [where, text] : docs) {
+      // The origin stays "built-in defaults": it is what inspect and the logs show as the source.
       auto p = parse_profile(text, "built-in defaults");
-      throw_if_error(p.status());  // a bug in default_profiles.h (a test parses it too)
-      for (CostModel& m : p.value().machines) out.machines.push_back(std::move(m));
+      // A bad data file is a build defect (a test parses every one), not a user error.
+      throw_if_error(p.status().with_context(where));
+      for (CostModel& m : p.value().machines) {
+        if (out.find(m.machine())) {
+          throw_if_error(internal_error(where + " defines machine \"" + m.machine() +
+                                        "\" again (one file per machine)"));
+        }
+        out.machines.push_back(std::move(m));
+      }
     }
     return out;
   }();

@@ -521,8 +521,8 @@ void run_calibrate(const CalibrateCli& cli) {
   }
   std::printf("\nwrote %s (machine \"%s\")\n", out_path.c_str(), gpu.c_str());
   std::printf(
-      "to make these the built-in defaults: write to a fresh --out file and paste that whole file "
-      "as kBuiltinGpuProfileJson in src/attention/default_profiles.h\n");
+      "to make these the built-in defaults: write to a fresh --out file and put that file, "
+      "unchanged, in data/profiles/ (e.g. data/profiles/nvidia-h200.json)\n");
   if (!cli.report.empty()) {
     std::ofstream f(cli.report);
     if (!f) throw Error(invalid_argument("calibrate: cannot write --report " + cli.report));

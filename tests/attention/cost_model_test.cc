@@ -12,6 +12,11 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "attention/default_profiles.h"
 
 namespace mlaspec::attn {
 namespace {
@@ -562,6 +567,106 @@ TEST(Profile, BuiltinParsesAndCoversTheH200) {
   EXPECT_CONTAINS(h200->source(), "full grid");
   ASSERT_NE(p.find("cpu"), nullptr);
   EXPECT_NE(p.find("cpu")->find("cpu_reference", DType::kFP8E4M3, 16), nullptr);
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  EXPECT_TRUE(in.good()) << path;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void expect_same_entries(const CostModel& a, const CostModel& b) {
+  ASSERT_EQ(a.entries().size(), b.entries().size()) << a.machine();
+  for (size_t i = 0; i < a.entries().size(); ++i) {
+    const CostEntry& x = a.entries()[i];
+    const CostEntry& y = b.entries()[i];
+    SCOPED_TRACE(a.machine() + " entry " + std::to_string(i));
+    EXPECT_EQ(x.backend, y.backend);
+    EXPECT_EQ(x.kv_dtype, y.kv_dtype);
+    EXPECT_EQ(x.heads, y.heads);
+    EXPECT_EQ(x.q_len, y.q_len);
+    EXPECT_EQ(x.deterministic, y.deterministic);
+    EXPECT_EQ(x.terms.fixed_us, y.terms.fixed_us);
+    EXPECT_EQ(x.terms.us_per_mb, y.terms.us_per_mb);
+    EXPECT_EQ(x.terms.us_per_gflop, y.terms.us_per_gflop);
+    EXPECT_EQ(x.points, y.points);
+    EXPECT_EQ(x.rms_rel_err, y.rms_rel_err);
+    EXPECT_EQ(x.max_rel_err, y.max_rel_err);
+    ASSERT_EQ(x.curve.size(), y.curve.size());
+    for (size_t k = 0; k < x.curve.size(); ++k) {
+      EXPECT_EQ(x.curve[k].seq_len, y.curve[k].seq_len);
+      EXPECT_EQ(x.curve[k].us, y.curve[k].us);
+    }
+    ASSERT_EQ(x.batch.size(), y.batch.size());
+    for (size_t k = 0; k < x.batch.size(); ++k) {
+      EXPECT_EQ(x.batch[k].batch, y.batch[k].batch);
+      EXPECT_EQ(x.batch[k].seq_len, y.batch[k].seq_len);
+      EXPECT_EQ(x.batch[k].us, y.batch[k].us);
+    }
+  }
+}
+
+// The library embeds data/profiles/*.json at build time: the embedded text is each file byte for
+// byte, and the built-in profile holds what the files hold.
+TEST(Profile, EmbeddedProfilesAreTheDataFiles) {
+  const std::string dir = std::string(MLASPEC_SOURCE_DIR) + "/data/profiles";
+  std::vector<std::string> on_disk;
+  for (const auto& f : std::filesystem::directory_iterator(dir)) {
+    if (f.path().extension() == ".json") on_disk.push_back(f.path().filename().string());
+  }
+  std::sort(on_disk.begin(), on_disk.end());
+  std::vector<std::string> embedded;
+  for (const detail::EmbeddedProfile& e : detail::embedded_gpu_profiles()) {
+    embedded.emplace_back(e.name);
+  }
+  EXPECT_EQ(embedded, on_disk) << "rebuild after adding or removing a data/profiles file";
+  ASSERT_FALSE(embedded.empty());
+  for (const detail::EmbeddedProfile& e : detail::embedded_gpu_profiles()) {
+    const std::string text = read_file(dir + "/" + std::string(e.name));
+    EXPECT_EQ(e.json, text) << e.name;
+    auto file = load_profile_file(dir + "/" + std::string(e.name));
+    ASSERT_TRUE(file.ok()) << file.status().message();
+    for (const CostModel& m : file->machines) {
+      const CostModel* b = builtin_profile().find(m.machine());
+      ASSERT_NE(b, nullptr) << m.machine();
+      EXPECT_EQ(b->provisional(), m.provisional());
+      expect_same_entries(*b, m);
+    }
+  }
+}
+
+// Each shipped profile is exactly what `mlaspec calibrate --out` writes: the writer,
+// merge_profile_json, given a file's models and its other per-machine keys, reproduces the file
+// byte for byte, and what it writes reads back into the same profile.
+TEST(Profile, ShippedProfilesAreWhatCalibrateWrites) {
+  using nlohmann::json;
+  for (const detail::EmbeddedProfile& e : detail::embedded_gpu_profiles()) {
+    SCOPED_TRACE(std::string(e.name));
+    auto parsed = parse_profile(e.json, "shipped");
+    ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+    const json root = json::parse(e.json);
+    std::string rewritten;
+    for (const CostModel& m : parsed->machines) {
+      json extra = root["machines"][m.machine()];
+      const std::string source = extra.value("source", "");
+      for (const char* k : {"models", "source", "provisional"}) extra.erase(k);
+      CostModel fresh(m.machine(), source, {m.entries().begin(), m.entries().end()});
+      fresh.set_provisional(m.provisional());
+      auto text = merge_profile_json(rewritten, fresh, extra.dump());
+      ASSERT_TRUE(text.ok()) << text.status().message();
+      rewritten = *text;
+    }
+    EXPECT_EQ(rewritten, e.json);
+    auto back = parse_profile(rewritten, "shipped");
+    ASSERT_TRUE(back.ok()) << back.status().message();
+    ASSERT_EQ(back->machines.size(), parsed->machines.size());
+    for (size_t i = 0; i < parsed->machines.size(); ++i) {
+      EXPECT_EQ(back->machines[i].source(), parsed->machines[i].source());
+      expect_same_entries(back->machines[i], parsed->machines[i]);
+    }
+  }
 }
 
 std::string model_json(const std::string& extra_field, const std::string& value) {

@@ -224,7 +224,8 @@ Result<Profile> load_profile_file(const std::string& path);  // kNotFound if mis
 Result<std::string> merge_profile_json(std::string_view existing, const CostModel& model,
                                        std::string_view extra_json_for_machine = {});
 
-// The built-in profiles (src/attention/default_profiles.h); parsing them cannot fail (tested).
+// The built-in profiles: data/profiles/*.json, embedded at build time, and the CPU section of
+// src/attention/default_profiles.h; parsing them cannot fail (tested).
 const Profile& builtin_profile();
 
 // The default profile path: $MLASPEC_PROFILE, else $XDG_CACHE_HOME/mlaspec/profile.json, else
