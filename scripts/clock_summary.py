@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """One line on the GPU's clock while scripts/gpu-check.sh benched: the SM clock's median, min and
 max and the highest power over the busy samples, and the share of them under the driver's power
-cap (NOTES.md, seventeenth session: the rows bound by tensor work run ~10% slower under it).
+cap (docs/perf/knowledge.md, the power cap: the rows bound by tensor work run ~10% slower under
+it).
 
 Input: nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,clocks_event_reasons.active
 --format=csv,noheader,nounits lines. Samples with the idle reason (bit 0x1) are left out; so are

@@ -158,7 +158,8 @@ for key in sorted(times, key=lambda k: (k[1].split("kv=")[1], k[0])):
             cells.append("%.3f" % (a / w) if a and w else "-")
     print("| %s | %s | %s |" % (key[0], key[1], " | ".join(cells)))
 # The fastest rep of each round (its median over the rounds): the calls before the driver's power
-# cap lowers the clock (NOTES.md, seventeenth session), where the compute rows' medians mix both.
+# cap lowers the clock (docs/perf/knowledge.md, the power cap), where the compute rows' medians
+# mix both.
 print()
 print("fold, fastest rep (median over rounds):")
 print("| # | config |" + "".join(" %s |" % t for t in trees) + "".join(" %s/work |" % t for t in trees[1:]))

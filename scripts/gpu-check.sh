@@ -123,8 +123,8 @@ if ((!skip_bench)); then
   fi
   # The SM clock, power and clock event reasons every 100 ms while the benches run: after ~30-60
   # ms of back-to-back calls the driver's power cap lowers the clock, and the rows bound by tensor
-  # work slow down by ~10% from then on (NOTES.md, seventeenth session). The summary says how much
-  # of the run was capped.
+  # work slow down by ~10% from then on (docs/perf/knowledge.md, the power cap). The summary says
+  # how much of the run was capped.
   smi_pid=
   if command -v nvidia-smi > /dev/null; then
     nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,clocks_event_reasons.active \

@@ -1,17 +1,27 @@
 #!/usr/bin/env python3
-"""Turns a scripts/gpu-check.sh results folder (the unpacked gpu-check.tgz) into the markdown
-tables of docs/perf/: standard set (default and deterministic; bf16's fastest reps beside the
+"""Writes docs/perf/h200.md, the current H200 page, from a scripts/gpu-check.sh results folder (the
+unpacked gpu-check.tgz): standard set (default and deterministic; bf16's fastest reps beside the
 medians, with the clock during the benches when the run sampled it), fp8/bf16 ratios, both
-sweeps, auto's picks and regret, and PERF.md's targets checked one by one.
+sweeps, auto's picks and regret, PERF.md's targets checked one by one, the dispatch calibration
+report and the DCP table.
 
-Usage: scripts/perf_tables.py RESULTS_DIR COMMIT > docs/perf/h200-DATE.md
+Usage: scripts/perf_tables.py RESULTS_DIR COMMIT [--out FILE] [--calibration FILE.md]
+                              [--note FILE.md]
+  --out          the page to write (default docs/perf/h200.md; - for stdout)
+  --calibration  the `mlaspec calibrate --report` to include (default RESULTS_DIR/calibration.md):
+                 give the report of the run whose profile is data/profiles/nvidia-h200.json when
+                 that is another run than the tables'
+  --note         markdown put under the header: what this run measured that a reader must know
+                 (the device code, the machine, a caveat)
 
-The sweeps (ssweep.json, qsweep.json) are optional: a run without them (gpu-check --quick, or the
-standard sets alone) gets the standard tables, with the targets that need a sweep marked as not
+The sweeps (ssweep.json, qsweep.json), the calibration and the DCP table (dcp.txt) are optional: a
+run without them gets the standard tables, with the targets that need a sweep marked as not
 measured.
 """
+import argparse
 import json
 import os
+import re
 import sys
 
 # PERF.md's FlashMLA measurements (same machine type, bf16, us per call).
@@ -33,8 +43,22 @@ def best(row):
     return min(t(row, "cuda_fold"), t(row, "cuda_rowwise"))
 
 
+def demoted(markdown):
+    """A report's headings two levels down, so that it nests under this page's own section."""
+    return re.sub(r"^(#+) ", lambda m: "##" + m.group(1) + " ", markdown, flags=re.M)
+
+
 def main():
-    res, commit = sys.argv[1], sys.argv[2]
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("results")
+    ap.add_argument("commit")
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    ap.add_argument("--out", default=os.path.join(repo, "docs", "perf", "h200.md"))
+    ap.add_argument("--calibration")
+    ap.add_argument("--note")
+    args = ap.parse_args()
+    res, commit = args.results, args.commit
     load = lambda name: json.load(open(os.path.join(res, name)))
     optional = lambda name: load(name) if os.path.exists(os.path.join(res, name)) else None
     std, det = load("standard.json"), load("standard-det.json")
@@ -43,13 +67,18 @@ def main():
     out = []
     p = out.append
     p("# H200 measurements\n")
+    p("<!-- Written by scripts/perf_tables.py from a scripts/gpu-check.sh run: regenerate, do not "
+      "edit. What the numbers mean and why they are what they are: knowledge.md. -->\n")
+    if args.note:
+        p(open(args.note).read().strip() + "\n")
     p(f"GPU: {gpu}. `scripts/gpu-check.sh` at commit `{commit}`. PERF.md protocol: outputs checked "
       "against the CPU reference first (sampled rows, poisoned outputs), then the median of 30 "
       "CUDA-graph replays of back-to-back calls, input sets rotated when the KV is under 200 MB, page "
       "size 64. Times are µs per call including the combine; host planning is outside the graph. "
       "Floors use PERF.md's ceilings (4.21 TB/s, 757 TFLOP/s). FlashMLA times are PERF.md's table "
-      "(bf16 only), not re-measured in this run. `auto` is the dispatcher's pick with the built-in "
-      "H200 profile and its regret against the faster backend measured here.\n")
+      "(bf16 only), not re-measured in this run. `auto` is the dispatcher's pick (with the run's own "
+      "calibration: gpu-check calibrates before it benches) and its regret against the faster "
+      "backend measured here.\n")
     p("## Standard set, default mode\n")
     p("| # | config | floor µs | fold µs | fold % floor | rowwise µs | rowwise % floor | fold/rowwise | auto | regret | FlashMLA µs | FlashMLA / best |")
     p("|---|---|---|---|---|---|---|---|---|---|---|---|")
@@ -65,7 +94,7 @@ def main():
     p("\n## Standard set, fastest rep (bf16, default mode)\n")
     p("Not PERF.md's measure: the fastest of each row's reps, i.e. the kernel at the full clock. "
       "After ~30-60 ms of back-to-back calls the driver's power cap lowers the SM clock and the rows "
-      "bound by tensor work slow down ~10% (NOTES.md, seventeenth session), so their medians above "
+      "bound by tensor work slow down ~10% (knowledge.md, the power cap), so their medians above "
       "mix the two phases; `fast reps` counts the reps within 2% of the fastest. FlashMLA's times "
       "are PERF.md's medians, whose power state was not recorded.\n")
     clocks = os.path.join(res, "clocks.csv")
@@ -155,7 +184,28 @@ def main():
     worst = max(t(r, "cuda_fold") / t(base[r["config"].replace(",det", "")], "cuda_fold")
                 for r in det["results"] if field(r["config"], "S") >= 32768)
     p(f"| deterministic ≤ 1.10× default at S ≥ 32k (fold) | worst {worst:.2f}× | {yn(worst <= 1.1)} |")
-    print("\n".join(out))
+    cal = args.calibration or os.path.join(res, "calibration.md")
+    p("\n## Dispatch calibration\n")
+    if os.path.exists(cal):
+        p(demoted(open(cal).read().strip()))
+    else:
+        p("Not measured in this run.")
+    p("\n## Decode context parallelism (`mlaspec dcp`, B=1, H=16, q_len=8)\n")
+    dcp = os.path.join(res, "dcp.txt")
+    dcp_rows = [l for l in open(dcp).read().splitlines() if re.match(r"^\| [0-9]", l)] \
+        if os.path.exists(dcp) else []
+    if dcp_rows:
+        p("| world | config | chunk | µs per step (median) | min | max | check |")
+        p("|---|---|---|---|---|---|---|")
+        out.extend(dcp_rows)
+    else:
+        p("Not measured in this run.")
+    text = "\n".join(out) + "\n"
+    if args.out == "-":
+        sys.stdout.write(text)
+    else:
+        with open(args.out, "w") as fh:
+            fh.write(text)
 
 
 if __name__ == "__main__":

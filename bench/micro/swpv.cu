@@ -1,6 +1,6 @@
 // mlaspec_micro_swpv: a microbenchmark of one consumer design the verify kernel could have had,
-// kept so the measurement behind NOTES.md ("Twentieth session": the S / PV consumer) can be run
-// again. Not used by the engine or the tests.
+// kept so the measurement behind docs/perf/knowledge.md (the KV supply bound: the S / PV consumer)
+// can be run again. Not used by the engine or the tests.
 //
 // Warp specialisation by operation instead of by tile: one warpgroup computes S = Q K^T, the
 // softmax and P, two warpgroups run P V into 64 x 256 accumulators each. It runs on resident
