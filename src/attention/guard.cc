@@ -1,4 +1,5 @@
-// The capability guard: can a backend serve a shape, and if not, why (ARCHITECTURE.md §3.3).
+// The capability guard: can a backend serve a shape, and if not, why (docs/architecture.md,
+// "Backends, guard, dispatch").
 #include <sstream>
 #include <string>
 

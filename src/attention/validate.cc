@@ -1,4 +1,5 @@
-// The API-edge checks of ARCHITECTURE.md §3.1, shared by every backend.
+// The API-edge checks of the verify-attention contract (docs/architecture.md, docs/attention.md),
+// shared by every backend.
 #include <algorithm>
 #include <cmath>
 #include <sstream>

@@ -1,4 +1,4 @@
-// The attention backend registry and the dispatcher (ARCHITECTURE.md §3.3, docs/dispatch.md).
+// The attention backend registry and the dispatcher (docs/architecture.md, docs/dispatch.md).
 //
 // The registry lists every backend with its capabilities (constexpr caps built from the kernel's
 // own traits: nothing here restates a limit) and a factory. Backends are created lazily; a backend

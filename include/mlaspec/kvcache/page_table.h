@@ -6,7 +6,7 @@
 // length. These two arrays are the memory the attention backends' block_table / seq_lens views
 // point into (kvcache/batch_view.h), so keeping them current costs nothing per step.
 //
-// Speculative step (ARCHITECTURE.md §2):
+// Speculative step (docs/architecture.md, "The speculative step"):
 //   append(req, n)  reserves slots for n new tokens after the request's current length, taking
 //                   pages from the free list as needed. Appends accumulate until the next commit:
 //                   "pending" = tokens appended since the last commit.
