@@ -454,9 +454,10 @@ TEST(CostModel, CrossoverWithCurvesMatchesABruteForceScan) {
   EXPECT_EQ(find_crossover(m, "A", pat, "B", pat, uniform_shape(2, 16, 1, 1), 40000).seq_len, 0);
 }
 
-// The H200 quick-grid measurements of 2026-11-29 (/tmp/r12/calibrate.log), H=16, q_len=8, B=1,
-// built into a model the way calibrate builds it (per q_len: fitted terms plus the curve).
-CostModel r12_h16_q8(bool with_sweep_points) {
+// Measurements of an H200 `calibrate --quick` run on an earlier kernel, H=16, q_len=8, B=1, built
+// into a model the way calibrate builds it (per q_len: fitted terms plus the curve). Real data
+// with a crossover between two grid points, which is what the interpolation must get right.
+CostModel quick_grid_h16_q8(bool with_sweep_points) {
   struct Row {
     const char* backend;
     DType kv;
@@ -515,7 +516,7 @@ std::string pick(const CostModel& m, int64_t s, DType kv) {
 
 TEST(CostModel, H200QuickGridPicksRowwiseAt4kAndFoldAt16k) {
   // Grid points only (2k, 8k, ... 512k): S=4096 and 16384 are interpolated.
-  const CostModel m = r12_h16_q8(false);
+  const CostModel m = quick_grid_h16_q8(false);
   EXPECT_EQ(pick(m, 4096, DType::kBF16), "cuda_rowwise");  // measured 21.2 vs fold 29.6
   EXPECT_EQ(pick(m, 16384, DType::kBF16), "cuda_fold");    // measured 35.3 vs rowwise 74.4
   for (int64_t s : {65536, 262144, 1048576}) EXPECT_EQ(pick(m, s, DType::kBF16), "cuda_fold");
@@ -523,7 +524,7 @@ TEST(CostModel, H200QuickGridPicksRowwiseAt4kAndFoldAt16k) {
     EXPECT_EQ(pick(m, s, DType::kFP8E4M3), "cuda_fold");
   // With that run's S-sweep measurements in the curves (as the built-in defaults have them),
   // every PERF.md sweep point, bf16 and fp8, is picked right.
-  const CostModel w = r12_h16_q8(true);
+  const CostModel w = quick_grid_h16_q8(true);
   for (DType kv : {DType::kBF16, DType::kFP8E4M3}) {
     EXPECT_EQ(pick(w, 4096, kv), "cuda_rowwise");
     for (int64_t s : {16384, 65536, 262144, 1048576}) EXPECT_EQ(pick(w, s, kv), "cuda_fold");

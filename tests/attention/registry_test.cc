@@ -333,8 +333,8 @@ TEST(Dispatch, AutoPicksRowwiseShortFoldLongAtTheProfilesCrossover) {
 }
 
 // The built-in H200 profile through the dispatcher: PERF.md's S sweep (B=1, H=16, q_len=8) is
-// rowwise at 4k and fold from 16k, bf16 and fp8 (measured 2026-12-01, v34: rowwise 19.3 vs fold
-// 21.8 us at 4k bf16; fold 29.8 vs rowwise 62.8 us at 16k).
+// rowwise at 4k and fold from 16k, bf16 and fp8 (measured on the H200: rowwise 18.0 vs fold 18.5 us
+// at 4k bf16; fold 25.4 vs rowwise 56.3 us at 16k; docs/perf/h200.md).
 TEST(Dispatch, BuiltinH200ProfilePicksTheFasterBackendOnTheSSweep) {
   FakeCudaWorld w;
   const CostModel* h200 = builtin_profile().find("NVIDIA H200");

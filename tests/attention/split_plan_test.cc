@@ -23,8 +23,8 @@ SplitPlan plan_for(const std::vector<int32_t>& seq_lens, int concurrent, bool de
 }
 
 // The fold geometry on H200-like co-resident cluster counts (132 CTAs, 66 clusters of 2, and 40 of
-// 3 here: GPC packing decides, and the nineteenth session's A/B implies fewer than 44): clusters of
-// 2 unless another size runs strictly more splits at once.
+// 3 here: GPC packing decides, and a measured A/B of clusters of 3 implies fewer than 44): clusters
+// of 2 unless another size runs strictly more splits at once.
 TEST(SplitPlan, FoldGeometryPrefersPairsUnlessAnotherSizeRunsMoreSplits) {
   auto geo = [&](int rows, int max_cluster = 3, const std::vector<int>& active = {0, 132, 66, 40}) {
     const FoldGeometry g = fold_geometry(rows, max_cluster, 2, active);

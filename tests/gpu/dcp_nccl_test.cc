@@ -1,4 +1,4 @@
-// The NCCL DCP path with one rank on one GPU (the one-GPU machine's share of issue 7): a verify
+// The NCCL DCP path with one rank on one GPU (what a one-GPU machine can check of it): a verify
 // step through ncclAllGather must equal the deterministic one-GPU fold result bitwise.
 #include <gtest/gtest.h>
 

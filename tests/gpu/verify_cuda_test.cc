@@ -1,8 +1,8 @@
 // cuda_fold and cuda_rowwise against the CPU reference, plus the bitwise equalities of
-// ARCHITECTURE.md §3.2. A test-backend-ops style driver: a printable case, a sweep list, one
-// runner that poisons outputs (0xFF bytes: NaN in bf16 and f32), guards them with sentinel regions
-// to catch out-of-bounds writes, fails on any NaN or unwritten element, and compares by
-// normalised error.
+// docs/architecture.md ("Equalities the tests enforce"). A test-backend-ops style driver: a
+// printable case, a sweep list, one runner that poisons outputs (0xFF bytes: NaN in bf16 and f32),
+// guards them with sentinel regions to catch out-of-bounds writes, fails on any NaN or unwritten
+// element, and compares by normalised error.
 //
 // Error bound (stated): out (bf16) max|gpu - ref| <= 1e-2 * max|ref| and ||gpu - ref||_2 <= 1e-2 *
 // ||ref||_2 over the whole output; lse max|gpu - ref| <= 1e-3 (absolute, natural log). The
@@ -253,8 +253,8 @@ Outputs run_cpu(Problem& p) {
 }
 
 // Bitwise equality of two outputs. On failure it says how large the differences are and how
-// many rows they touch (NOTES.md, thirteenth session: a last-bit difference of the f32 state moves
-// few bf16 outputs; a changed rounding of P or a wrong tile moves many).
+// many rows they touch: a last-bit difference of the f32 state moves few bf16 outputs; a changed
+// rounding of P or a wrong tile moves many.
 ::testing::AssertionResult bitwise_equal(const Outputs& a, const Outputs& b) {
   if (a.out.size() != b.out.size() || a.lse.size() != b.lse.size()) {
     return ::testing::AssertionFailure()
@@ -463,7 +463,7 @@ TEST(CudaVerifyFp8, QRowsFarOutsideF16Range) {
 
 // Scores with a standard deviation of ~10 and ~40 log2 units (q_std 4 and 16): a row's running
 // max moves by large and small steps from tile to tile, so tiles where it moves (the accumulators
-// rescaled) and tiles where it stays (a move of up to 2^8 absorbed into P, NOTES.md v44)
+// rescaled) and tiles where it stays (a move of up to 2^8 absorbed into P: the lazy rescale)
 // both occur, early and late in each split. Every kernel must give the same bits (the 64-row
 // kernel at q_len 8 against the narrow one) and the reference's values.
 TEST(CudaVerifyBitwise, RunningMaxMovesInLargeAndSmallSteps) {
@@ -510,10 +510,10 @@ TEST(CudaVerifyBitwise, RepeatedRunsGiveTheSameBits) {
 
 // CudaVerifySweep case26's call (the narrow fp8 kernel: 125 split CTAs, one wave) 300 times per
 // backend back to back, each against the first call bitwise. The narrow fp8 kernel's raw tiles
-// were once freed for the next bulk copy before the loads that read them had completed (NOTES.md,
-// fourteenth session): a CTA whose shared-memory pipe was crowded at the start read some codes
-// of the tile that came next. On the unfixed kernel this test failed twice in two runs (1 and 8
-// of its 600 calls differed).
+// were once freed for the next bulk copy before the loads that read them had completed
+// (docs/perf/knowledge.md, the fp8 flake): a CTA whose shared-memory pipe was crowded at the start
+// read some codes of the tile that came next. On the unfixed kernel this test failed twice in two
+// runs (1 and 8 of its 600 calls differed).
 TEST(CudaVerifyBitwise, NarrowFp8CallsRepeatTheirBits) {
   MLASPEC_SKIP_WITHOUT_GPU();
   constexpr int kCalls = 300;
@@ -545,7 +545,7 @@ TEST(CudaVerifySmall, SanitizerSweep) {
       {1, 8, 16, 16, DType::kFP8E4M3, 1.f, {1000}, false, 3},  // fp8 in-place dequant, splits
       {1, 1, 16, 32, DType::kFP8E4M3, 1.f, {900}, false, 2},   // narrow fp8, splits
       // deterministic split groups: 69 splits, more than an H200 runs at once, so fold computes
-      // two per CTA (NOTES.md v33)
+      // two per CTA
       {1, 8, 16, 64, DType::kBF16, 1.f, {70000}, true},
   };
   for (Case c : cases) {

@@ -133,7 +133,7 @@ int deterministic_group_size(const SplitPlan& plan, int batch, int concurrent_gr
   int best = 1;
   int64_t best_time = -1;
   // Groups of whole blocks fold them in the kernel (set_split_groups): one partial per block
-  // instead of per split, written and read back by the combine (NOTES.md v34).
+  // instead of per split, written and read back by the combine.
   auto folds = [&](int g) { return plan.block_splits > 1 && g % plan.block_splits == 0; };
   for (int g = 1; g <= std::max(max_group, 1); ++g) {
     int64_t groups = 0;

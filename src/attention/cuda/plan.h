@@ -59,7 +59,7 @@ struct FoldGeometry {
 // clusters of c CTAs the device runs at once (cudaOccupancyMaxActiveClusters: GPC packing decides,
 // not the SM count). An odd tile count in clusters of 2 leaves a CTA without rows: on the H200
 // (132 single CTAs, 66 pairs) 5 tiles run 22 splits at once in clusters of 2 and 26 one CTA per
-// tile, measured 12.7% faster (NOTES.md, nineteenth session).
+// tile, measured 12.7% faster.
 FoldGeometry fold_geometry(int rows, int max_cluster, int preferred,
                            std::span<const int> active_clusters);
 

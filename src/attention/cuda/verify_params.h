@@ -42,7 +42,8 @@ struct SplitPlan {
   // slot), keeping Q and the KV pipeline between them. Request b's groups are group_begin[b] ..
   // group_begin[b + 1] - 1; group g of it covers splits [g * group_size, +group_size) clipped to
   // its splits. group_size 1 (every plan builder sets it, set_split_groups(plan, batch, 1)) makes
-  // a group a split. Deterministic mode only (NOTES.md v33): its fixed chunks are short.
+  // a group a split. Deterministic mode only: its fixed chunks are short, and in default mode a
+  // loop of splits per CTA measured slower (the compiler rebuilt the wgmma descriptors per split).
   int32_t group_size = 1;
   int32_t total_groups = 0;  // group_begin[batch]
   int32_t group_begin[CommonTraits::kMaxBatch + 1];
