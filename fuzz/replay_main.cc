@@ -83,7 +83,8 @@ int main(int argc, char** argv) {
   size_t runs = 0;
   for (const auto& f : files) {
     std::ifstream in(f, std::ios::binary);
-    std::vector<uint8_t> seed((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::vector<uint8_t> seed((std::istreambuf_iterator<char>(in)),
+                              std::istreambuf_iterator<char>());
     LLVMFuzzerTestOneInput(seed.data(), seed.size());
     ++runs;
     for (int m = 0; m < kMutationsPerSeed; ++m, ++runs) {
