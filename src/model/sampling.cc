@@ -21,51 +21,62 @@ std::string fmt(double v) {
 // filters' comparisons do not depend on float rounding of the running sums.
 void fill_weights(std::span<const float> logits, const SamplingParams& params,
                   std::vector<double>& w) {
-  const int64_t vocab = static_cast<int64_t>(logits.size());
+  const size_t vocab = logits.size();
   const double inv_t = 1.0 / static_cast<double>(params.temperature);
-  std::vector<double> z(vocab);
-  for (int64_t i = 0; i < vocab; ++i) z[i] = static_cast<double>(logits[i]) * inv_t;
-
-  // -inf tokens are already out; count the candidates top-k chooses among.
-  std::vector<int32_t> live;
-  live.reserve(vocab);
-  for (int64_t i = 0; i < vocab; ++i) {
-    if (!std::isinf(z[i])) live.push_back(static_cast<int32_t>(i));
+  w.resize(vocab);
+  size_t live = 0;
+  for (size_t i = 0; i < vocab; ++i) {
+    w[i] = static_cast<double>(logits[i]) * inv_t;  // -inf stays -inf: masked
+    live += w[i] != -INFINITY;
   }
-  if (params.top_k > 0 && static_cast<size_t>(params.top_k) < live.size()) {
-    std::vector<double> vals(live.size());
-    for (size_t j = 0; j < live.size(); ++j) vals[j] = z[live[j]];
+  if (params.top_k > 0 && static_cast<size_t>(params.top_k) < live) {
+    std::vector<double> vals;
+    vals.reserve(live);
+    for (double z : w) {
+      if (z != -INFINITY) vals.push_back(z);
+    }
     std::nth_element(vals.begin(), vals.begin() + (params.top_k - 1), vals.end(),
                      std::greater<double>());
     const double kth = vals[params.top_k - 1];
-    std::erase_if(live, [&](int32_t t) { return z[t] < kth; });
+    for (double& z : w) {
+      if (z < kth) z = -INFINITY;
+    }
   }
 
-  double zmax = -INFINITY;
-  for (int32_t t : live) zmax = std::max(zmax, z[t]);
-  w.assign(vocab, 0.0);
+  const double zmax = *std::max_element(w.begin(), w.end());
   double total = 0.0;
-  for (int32_t t : live) {
-    w[t] = std::exp(z[t] - zmax);
-    total += w[t];
+  for (double& z : w) {
+    z = std::exp(z - zmax);  // the largest becomes exactly 1; masked ones exactly 0
+    total += z;
   }
 
   if (params.top_p < 1.0f) {
-    std::vector<int32_t> order = live;
-    std::sort(order.begin(), order.end(),
-              [&](int32_t a, int32_t b) { return w[a] != w[b] ? w[a] > w[b] : a < b; });
+    std::vector<int32_t> order;
+    order.reserve(vocab);
+    for (size_t i = 0; i < vocab; ++i) {
+      if (w[i] > 0.0) order.push_back(static_cast<int32_t>(i));
+    }
+    // A strict total order (weight descending, then id), so selecting the first c by nth_element
+    // and sorting them gives exactly the head of a full sort. Typical rows reach top_p within a
+    // few hundred tokens; c grows until the prefix reaches it.
+    const auto before = [&](int32_t a, int32_t b) { return w[a] != w[b] ? w[a] > w[b] : a < b; };
     const double limit = static_cast<double>(params.top_p) * total;
-    double above = 0.0;
     size_t keep = 0;
-    while (keep < order.size() && (keep == 0 || above < limit)) above += w[order[keep++]];
+    for (size_t c = std::min<size_t>(order.size(), 256);; c = std::min(order.size(), c * 4)) {
+      std::nth_element(order.begin(), order.begin() + (c - 1), order.end(), before);
+      std::sort(order.begin(), order.begin() + c, before);
+      double above = 0.0;
+      keep = 0;
+      while (keep < c && (keep == 0 || above < limit)) above += w[order[keep++]];
+      if (keep < c || above >= limit || c == order.size()) break;
+    }
     for (size_t j = keep; j < order.size(); ++j) w[order[j]] = 0.0;
   }
 
   if (params.min_p > 0.0f) {
-    // The largest weight is exp(0) = 1 and survives top-k and top-p.
-    const double floor = static_cast<double>(params.min_p);
-    for (int32_t t : live) {
-      if (w[t] < floor) w[t] = 0.0;
+    const double floor = static_cast<double>(params.min_p);  // relative to the largest, 1
+    for (double& v : w) {
+      if (v < floor) v = 0.0;
     }
   }
 }

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <random>
@@ -162,6 +163,79 @@ TEST(Order, TemperatureThenTopKThenTopPThenMinP) {
   // min-p compares with the largest survivor: after top-k 2, [4/7, 3/7]; 0.8 * 4/7 > 3/7.
   expect_probs(logits, sampling(1.0f, 2, 1.0f, 0.8f), {1, 0, 0, 0});
   expect_probs(logits, sampling(1.0f, 2, 1.0f, 0.7f), {4 / 7.0, 3 / 7.0, 0, 0});
+}
+
+// The rule written as plainly as possible (full sorts, no early exits), for the sweep below.
+std::vector<double> reference_distribution(const std::vector<float>& logits,
+                                           const SamplingParams& sp) {
+  const size_t v = logits.size();
+  std::vector<double> z(v);
+  for (size_t i = 0; i < v; ++i) z[i] = static_cast<double>(logits[i]) / sp.temperature;
+  std::vector<bool> keep(v);
+  for (size_t i = 0; i < v; ++i) keep[i] = z[i] != -INFINITY;
+  if (sp.top_k > 0) {
+    std::vector<double> sorted;
+    for (size_t i = 0; i < v; ++i) {
+      if (keep[i]) sorted.push_back(z[i]);
+    }
+    std::sort(sorted.rbegin(), sorted.rend());
+    if (static_cast<size_t>(sp.top_k) < sorted.size()) {
+      for (size_t i = 0; i < v; ++i) keep[i] = keep[i] && z[i] >= sorted[sp.top_k - 1];
+    }
+  }
+  double zmax = -INFINITY;
+  for (size_t i = 0; i < v; ++i) {
+    if (keep[i]) zmax = std::max(zmax, z[i]);
+  }
+  std::vector<double> w(v, 0.0);
+  double total = 0;
+  for (size_t i = 0; i < v; ++i) {
+    if (keep[i]) total += w[i] = std::exp(z[i] - zmax);
+  }
+  if (sp.top_p < 1.0f) {
+    std::vector<int> order;
+    for (size_t i = 0; i < v; ++i) {
+      if (w[i] > 0) order.push_back(static_cast<int>(i));
+    }
+    std::sort(order.begin(), order.end(),
+              [&](int a, int b) { return w[a] != w[b] ? w[a] > w[b] : a < b; });
+    double above = 0;
+    for (size_t j = 0; j < order.size(); ++j) {
+      if (j > 0 && above >= sp.top_p * total) w[order[j]] = 0;
+      above += w[order[j]] > 0 ? w[order[j]] : 0;
+    }
+  }
+  if (sp.min_p > 0.0f) {
+    for (double& x : w) {
+      if (x < sp.min_p) x = 0;
+    }
+  }
+  return normalised(w);
+}
+
+TEST(ProcessLogits, RandomSweepMatchesPlainReference) {
+  // Integer logits make ties common (top-k boundary ties, top-p rank ties); vocabularies past 256
+  // with flat rows make top-p look beyond its first partial selection.
+  std::mt19937 rng(41);
+  for (int trial = 0; trial < 400; ++trial) {
+    const int vocab = trial % 3 == 0 ? 3000 : 2 + static_cast<int>(rng() % 40);
+    const bool ints = trial % 2 == 0;
+    std::normal_distribution<float> normal(0.0f, trial % 5 == 0 ? 0.05f : 2.0f);
+    std::vector<float> logits(vocab);
+    for (float& x : logits)
+      x = ints ? static_cast<float>(static_cast<int>(rng() % 5)) : normal(rng);
+    if (trial % 7 == 0) logits[rng() % vocab] = -INFINITY;
+    SamplingParams sp =
+        sampling(0.25f + 0.25f * (rng() % 8), static_cast<int>(rng() % 6) * (vocab / 4),
+                 trial % 4 == 0 ? 1.0f : 0.05f + 0.95f * (rng() % 100) / 100.0f,
+                 trial % 3 == 1 ? 0.02f * (rng() % 10) : 0.0f);
+    const std::vector<float> got = target_distribution(logits, sp).value();
+    const std::vector<double> want = reference_distribution(logits, sp);
+    for (int t = 0; t < vocab; ++t) {
+      ASSERT_EQ(got[t] > 0.0f, want[t] > 0.0) << "trial " << trial << " token " << t;
+      ASSERT_NEAR(got[t], want[t], 1e-6) << "trial " << trial << " token " << t;
+    }
+  }
 }
 
 TEST(SampleFrom, InverseCdfInIdOrderNeverAZeroWeight) {
