@@ -129,7 +129,14 @@ std::vector<int32_t> NgramIndex::propose(int32_t num_draft) const {
   if (m.n == 0) return {};
   const int64_t len = static_cast<int64_t>(history_.size());
   const int64_t stop = std::min<int64_t>(m.end + num_draft, len);
-  return {history_.begin() + m.end, history_.begin() + stop};
+  std::vector<int32_t> out(history_.begin() + m.end, history_.begin() + stop);
+  if (config_.repeat_cycle) {
+    // (h ++ out)[e + j] with e + j >= len is out[e + j - len], already written since e < len.
+    for (int64_t j = static_cast<int64_t>(out.size()); j < num_draft; ++j) {
+      out.push_back(out[m.end + j - len]);
+    }
+  }
+  return out;
 }
 
 Result<NgramDrafter> NgramDrafter::create(const NgramConfig& config) {

@@ -24,6 +24,8 @@
 #include <vector>
 
 #include "mlaspec/model/sampling.h"
+#include "mlaspec/spec/ngram_drafter.h"
+#include "mlaspec/spec/stats.h"
 
 namespace mlaspec::spec {
 namespace {
@@ -254,6 +256,99 @@ TEST(AcceptRejection, BadInputsNameTheValue) {
   params.min_p = 3.0f;
   EXPECT_EQ(accept_logits(draft, logits, {}, 2, params, 0).status().message(),
             "min_p 3 is outside [0, 1] (0 turns it off)");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The whole step (draft -> verify -> accept -> commit) with the n-gram drafter and a toy target
+
+// A toy target: logits depend on the last two tokens through a fixed random table, so outputs
+// repeat and n-gram drafts are often right.
+struct ToyTarget {
+  static constexpr int kV = 24;
+  std::vector<float> table;
+  ToyTarget() : table(kV * kV * kV) {
+    std::mt19937 rng(77);
+    std::normal_distribution<float> normal(0.0f, 2.0f);
+    for (float& v : table) v = normal(rng);
+  }
+  std::span<const float> logits(const std::vector<int32_t>& h) const {
+    const size_t a = h.size() >= 2 ? h[h.size() - 2] : 0, b = h.empty() ? 0 : h.back();
+    return std::span<const float>(table).subspan((a * kV + b) * kV, kV);
+  }
+};
+
+// Runs the speculative loop until `length` tokens; max_draft 0 = plain decoding through the same
+// acceptor. Returns the generated tokens (prompt excluded).
+std::vector<int32_t> run_loop(const ToyTarget& target, const std::vector<int32_t>& prompt,
+                              const model::SamplingParams& params, int max_draft, size_t length,
+                              SpecStats* stats, const NgramConfig& config = {}) {
+  NgramDrafter drafter = NgramDrafter::create(config).value();
+  EXPECT_TRUE(drafter.add_request(0, prompt, params).ok());
+  std::vector<int32_t> h = prompt;
+  while (h.size() < prompt.size() + length) {
+    std::vector<DraftSlot> slot(1);
+    slot[0].max_draft = max_draft;
+    EXPECT_TRUE(drafter.propose(slot).ok());
+    const std::vector<int32_t>& draft = slot[0].tokens;
+    std::vector<float> rows;  // the verify forward: one row per draft + 1
+    std::vector<int32_t> ctx = h;
+    for (size_t i = 0; i <= draft.size(); ++i) {
+      const std::span<const float> l = target.logits(ctx);
+      rows.insert(rows.end(), l.begin(), l.end());
+      if (i < draft.size()) ctx.push_back(draft[i]);
+    }
+    const Acceptance a =
+        accept_logits(draft, rows, {}, ToyTarget::kV, params, static_cast<int64_t>(h.size()))
+            .value();
+    EXPECT_TRUE(stats->record_step(static_cast<int32_t>(draft.size()), a.num_accepted).ok());
+    EXPECT_TRUE(drafter.commit(0, a.tokens).ok());
+    h.insert(h.end(), a.tokens.begin(), a.tokens.end());
+  }
+  return {h.begin() + prompt.size(), h.begin() + prompt.size() + length};
+}
+
+std::vector<int32_t> plain_loop(const ToyTarget& target, const std::vector<int32_t>& prompt,
+                                const model::SamplingParams& params, size_t length) {
+  std::vector<int32_t> h = prompt;
+  while (h.size() < prompt.size() + length) {
+    h.push_back(
+        model::sample_token(target.logits(h), params, static_cast<int64_t>(h.size())).value());
+  }
+  return {h.begin() + prompt.size(), h.end()};
+}
+
+TEST(SpeculativeLoop, GreedyWithNgramDraftsEqualsPlainGreedy) {
+  const ToyTarget target;
+  for (int32_t first = 0; first < 8; ++first) {
+    const std::vector<int32_t> prompt = {first, 3, first, 5};
+    const std::vector<int32_t> plain = plain_loop(target, prompt, {}, 300);
+    for (int max_draft : {1, 3, 7}) {
+      SpecStats stats;
+      EXPECT_EQ(run_loop(target, prompt, {}, max_draft, 300, &stats), plain)
+          << "prompt " << first << " max_draft " << max_draft;
+      EXPECT_GT(stats.accepted, 0);  // the drafts did get used
+      EXPECT_LT(stats.verify_steps, 300);
+      if (first == 0) std::printf("%s\n", format_summary(stats, "ngram").c_str());
+    }
+    SpecStats stats;
+    EXPECT_EQ(run_loop(target, prompt, {}, 7, 300, &stats, {1, 3, true}), plain);
+    if (first == 0) std::printf("%s\n", format_summary(stats, "ngram+cycle").c_str());
+  }
+}
+
+TEST(SpeculativeLoop, SamplingWithoutDraftsEqualsPlainSampling) {
+  const ToyTarget target;
+  model::SamplingParams params;
+  params.temperature = 0.8f;
+  params.top_p = 0.9f;
+  for (uint64_t seed = 0; seed < 10; ++seed) {
+    params.seed = seed;
+    const std::vector<int32_t> prompt = {1, 2, 3};
+    SpecStats stats;
+    EXPECT_EQ(run_loop(target, prompt, params, 0, 200, &stats),
+              plain_loop(target, prompt, params, 200));
+    EXPECT_EQ(stats.verify_steps, 200);
+  }
 }
 
 #endif  // MLASPEC_ACCEPTOR_HARNESS_ONLY

@@ -20,7 +20,10 @@ std::vector<int32_t> brute_force(const std::vector<int32_t>& h, const NgramConfi
     for (int64_t e = len - 1; e >= n; --e) {
       bool match = true;
       for (int i = 1; i <= n && match; ++i) match = h[e - i] == h[len - i];
-      if (match) return {h.begin() + e, h.begin() + std::min<int64_t>(e + k, len)};
+      if (!match) continue;
+      std::vector<int32_t> seq = h;  // copy h[e ..] on, reading what is appended as we go
+      for (int64_t j = 0; j < k && (c.repeat_cycle || e + j < len); ++j) seq.push_back(seq[e + j]);
+      return {seq.begin() + len, seq.end()};
     }
   }
   return {};
@@ -52,6 +55,11 @@ TEST(NgramIndex, HandCases) {
   EXPECT_TRUE(make({7}).propose(4).empty());
   EXPECT_EQ(make({7, 7}).propose(4), (std::vector<int32_t>{7}));
   EXPECT_TRUE(make({1, 2, 1, 2}).propose(0).empty());
+  // repeat_cycle continues a loop past the end of the history: a b c a b c | a b c a b ...
+  EXPECT_EQ(make({1, 2, 3, 1, 2, 3}, {1, 3, true}).propose(7),
+            (std::vector<int32_t>{1, 2, 3, 1, 2, 3, 1}));
+  EXPECT_EQ(make({1, 2, 3, 1, 2, 3}).propose(7), (std::vector<int32_t>{1, 2, 3}));
+  EXPECT_EQ(make({7, 7}, {1, 3, true}).propose(4), (std::vector<int32_t>{7, 7, 7, 7}));
   // min_ngram 2 ignores single-token matches.
   EXPECT_TRUE(make({1, 2, 3, 1}, {2, 3}).propose(4).empty());
   EXPECT_EQ(make({1, 2, 3, 1}, {1, 3}).propose(4), (std::vector<int32_t>{2, 3, 1}));
@@ -66,9 +74,10 @@ TEST(NgramIndex, ConfigErrors) {
 
 TEST(NgramIndex, IncrementalMatchesBruteForceOnRandomSequences) {
   std::mt19937 rng(17);
-  const NgramConfig configs[] = {{1, 3}, {1, 1}, {2, 4}, {3, 3}, {1, 8}};
-  for (int trial = 0; trial < 60; ++trial) {
-    const NgramConfig c = configs[trial % 5];
+  const NgramConfig configs[] = {{1, 3}, {1, 1},       {2, 4},      {3, 3},
+                                 {1, 8}, {1, 3, true}, {2, 5, true}};
+  for (int trial = 0; trial < 70; ++trial) {
+    const NgramConfig c = configs[trial % 7];
     const int alphabet = 2 + trial % 7;
     std::uniform_int_distribution<int> tok(0, alphabet - 1);
     NgramIndex idx = NgramIndex::create(c).value();

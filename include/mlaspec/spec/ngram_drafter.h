@@ -7,7 +7,10 @@
 //   no n matches: propose nothing (the step then verifies the anchor alone: a plain decode step).
 // The earlier occurrence may overlap the suffix (in "a b a b a" the suffix "a b a" last ended at
 // e = 3, proposing "b a"); the proposal is cut at the end of the history, as vLLM's n-gram
-// proposer does, so it can be shorter than num_draft. Defaults: n from 3 down to 1.
+// proposer does, so it can be shorter than num_draft. With repeat_cycle the copy instead runs on
+// into the proposal itself (token j is (h ++ proposal)[e + j]): a history caught in a loop of
+// period L - e gets the loop continued for all num_draft tokens. Defaults: n from 3 down to 1,
+// repeat_cycle off (vLLM's rule, the baseline).
 //
 // Cost: an index per request with one open-addressing table per n, mapping an n-gram (hashed from
 // the history, compared exactly) to the end of its most recent occurrence. Appending a token costs
@@ -29,6 +32,7 @@ namespace mlaspec::spec {
 struct NgramConfig {
   int32_t min_ngram = 1;
   int32_t max_ngram = 3;
+  bool repeat_cycle = false;  // continue the copy into the proposal instead of stopping at L
 };
 constexpr int32_t kMaxNgram = 64;
 
