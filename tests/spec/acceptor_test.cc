@@ -152,6 +152,48 @@ TEST(AcceptRejection, NoDraftsEmitsThePlainSample) {
   }
 }
 
+TEST(AcceptRejection, LogitsEntryEqualsProbsEntryOnProcessedRows) {
+  // accept_logits = process_logits on each row + accept_rejection, draw for draw.
+  std::mt19937 rng(6);
+  std::normal_distribution<float> normal(0.0f, 1.5f);
+  const int vocab = 12, n = 5;
+  for (uint64_t seed = 0; seed < 500; ++seed) {
+    model::SamplingParams params;
+    params.temperature = 0.5f + 0.1f * (seed % 10);
+    params.top_k = static_cast<int32_t>(seed % 3) * 4;
+    params.top_p = seed % 4 == 0 ? 1.0f : 0.8f;
+    params.min_p = seed % 5 == 0 ? 0.1f : 0.0f;
+    params.seed = seed;
+    std::vector<float> logits((n + 1) * vocab), p((n + 1) * vocab), q(n * vocab);
+    for (float& v : logits) v = normal(rng);
+    for (int i = 0; i <= n; ++i) {
+      ASSERT_TRUE(model::process_logits(std::span<const float>(logits).subspan(i * vocab, vocab),
+                                        params, std::span<float>(p).subspan(i * vocab, vocab))
+                      .ok());
+    }
+    // Drafts from a softened target, so that runs of acceptances and rejections both occur.
+    model::SamplingParams soft = params;
+    soft.temperature *= 1.5f;
+    std::vector<int32_t> draft(n);
+    for (int i = 0; i < n; ++i) {
+      const std::span<float> qi = std::span<float>(q).subspan(i * vocab, vocab);
+      ASSERT_TRUE(
+          model::process_logits(std::span<const float>(logits).subspan(i * vocab, vocab), soft, qi)
+              .ok());
+      draft[i] = model::sample_from(std::span<const float>(qi),
+                                    random_uniform(seed, 40 + i, RandomStream::kDraft));
+    }
+    for (bool with_q : {true, false}) {
+      const std::span<const float> qs =
+          with_q ? std::span<const float>(q) : std::span<const float>();
+      const Acceptance a = accept_logits(draft, logits, qs, vocab, params, 40).value();
+      const Acceptance b = accept_rejection({draft, p, qs, vocab, seed, 40}).value();
+      ASSERT_EQ(a.num_accepted, b.num_accepted) << "seed " << seed;
+      ASSERT_EQ(a.tokens, b.tokens) << "seed " << seed;
+    }
+  }
+}
+
 TEST(AcceptRejection, TargetZeroIsAlwaysRejected) {
   const std::vector<float> p = {0.5f, 0.0f, 0.5f, 0.25f, 0.25f, 0.5f};
   const std::vector<float> q = {0.0f, 1.0f, 0.0f};
