@@ -15,15 +15,17 @@
 //   if all n are accepted, emit a bonus drawn from p_n.
 // Every draw of an emitted target token uses random_uniform(seed, its position, kSample), the draw
 // plain sampling uses at that position (model/sampling.h), so with n = 0 the step emits exactly the
-// token plain sampling would. The emitted tokens follow the target's distribution whatever q is.
+// token plain sampling would. The emitted tokens follow the target's distribution whatever q is,
+// provided d_i was drawn from q_i independently of the acceptor's draws (or chosen
+// deterministically, for one-hot drafts).
 // Rules at the edges:
 //   * no draft probabilities: q_i is one-hot at d_i (accept with probability p_i(d_i); on
 //     rejection draw from p_i with d_i removed);
 //   * q_i(d_i) == 0 for a proposed token: q_i cannot have produced d_i, so that position is
 //     treated as one-hot as above (the only reading under which the output stays exact);
 //   * p_i(d_i) == 0: always rejected;
-//   * norm(max(0, p_i - q_i)) with zero mass (only reachable through rounding, as p_i == q_i
-//     accepts surely): draw from p_i instead.
+//   * norm(max(0, p_i - q_i)) with zero mass (reachable only through rounding, as p_i == q_i
+//     accepts surely, or through a q_i that does not sum to 1): draw from p_i instead.
 // Rows are probability rows (non-negative, summing to 1 up to rounding: model::process_logits's
 // output); values read are checked to be finite and >= 0, a row is read in full only when a
 // token is drawn from it.
