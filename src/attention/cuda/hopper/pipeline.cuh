@@ -8,6 +8,10 @@
 
 namespace mlaspec::attn::cuda {
 
+// Named barrier of the kernel's start (bf16): the consumers arrive once Q is in shared memory,
+// the producer warpgroup waits there before its first copy into stage 1.
+constexpr uint32_t kQStoredBar = 9;
+
 namespace sm90 {
 
 // bf16 (NOTES.md v28): the stage whose V-right + rope half holds tile t0 + which (which = 0, 1)
