@@ -287,8 +287,8 @@ class CudaVerifyBackend final : public Backend {
  private:
   // bf16 shares each KV tile between two row tiles (kMaxCluster); fp8 does not: each CTA of a
   // split copies its own raw codes (the second read mostly hits L2, and fp8 moves half the bytes),
-  // so no CTA waits for its partner's release of a stage before the next copy. Measured on the
-  // H200 (docs/perf/NOTES.md v31): fp8 fold 4-5% faster on every compute row, bf16 up to 5% slower.
+  // so no CTA waits for its partner's release of a stage before the next copy. Measured on an
+  // H200 without clusters: fp8 fold 4-5% faster on every compute row, bf16 up to 5% slower.
   static int max_cluster(DType kv) {
     return kv == DType::kFP8E4M3 ? std::min(kMaxCluster, kMaxClusterFp8) : kMaxCluster;
   }
@@ -449,12 +449,13 @@ class CudaVerifyBackend final : public Backend {
 #endif
   // Largest fold cluster for bf16 (up to 8, the portable limit), and for fp8 (max_cluster).
   // Bigger clusters read the KV from HBM fewer times but couple more CTAs through each stage's
-  // empty barrier and pack worse into GPCs: measured on the H200 (docs/perf/NOTES.md), a cap of 2
-  // beats 8 by up to 2.4x at H = 128, q_len = 8 and ties elsewhere (v4), and beats 1 for bf16 but
-  // not for fp8 (v31). Row tiles beyond the cap re-read the KV (mostly from L2).
+  // empty barrier and pack worse into GPCs: measured on an H200, a cap of 2 beats 8 by up to 2.4x
+  // at H = 128, q_len = 8 and ties elsewhere, and beats 1 for bf16 but not for fp8. Row tiles
+  // beyond the cap re-read the KV (mostly from L2).
   static constexpr int kMaxCluster = MLASPEC_VERIFY_MAX_CLUSTER;
   static_assert(kMaxCluster >= 1 && kMaxCluster <= 8);
-  // The cluster the geometry prefers (2: v4); up to kMaxCluster only where it runs more splits.
+  // The cluster the geometry prefers (2, the best cap above); up to kMaxCluster only where it
+  // runs more splits.
   static constexpr int kPreferredCluster = 2;
   static constexpr int kMaxClusterFp8 = 1;
   // Most consecutive deterministic splits one CTA computes (deterministic_group_size).

@@ -89,7 +89,7 @@ __device__ __forceinline__ void expand_chunks(const uint4 (&v)[NC], Store&& stor
   }
 }
 
-// fp8 (NOTES.md v40): where raw V block j (j < 8, dense [64 keys x 64 codes]) of a tile lands
+// fp8: where raw V block j (j < 8, dense [64 keys x 64 codes]) of a tile lands
 // in its stage: the V-left half, blocks 4..7 first, then 0..3. The f16 blocks 0, 1 then overwrite
 // only raw 4..7 and the f16 blocks 2, 3 only raw 0..3 (sm90::expand_tile).
 template <typename KT>

@@ -1,6 +1,6 @@
 // The narrow MLA verify kernel for Hopper (sm_90a): row tiles of at most 16 query rows (decode
 // at H <= 16, rowwise at H <= 16, any tile of q_len * H <= 16 rows). cuda_fold and cuda_rowwise
-// launch it instead of verify_kernel_sm90 for those tiles (NOTES.md v22).
+// launch it instead of verify_kernel_sm90 for those tiles.
 //
 // Why: the 64-row kernel's wgmma has M = 64 query rows, so a 16-row tile does 4x the tensor work
 // it needs, and its fp8 path expands the raw codes with one warp per scheduler. Here the products
@@ -9,8 +9,7 @@
 // blocks (one 8 KB slot per column block), each freed as soon as its last reader is done; and
 // fp8's raw pages land whole (one bulk copy per page) in raw tiles of their own, expanded (to
 // f16, the fp8 MMAs' type, as in the 64-row kernel) by two warpgroups taking alternate steps.
-// Measured on the H200 (NOTES.md v22, v23): fp8 decode 25-28% faster than the 64-row kernel, bf16
-// within 1%.
+// Measured on an H200: fp8 decode 25-28% faster than the 64-row kernel, bf16 within 1%.
 //
 // Bitwise contract: a row's arithmetic is the 64-row kernel's, step for step, so fold == rowwise
 // and verify row i == the decode call whichever kernel serves each call:
@@ -21,7 +20,7 @@
 //    xor-1 / xor-2 butterfly), read back from an f32 staging copy of P;
 //  - the rescale order of O: bf16 pairs (t0, t1) as the 64-row kernel's seesaw (O_L = (O_L sc0
 //    + P0 V0L) sc1 + P1 V1L; O_R = O_R (sc0 sc1) + P1 V1R + bf16(P0 sc1) V0R); fp8 tile by tile
-//    (O = O sc + P V), its v18 order;
+//    (O = O sc + P V), its plain pair order;
 //  - the epilogue: the same inv = out_scale / l, lse and bf16 rounding.
 // The GPU tests check it: at H <= 16 with q_len > 1, fold runs the 64-row kernel and rowwise
 // this one, and they must agree bitwise.
@@ -198,8 +197,9 @@ __global__ void __launch_bounds__(NT::NUM_THREADS, 1)
         sm90::expand_chunks<false>(v, store);
         // Generic-proxy writes that wgmma (async proxy) reads next; the same fence orders this
         // thread's reads of the raw tile before the bulk copy that refills it (async proxy too:
-        // an arrival alone does not wait for the loads; NOTES.md, fourteenth session). Once all
-        // steps of the tile are past it, the tile can be refilled.
+        // an arrival alone does not wait for the loads, and without the fence the refill raced
+        // them: one call in 75 to 1,700 gave other bits). Once all steps of the tile are past it,
+        // the tile can be refilled.
         ptx::fence_proxy_async_smem();
         ptx::mbar_arrive(&raw_empty[r]);
 #pragma unroll
@@ -404,7 +404,7 @@ __global__ void __launch_bounds__(NT::NUM_THREADS, 1)
     const bool has1 = t0 + 1 < n_tiles;
     float sf0[8], sf1[8], sc0[4], sc1[4];
     if constexpr (NT::kFp8) {
-      // fp8 (the 64-row kernel's v18 order): O = O sc0 + P0 V0, then O = O sc1 + P1 V1.
+      // fp8 (the 64-row kernel's plain pair order): O = O sc0 + P0 V0, then O = O sc1 + P1 V1.
       tile_softmax(sf0, t0, std::integral_constant<int, 0>{}, sMax0, sPf0, sSc0, sP0, sc0);
       ptx::fence_proxy_async_smem();
       ptx::named_bar_sync(1, NT::CONSUMER_THREADS);
@@ -517,7 +517,7 @@ __global__ void __launch_bounds__(NT::NUM_THREADS, 1)
   // One row per warp at a time, 4 float4 per lane (columns 4 lane + 128 j), all four loaded before
   // the four stores, the row's (i, h) split once. (A loop of one float2 per thread and iteration,
   // 32 iterations each a shared-load round trip plus a division by the head count, took 2.2-2.6
-  // µs per CTA: NOTES.md, sixteenth session.)
+  // µs per CTA on an H200.)
   constexpr int WARPS = NT::CONSUMER_THREADS / 32;
   constexpr int PER_LANE = NT::D_V / 128;  // float4 per lane and row
 #pragma unroll

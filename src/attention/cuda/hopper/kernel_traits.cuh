@@ -12,15 +12,15 @@
 namespace mlaspec::attn::cuda {
 
 // The arithmetic of a KV dtype, one definition for both kernels (a row's bits must not depend on
-// which of them serves it). fp8's MMAs take f16 operands (NOTES.md v37): its codes expand exactly
-// to f16 with one cvt per two codes, Q is scaled per row by a power of two into f16's range
-// (sm90::q_row_scale), and P enters the MMAs times P_SCALE, undone in the epilogue (both exact, so
-// the bits of a row depend only on its own inputs, as before).
+// which of them serves it). fp8's MMAs take f16 operands: its codes expand exactly to f16 with one
+// cvt per two codes, Q is scaled per row by a power of two into f16's range (sm90::q_row_scale),
+// and P enters the MMAs times P_SCALE, undone in the epilogue (both exact, so the bits of a row
+// depend only on its own inputs).
 template <typename KvT>
 struct KvMath {
   static constexpr ptx::MmaType MMA = sizeof(KvT) == 1 ? ptx::MmaType::kF16 : ptx::MmaType::kBf16;
   // fp8: P <= 2^RESCALE_SLACK = 2^8 enters the MMAs as f16(P * 2^7) <= 2^15, below f16's max;
-  // f16 normals hold P down to 2^-21, subnormals to 2^-31 (NOTES.md v44).
+  // f16 normals hold P down to 2^-21, subnormals to 2^-31.
   static constexpr float P_SCALE = sizeof(KvT) == 1 ? 128.f : 1.f;
   // How far (log2 units) a tile's max may exceed a row's running max before the running max
   // moves (sm90::next_max): P = 2^(s - m) then stays at or below 2^RESCALE_SLACK (8 for both).
@@ -58,7 +58,7 @@ struct Sm90Traits {
   // fp8: the raw codes of a tile land as dense [64 keys x 64 B] blocks, those of V (blocks 0..7)
   // in the stage's V-left half (sm90::raw_v_off), the rope block's in the stage's slot of the P1
   // block, and the producer warpgroup expands them in place into the swizzled f16 tile
-  // (sm90::expand_tile, NOTES.md v40).
+  // (sm90::expand_tile).
   static constexpr int NUM_DEQUANT_THREADS = 128;  // the producer warpgroup (fp8)
 
   static constexpr int Q_BYTES = TILE_BYTES;
@@ -118,7 +118,7 @@ struct Sm90Traits {
                 "fp8: raw V blocks 0..7 fill the V-left half, both raw rope blocks the P1 block");
   // setmaxnreg moves registers between warpgroups inside the CTA's launch allocation (65536 /
   // NUM_THREADS per thread, in steps of 8): a consumer increase larger than what the producer
-  // gives back would wait forever (NOTES.md v25).
+  // gives back would wait forever.
   static_assert(PRODUCER_REGS * 128 + CONSUMER_REGS * NUM_CONSUMER_THREADS <=
                 (65536 / NUM_THREADS) / 8 * 8 * NUM_THREADS);
   static_assert(CommonTraits::kMaxSeqLen <= (int64_t{1} << 30), "key positions are int32");

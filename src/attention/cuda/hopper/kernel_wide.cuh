@@ -17,12 +17,13 @@
 // tile is still landing. bf16 frees each stage in two halves (V-left, V-right + rope), each as soon
 // as its last reader is done, in FlashMLA's "seesaw" order: WG1 does its own P1 V1R first and WG0
 // hands it P0 rescaled to WG1's max, so stage 1's V-right half is free mid-pair and the next t1's
-// Q K^T starts there (NOTES.md v19). bf16's halves are slots of their own (v28): t0 always lands
-// its V-left in stage 0 and t1 in stage 1, but the V-right + rope halves alternate by pair, t0
-// taking the one freed mid-pair (by WG1's P1 V1R) and t1 the one freed last (by WG1's P0 V0R), so
-// WG0's S0, which every pair waits on, finds both halves landed. fp8 keeps the older order (v18)
-// and frees the V-left half (WG0) to the next tile's raw codes, the V-right + rope half (WG1) to
-// its expansion (v40). P0 goes over t0's rope block (columns 512..575: read by Q K^T only, dead
+// Q K^T starts there. bf16's halves are slots of their own: t0 always lands its V-left in stage 0
+// and t1 in stage 1, but the V-right + rope halves alternate by pair, t0 taking the one freed
+// mid-pair (by WG1's P1 V1R) and t1 the one freed last (by WG1's P0 V0R), so WG0's S0, which every
+// pair waits on, finds both halves landed. fp8 keeps the plain pair order (no seesaw: its
+// expansion writes the V-right half only once WG1 is done with it, so an early release buys
+// nothing) and frees the V-left half (WG0) to the next tile's raw codes, the V-right + rope half
+// (WG1) to its expansion. P0 goes over t0's rope block (columns 512..575: read by Q K^T only, dead
 // once S is computed); bf16's P1 has its own block (fp8's goes over t1's rope block).
 //
 // Shared-memory tiles use the 128B-swizzle layout wgmma and TMA agree on: a [64 rows x 576] bf16
@@ -41,11 +42,14 @@
 // complete_tx makes visible); bf16 slots are released with relaxed arrivals (their reads were
 // wgmma operand reads that wgmma.wait_group already completed), fp8 slots with release arrivals
 // (release_stage). Every shared-memory pointer derives from smem_raw by an offset, so the compiler
-// keeps 32-bit shared addresses (NOTES.md v19). docs/perf/NOTES.md v5-v9, v12, v19.
-#pragma once
-
-#include <cuda_runtime.h>
-
+// keeps 32-bit shared addresses.
+//
+// Roles (hopper/): kernel_traits.cuh (Sm90Traits: tiles, stages, smem layout), tile_scheduler.cuh
+// (the CTA's work item), producer.cuh (wide_producer: TMA copies, fp8 expansion), pipeline.cuh
+// (the stage protocol), mainloop_mma.cuh (Q K^T, P V), softmax.cuh, fp8_expand.cuh. The consumer
+// warpgroups' path (Q load, the ping-pong, the epilogue) stays written out in the kernel: as
+// functions of their own, even inlined, the optimizer simplifies them before it sees the kernel
+// around them and the SASS changes (cuobjdump), so moving them needs a GPU run to land.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -104,8 +108,8 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
   // The split being computed (the group's splits in turn) and its keys. The host groups splits
   // only when a whole chunk is an even number of tile pairs (deterministic chunks: 16 or 32
   // tiles), so after a whole split every barrier has completed an even number of phases and the
-  // next split starts on the phases a fresh CTA would; only hand[3] (once per split) alternates
-  // (NOTES.md v33). A split cut short (the request's keys, or its rows' visible keys, end inside
+  // next split starts on the phases a fresh CTA would; only hand[3] (once per split) alternates.
+  // A split cut short (the request's keys, or its rows' visible keys, end inside
   // it) is followed in its group only by splits without tiles, which touch no stage barrier.
   int split = 0, kv_begin = 0, n_tiles = 0;
   auto begin_split = [&](int ci) {
@@ -173,7 +177,7 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
       } else if (q_by_tma) {
         ptx::mbar_wait(q_bar, 0);  // the producer's boxes (async proxy: wgmma reads them as is)
       } else {
-        // All of this thread's loads in flight before their stores: one round trip (NOTES.md v46).
+        // All of this thread's loads in flight before their stores: one round trip, not 18.
         uint4 v[PER_THREAD];
 #pragma unroll
         for (int k = 0; k < PER_THREAD; ++k) {
@@ -232,7 +236,7 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
 
       {
         // ------------------------------------------------ ping-pong over tile pairs
-        // Per pair (t0 in stage 0, t1 in stage 1), after FlashMLA's "seesaw" order (NOTES.md v19):
+        // Per pair (t0 in stage 0, t1 in stage 1), after FlashMLA's "seesaw" order:
         //   WG0: S0 = Q K0^T (blocks 0..8), softmax -> m0, scale0; hand[0]; O_L = O_L * scale0 +
         //        P0 V0L (P0 from registers); free stage 0's V-left; wait hand[1] (m1, scale1, sum1,
         //        P1 stored); P0 * scale1 -> stage 0's rope block; hand[2]; O_L = O_L * scale1 +
@@ -318,8 +322,8 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
           uint64_t* full0_r = &full_bar[rs0 * KT::FULL_BARS];
           uint64_t* full1_r = &full_bar[rs1 * KT::FULL_BARS];
           if constexpr (KT::kFp8) {
-            // fp8 keeps v18's order (its expansion writes the V-right + rope half only once WG1's
-            // P V is done with it, so the seesaw's early V-right release buys nothing there).
+            // fp8 keeps the plain pair order (its expansion writes the V-right + rope half only
+            // once WG1's P V is done with it, so the seesaw's early V-right release buys nothing).
             // WG0: S0, softmax, P0 over t0's rope block, hand[0], P0 V0L, free stage 0's V-left
             // (the next t0's raw codes land there); wait hand[1]; P1 V1L (stage 1's V-left is
             // freed at the next pair's start).
@@ -379,7 +383,7 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
             // This WG's P1 V1L of the previous pair frees stage 1's V-left half. With S0's first
             // blocks queued behind it the tensor cores stay busy (compute-bound), but if they have
             // not landed the release waits for them: when this CTA alone reads its split's KV
-            // (memory-bound), free the half first (NOTES.md v20).
+            // (memory-bound), free the half first so the next copy is not held up behind S0.
             if (tiles_per_split == 1) {
               if (t0 > 0) {
                 ptx::wgmma_wait<0>();
@@ -413,8 +417,9 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
               ptx::mbar_wait(&hand_bar[1], ph);
               take_t1(sc1, sum);
               // P0 on WG1's max for its V-right half, in place (P0 V0L has retired). Where neither
-              // of this thread's rows moved its max at t1 (scale exactly 1: most tiles since v44),
-              // the block already holds those bits: no stores and no fence before hand[2].
+              // of this thread's rows moved its max at t1 (scale exactly 1: most tiles, as the max
+              // moves only by more than RESCALE_SLACK), the block already holds those bits: no
+              // stores and no fence before hand[2].
               if (sc1[0] != 1.f || sc1[1] != 1.f) {
                 sm90::pack_p<KT::MMA>(pb, sf, sc1);
                 sm90::store_p(sStage + r0_off + KT::ROPE_OFF, pb, r_loc, t);
@@ -549,8 +554,8 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
           // The row's block state (this thread's own stores of the previous split), read with
           // plain loads in batches, each batch's loads issued before the previous batch is folded
           // and stored. One at a time behind each column's store (a volatile __ldcg, or a store
-          // the compiler cannot tell from the loads) each load costs a whole L2 round trip: ~25
-          // µs per split (NOTES.md v34). Batches of 8 (fp8: 4, ptxas spills otherwise).
+          // the compiler cannot tell from the loads) each load costs a whole L2 round trip, ~25
+          // µs per split on an H200. Batches of 8 (fp8: 4, ptxas spills otherwise).
           const float2* state = reinterpret_cast<const float2*>(o);
           constexpr int kBatch = KT::kFp8 ? 4 : 8;
           auto load_batch = [&](int n0, float2(&v)[kBatch]) {

@@ -14,7 +14,7 @@ constexpr uint32_t kQStoredBar = 9;
 
 namespace sm90 {
 
-// bf16 (NOTES.md v28): the stage whose V-right + rope half holds tile t0 + which (which = 0, 1)
+// bf16: the stage whose V-right + rope half holds tile t0 + which (which = 0, 1)
 // of a pair with parity `ph`. A pair's t0 takes the half freed mid-pair, t1 the one freed last,
 // so the two alternate. The map is its own inverse: the producer warp of stage s's V-right half
 // copies tile t0 + right_half_stage(ph, s).

@@ -121,13 +121,12 @@ __device__ __forceinline__ void wide_producer(
       // as soon as the slot is free. A pair's t0 always lands its V-left in stage 0 and t1 in
       // stage 1, but the V-right halves alternate by pair (the consumers use the same rule): t0
       // takes the slot freed mid-pair (WG1's P1 V1R of the pair before), so that both of WG0's
-      // halves are free about half a pair before its S0 needs them; t1 takes the one freed last
-      // (NOTES.md v28).
+      // halves are free about half a pair before its S0 needs them; t1 takes the one freed last.
       // At the kernel's start only tile 0's copies go out before Q is in shared memory (S of
       // tile 0 needs both). Q (72 KB, from the L2) comes by the boxes above or, where its rows
       // are not evenly spaced, by the consumers' plain loads, which queue behind every copy in
-      // flight: with both stages' copies (9-19 MB over the GPU) in front, Q took ~6-8 µs
-      // (NOTES.md v46); holding stage 1 is still faster with the boxes (seventeenth session).
+      // flight: with both stages' copies (9-19 MB over the GPU) in front, Q took ~6-8 µs on an
+      // H200. Holding stage 1 back is faster with the boxes too (measured on an H200).
       const int slot = warp - KT::PRODUCER_WARP;
       const int s = slot & 1, h = slot >> 1;
       bool q_stored = ci > 0;  // waited for (once per CTA, by every producer thread)
@@ -147,7 +146,7 @@ __device__ __forceinline__ void wide_producer(
       // instructions for one barrier generation, hence the unaligned form.
       if (!q_stored) ptx::named_bar_sync_unaligned(kQStoredBar, KT::NUM_THREADS);
     } else {
-      // fp8 (NOTES.md v40): the whole warpgroup expands the tiles in turn (sm90::expand_tile),
+      // fp8: the whole warpgroup expands the tiles in turn (sm90::expand_tile),
       // and the copying warp issues tile it's copies before its share of it. Both slots are
       // free at the start; after that, tile it's V-left slot is freed by WG0 once it is done
       // with tile it - 2, which needs nothing of tile it - 1, so the wait cannot deadlock, and

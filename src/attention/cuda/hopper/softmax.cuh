@@ -16,7 +16,7 @@ namespace sm90 {
 // keys past a row's last visible key at -inf where kMasked, and the rows' maxima into mx.
 // Unmasked, the product is __fmul_rn: without the mask's select a plain product would be
 // contracted with softmax's later `- m_use` into one FMA, whose rounding the narrow kernel does not
-// have (NOTES.md v42).
+// have (and the two kernels must give a row the same bits).
 template <bool kMasked>
 __device__ __forceinline__ void scale_scores64(float (&sf)[32], int key0, int t,
                                                const int (&vis)[2], const float (&ssl)[2],

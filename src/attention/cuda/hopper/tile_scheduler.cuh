@@ -53,7 +53,7 @@ __device__ __forceinline__ WorkItem work_item(const VerifyParams& p, uint32_t ct
   WorkItem w;
   // The grid is 1-D, group-major: the row tiles of one split group are consecutive CTAs (a
   // cluster is consecutive CTAs), so they run at the same time and read its KV while it is in L2,
-  // instead of in separate waves that each fetch it from HBM (NOTES.md v13).
+  // instead of in separate waves that each fetch it from HBM.
   w.tiles_per_split = static_cast<int>(gridDim.x) / p.plan.total_groups;
   const int group_global = static_cast<int>(blockIdx.x) / w.tiles_per_split;
   const int tile = static_cast<int>(blockIdx.x) % w.tiles_per_split;
