@@ -28,6 +28,12 @@
 // Threads: warpgroup 0 consumes (4 warps: keys 16w.. of each tile in S^T, V columns 16w.. of
 // each 64-column block in O^T). bf16: warp 4 copies. fp8: warpgroups 1 and 2 expand, warp 12
 // copies the raw codes.
+//
+// Roles: the pieces shared with the 64-row kernel live in hopper/ (kernel_traits.cuh,
+// tile_scheduler.cuh, softmax.cuh, fp8_expand.cuh, utils.cuh). The producer and consumer paths
+// stay written out in the kernel: moved into functions of their own, even inlined, the fp8
+// instantiations' SASS changes (the optimizer orders their values differently and ptxas assigns
+// other registers), so moving them needs a GPU run to land.
 #pragma once
 
 #include <cuda_runtime.h>
