@@ -1,6 +1,6 @@
 // The narrow MLA verify kernel for Hopper (sm_90a): row tiles of at most 16 query rows (decode
 // at H <= 16, rowwise at H <= 16, any tile of q_len * H <= 16 rows). cuda_fold and cuda_rowwise
-// launch it instead of verify_kernel_sm90 for those tiles (NOTES.md v22).
+// launch it instead of verify_kernel_sm90 for those tiles.
 //
 // Why: the 64-row kernel's wgmma has M = 64 query rows, so a 16-row tile does 4x the tensor work
 // it needs, and its fp8 path expands the raw codes with one warp per scheduler. Here the products
@@ -9,8 +9,7 @@
 // blocks (one 8 KB slot per column block), each freed as soon as its last reader is done; and
 // fp8's raw pages land whole (one bulk copy per page) in raw tiles of their own, expanded (to
 // f16, the fp8 MMAs' type, as in the 64-row kernel) by two warpgroups taking alternate steps.
-// Measured on the H200 (NOTES.md v22, v23): fp8 decode 25-28% faster than the 64-row kernel, bf16
-// within 1%.
+// Measured on an H200: fp8 decode 25-28% faster than the 64-row kernel, bf16 within 1%.
 //
 // Bitwise contract: a row's arithmetic is the 64-row kernel's, step for step, so fold == rowwise
 // and verify row i == the decode call whichever kernel serves each call:
@@ -21,7 +20,7 @@
 //    xor-1 / xor-2 butterfly), read back from an f32 staging copy of P;
 //  - the rescale order of O: bf16 pairs (t0, t1) as the 64-row kernel's seesaw (O_L = (O_L sc0
 //    + P0 V0L) sc1 + P1 V1L; O_R = O_R (sc0 sc1) + P1 V1R + bf16(P0 sc1) V0R); fp8 tile by tile
-//    (O = O sc + P V), its v18 order;
+//    (O = O sc + P V), its plain pair order;
 //  - the epilogue: the same inv = out_scale / l, lse and bf16 rounding.
 // The GPU tests check it: at H <= 16 with q_len > 1, fold runs the 64-row kernel and rowwise
 // this one, and they must agree bitwise.
@@ -29,192 +28,28 @@
 // Threads: warpgroup 0 consumes (4 warps: keys 16w.. of each tile in S^T, V columns 16w.. of
 // each 64-column block in O^T). bf16: warp 4 copies. fp8: warpgroups 1 and 2 expand, warp 12
 // copies the raw codes.
+//
+// Roles: the pieces shared with the 64-row kernel live in hopper/ (kernel_traits.cuh,
+// tile_scheduler.cuh, softmax.cuh, fp8_expand.cuh, utils.cuh). The producer and consumer paths
+// stay written out in the kernel: moved into functions of their own, even inlined, the fp8
+// instantiations' SASS changes (the optimizer orders their values differently and ptxas assigns
+// other registers), so moving them needs a GPU run to land.
 #pragma once
 
-#include "verify_kernel_sm90.cuh"
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "../ptx.cuh"
+#include "../verify_params.h"
+#include "fp8_expand.cuh"
+#include "kernel_traits.cuh"
+#include "softmax.cuh"
+#include "tile_scheduler.cuh"
+#include "utils.cuh"
 
 namespace mlaspec::attn::cuda {
-
-template <typename KvT, int PAGE_SIZE_>
-struct NarrowTraits {
-  using Kv = KvT;
-  static constexpr bool kFp8 = sizeof(KvT) == 1;
-  static constexpr ptx::MmaType MMA = KvMath<KvT>::MMA;  // the 64-row kernel's arithmetic
-  static constexpr float P_SCALE = KvMath<KvT>::P_SCALE;
-  static constexpr int RESCALE_SLACK = KvMath<KvT>::RESCALE_SLACK;
-  static constexpr int PAGE_SIZE = PAGE_SIZE_;
-  static constexpr int D_QK = CommonTraits::kHeadDimQK;
-  static constexpr int D_V = CommonTraits::kHeadDimV;
-  static constexpr int ROWS = 16;                    // query rows per CTA = wgmma N
-  static constexpr int BLOCK_N = 64;                 // keys per tile = wgmma M of S^T
-  static constexpr int COL_BLOCKS = D_QK / 64;       // 9 column blocks of 64 (the last is rope)
-  static constexpr int V_BLOCKS = D_V / 64;          // 8
-  static constexpr int V_HALF = 4;                   // O_L = V blocks 0..3, O_R = 4..7
-  static constexpr int BLOCK_BYTES = BLOCK_N * 128;  // one swizzled [64 keys x 128 B] slot
-  static constexpr int Q_BLOCK_BYTES = ROWS * 128;   // Q: 9 swizzled [16 rows x 128 B] blocks
-  static constexpr int P_BYTES = ROWS * 128;         // bf16 P: swizzled [16 rows x 64 keys]
-  static constexpr int PF_STRIDE = 68;  // floats per row of the f32 P copy (68: no bank conflict)
-  static constexpr int PF_BYTES = ROWS * PF_STRIDE * 4;
-  static constexpr int OUT_STRIDE = D_V + 4;  // floats per row of the epilogue's staging
-  static constexpr int CONSUMER_THREADS = 128;
-  static constexpr int PRODUCER_WARP = 4;
-  // bf16: warp 4 copies. fp8: warpgroups 1 and 2 expand (alternate steps), warp 12 copies the raw
-  // codes, warps 13..15 only give their registers away (setmaxnreg works per warpgroup).
-  static constexpr int NUM_DEQUANT_THREADS = 128;  // per expanding warpgroup
-  static constexpr int DEQUANT_GROUPS = 2;
-  static constexpr int COPY_WARP = kFp8 ? 4 + 4 * DEQUANT_GROUPS : PRODUCER_WARP;
-  static constexpr int NUM_THREADS = kFp8 ? 512 : CONSUMER_THREADS + 32;
-  static constexpr int CONSUMER_REGS = 232, DEQUANT_REGS = 104, COPY_REGS = 40;
-  // setmaxnreg moves registers between warpgroups inside the CTA's launch allocation
-  // (65536 / NUM_THREADS per thread, in steps of 8): a consumer increase larger than what the
-  // others give back would wait forever.
-  static_assert(!kFp8 ||
-                CONSUMER_REGS * 128 + DEQUANT_REGS * 128 * DEQUANT_GROUPS + COPY_REGS * 128 <=
-                    (65536 / NUM_THREADS) / 8 * 8 * NUM_THREADS);
-  static constexpr int BOX_ROW_BYTES = 64 * static_cast<int>(sizeof(KvT));
-  // fp8: a tile's raw codes as the pool holds them, token-major [64 keys x 576 B] (whole pages,
-  // one 1-D bulk copy each).
-  static constexpr int RAW_TILE_BYTES = BLOCK_N * D_QK;
-  // Ring depths: bf16 fills RING_BYTES with slots; fp8 splits it between f16 slots (the
-  // consumers hold up to 9, the two expanding warpgroups fill 6 more) and two raw tiles, which
-  // the copy warp fills ahead of the expansion.
-  static constexpr int RING_BYTES = 192 * 1024;
-  static constexpr int SLOTS = kFp8 ? 15 : RING_BYTES / BLOCK_BYTES;
-  static constexpr int RAW_TILES = kFp8 ? (RING_BYTES - SLOTS * BLOCK_BYTES) / RAW_TILE_BYTES : 0;
-  static constexpr int DEQUANT_BLOCKS = 3;  // fp8 blocks expanded per step (a tile is 3 steps)
-  // P buffers: P0, P1 and bf16's P0 * scale1 (the 64-row kernel's WG1 input for V0R).
-  static constexpr int NUM_P = kFp8 ? 2 : 3;
-
-  static constexpr int OFF_SLOT = 0;
-  static constexpr int OFF_RAW = OFF_SLOT + SLOTS * BLOCK_BYTES;
-  static constexpr int OFF_Q = OFF_RAW + RAW_TILES * RAW_TILE_BYTES;
-  static constexpr int OFF_P = OFF_Q + COL_BLOCKS * Q_BLOCK_BYTES;
-  static constexpr int OFF_PF = OFF_P + NUM_P * P_BYTES;  // f32 P of t0, t1
-  // float: max [2][4 warps][16], scale [2][16], denominator [16], fp8's 1 / Q scale [16].
-  static constexpr int OFF_RED = OFF_PF + 2 * PF_BYTES;
-  static constexpr int RED_QINV = 2 * 4 * ROWS + 2 * ROWS + ROWS;  // floats in
-  static constexpr int RED_BYTES = (RED_QINV + (kFp8 ? ROWS : 0)) * 4;
-  static constexpr int OFF_BAR = OFF_RED + RED_BYTES;
-  // full [SLOTS], empty [SLOTS], raw full [RAW_TILES], raw empty [RAW_TILES]
-  static constexpr int NUM_BARS = 2 * SLOTS + 2 * RAW_TILES;
-  static constexpr int SMEM_BYTES = OFF_BAR + NUM_BARS * 8 + 1024;  // + run-time 1024 alignment
-
-  static_assert(SMEM_BYTES <= 227 * 1024, "narrow kernel exceeds Hopper's 227 KB per block");
-  static_assert(OFF_RAW % 1024 == 0 && OFF_Q % 1024 == 0 && OFF_P % 1024 == 0 &&
-                    P_BYTES % 1024 == 0 && Q_BLOCK_BYTES % 1024 == 0,
-                "128B-swizzled operands start on 1024-byte boundaries");
-  static_assert(ROWS * OUT_STRIDE * 4 <= SLOTS * BLOCK_BYTES, "epilogue staging reuses the ring");
-  static_assert(OUT_STRIDE % 4 == 0 && D_V % 128 == 0, "the epilogue's stores read float4 rows");
-  static_assert(BLOCK_N % PAGE_SIZE == 0 && BLOCK_N / PAGE_SIZE <= 32, "one copy lane per page");
-  static_assert(COL_BLOCKS % DEQUANT_BLOCKS == 0 && (!kFp8 || RAW_TILES >= 2));
-  static_assert((PAGE_SIZE * D_QK) % 16 == 0, "bulk copies move multiples of 16 bytes");
-  static_assert(D_QK == 576 && D_V == 512 && COL_BLOCKS == 9);
-};
-
-namespace sm90 {
-
-// The narrow kernel's S^T / P fragment (wgmma m64n16 accumulator) in warp w, lane 4g + t:
-// element i is key narrow_key(w, g, i) of the tile and row slot narrow_slot(i), i.e. tile row
-// narrow_row(t, narrow_slot(i)). The O^T fragment of each 64-column block is laid out the same,
-// with V columns in place of keys.
-__device__ __forceinline__ int narrow_key(int w, int g, int i) {
-  return 16 * w + g + 8 * ((i >> 1) & 1);
-}
-// Row slot k (0..3) of element i, and the tile row of slot k.
-__device__ __forceinline__ int narrow_slot(int i) {
-  return (i & 1) + 2 * (i >> 2);
-}
-__device__ __forceinline__ int narrow_row(int t, int k) {
-  return 2 * t + (k & 1) + 8 * (k >> 1);
-}
-
-// Softmax of one tile, the 64-row kernel's softmax_tile64 per row: scores -> log2 domain (ssl:
-// each row slot's factor) with the mask, the tile max over the 64 keys (warp shuffles, then the 4
-// warps through sMax), the new running max, scale = 2^(m_old - m_new) (exactly 1 when the max did
-// not move), and P = 2^(x - m_new) in place; P (f32) is also written to sPf [row][key] for the row
-// sums.
-template <int SLACK>
-__device__ __forceinline__ void narrow_softmax(float (&sf)[8], int key0, int w, int g, int t,
-                                               const int (&vis)[4], const float (&ssl)[4],
-                                               float (&m)[4], float (&scale)[4], float* sMax,
-                                               float* sPf, int pf_stride) {
-  float mx[4] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY};
-#pragma unroll
-  for (int i = 0; i < 8; ++i) {
-    const int k = narrow_slot(i);
-    const int key = key0 + narrow_key(w, g, i);
-    const float x = key <= vis[k] ? sf[i] * ssl[k] : -INFINITY;
-    sf[i] = x;
-    mx[k] = fmaxf(mx[k], x);
-  }
-#pragma unroll
-  for (int k = 0; k < 4; ++k) {
-    mx[k] = fmaxf(mx[k], __shfl_xor_sync(0xffffffffu, mx[k], 4));
-    mx[k] = fmaxf(mx[k], __shfl_xor_sync(0xffffffffu, mx[k], 8));
-    mx[k] = fmaxf(mx[k], __shfl_xor_sync(0xffffffffu, mx[k], 16));
-    if (g == 0) sMax[w * 16 + narrow_row(t, k)] = mx[k];
-  }
-  ptx::named_bar_sync(1, 128);
-  float m_use[4];
-#pragma unroll
-  for (int k = 0; k < 4; ++k) {
-    const int r = narrow_row(t, k);
-    mx[k] = fmaxf(fmaxf(sMax[r], sMax[16 + r]), fmaxf(sMax[32 + r], sMax[48 + r]));
-    const float m_new = next_max<SLACK>(m[k], mx[k]);
-    // A row that has seen no key yet keeps m = -inf: subtract 0 so p = ex2(-inf) = 0, not NaN.
-    m_use[k] = m_new == -INFINITY ? 0.f : m_new;
-    scale[k] = m[k] == m_new ? 1.f : ptx::ex2(m[k] - m_use[k]);
-    m[k] = m_new;
-  }
-#pragma unroll
-  for (int i = 0; i < 8; ++i) {
-    const int k = narrow_slot(i);
-    sf[i] = ptx::ex2(sf[i] - m_use[k]);
-    sPf[narrow_row(t, k) * pf_stride + narrow_key(w, g, i)] = sf[i];
-  }
-}
-
-// Row r's sum of P over the tile (the f32 copy sPf) in the 64-row kernel's order: per thread tw
-// keys 8j + 2tw, +1 for j = 0..7, then the xor-1 / xor-2 butterfly over the row's quad. Run by
-// the 64 threads (r, tw) = (tid / 4, tid % 4) of warps 0 and 1.
-__device__ __forceinline__ float narrow_row_sum(const float* sPf, int pf_stride, int r, int tw) {
-  const float* row = sPf + r * pf_stride;
-  float s = 0.f;
-#pragma unroll
-  for (int j = 0; j < 8; ++j) {
-    s += row[8 * j + 2 * tw];
-    s += row[8 * j + 2 * tw + 1];
-  }
-  s += __shfl_xor_sync(0xffffffffu, s, 1);
-  s += __shfl_xor_sync(0xffffffffu, s, 2);
-  return s;
-}
-// P of MMA type T (times the row slot's scale: 1 for plain bf16 P) from this thread's fragment
-// into the swizzled [16 rows x 64 keys] block sP (key k of row r: chunk k / 8 of the row, bytes
-// 2(k % 8)).
-template <ptx::MmaType T>
-__device__ __forceinline__ void narrow_store_p(uint8_t* sP, const float (&pf)[8], int w, int g,
-                                               int t, const float (&scale)[4]) {
-#pragma unroll
-  for (int i = 0; i < 8; ++i) {
-    const int k = narrow_slot(i), key = narrow_key(w, g, i);
-    *reinterpret_cast<uint16_t*>(sP + sw128(narrow_row(t, k), key >> 3) + (key & 7) * 2) =
-        static_cast<uint16_t>(pack_mma<T>(pf[i] * scale[k], 0.f) & 0xffffu);
-  }
-}
-
-// acc *= scale per row slot (x * 1 == x: skipping a row that did not move changes nothing).
-template <int NB>
-__device__ __forceinline__ void narrow_rescale(float (&acc)[NB][8], const float (&scale)[4]) {
-  if (scale[0] == 1.f && scale[1] == 1.f && scale[2] == 1.f && scale[3] == 1.f) return;
-#pragma unroll
-  for (int mb = 0; mb < NB; ++mb) {
-#pragma unroll
-    for (int i = 0; i < 8; ++i) acc[mb][i] *= scale[narrow_slot(i)];
-  }
-}
-
-}  // namespace sm90
 
 template <typename NT>
 __global__ void __launch_bounds__(NT::NUM_THREADS, 1)
@@ -368,8 +203,9 @@ __global__ void __launch_bounds__(NT::NUM_THREADS, 1)
         sm90::expand_chunks<false>(v, store);
         // Generic-proxy writes that wgmma (async proxy) reads next; the same fence orders this
         // thread's reads of the raw tile before the bulk copy that refills it (async proxy too:
-        // an arrival alone does not wait for the loads; NOTES.md, fourteenth session). Once all
-        // steps of the tile are past it, the tile can be refilled.
+        // an arrival alone does not wait for the loads, and without the fence the refill raced
+        // them: one call in 75 to 1,700 gave other bits). Once all steps of the tile are past it,
+        // the tile can be refilled.
         ptx::fence_proxy_async_smem();
         ptx::mbar_arrive(&raw_empty[r]);
 #pragma unroll
@@ -574,7 +410,7 @@ __global__ void __launch_bounds__(NT::NUM_THREADS, 1)
     const bool has1 = t0 + 1 < n_tiles;
     float sf0[8], sf1[8], sc0[4], sc1[4];
     if constexpr (NT::kFp8) {
-      // fp8 (the 64-row kernel's v18 order): O = O sc0 + P0 V0, then O = O sc1 + P1 V1.
+      // fp8 (the 64-row kernel's plain pair order): O = O sc0 + P0 V0, then O = O sc1 + P1 V1.
       tile_softmax(sf0, t0, std::integral_constant<int, 0>{}, sMax0, sPf0, sSc0, sP0, sc0);
       ptx::fence_proxy_async_smem();
       ptx::named_bar_sync(1, NT::CONSUMER_THREADS);
@@ -687,7 +523,7 @@ __global__ void __launch_bounds__(NT::NUM_THREADS, 1)
   // One row per warp at a time, 4 float4 per lane (columns 4 lane + 128 j), all four loaded before
   // the four stores, the row's (i, h) split once. (A loop of one float2 per thread and iteration,
   // 32 iterations each a shared-load round trip plus a division by the head count, took 2.2-2.6
-  // µs per CTA: NOTES.md, sixteenth session.)
+  // µs per CTA on an H200.)
   constexpr int WARPS = NT::CONSUMER_THREADS / 32;
   constexpr int PER_LANE = NT::D_V / 128;  // float4 per lane and row
 #pragma unroll
