@@ -20,10 +20,11 @@
 #include <string>
 #include <vector>
 
-#include "bench/harness.h"
 #include "mlaspec/attention/registry.h"
+#include "mlaspec/bench/harness.h"
 #include "mlaspec/core/log.h"
 #include "tools/commands.h"
+#include "tools/shape_spec.h"
 
 namespace mlaspec::tools {
 namespace {
@@ -321,6 +322,9 @@ void run_calibrate(const CalibrateCli& cli) {
     run_refit(cli, *reg);
     return;
   }
+  // The options are checked before the machine: a typo is reported as such, not as a missing GPU.
+  const std::vector<DType> dtypes = kv_dtypes_option(cli.kv);
+  const std::vector<bool> modes = modes_option(cli.modes);
   if (!built_with_cuda()) {
     throw Error(unsupported(
         "calibrate needs a CUDA build and a GPU: mlaspec was built without CUDA (reconfigure with "
@@ -342,8 +346,6 @@ void run_calibrate(const CalibrateCli& cli) {
                     "MLASPEC_GPU_NAME)"));
   }
 
-  const std::vector<DType> dtypes = kv_dtypes_option(cli.kv);
-  const std::vector<bool> modes = modes_option(cli.modes);
   std::vector<int64_t> seqs = cli.seqlens;
   if (seqs.empty()) {
     if (cli.quick) {
@@ -352,9 +354,6 @@ void run_calibrate(const CalibrateCli& cli) {
     } else {
       for (int64_t s = 1024; s <= (int64_t{1} << 20); s *= 2) seqs.push_back(s);
     }
-  }
-  for (int64_t s : seqs) {
-    if (s < 1) throw Error(invalid_argument("--seqlens: " + std::to_string(s) + " is not >= 1"));
   }
   const std::string out_path = cli.out.empty() ? attn::default_profile_path() : cli.out;
   // Refuse before measuring if the existing file could not be merged into.
@@ -587,7 +586,7 @@ void run_refit(const CalibrateCli& cli, const attn::BackendRegistry& reg) {
     // measurement at that S (a --quick grid), so the curves pass through them.
     int sweep_added = 0;
     for (const json& c : it.value().value("sweep_check", json::array())) {
-      auto shape = attn::parse_shape_spec(c.value("config", ""));
+      auto shape = parse_shape_spec(c.value("config", ""));
       if (!shape.ok() || shape.value().batch != 1) continue;
       const attn::VerifyShape& x = shape.value();
       for (const char* name : {"cuda_fold", "cuda_rowwise"}) {
@@ -681,9 +680,15 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_option("--report", cli->report, "Also write a markdown report (for docs/perf/)");
   cmd->add_flag("--quick", cli->quick,
                 "6 context lengths (2k and PERF.md's S sweep) instead of 11, and at most 15 reps");
-  cmd->add_option("--heads", cli->heads, "Query heads to measure")->capture_default_str();
-  cmd->add_option("--qlens", cli->qlens, "q_len values to measure")->capture_default_str();
-  cmd->add_option("--kv", cli->kv, "KV dtype: bf16, fp8 or both")->capture_default_str();
+  cmd->add_option("--heads", cli->heads, "Query heads to measure")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  cmd->add_option("--qlens", cli->qlens, "q_len values to measure")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  cmd->add_option("--kv", cli->kv, "KV dtype: bf16, fp8 or both")
+      ->check(CLI::IsMember({"bf16", "fp8", "both"}))
+      ->capture_default_str();
   cmd->add_option("--modes", cli->modes,
                   "Modes to measure: default, det (deterministic: fixed split chunks, priced "
                   "apart) or both")
@@ -700,9 +705,14 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_flag("--no-batch", cli->no_batch,
                 "Measure no batch grid (B > 1 shapes then use the linear terms only)");
   cmd->add_option("--seqlens", cli->seqlens,
-                  "Context lengths (default 1k, 2k, ..., 1M; --quick: 2k, 4k, 16k, 64k, 256k, 1M)");
-  cmd->add_option("--reps", cli->reps, "Timed replays per point")->capture_default_str();
-  cmd->add_option("--warmup", cli->warmup, "Warm-up replays per point")->capture_default_str();
+                  "Context lengths (default 1k, 2k, ..., 1M; --quick: 2k, 4k, 16k, 64k, 256k, 1M)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  cmd->add_option("--reps", cli->reps, "Timed replays per point")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  cmd->add_option("--warmup", cli->warmup, "Warm-up replays per point")
+      ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
   cmd->add_option("--check-gflop", cli->check_gflop,
                   "Check a point against the CPU reference when its GFLOPs are at most this")
       ->capture_default_str();

@@ -1,6 +1,6 @@
 // mlaspec_micro_swpv: a microbenchmark of one consumer design the verify kernel could have had,
-// kept so the measurement behind NOTES.md ("Twentieth session": the S / PV consumer) can be run
-// again. Not used by the engine or the tests.
+// kept so the measurement behind NOTES.md (the S / PV consumer design) can be run again. Not used
+// by the engine or the tests.
 //
 // Warp specialisation by operation instead of by tile: one warpgroup computes S = Q K^T, the
 // softmax and P, two warpgroups run P V into 64 x 256 accumulators each. It runs on resident
@@ -43,11 +43,11 @@
 #include <cstring>
 #include <vector>
 
-#include "bench/cuda_timer.h"
+#include "mlaspec/bench/cuda_timer.h"
 #include "mlaspec/core/status.h"
-#include "src/attention/cuda/ptx.cuh"
+#include "ptx.cuh"
 
-namespace ptx = mlaspec::attn::cuda::ptx;
+namespace ptx = mlaspec::dev::ptx;
 namespace bench = mlaspec::bench;
 using mlaspec::internal_error;
 using mlaspec::Result;
