@@ -16,6 +16,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -25,6 +26,7 @@
 #include "mlaspec/bench/harness.h"
 #include "mlaspec/core/log.h"
 #include "tools/commands.h"
+#include "tools/output_file.h"
 #include "tools/shape_spec.h"
 
 namespace mlaspec::tools {
@@ -242,6 +244,14 @@ void run_calibrate(const CalibrateCli& cli) {
     }
   }
 
+  // --report is a new file: opened now, so a path that cannot be written is refused before the run.
+  std::optional<OutputFile> report;
+  if (!cli.report.empty()) {
+    Result<OutputFile> f = OutputFile::open(cli.report, "--report");
+    throw_if_error(f.status());
+    report.emplace(std::move(f.value()));
+  }
+
   bench::TimeOptions topts;
   topts.reps = cli.quick ? std::min(cli.reps, 15) : cli.reps;
   topts.warmup = cli.warmup;
@@ -387,17 +397,17 @@ void run_calibrate(const CalibrateCli& cli) {
   const auto parent = std::filesystem::path(out_path).parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent, ec);
   {
-    std::ofstream f(out_path);
-    if (!f) throw Error(invalid_argument("calibrate: cannot write " + out_path));
-    f << text.value();
+    // Opened only now: truncating the profile before the run would lose it if the run failed.
+    Result<OutputFile> f = OutputFile::open(out_path, "--out");
+    throw_if_error(f.status());
+    throw_if_error(f.value().write_and_close(text.value()));
   }
   std::printf("\nwrote %s (machine \"%s\")\n", out_path.c_str(), gpu.c_str());
   std::printf(
       "to make these the built-in defaults: write to a fresh --out file and paste that whole file "
       "as kBuiltinGpuProfileJson in src/attention/default_profiles.h\n");
-  if (!cli.report.empty()) {
-    std::ofstream f(cli.report);
-    if (!f) throw Error(invalid_argument("calibrate: cannot write --report " + cli.report));
+  if (report) {
+    std::ostringstream f;
     f << "# Dispatch calibration on " << gpu << " (" << utc_now() << ")\n\n"
       << "Command: mlaspec calibrate" << (cli.quick ? " --quick" : "")
       << (cli.modes != "both" ? " --modes " + cli.modes : std::string()) << "; median of "
@@ -411,6 +421,7 @@ void run_calibrate(const CalibrateCli& cli) {
       << pct(an.loo_worst) << " with each point left out of the curves), max " << pct(verify_worst)
       << " on PERF.md's S sweep (measured again).\n\n"
       << md.str();
+    throw_if_error(report->write_and_close(f.str()));
     std::printf("wrote report %s\n", cli.report.c_str());
   }
 }
@@ -526,9 +537,9 @@ void run_refit(const CalibrateCli& cli, const attn::BackendRegistry& reg) {
                         {"grid_loo_regret_max", an.loo_worst}};
     auto out = attn::merge_profile_json("", an.model, extra.dump());
     throw_if_error(out.status());
-    std::ofstream f(cli.out);
-    if (!f) throw Error(invalid_argument("calibrate: cannot write " + cli.out));
-    f << out.value();
+    Result<OutputFile> f = OutputFile::open(cli.out, "--out");
+    throw_if_error(f.status());
+    throw_if_error(f.value().write_and_close(out.value()));
     std::printf("\nwrote %s (machine \"%s\")\n", cli.out.c_str(), gpu.c_str());
   }
 }
