@@ -17,6 +17,7 @@
 #include "cuda_backend.h"
 #include "launch.h"
 #include "mlaspec/attention/backend.h"
+#include "mlaspec/core/cuda_device.h"
 #include "mlaspec/core/log.h"
 #include "plan.h"
 #include "traits.h"
@@ -390,6 +391,7 @@ class CudaVerifyBackend final : public Backend {
 
   Status init_device() {
     if (num_sms_ > 0) return Status::Ok();
+    MLASPEC_RETURN_IF_ERROR(cuda_device_available());  // "no CUDA GPU found" on such a machine
     int dev = 0;
     MLASPEC_RETURN_IF_ERROR(cuda_status(cudaGetDevice(&dev), "cudaGetDevice"));
     MLASPEC_RETURN_IF_ERROR(

@@ -39,7 +39,8 @@ struct Roofline {
 // PERF.md's measured H200 ceilings (4.21 TB/s copy, 757 TFLOP/s bf16).
 Roofline h200_roofline();
 // Ceilings of this CPU, measured once per process (a large memcpy; an fp32 FMA loop on all
-// threads), cached.
+// threads), each the best of several short runs, cached. Indicative: on a shared machine they
+// still move with the load of the neighbours.
 Roofline measure_cpu_roofline();
 
 struct Floor {
@@ -69,6 +70,11 @@ struct Timing {
   double max_rel_err = 0;  // of the correctness check (normalised error of out)
   bool checked = false;
 };
+
+// The least time one backend's run of `cfg` takes on `roof`: its roofline floor times the calls
+// time_backend makes (warm-up, the check, the reps). For warning before a run that will take
+// long (GPU-sized configs on the CPU).
+double min_run_seconds(const BenchConfig& cfg, const Roofline& roof, const TimeOptions& opts);
 
 // Times one backend on one config (see the file comment). Errors: the guard's reason when the
 // backend cannot serve the config, a correctness failure, or a CUDA error.

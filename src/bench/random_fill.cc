@@ -1,4 +1,4 @@
-#include "bench/random_fill.h"
+#include "mlaspec/bench/random_fill.h"
 
 #include "mlaspec/core/parallel.h"
 

@@ -1,4 +1,5 @@
-// The draft pool's dtype rule — the one place it is decided.
+// The draft pool's dtype rule: the one place it is decided. It is the speculative layer's policy;
+// the kvcache layer only creates pools of the dtype it is given.
 //
 // The drafter's KV pool takes the target's KV dtype, unless the drafter's attention backend cannot
 // read it (BackendCaps::kv_dtypes); then it takes the drafter's compute dtype (bf16). An explicit
@@ -16,7 +17,7 @@
 #include "mlaspec/core/dtype.h"
 #include "mlaspec/core/status.h"
 
-namespace mlaspec::kv {
+namespace mlaspec::spec {
 
 struct DTypeDecision {
   DType dtype = DType::kBF16;
@@ -31,4 +32,4 @@ Result<DTypeDecision> choose_draft_kv_dtype(DType target_kv_dtype,
                                             std::optional<DType> override_dtype = std::nullopt,
                                             DType draft_compute_dtype = DType::kBF16);
 
-}  // namespace mlaspec::kv
+}  // namespace mlaspec::spec

@@ -1,8 +1,8 @@
-#include "mlaspec/kvcache/dtype_rule.h"
+#include "mlaspec/spec/draft_pool_rule.h"
 
 #include "mlaspec/core/log.h"
 
-namespace mlaspec::kv {
+namespace mlaspec::spec {
 namespace {
 
 bool is_kv_dtype(DType t) {
@@ -78,4 +78,4 @@ Result<DTypeDecision> choose_draft_kv_dtype(DType target_kv_dtype, const attn::B
   return d;
 }
 
-}  // namespace mlaspec::kv
+}  // namespace mlaspec::spec

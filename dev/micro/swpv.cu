@@ -43,11 +43,11 @@
 #include <cstring>
 #include <vector>
 
-#include "bench/cuda_timer.h"
+#include "mlaspec/bench/cuda_timer.h"
 #include "mlaspec/core/status.h"
-#include "src/attention/cuda/ptx.cuh"
+#include "ptx.cuh"
 
-namespace ptx = mlaspec::attn::cuda::ptx;
+namespace ptx = mlaspec::dev::ptx;
 namespace bench = mlaspec::bench;
 using mlaspec::internal_error;
 using mlaspec::Result;

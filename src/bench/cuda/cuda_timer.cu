@@ -2,7 +2,8 @@
 
 #include <string>
 
-#include "bench/cuda_timer.h"
+#include "mlaspec/bench/cuda_timer.h"
+#include "mlaspec/core/cuda_device.h"
 
 namespace mlaspec::bench {
 namespace {
@@ -69,13 +70,7 @@ Result<std::vector<double>> time_graph_replays(const std::function<Status(void* 
 }
 
 Result<std::string> cuda_device_name() {
-  int count = 0;
-  const cudaError_t err = cudaGetDeviceCount(&count);
-  if (err != cudaSuccess || count == 0) {
-    (void)cudaGetLastError();
-    return not_found(std::string("no CUDA device: ") +
-                     (err != cudaSuccess ? cudaGetErrorString(err) : "device count is 0"));
-  }
+  MLASPEC_RETURN_IF_ERROR(cuda_device_available());
   cudaDeviceProp prop{};
   MLASPEC_RETURN_IF_ERROR(check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties"));
   return std::string(prop.name);

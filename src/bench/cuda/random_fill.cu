@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "bench/random_fill.h"
+#include "mlaspec/bench/random_fill.h"
 
 namespace mlaspec::bench {
 
