@@ -14,18 +14,21 @@ Per model, in tests/data/models/<name>/:
                                    fp8 e4m3 with 128x128 block scales `<name>_scale_inv`)
   goldens.json                     prompts, greedy continuations, top-2 gaps, what each tensor is
   goldens.safetensors              f32 tensors: p<k>.logits_hf, p<k>.logits_bf16 [S, vocab],
-                                   p<k>.hidden_bf16 [L, S, hidden]
+                                   p<k>.hidden_hf, p<k>.hidden_bf16 [L, S, hidden]
 
 Two references per prompt (S = prompt + 32 continuation tokens, one causal forward, no cache):
-  *_hf    transformers as it is, pure f32 (eager attention in the MHA form).
+  *_hf    transformers as it is, pure f32 (eager attention in the MHA form). mlaspec's forward in
+          its f32 validation mode (ForwardOptions::f32_attention: no bf16 anywhere) matches it to
+          1e-5 of the largest |logit|; the runtime path, which rounds q, KV rows and the attention
+          output to bf16 at the attention op's boundary, to 2e-2.
   *_bf16  transformers with only its attention core replaced (the patch below,
           `absorbed_bf16_attention`): the same projections, norms, RoPE, MoE and lm_head modules,
           but attention in the absorbed MLA form with the values rounded to bf16 exactly where
           mlaspec's attention op rounds them (q as [q_nope @ W_UK | rope(q_pe)] 576 wide, the KV
           row [kv_a_layernorm(c) | rope(k_pe)], and the 512-wide attention output before W_UV).
-          mlaspec's f32 CPU runtime must match this one to ~1e-4; the pure-f32 one to the looser
-          bound docs/model.md states (the bf16 rounding of q, KV and the attention output moves
-          logits by ~1e-3 relative).
+          The runtime path matches it to 5e-3, not 1e-4: an f32 difference of one ulp that lands
+          on a bf16 rounding boundary moves that value by 2^-8, and later layers amplify it
+          (docs/model.md has the measured distribution).
 
 The weights HF computes with are the stored values (bf16/f16 rounded, fp8 dequantized as
 `fp8 * scale_inv` per 128x128 block, done here: transformers' fine-grained fp8 path needs a GPU).
@@ -51,11 +54,12 @@ CONTINUATION = 32
 PROMPT_LENGTHS = [6, 27]
 # Prompts are redrawn (up to MAX_DRAWS times) until the case is decisive: both references pick the
 # same continuation, every top-2 gap along it in the bf16-rounded reference exceeds GAP_MIN_REL of
-# the largest |logit| (10x the tight bound docs/model.md states), and |HF f32 - HF bf16-rounded|
+# the largest |logit| (above the largest runtime-vs-reference difference measured, docs/model.md),
+# and |HF f32 - HF bf16-rounded|
 # stays below MAX_REL of the largest |logit| at every row (no MoE routing decision flips between
 # the two; a flip moves a row by ~0.3).
-MAX_DRAWS = 60
-GAP_MIN_REL = 1e-3
+MAX_DRAWS = 100
+GAP_MIN_REL = 3e-3
 MAX_REL = 2e-2
 
 COMMON = dict(
@@ -377,6 +381,7 @@ def build_case(case, out_root):
             raise SystemExit(f"{name} prompt {k}: no decisive prompt in {MAX_DRAWS} draws")
         tensors[f"p{k}.logits_hf"] = logits_hf.contiguous()
         tensors[f"p{k}.logits_bf16"] = logits_bf16.contiguous()
+        tensors[f"p{k}.hidden_hf"] = hidden_hf.contiguous()
         tensors[f"p{k}.hidden_bf16"] = hidden_bf16.contiguous()
         gaps = [top2_gap(r) for r in logits_hf]
         prompts.append(dict(prompt=prompt, continuation=cont, draws=draw + 1,
@@ -390,7 +395,7 @@ def build_case(case, out_root):
     with open(os.path.join(out_dir, "goldens.json"), "w") as f:
         json.dump(dict(generator="python/golden/make_model_goldens.py", case=name,
                        family=case["family"], storage=case["storage"],
-                       capture="hidden_bf16 [L, S, hidden]: output of decoder layer l (residual "
+                       capture="hidden_* [L, S, hidden]: output of decoder layer l (residual "
                                "stream, before the final norm)",
                        prompts=prompts), f, indent=1)
     files += ["goldens.json", "goldens.safetensors"]

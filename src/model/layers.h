@@ -47,6 +47,7 @@ struct Chunk {
   std::span<const int32_t> slots;  // [T] pool slots of the new tokens
   TensorView block_table;          // int32 [1, pages] (the request's page table)
   TensorView seq_lens;             // int32 [1] = first_position + T
+  bool f32_attention = false;      // ForwardOptions::f32_attention (first_position is 0)
 };
 
 // mla.cc: self-attention of one layer in the absorbed form. Writes the T KV rows

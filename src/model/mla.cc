@@ -10,6 +10,8 @@
 // rows, KV rows and o are bf16 at the attention op's boundary.
 #include <cblas.h>
 
+#include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "layers.h"
@@ -23,6 +25,57 @@ namespace {
 // transformers builds q_a_layernorm and kv_a_layernorm with the RMSNorm default eps, not
 // config.rms_norm_eps.
 constexpr double kLatentNormEps = 1e-6;
+
+// Validation mode (ForwardOptions::f32_attention): causal attention of the chunk's T tokens over
+// themselves in f32, from the unrounded q and KV rows. o is [T, H, latent].
+void attention_f32(const float* q_row, const float* kv, int64_t T, int64_t H, int64_t row,
+                   int64_t latent, float sm_scale, float* o) {
+  parallel_for(0, T * H, [&](int64_t th) {
+    const int64_t t = th / H;
+    const float* q = q_row + th * row;
+    std::vector<float> p(static_cast<size_t>(t + 1));
+    float mx = -INFINITY;
+    for (int64_t j = 0; j <= t; ++j) {
+      float s = 0.0f;
+      for (int64_t i = 0; i < row; ++i) s += q[i] * kv[j * row + i];
+      p[static_cast<size_t>(j)] = s * sm_scale;
+      mx = std::max(mx, p[static_cast<size_t>(j)]);
+    }
+    float sum = 0.0f;
+    for (float& x : p) sum += (x = std::exp(x - mx));
+    float* out = o + th * latent;
+    std::fill(out, out + latent, 0.0f);
+    for (int64_t j = 0; j <= t; ++j) {
+      const float w = p[static_cast<size_t>(j)] / sum;
+      for (int64_t i = 0; i < latent; ++i) out[i] += w * kv[j * row + i];
+    }
+  });
+}
+
+// The attention op through the dispatcher (the CPU reference here): bf16 q rows against the
+// pool's rows for this layer; o comes back as bf16 and is widened to f32.
+Status attention_op(const ModelConfig& c, int layer, std::vector<bf16>& q_bf16,
+                    const Chunk& chunk, kv::KvPool& pool, attn::Dispatcher& dispatcher,
+                    std::vector<float>& o_f32) {
+  const int64_t T = chunk.T, H = c.num_attention_heads;
+  const int64_t latent = c.kv_lora_rank, row = latent + c.qk_rope_head_dim;
+  std::vector<bf16> o(o_f32.size());
+  std::vector<float> lse(static_cast<size_t>(T * H));
+  attn::VerifyArgs args;
+  args.q = TensorView(q_bf16.data(), DType::kBF16, {1, T, H, row});
+  args.kv = pool.layer_view(layer);
+  args.block_table = chunk.block_table;
+  args.seq_lens = chunk.seq_lens;
+  args.sm_scale = static_cast<float>(c.softmax_scale());
+  args.out = TensorView(o.data(), DType::kBF16, {1, T, H, latent});
+  args.lse = TensorView(lse.data(), DType::kF32, {1, T, H});
+  attn::VerifyOptions options;
+  options.deterministic = true;
+  MLASPEC_RETURN_IF_ERROR(
+      dispatcher.run(args, options).with_context("layer " + std::to_string(layer)));
+  for (size_t i = 0; i < o.size(); ++i) o_f32[i] = o[i].to_float();
+  return Status::Ok();
+}
 
 }  // namespace
 
@@ -81,25 +134,16 @@ Status mla_forward(const ModelConfig& c, const AttentionWeights& w, const Rope& 
     }
   });
 
-  // Attention over the pool (the dispatcher picks the backend; the CPU reference here).
-  std::vector<bf16> o(static_cast<size_t>(T * H * latent));
-  std::vector<float> lse(static_cast<size_t>(T * H));
-  attn::VerifyArgs args;
-  args.q = TensorView(q_bf16.data(), DType::kBF16, {1, T, H, row});
-  args.kv = pool.layer_view(layer);
-  args.block_table = chunk.block_table;
-  args.seq_lens = chunk.seq_lens;
-  args.sm_scale = static_cast<float>(c.softmax_scale());
-  args.out = TensorView(o.data(), DType::kBF16, {1, T, H, latent});
-  args.lse = TensorView(lse.data(), DType::kF32, {1, T, H});
-  attn::VerifyOptions options;
-  options.deterministic = true;
-  MLASPEC_RETURN_IF_ERROR(dispatcher.run(args, options).with_context("layer " +
-                                                                     std::to_string(layer)));
+  std::vector<float> o_f32(static_cast<size_t>(T * H * latent));
+  if (chunk.f32_attention) {
+    attention_f32(q_row.data(), ckv.data(), T, H, row, latent,
+                  static_cast<float>(c.softmax_scale()), o_f32.data());
+  } else {
+    MLASPEC_RETURN_IF_ERROR(attention_op(c, layer, q_bf16, chunk, pool, dispatcher, o_f32));
+  }
 
   // o[h] @ W_UV[h]^T per head, then o_proj.
-  std::vector<float> o_f32(o.size());
-  for (size_t i = 0; i < o.size(); ++i) o_f32[i] = o[i].to_float();
+
   std::vector<float> heads(static_cast<size_t>(T * H * v));
   for (int64_t h = 0; h < H; ++h) {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<blasint>(T),

@@ -131,6 +131,10 @@ Status Model::Impl::validate(std::span<const ForwardRequest> batch, const kv::Kv
                                 " (new tokens take consecutive positions after the cached ones)");
       }
     }
+    if (options.f32_attention && r.positions[0] != 0) {
+      return invalid_argument(req + "f32_attention needs the whole sequence in one call "
+                              "(positions[0] = 0), got positions[0] = " + str(r.positions[0]));
+    }
     if (r.positions[0] < 0) {
       return out_of_range(req + "positions[0] = " + str(r.positions[0]) + " is negative");
     }
@@ -158,8 +162,9 @@ Status Model::Impl::run_request(const ForwardRequest& r, kv::KvPool& pool,
   const ModelConfig& c = config;
   const int64_t hidden = c.hidden_size, vocab = c.vocab_size;
   const int64_t n = static_cast<int64_t>(r.tokens.size());
-  const int64_t max_chunk = options.max_chunk_tokens > 0 ? options.max_chunk_tokens
-                                                         : kDefaultChunkTokens;
+  const int64_t max_chunk = options.f32_attention       ? n
+                            : options.max_chunk_tokens > 0 ? options.max_chunk_tokens
+                                                           : kDefaultChunkTokens;
   const int64_t page_size = pool.page_size();
   std::vector<int32_t> table(r.pages.begin(), r.pages.end());
 
@@ -197,6 +202,7 @@ Status Model::Impl::run_request(const ForwardRequest& r, kv::KvPool& pool,
     chunk.slots = slots;
     chunk.block_table = TensorView(table.data(), DType::kI32, {1, used_pages});
     chunk.seq_lens = TensorView(&seq_len, DType::kI32, {1});
+    chunk.f32_attention = options.f32_attention;
 
     for (int l = 0; l < c.num_hidden_layers; ++l) {
       const LayerWeights& lw = weights.layers[static_cast<size_t>(l)];

@@ -60,6 +60,11 @@ struct ForwardOptions {
   std::vector<int> capture_layers;
   // Longest chunk of one request run through the layers at once; 0 = kDefaultChunkTokens.
   int max_chunk_tokens = 0;
+  // Validation mode: attention in f32 over the call's own tokens instead of the attention op, so
+  // nothing is rounded to bf16 (the op's q / KV / output boundary) and the forward can be held to
+  // a pure-f32 reference at ~1e-5. Each request must bring its whole sequence (positions[0] = 0);
+  // it runs as one chunk. The KV rows are still written to the pool.
+  bool f32_attention = false;
 };
 
 // Prefill chunk length: at most the CPU reference attention's q_len limit (1024); 256 keeps the
