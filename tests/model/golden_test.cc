@@ -7,7 +7,7 @@
 //   The 32-token greedy continuation is identical to HF's.
 #include <gtest/gtest.h>
 
-#include "model_test_util.h"
+#include "model/model_test_util.h"
 
 namespace mlaspec::model::testing {
 namespace {
