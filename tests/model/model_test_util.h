@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "mlaspec/kvcache/pool.h"
 #include "mlaspec/model/model.h"
 #include "mlaspec/model/safetensors.h"
@@ -158,6 +160,69 @@ class Session {
   kv::KvPool pool_;
   std::vector<std::vector<int32_t>> pages_;
   std::vector<int32_t> lengths_;
+};
+
+// ---- writing safetensors files (for the loader's tests) ------------------------------------------
+
+struct StEntry {
+  std::string dtype;  // "BF16", "F32", ... (written as given, valid or not)
+  std::vector<int64_t> shape;
+  std::vector<uint8_t> bytes;
+};
+using StTensors = std::map<std::string, StEntry>;
+
+// A well-formed file: header with data_offsets in name order, then the data.
+inline std::vector<uint8_t> safetensors_bytes(const StTensors& tensors) {
+  nlohmann::json header = nlohmann::json::object();
+  uint64_t offset = 0;
+  std::vector<uint8_t> data;
+  for (const auto& [name, e] : tensors) {
+    header[name] = {{"dtype", e.dtype}, {"shape", e.shape},
+                    {"data_offsets", {offset, offset + e.bytes.size()}}};
+    offset += e.bytes.size();
+    data.insert(data.end(), e.bytes.begin(), e.bytes.end());
+  }
+  const std::string h = header.dump();
+  std::vector<uint8_t> out(8);
+  for (int i = 0; i < 8; ++i) out[static_cast<size_t>(i)] = static_cast<uint8_t>(h.size() >> (8 * i));
+  out.insert(out.end(), h.begin(), h.end());
+  out.insert(out.end(), data.begin(), data.end());
+  return out;
+}
+
+inline void write_file(const std::filesystem::path& path, const std::vector<uint8_t>& bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+}
+
+// Every tensor of a golden checkpoint's (single) file, as entries to edit.
+inline StTensors read_tensors(const std::filesystem::path& file) {
+  SafetensorsFile f = SafetensorsFile::open(file).value();
+  StTensors t;
+  for (const TensorInfo& info : f.tensors()) {
+    t[info.name] = StEntry{std::string(st_dtype_name(info.dtype)), info.shape,
+                           std::vector<uint8_t>(info.bytes.begin(), info.bytes.end())};
+  }
+  return t;
+}
+
+// A scratch directory removed at the end of the test.
+class TempDir {
+ public:
+  TempDir() {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    std::string name = "mlaspec_model_test_" + std::string(info->test_suite_name()) + "_" +
+                       info->name() + "_" + std::to_string(::getpid());
+    std::replace(name.begin(), name.end(), '/', '_');
+    path_ = std::filesystem::temp_directory_path() / name;
+    std::filesystem::remove_all(path_);
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
 };
 
 inline float max_abs(const float* a, size_t n) {
