@@ -78,7 +78,8 @@ void run_inspect_model(const InspectModelCli& cli) {
 
   std::printf("mlaspec inspect-model %s\n\n%s\n", cli.dir.c_str(), c.describe().c_str());
   std::printf("\nparameters: %lld (%.3f B)", static_cast<long long>(params), params / 1e9);
-  if (mtp_params) std::printf(" + %lld in MTP modules (not run)", static_cast<long long>(mtp_params));
+  if (mtp_params)
+    std::printf(" + %lld in MTP modules (not run)", static_cast<long long>(mtp_params));
   if (scale_params) std::printf(" + %lld fp8 block scales", static_cast<long long>(scale_params));
   std::printf("\nfiles: %zu, %zu tensors, %s\n", ckpt.files().size(), ckpt.tensors().size(),
               human_bytes(static_cast<double>(total)).c_str());

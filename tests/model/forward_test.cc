@@ -5,8 +5,8 @@
 
 #include <random>
 
-#include "model/model_test_util.h"
 #include "common/test_helpers.h"
+#include "model/model_test_util.h"
 
 namespace mlaspec::model::testing {
 namespace {
@@ -55,7 +55,8 @@ TEST(Forward, PrefillThenDecodeEqualsOneLongPrefill) {
     got.insert(got.end(), o.logits.begin(), o.logits.end());
   };
   append(staged.run_one(0, {seq.begin(), seq.begin() + 21}, LogitsMode::kAll));
-  for (int i = 21; i < 29; ++i) append(staged.run_one(0, {seq[static_cast<size_t>(i)]}, LogitsMode::kLast));
+  for (int i = 21; i < 29; ++i)
+    append(staged.run_one(0, {seq[static_cast<size_t>(i)]}, LogitsMode::kLast));
   append(staged.run_one(0, {seq.begin() + 29, seq.end()}, LogitsMode::kAll));  // a verify block
   expect_close(got, all.logits, kReshapeRel, V, "staged vs one prefill");
 }
@@ -152,7 +153,8 @@ TEST(Forward, BatchInvariantBitwise) {
     const auto* pb = static_cast<const uint8_t*>(batch.pool().layer_tensor(l).data());
     for (int32_t pos = 0; pos < alone.length(3); ++pos) {
       const int64_t slot = int64_t{alone.pages(3)[static_cast<size_t>(pos / Session::kPageSize)]} *
-                               Session::kPageSize + pos % Session::kPageSize;
+                               Session::kPageSize +
+                           pos % Session::kPageSize;
       ASSERT_EQ(std::memcmp(pa + slot * row_bytes, pb + slot * row_bytes, row_bytes), 0)
           << "layer " << l << " position " << pos;
     }
@@ -260,9 +262,9 @@ TEST_F(ForwardErrors, PoolOfAnotherModel) {
 }
 
 TEST_F(ForwardErrors, NothingWrittenOnError) {
-  const std::vector<uint8_t> before(static_cast<const uint8_t*>(s.pool().data()),
-                                    static_cast<const uint8_t*>(s.pool().data()) +
-                                        s.pool().bytes());
+  const std::vector<uint8_t> before(
+      static_cast<const uint8_t*>(s.pool().data()),
+      static_cast<const uint8_t*>(s.pool().data()) + s.pool().bytes());
   std::vector<int32_t> bad = {1, 2, 999};
   ForwardRequest good{tokens, positions, s.pages(0)};
   ForwardRequest wrong{bad, positions, s.pages(0)};
