@@ -354,6 +354,8 @@ Status convert_to_f32(const TensorInfo& t, std::span<float> out) {
   }
   const uint8_t* p = t.bytes.data();
   const int64_t n = t.numel;
+  // An empty tensor has no data to read (and its spans may hold null pointers).
+  if (n == 0 && st_dtype_is_float_weight(t.dtype)) return Status::Ok();
   switch (t.dtype) {
     case StDType::kF32:
       std::memcpy(out.data(), p, static_cast<size_t>(n) * 4);

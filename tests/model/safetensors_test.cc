@@ -60,6 +60,8 @@ TEST(Safetensors, ParsesTensorsAndMetadata) {
   EXPECT_CONTAINS(convert_to_f32(*by_name["e"], one).to_string(),
                   "e [1] I64 in ok.safetensors: dtype I64 is not a weight dtype");
   EXPECT_EQ(by_name["z"]->numel, 0);
+  std::vector<float> none;
+  EXPECT_TRUE(convert_to_f32(*by_name["z"], none).ok());  // found by the fuzzer (memcpy of null)
   EXPECT_EQ(by_name["b"]->describe(), "b [1, 2] BF16 in ok.safetensors");
 }
 
