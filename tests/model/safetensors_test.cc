@@ -147,7 +147,7 @@ TEST(Safetensors, TruncatedFile) {
   StTensors t;
   t["model.norm.weight"] = {"F32", {4}, f32_bytes({1, 2, 3, 4})};
   std::vector<uint8_t> b = safetensors_bytes(t);
-  b.resize(b.size() - 3);
+  b.erase(b.end() - 3, b.end());
   EXPECT_CONTAINS(parse_error(b),
                   "tensor \"model.norm.weight\": data_offsets [0, 16] do not lie "
                   "within the 13-byte data section");
