@@ -7,7 +7,7 @@
 Writes tests/data/tokenizers/<name>/tokenizer.json (BPE trained on the repository's own text with
 fixed settings), tokenizer_config.json where the tokenizer has BOS/EOS, and goldens.json: per
 corpus entry (corpus.py) the input bytes (hex), tokenizers' ids with add_special_tokens=True, and
-its decode of those ids with and without skip_special_tokens.
+its decode of those ids (decode_skip: with skip_special_tokens, where that differs).
 
 --check encodes the corpus plus random texts with the committed files through both `tokenizers`
 and `BIN tokenize --hex-lines` and compares ids; it exits 77 (a ctest skip) when `tokenizers`
@@ -130,6 +130,44 @@ def make_all():
                              "use_regex": True}
     made["bytelevel_prefix_nfkc"] = (Tokenizer.from_str(json.dumps(spec)), None)
 
+    # 6. Every Split behaviour, invert, Digits contiguous, Strip + Replace normalizers.
+    spec = json.loads(made["bytelevel_gpt2"][0].to_str())
+    spec["normalizer"] = {"type": "Sequence", "normalizers": [
+        {"type": "Strip", "strip_left": True, "strip_right": True},
+        {"type": "Replace", "pattern": {"Regex": "[ \t]{3,}"}, "content": "\t"},
+        {"type": "Replace", "pattern": {"String": "``"}, "content": "\""}]}
+
+    def split(pattern, behavior, invert=False, regex=True):
+        return {"type": "Split", "pattern": {"Regex" if regex else "String": pattern},
+                "behavior": behavior, "invert": invert}
+    spec["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [
+        split("--", "Removed", regex=False),
+        split(r"\p{P}", "MergedWithPrevious"),
+        split(r"\s", "MergedWithNext"),
+        {"type": "Digits", "individual_digits": False},
+        split(r"[aeiou]+", "Contiguous", invert=True),
+        split(r"\p{Lo}+|\p{So}", "Isolated", invert=True),
+        {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}]}
+    made["split_behaviors"] = (Tokenizer.from_str(json.dumps(spec)), None)
+
+    # 7. Llama-2's converted SentencePiece shape: Prepend + Replace normalizer, no pre-tokenizer.
+    spec = json.loads(made["metaspace_bpe"][0].to_str())
+    spec["normalizer"] = {"type": "Sequence", "normalizers": [
+        {"type": "Prepend", "prepend": "▁"},
+        {"type": "Replace", "pattern": {"String": " "}, "content": "▁"}]}
+    spec["pre_tokenizer"] = None
+    made["sentencepiece_legacy"] = (Tokenizer.from_str(json.dumps(spec)),
+                                    {"bos_token": "<s>", "eos_token": "</s>"})
+
+    # 8. Metaspace "always" without split, Metaspace decoder.
+    spec = json.loads(made["metaspace_bpe"][0].to_str())
+    spec["pre_tokenizer"] = {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always",
+                             "split": False}
+    spec["decoder"] = {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always",
+                       "split": False}
+    spec["post_processor"] = None
+    made["metaspace_always"] = (Tokenizer.from_str(json.dumps(spec)), None)
+
     for name, (tok, config) in made.items():
         d = os.path.join(OUT, name)
         os.makedirs(d, exist_ok=True)
@@ -147,11 +185,12 @@ def write_goldens(tok, name, d):
     for case, raw in corpus():
         text = raw.decode("utf-8", errors="replace")
         ids = tok.encode(text).ids
-        lines.append(json.dumps({
-            "name": case, "hex": raw.hex(), "ids": ids,
-            "decode": tok.decode(ids, skip_special_tokens=False),
-            "decode_skip": tok.decode(ids, skip_special_tokens=True)},
-            ensure_ascii=False, separators=(",", ":")))
+        entry = {"name": case, "hex": raw.hex(), "ids": ids,
+                 "decode": tok.decode(ids, skip_special_tokens=False)}
+        skip = tok.decode(ids, skip_special_tokens=True)
+        if skip != entry["decode"]:
+            entry["decode_skip"] = skip
+        lines.append(json.dumps(entry, ensure_ascii=False, separators=(",", ":")))
     with open(os.path.join(d, "goldens.json"), "w", encoding="utf-8") as fh:
         fh.write("{\"generator\":\"python/tokenizer/make_tokenizer_goldens.py\",")
         fh.write(f"\"tokenizers\":\"{tokenizers.__version__}\",\"tokenizer\":\"{name}\",\"cases\":[\n")
