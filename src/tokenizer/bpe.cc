@@ -322,47 +322,100 @@ Status Bpe::merge_word(std::string_view w, std::vector<int32_t>& out) const {
   return Status::Ok();
 }
 
+namespace {
+
+uint64_t hash_bytes(std::string_view s) {
+  uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a: pieces are a few bytes long
+  for (const unsigned char c : s) h = (h ^ c) * 0x100000001b3ull;
+  return h ^ (h >> 29);
+}
+
+}  // namespace
+
+bool Bpe::WordCache::find(std::string_view key, uint64_t hash, std::vector<int32_t>& out) const {
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = hash & mask;; i = (i + 1) & mask) {
+    const Slot& s = slots_[i];
+    if (!s.used) return false;
+    if (s.hash == hash && s.key_length == key.size() &&
+        std::string_view(keys_).substr(s.key_offset, s.key_length) == key) {
+      out.insert(out.end(), ids_.begin() + s.ids_offset,
+                 ids_.begin() + s.ids_offset + s.ids_length);
+      return true;
+    }
+  }
+}
+
+void Bpe::WordCache::insert(std::string_view key, uint64_t hash, const std::vector<int32_t>& ids) {
+  if (key.size() >= kMaxPiece || ids.size() >= kMaxPiece) return;
+  if (count_ >= kCapacity) {
+    std::fill(slots_.begin(), slots_.end(), Slot{});
+    keys_.clear();
+    ids_.clear();
+    count_ = 0;
+  }
+  const size_t mask = slots_.size() - 1;
+  size_t i = hash & mask;
+  while (slots_[i].used) {
+    if (slots_[i].hash == hash &&
+        std::string_view(keys_).substr(slots_[i].key_offset, slots_[i].key_length) == key) {
+      return;
+    }
+    i = (i + 1) & mask;
+  }
+  slots_[i] = {hash,
+               static_cast<uint32_t>(keys_.size()),
+               static_cast<uint32_t>(ids_.size()),
+               static_cast<uint16_t>(key.size()),
+               static_cast<uint16_t>(ids.size()),
+               true};
+  keys_.append(key);
+  ids_.insert(ids_.end(), ids.begin(), ids.end());
+  ++count_;
+}
+
 Status Bpe::tokenize(std::string_view piece, bool byte_level, std::vector<int32_t>& out) const {
   if (piece.empty()) return Status::Ok();
-  const bool cacheable = piece.size() < kCacheMaxPiece;
+  const bool cacheable = piece.size() < WordCache::kMaxPiece;
+  const uint64_t hash = cacheable ? hash_bytes(piece) : 0;
   if (cacheable) {
     std::lock_guard<std::mutex> lock(cache_mutex_);
-    if (auto it = cache_.find(piece); it != cache_.end()) {
-      out.insert(out.end(), it->second.begin(), it->second.end());
-      return Status::Ok();
-    }
+    if (cache_.find(piece, hash, out)) return Status::Ok();
   }
   std::vector<int32_t> ids;
-  std::string mapped;
-  std::string_view word = piece;
-  if (byte_level) {
-    const ByteTable& bt = byte_table();
-    mapped.reserve(piece.size() * 2);
-    for (const unsigned char b : piece) mapped += bt.byte_to_utf8[b];
-    word = mapped;
-  }
-  bool done = false;
-  if (ignore_merges_) {
-    if (auto it = vocab_.find(word); it != vocab_.end()) {
-      ids.push_back(it->second);
-      done = true;
+  if (byte_level && byte_fast_ && !ignore_merges_) {
+    ids.reserve(piece.size());
+    for (const unsigned char b : piece) ids.push_back(byte_ids_[b]);
+    std::vector<uint32_t> lens(ids.size(), 1);
+    merge_symbols(ids, lens);
+  } else {
+    std::string mapped;
+    std::string_view word = piece;
+    if (byte_level) {
+      const ByteTable& bt = byte_table();
+      mapped.reserve(piece.size() * 2);
+      for (const unsigned char b : piece) mapped += bt.byte_to_utf8[b];
+      word = mapped;
     }
-  }
-  if (!done) {
-    if (byte_level && byte_fast_) {
-      ids.reserve(piece.size());
+    bool done = false;
+    if (ignore_merges_) {
+      if (auto it = vocab_.find(word); it != vocab_.end()) {
+        ids.push_back(it->second);
+        done = true;
+      }
+    }
+    if (!done && byte_level && byte_fast_) {
       for (const unsigned char b : piece) ids.push_back(byte_ids_[b]);
       std::vector<uint32_t> lens(ids.size(), 1);
       merge_symbols(ids, lens);
-    } else {
+    } else if (!done) {
       MLASPEC_RETURN_IF_ERROR(merge_word(word, ids));
     }
   }
   out.insert(out.end(), ids.begin(), ids.end());
   if (cacheable) {
     std::lock_guard<std::mutex> lock(cache_mutex_);
-    if (cache_.size() >= kCacheCapacity) cache_.clear();
-    cache_.emplace(std::string(piece), std::move(ids));
+    cache_.insert(piece, hash, ids);
   }
   return Status::Ok();
 }

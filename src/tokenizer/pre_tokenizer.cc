@@ -2,7 +2,7 @@
 
 #include <unicode/uchar.h>
 
-#include <functional>
+#include <algorithm>
 
 #include "tokenizer/regex.h"
 #include "tokenizer/utf8.h"
@@ -17,64 +17,46 @@ struct Range {
   bool flag;  // is_match before the behaviour fold, remove after it
 };
 
-// tokenizers' NormalizedString::split: `matches` cover the piece in order (is_match flags);
-// returns the sub-ranges kept, in order.
-void fold_behavior(std::vector<Range>& m, Behavior behavior) {
-  std::vector<Range> acc;
-  acc.reserve(m.size());
-  switch (behavior) {
-    case Behavior::kIsolated:
-      for (Range r : m) acc.push_back({r.begin, r.end, false});
-      break;
-    case Behavior::kRemoved:
-      acc = m;
-      break;
-    case Behavior::kContiguous: {
-      bool previous = false;
-      for (const Range& r : m) {
-        if (r.flag == previous && !acc.empty()) {
-          acc.back().end = r.end;
-        } else {
-          acc.push_back({r.begin, r.end, false});
-        }
-        previous = r.flag;
+// tokenizers' NormalizedString::split: `m` covers the piece in order (is_match flags); leaves
+// the sub-ranges, with flag = remove.
+void fold_behavior(std::vector<Range>& m, Behavior behavior, std::vector<Range>& acc) {
+  // Isolated keeps every range and Removed drops the matches: no reshaping needed.
+  if (behavior == Behavior::kIsolated) {
+    for (Range& r : m) r.flag = false;
+    return;
+  }
+  if (behavior == Behavior::kRemoved) return;
+  acc.clear();
+  bool previous = false;
+  if (behavior == Behavior::kMergedWithNext) {
+    for (auto it = m.rbegin(); it != m.rend(); ++it) {
+      if (it->flag && !previous && !acc.empty()) {
+        acc.back().begin = it->begin;
+      } else {
+        acc.push_back({it->begin, it->end, false});
       }
-      break;
+      previous = it->flag;
     }
-    case Behavior::kMergedWithPrevious: {
-      bool previous = false;
-      for (const Range& r : m) {
-        if (r.flag && !previous && !acc.empty()) {
-          acc.back().end = r.end;
-        } else {
-          acc.push_back({r.begin, r.end, false});
-        }
-        previous = r.flag;
+    std::reverse(acc.begin(), acc.end());
+  } else {
+    for (const Range& r : m) {
+      const bool merge =
+          behavior == Behavior::kContiguous ? r.flag == previous : r.flag && !previous;
+      if (merge && !acc.empty()) {
+        acc.back().end = r.end;
+      } else {
+        acc.push_back({r.begin, r.end, false});
       }
-      break;
-    }
-    case Behavior::kMergedWithNext: {
-      bool previous = false;
-      for (auto it = m.rbegin(); it != m.rend(); ++it) {
-        if (it->flag && !previous && !acc.empty()) {
-          acc.back().begin = it->begin;
-        } else {
-          acc.push_back({it->begin, it->end, false});
-        }
-        previous = it->flag;
-      }
-      std::reverse(acc.begin(), acc.end());
-      break;
+      previous = r.flag;
     }
   }
-  m = std::move(acc);
+  m.swap(acc);
 }
 
 // The (range, is_match) cover of a piece of length `len` from its sorted matches, as tokenizers'
 // Pattern::find_matches builds it.
-std::vector<Range> cover(const std::vector<Span>& matches, uint32_t len, bool invert) {
-  std::vector<Range> out;
-  out.reserve(matches.size() * 2 + 1);
+void cover(const std::vector<Span>& matches, uint32_t len, bool invert, std::vector<Range>& out) {
+  out.clear();
   uint32_t prev = 0;
   for (const Span& s : matches) {
     if (prev != s.begin) out.push_back({prev, s.begin, invert});
@@ -82,7 +64,6 @@ std::vector<Range> cover(const std::vector<Span>& matches, uint32_t len, bool in
     prev = s.end;
   }
   if (prev != len) out.push_back({prev, len, invert});
-  return out;
 }
 
 void emit(const Piece& parent, const std::vector<Range>& ranges, std::vector<Piece>& out) {
@@ -93,8 +74,8 @@ void emit(const Piece& parent, const std::vector<Range>& ranges, std::vector<Pie
 }
 
 // The matches of a per-character predicate: every matching character on its own.
-std::vector<Span> char_matches(std::string_view text, const std::function<bool(char32_t)>& pred) {
-  std::vector<Span> out;
+template <typename Pred>
+void char_matches(std::string_view text, Pred pred, std::vector<Span>& out) {
   for (size_t i = 0; i < text.size();) {
     const size_t n = utf8::char_length(static_cast<unsigned char>(text[i]));
     if (pred(utf8::decode_at(text, i))) {
@@ -102,23 +83,35 @@ std::vector<Span> char_matches(std::string_view text, const std::function<bool(c
     }
     i += n;
   }
-  return out;
 }
 
-Status split_pieces(std::string& buf, std::vector<Piece>& pieces, Behavior behavior, bool invert,
-                    const std::function<Status(std::string_view, std::vector<Span>&)>& find) {
+// Per-thread scratch vectors: splitting runs once per piece and pre-tokenizer, so reusing them
+// saves allocations per piece.
+struct Scratch {
   std::vector<Piece> out;
-  out.reserve(pieces.size() * 2);
   std::vector<Span> matches;
+  std::vector<Range> ranges, acc;
+};
+
+template <typename Find>
+Status split_pieces(std::vector<Piece>& pieces, const std::string& buf, Behavior behavior,
+                    bool invert, Find find) {
+  thread_local Scratch scratch;
+  std::vector<Piece>& out = scratch.out;
+  out.clear();
   for (const Piece& p : pieces) {
     const std::string_view text(buf.data() + p.begin, p.end - p.begin);
-    matches.clear();
-    MLASPEC_RETURN_IF_ERROR(find(text, matches));
-    std::vector<Range> ranges = cover(matches, static_cast<uint32_t>(text.size()), invert);
-    fold_behavior(ranges, behavior);
-    emit(p, ranges, out);
+    scratch.matches.clear();
+    MLASPEC_RETURN_IF_ERROR(find(text, scratch.matches));
+    if (scratch.matches.empty() && !invert) {
+      out.push_back(p);  // no match: the piece stays whole under every behaviour
+      continue;
+    }
+    cover(scratch.matches, static_cast<uint32_t>(text.size()), invert, scratch.ranges);
+    fold_behavior(scratch.ranges, behavior, scratch.acc);
+    emit(p, scratch.ranges, out);
   }
-  pieces = std::move(out);
+  pieces.swap(out);
   return Status::Ok();
 }
 
@@ -135,7 +128,7 @@ class Split final : public PreTokenizer {
       : re_(std::move(re)), behavior_(behavior), invert_(invert) {}
   Status apply(std::string& buf, std::vector<Piece>& pieces) const override {
     return split_pieces(
-        buf, pieces, behavior_, invert_,
+        pieces, buf, behavior_, invert_,
         [&](std::string_view t, std::vector<Span>& m) { return re_->find_all(t, m); });
   }
   bool removes_text() const override { return behavior_ == Behavior::kRemoved; }
@@ -164,7 +157,7 @@ class ByteLevel final : public PreTokenizer {
     }
     if (!re_) return Status::Ok();
     return split_pieces(
-        buf, pieces, Behavior::kIsolated, false,
+        pieces, buf, Behavior::kIsolated, false,
         [&](std::string_view t, std::vector<Span>& m) { return re_->find_all(t, m); });
   }
   bool byte_level() const override { return true; }
@@ -183,9 +176,9 @@ class Digits final : public PreTokenizer {
     const auto numeric = [](char32_t c) {
       return (U_GET_GC_MASK(static_cast<UChar32>(c)) & U_GC_N_MASK) != 0;
     };
-    return split_pieces(buf, pieces, individual_ ? Behavior::kIsolated : Behavior::kContiguous,
+    return split_pieces(pieces, buf, individual_ ? Behavior::kIsolated : Behavior::kContiguous,
                         false, [&](std::string_view t, std::vector<Span>& m) {
-                          m = char_matches(t, numeric);
+                          char_matches(t, numeric, m);
                           return Status::Ok();
                         });
   }
@@ -221,9 +214,10 @@ class Metaspace final : public PreTokenizer {
       p = append_piece(buf, text, p.at_origin);
     }
     if (!split_) return Status::Ok();
-    return split_pieces(buf, pieces, Behavior::kMergedWithNext, false,
+    return split_pieces(pieces, buf, Behavior::kMergedWithNext, false,
                         [&](std::string_view t, std::vector<Span>& m) {
-                          m = char_matches(t, [&](char32_t c) { return c == replacement_; });
+                          char_matches(
+                              t, [&](char32_t c) { return c == replacement_; }, m);
                           return Status::Ok();
                         });
   }

@@ -199,9 +199,10 @@ Status TokenizerImpl::encode_text(std::string_view segment, bool at_origin,
 
 Status TokenizerImpl::encode(std::string_view input, const EncodeOptions& options,
                              std::vector<int32_t>& out) const {
-  if (input.size() >= (size_t{1} << 31)) {
+  if (input.size() > Tokenizer::kMaxEncodeBytes) {
     return invalid_argument("text of " + std::to_string(input.size()) +
-                            " bytes exceeds the 2 GiB limit of encode");
+                            " bytes exceeds encode's limit of " +
+                            std::to_string(Tokenizer::kMaxEncodeBytes) + " bytes per call");
   }
   std::string replaced;
   std::string_view text = input;
@@ -277,6 +278,8 @@ Result<std::string> TokenizerImpl::decode(std::span<const int32_t> ids,
 }
 
 Tokenizer::Tokenizer(std::shared_ptr<const TokenizerImpl> impl) : impl_(std::move(impl)) {}
+Tokenizer::Tokenizer(const Tokenizer&) = default;
+Tokenizer& Tokenizer::operator=(const Tokenizer&) = default;
 Tokenizer::Tokenizer(Tokenizer&&) noexcept = default;
 Tokenizer& Tokenizer::operator=(Tokenizer&&) noexcept = default;
 Tokenizer::~Tokenizer() = default;

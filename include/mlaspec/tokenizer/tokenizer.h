@@ -58,6 +58,9 @@ class Tokenizer {
   static Result<Tokenizer> from_json(std::string_view tokenizer_json,
                                      std::string_view config_json = {});
 
+  // Texts over kMaxEncodeBytes are refused (pieces are addressed with 32-bit offsets and
+  // pre-tokenizers may copy a piece several times).
+  static constexpr size_t kMaxEncodeBytes = size_t{256} << 20;
   Result<std::vector<int32_t>> encode(std::string_view text, const EncodeOptions& options) const;
   Result<std::vector<int32_t>> encode(std::string_view text) const {
     return encode(text, EncodeOptions{});
@@ -82,6 +85,9 @@ class Tokenizer {
   // pipelines with no normalizer that changes text).
   bool lossless() const;
 
+  // Copies share the loaded (immutable) tables; encode and decode are safe from many threads.
+  Tokenizer(const Tokenizer&);
+  Tokenizer& operator=(const Tokenizer&);
   Tokenizer(Tokenizer&&) noexcept;
   Tokenizer& operator=(Tokenizer&&) noexcept;
   ~Tokenizer();
