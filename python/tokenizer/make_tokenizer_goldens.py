@@ -8,7 +8,8 @@
 Writes tests/data/tokenizers/<name>/tokenizer.json (BPE trained on the repository's own text at
 TRAIN_COMMIT, with fixed settings; only with --retrain or when the file is missing),
 tokenizer_config.json where the tokenizer has BOS/EOS, and goldens.json: per corpus entry
-(corpus.py) the input bytes (hex), tokenizers' ids with add_special_tokens=True, and its decode of those ids (decode_skip: with skip_special_tokens, where that differs).
+(corpus.py) the input bytes (hex), tokenizers' ids with add_special_tokens=True, and its decode
+of those ids (decode_skip: with skip_special_tokens, where that differs).
 
 --check encodes the corpus plus random texts with the committed files through both `tokenizers`
 and `BIN tokenize --hex-lines` and compares ids; it exits 77 (a ctest skip) when `tokenizers`
