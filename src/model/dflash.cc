@@ -79,7 +79,7 @@ std::string DFlashConfig::describe() const {
     << ", intermediate " << intermediate_size << ", block_size " << block_size << " (num_draft "
     << num_draft() << "), target layers [";
   for (size_t i = 0; i < target_layer_ids.size(); ++i) o << (i ? ", " : "") << target_layer_ids[i];
-  o << "], mask token " << mask_token_id << ", rope_theta " << rope_theta << ", window "
+  o << "], mask token " << mask_token_id << ", rope_theta " << rope_theta << ", sliding_window "
     << (sliding_window > 0 ? str(sliding_window) : std::string("none"));
   return o.str();
 }
