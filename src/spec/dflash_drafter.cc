@@ -48,9 +48,9 @@ Result<std::unique_ptr<DFlashDrafter>> DFlashDrafter::create(model::DFlashNetwor
   Result<kv::KvPool> pool = kv::KvPool::create(
       network.kv_pool_spec(static_cast<int>(num_pages), config.page_size, dtype->dtype));
   if (!pool.ok()) return pool.status();
-  Result<kv::PageTables> tables = kv::PageTables::create(
-      {"draft", static_cast<int>(num_pages), config.page_size, config.max_requests,
-       static_cast<int>(pages_per_request)});
+  Result<kv::PageTables> tables =
+      kv::PageTables::create({"draft", static_cast<int>(num_pages), config.page_size,
+                              config.max_requests, static_cast<int>(pages_per_request)});
   if (!tables.ok()) return tables.status();
   log_info(network.config().describe() + "; draft window " +
            (network.draft_window() > 0 ? str(network.draft_window()) : std::string("none")) +
@@ -169,8 +169,9 @@ Status DFlashDrafter::propose(std::span<DraftSlot> batch) {
     if (h.empty() || static_cast<int64_t>(h.size()) != L + 1) {
       return invalid_argument(
           req_name(slot.request) + ": the anchor (its last committed token) sits at position " +
-          str(static_cast<int64_t>(h.size()) - 1) + " but the drafter holds context for positions [0, " +
-          str(L) + "); append_context the target hidden states of every committed token but the " +
+          str(static_cast<int64_t>(h.size()) - 1) +
+          " but the drafter holds context for positions [0, " + str(L) +
+          "); append_context the target hidden states of every committed token but the " +
           "last before propose");
     }
     model::DFlashBlock b;

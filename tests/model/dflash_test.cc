@@ -4,8 +4,8 @@
 
 #include <map>
 
-#include "model/dflash_test_util.h"
 #include "mlaspec/kvcache/page_table.h"
+#include "model/dflash_test_util.h"
 
 namespace mlaspec::model::testing {
 namespace {
@@ -225,8 +225,7 @@ TEST(DFlashLoad, VocabAndHiddenMustMatchTheTarget) {
   expect_error(DFlashNetwork::load(dflash_dir(), other, target.weights().embed_tokens,
                                    target.weights().head())
                    .status(),
-               StatusCode::kInvalidArgument,
-               {"target_hidden_size 64", "target's hidden_size 128"});
+               StatusCode::kInvalidArgument, {"target_hidden_size 64", "target's hidden_size 128"});
   other = target.config();
   other.num_hidden_layers = 1;
   expect_error(DFlashNetwork::load(dflash_dir(), other, target.weights().embed_tokens,
@@ -259,8 +258,7 @@ TEST(DFlashLoad, MissingExtraAndMisShapedTensorsAreNamed) {
   EditedDrafter more([](nlohmann::json& j) { j["num_hidden_layers"] = 3; });
   expect_error(more.load(), StatusCode::kNotFound,
                {"tensor \"layers.2.input_layernorm.weight\" [64] is missing"});
-  EditedDrafter dtype([](nlohmann::json&) {},
-                      [](StTensors& t) { t["norm.weight"].dtype = "I16"; });
+  EditedDrafter dtype([](nlohmann::json&) {}, [](StTensors& t) { t["norm.weight"].dtype = "I16"; });
   expect_error(dtype.load(), StatusCode::kUnsupported, {"norm.weight", "I16 is unsupported"});
 }
 
@@ -271,8 +269,8 @@ TEST(DFlashLoad, BadConfigValuesAreNamed) {
     edit(j);
     return parse_dflash_config(j.dump(), "cfg.json").status();
   };
-  expect_error(parse([](nlohmann::json& j) { j["block_size"] = 1; }),
-               StatusCode::kInvalidArgument, {"cfg.json", "\"block_size\" = 1"});
+  expect_error(parse([](nlohmann::json& j) { j["block_size"] = 1; }), StatusCode::kInvalidArgument,
+               {"cfg.json", "\"block_size\" = 1"});
   expect_error(parse([](nlohmann::json& j) { j.erase("mask_token_id"); }),
                StatusCode::kInvalidArgument, {"\"mask_token_id\" is missing"});
   expect_error(parse([](nlohmann::json& j) { j["mask_token_id"] = 256; }),

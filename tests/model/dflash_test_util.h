@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "model/model_test_util.h"
 #include "mlaspec/model/dflash.h"
+#include "model/model_test_util.h"
 
 namespace mlaspec::model::testing {
 

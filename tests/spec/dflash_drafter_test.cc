@@ -40,7 +40,8 @@ Status append(DFlashDrafter& d, RequestId id, int64_t first, int64_t rows) {
   std::vector<std::vector<float>> hidden;
   // As a target forward returns them: only the forward's own rows, starting at row 0.
   for (const auto& layer : g.target_hidden) {
-    hidden.emplace_back(layer.begin() + first * g.hidden, layer.begin() + (first + rows) * g.hidden);
+    hidden.emplace_back(layer.begin() + first * g.hidden,
+                        layer.begin() + (first + rows) * g.hidden);
   }
   return d.append_context(id, ContextRows{hidden, 0, rows, first});
 }
@@ -72,8 +73,8 @@ TEST(DFlashDrafter, GoldenDraftsThroughTheInterface) {
   ASSERT_TRUE(d->add_request(7, prefix(10), {}).ok());
   ASSERT_TRUE(append(*d, 7, 0, 9).ok());
   EXPECT_EQ(propose_one(*d, 7), golden_case(9).drafts);
-  EXPECT_EQ(propose_one(*d, 7, 2), std::vector<int32_t>(golden_case(9).drafts.begin(),
-                                                        golden_case(9).drafts.begin() + 2));
+  EXPECT_EQ(propose_one(*d, 7, 2),
+            std::vector<int32_t>(golden_case(9).drafts.begin(), golden_case(9).drafts.begin() + 2));
   EXPECT_TRUE(propose_one(*d, 7, 0).empty());
   EXPECT_EQ(propose_one(*d, 7, 9).size(), 4u);  // at most num_draft
 
@@ -292,8 +293,8 @@ TEST(DFlashDrafter, SpeculativeLoopGivesTheGreedyContinuation) {
     }
     generated.resize(g.continuation.size());
     EXPECT_EQ(generated, g.continuation);
-    std::printf("dflash loop: %d steps, %d drafts accepted for %zu tokens\n", steps,
-                accepted_total, generated.size());
+    std::printf("dflash loop: %d steps, %d drafts accepted for %zu tokens\n", steps, accepted_total,
+                generated.size());
     ASSERT_TRUE(d->remove_request(id).ok());
   }
 }

@@ -22,7 +22,6 @@
 #include <string_view>
 #include <vector>
 
-
 #include "mlaspec/core/status.h"
 #include "mlaspec/model/sampling.h"
 
@@ -44,7 +43,7 @@ struct ContextRows {
   // that order: a target forward's RequestOutput::hidden with ForwardOptions::capture_layers =
   // capture_layers().
   std::span<const std::vector<float>> hidden;
-  int64_t first_row = 0;       // rows [first_row, first_row + rows) of each matrix are appended
+  int64_t first_row = 0;  // rows [first_row, first_row + rows) of each matrix are appended
   int64_t rows = 0;
   int64_t first_position = 0;  // the absolute position of row first_row
 };
