@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "mlaspec/core/log.h"
-#include "mlaspec/kvcache/dtype_rule.h"
+#include "mlaspec/spec/draft_pool_rule.h"
 
 namespace mlaspec::spec {
 namespace {
@@ -35,7 +35,7 @@ Result<std::unique_ptr<DFlashDrafter>> DFlashDrafter::create(model::DFlashNetwor
                             str(config.max_tokens_per_request) + " must be >= 1 and num_pages " +
                             str(config.num_pages) + " >= 0");
   }
-  Result<kv::DTypeDecision> dtype = kv::choose_draft_kv_dtype(
+  Result<DTypeDecision> dtype = choose_draft_kv_dtype(
       config.target_kv_dtype, model::DFlashNetwork::attention_caps(), config.pool_dtype);
   if (!dtype.ok()) return dtype.status();
   const int64_t pages_per_request =

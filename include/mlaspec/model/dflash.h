@@ -149,7 +149,7 @@ class DFlashNetwork {
   // The pool this network reads and writes: GQA rows (kv_heads, head_dim), one layer per decoder
   // layer, on the CPU, named "draft".
   kv::KvPoolSpec kv_pool_spec(int num_pages, int page_size, DType dtype = DType::kBF16) const;
-  // What the drafter's attention reads (for the draft pool's dtype rule, kvcache/dtype_rule.h):
+  // What the drafter's attention reads (for the draft pool's dtype rule, spec/draft_pool_rule.h):
   // bf16 pools only.
   static const attn::BackendCaps& attention_caps();
 

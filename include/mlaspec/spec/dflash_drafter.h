@@ -49,7 +49,7 @@ struct DFlashDrafterConfig {
   // when num_pages is 0.
   int64_t max_tokens_per_request = 4096;
   int num_pages = 0;
-  // The target pool's KV dtype: the draft pool's dtype rule (kvcache/dtype_rule.h) takes it if
+  // The target pool's KV dtype: the draft pool's dtype rule (spec/draft_pool_rule.h) takes it if
   // the drafter's attention reads it, else bf16. pool_dtype overrides (must be readable).
   DType target_kv_dtype = DType::kBF16;
   std::optional<DType> pool_dtype;
