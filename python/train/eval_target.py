@@ -53,14 +53,12 @@ def greedy_completions(model, tok, questions, batch_size=128, max_new_tokens=MAX
     return out
 
 
-def accuracy(model, tok, problems, batch_size=128, show_failures=0,
-             max_new_tokens=MAX_NEW_TOKENS):
-    """Exact-match accuracy on the `#### N` answer; returns (acc, per-template dict, failures)."""
-    comps = greedy_completions(model, tok, [p["question"] for p in problems], batch_size,
-                               max_new_tokens)
+def score(tok, problems, completions, show_failures=0):
+    """Exact-match accuracy of `completions` (token ids) on the `#### N` answers of `problems`;
+    returns (acc, per-template dict, failures)."""
     per = collections.defaultdict(lambda: [0, 0])
     fails = []
-    for p, c in zip(problems, comps):
+    for p, c in zip(problems, completions):
         text = tok.decode(c, skip_special_tokens=True)
         ok = tasks.parse_answer(text) == p["answer"]
         per[p["template"]][0] += ok
@@ -69,6 +67,14 @@ def accuracy(model, tok, problems, batch_size=128, show_failures=0,
             fails.append(dict(question=p["question"], expected=p["solution"], got=text))
     correct = sum(v[0] for v in per.values())
     return correct / max(1, len(problems)), {k: v[0] / v[1] for k, v in sorted(per.items())}, fails
+
+
+def accuracy(model, tok, problems, batch_size=128, show_failures=0,
+             max_new_tokens=MAX_NEW_TOKENS):
+    """Greedy completions of `problems` scored by `score`."""
+    comps = greedy_completions(model, tok, [p["question"] for p in problems], batch_size,
+                               max_new_tokens)
+    return score(tok, problems, comps, show_failures)
 
 
 def load_heldout(path):

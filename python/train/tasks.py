@@ -264,6 +264,29 @@ def training_problems(n, exclude_questions, seed=TRAIN_SEED):
     return out, dropped
 
 
+CHUNK = 10000
+
+
+def _chunk(args):
+    seed, k, n = args
+    r = random.Random(f"{seed}:{k}")
+    return [make_problem(r) for _ in range(n)]
+
+
+def training_problems_parallel(n, exclude_questions, seed=TRAIN_SEED, workers=8):
+    """Like `training_problems`, in chunks of CHUNK problems, chunk k drawn from the generator
+    seeded with the string "seed:k": the result depends on n and seed only, not on `workers`."""
+    jobs = [(seed, k, min(CHUNK, n - k * CHUNK)) for k in range((n + CHUNK - 1) // CHUNK)]
+    if workers > 1 and len(jobs) > 1:
+        import multiprocessing as mp
+        with mp.get_context("fork").Pool(min(workers, len(jobs))) as pool:
+            chunks = pool.map(_chunk, jobs)
+    else:
+        chunks = [_chunk(j) for j in jobs]
+    out = [p for c in chunks for p in c if p["question"] not in exclude_questions]
+    return out, n - len(out)
+
+
 def parse_answer(text):
     """The integer after the last `####` in `text`, or None."""
     i = text.rfind("####")

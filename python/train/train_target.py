@@ -42,14 +42,49 @@ def seed_all(seed):
 
 
 def encode_problems(tok, problems):
-    """(ids list of int32 arrays, prompt lengths) for `<|bos|><|user|>Q<|assistant|>S<|end|>`."""
-    prompts = [tk.prompt_text(p["question"]) for p in problems]
-    fulls = tok.encode_batch([pr + p["solution"] + tk.EOS for pr, p in zip(prompts, problems)])
-    plens = [len(e.ids) for e in tok.encode_batch(prompts)]
-    ids = [np.asarray(e.ids, dtype=np.int32) for e in fulls]
-    for i, pl in zip(ids[:100], plens):
-        assert len(i) > pl
-    return ids, np.asarray(plens, dtype=np.int32)
+    """(ids list of int32 arrays, prompt lengths) for `<|bos|><|user|>Q<|assistant|>S<|end|>`.
+
+    One encode per problem: the prompt ends at the (only) <|assistant|> token, a special token,
+    so the solution's tokens never merge across it.
+    """
+    asst = tok.token_to_id(tk.ASSISTANT)
+    encs = tok.encode_batch([tk.prompt_text(p["question"]) + p["solution"] + tk.EOS
+                             for p in problems])
+    ids = [np.asarray(e.ids, dtype=np.int32) for e in encs]
+    plens = np.asarray([int(np.flatnonzero(i == asst)[0]) + 1 for i in ids], dtype=np.int32)
+    return ids, plens
+
+
+_FORK_STATE = {}
+
+
+def _encode_chunk(job):
+    tok, exclude = _FORK_STATE["tok"], _FORK_STATE["exclude"]
+    probs = [p for p in tasks._chunk(job) if p["question"] not in exclude]
+    ids, plens = encode_problems(tok, probs)
+    return ids, plens, job[2] - len(probs)
+
+
+def encoded_training_set(tok, n, exclude_questions, seed=tasks.TRAIN_SEED, workers=8):
+    """The encoded problems of tasks.training_problems_parallel(n, ...), generated and encoded
+    in `workers` forked processes (the same result for any number of workers).
+
+    Returns (ids, plens, dropped). Call it before CUDA is initialised (the workers fork).
+    """
+    jobs = [(seed, k, min(tasks.CHUNK, n - k * tasks.CHUNK))
+            for k in range((n + tasks.CHUNK - 1) // tasks.CHUNK)]
+    _FORK_STATE.update(tok=tok, exclude=exclude_questions)
+    if workers > 1 and len(jobs) > 1:
+        import multiprocessing as mp
+        os.environ["TOKENIZERS_PARALLELISM"] = "false"
+        with mp.get_context("fork").Pool(min(workers, len(jobs))) as pool:
+            parts = pool.map(_encode_chunk, jobs)
+    else:
+        parts = [_encode_chunk(j) for j in jobs]
+    _FORK_STATE.clear()
+    ids = [i for p in parts for i in p[0]]
+    plens = np.concatenate([p[1] for p in parts])
+    return ids, plens, sum(p[2] for p in parts)
 
 
 class Batches:
@@ -108,7 +143,9 @@ def pick_experts_impl(model, device, vocab):
     if device.type != "cuda":
         set_experts_impl(model, "eager")
         return "eager"
-    for impl in ("grouped_mm", "batched_mm", "eager"):
+    # batched_mm is left out: it gathers one weight matrix per (token, expert) pair, gigabytes at
+    # a training batch.
+    for impl in ("grouped_mm", "eager"):
         try:
             set_experts_impl(model, impl)
             x = torch.randint(6, vocab, (4, 32), device=device)
@@ -167,6 +204,7 @@ def train(tok, train_ids, train_plens, heldout, out_dir, *, minutes, max_steps, 
         for g in opt.param_groups:
             g["lr"] = cur_lr
         x, y = batches.next()
+        tokens += int((y != -100).sum())  # on the host: no device sync
         x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)
         with torch.autocast(device.type, dtype=torch.bfloat16, enabled=use_amp):
             logits = model(input_ids=x).logits
@@ -177,7 +215,6 @@ def train(tok, train_ids, train_plens, heldout, out_dir, *, minutes, max_steps, 
         opt.step()
         opt.zero_grad(set_to_none=True)
         step += 1
-        tokens += int((y != -100).sum())
         loss_acc += loss.item() if step % 25 == 0 or smoke else 0.0
         n_acc += 1 if step % 25 == 0 or smoke else 0
         if step % 100 == 0 or (smoke and step % 10 == 0):
