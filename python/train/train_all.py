@@ -69,13 +69,13 @@ def main():
     ap.add_argument("--budget-minutes", type=float, default=8.5,
                     help="wall-clock bound of the whole run from process start; the drafter's "
                          "minutes are cut to fit")
-    ap.add_argument("--n-train", type=int, default=0, help="training problems (default 400k; "
+    ap.add_argument("--n-train", type=int, default=0, help="training problems (default 600k; "
                     "smoke 3000)")
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args()
     smoke = a.smoke
-    n_train = a.n_train or (3000 if smoke else 400_000)
+    n_train = a.n_train or (3000 if smoke else 600_000)
     out = os.path.abspath(a.out)
     tdir, ddir, edir = (os.path.join(out, d) for d in ("target", "drafter", "eval"))
     os.makedirs(edir, exist_ok=True)
