@@ -127,7 +127,7 @@ def main():
     t0 = time.time()
     report["target"] = train_target.train(
         tok, ids, plens, held, tdir, minutes=a.minutes_target, max_steps=12 if smoke else 10**9,
-        smoke=smoke, device=dev, batch_size=8 if smoke else 256, lr=1.5e-3,
+        smoke=smoke, device=dev, batch_size=8 if smoke else 512, lr=1.5e-3,
         warmup=4 if smoke else 200, eval_every_s=10**9 if smoke else 75.0,
         eval_n=4 if smoke else 128, eval_max_new=32 if smoke else eval_target.MAX_NEW_TOKENS,
         seed=a.seed)
@@ -163,7 +163,7 @@ def main():
                 f"--budget-minutes {a.budget_minutes}")
         drafter, rep = train_drafter.train(
             target, tok, ids, plens, ddir, minutes=minutes, max_steps=6 if smoke else 10**9,
-            smoke=smoke, device=dev, batch_size=4 if smoke else 64, lr=1e-3,
+            smoke=smoke, device=dev, batch_size=4 if smoke else 128, lr=1e-3,
             warmup=2 if smoke else 100, num_anchors=16 if smoke else 64, seed=a.seed)
         rep["bytes"] = dir_size(ddir)
         report["drafter"] = rep
@@ -175,6 +175,18 @@ def main():
             dev)
         report["drafter_eval"]["problems"] = n_eval
         log(f"drafter acceptance {report['drafter_eval']}")
+        # Real greedy speculative decoding on a few held-out problems: the measured tau, and
+        # whether its output equals the target's plain greedy output (it must, up to bf16
+        # batch-vs-single numerics).
+        n_spec = 2 if smoke else 50
+        tau, spec = train_drafter.speculative_decode(
+            drafter, target, tok, [p["question"] for p in eval_probs[:n_spec]], dev,
+            max_new_tokens=max_new)
+        same = sum(a == b for a, b in zip(spec, comps[:n_spec]))
+        report["drafter_eval"]["speculative"] = dict(problems=n_spec, tau=round(tau, 3),
+                                                     same_as_greedy=same)
+        log(f"speculative decoding on {n_spec} held-out problems: tau {tau:.3f}, output equal "
+            f"to plain greedy for {same}/{n_spec}")
         stage("drafter_eval", t0)
         report["status"] = "ok"
     except Exception:  # noqa: BLE001 - keep the target and the report when the drafter fails
