@@ -178,10 +178,10 @@ def main():
         # Real greedy speculative decoding on a few held-out problems: the measured tau, and
         # whether its output equals the target's plain greedy output (it must, up to bf16
         # batch-vs-single numerics).
-        n_spec = 2 if smoke else 50
         tau, spec = train_drafter.speculative_decode(
-            drafter, target, tok, [p["question"] for p in eval_probs[:n_spec]], dev,
-            max_new_tokens=max_new)
+            drafter, target, tok, [p["question"] for p in eval_probs[:2 if smoke else 50]], dev,
+            max_new_tokens=max_new, time_limit_s=20)
+        n_spec = len(spec)
         same = sum(a == b for a, b in zip(spec, comps[:n_spec]))
         report["drafter_eval"]["speculative"] = dict(problems=n_spec, tau=round(tau, 3),
                                                      same_as_greedy=same)

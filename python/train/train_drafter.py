@@ -261,7 +261,8 @@ def evaluate(drafter, target, tok, questions, completions, device, batch_size=32
 
 
 @torch.no_grad()
-def speculative_decode(drafter, target, tok, questions, device, max_new_tokens=160):
+def speculative_decode(drafter, target, tok, questions, device, max_new_tokens=160,
+                       time_limit_s=None):
     """Real greedy speculative decoding, one request at a time, no KV cache (the target re-reads
     the whole sequence each step: simple and exact, fine for a few dozen problems).
 
@@ -269,8 +270,10 @@ def speculative_decode(drafter, target, tok, questions, device, max_new_tokens=1
     tokens and the anchor (the last bonus token); the target verifies [anchor, drafts] in one
     forward; drafts are accepted while each equals the target's argmax; the argmax after the
     last accepted one is the bonus, the next anchor. Returns (tau = tokens emitted per verify
-    step, the completions as token id lists without <|end|>).
+    step, the completions as token id lists without <|end|>); with `time_limit_s`, stops
+    starting new questions after that long (fewer completions come back).
     """
+    t0 = time.time()
     drafter.eval()
     amp = device.type == "cuda"
     eos = tok.token_to_id(tk.EOS)
@@ -287,6 +290,8 @@ def speculative_decode(drafter, target, tok, questions, device, max_new_tokens=1
     steps = emitted = 0
     outs = []
     for q in questions:
+        if time_limit_s is not None and time.time() - t0 > time_limit_s:
+            break
         seq = tok.encode(tk.prompt_text(q)).ids
         th, nxt = run(seq)
         anchor, gen = nxt[-1], []
