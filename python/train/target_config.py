@@ -1,4 +1,4 @@
-"""The target model's config: transformers' DeepseekV3Config, small, with DeepSeek-V3's MLA geometry.
+"""The target model's config: a small transformers DeepseekV3Config with DeepSeek-V3's MLA geometry.
 
     python3 python/train/target_config.py [--smoke]      # print the config and parameter count
 

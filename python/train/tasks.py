@@ -63,7 +63,7 @@ def _shopping(r, level):
     if level >= 2:
         extra = r.randint(5, 300)
         q += f" {HE_SHE[name].capitalize()} also buys {item2} for {extra} dollars."
-        total = s.op(total, "+", extra, f"Together that is {{expr}} dollars.")
+        total = s.op(total, "+", extra, "Together that is {expr} dollars.")
     if level >= 3:
         coupon = r.randint(1, min(total - 1, 200))
         q += f" A coupon takes {coupon} dollars off."
@@ -71,7 +71,7 @@ def _shopping(r, level):
     if level >= 4:
         k = r.randint(2, 4)
         q += f" {HE_SHE[name].capitalize()} does the same shopping {k} times this month."
-        total = s.op(total, "*", k, f"For the month that is {{expr}} dollars.")
+        total = s.op(total, "*", k, "For the month that is {expr} dollars.")
         q += " How much does " + HE_SHE[name] + " spend this month?"
     else:
         q += " How much does " + HE_SHE[name] + " spend?"
@@ -146,7 +146,7 @@ def _ages(r, level):
             q += (f" How old will the {rel} be in {y} years, and what is the sum of both ages "
                   f"then?")
             b = s.op(age, "+", y, f"In {y} years {name} will be {{expr}} years old.")
-            a = s.op(a, "+", b, f"The sum is {{expr}} years.")
+            a = s.op(a, "+", b, "The sum is {expr} years.")
     else:
         q += f" How old is the {rel}?"
     return q, s.lines, a
@@ -181,7 +181,8 @@ def _wages(r, level):
     if level == 1:
         q = (f"{name} earns {rate} dollars per hour working {job}. {HE_SHE[name].capitalize()} "
              f"works {h1} hours. How much does {HE_SHE[name]} earn?")
-        return q, s.lines, s.op(rate, "*", h1, f"{HE_SHE[name].capitalize()} earns {{expr}} dollars.")
+        pay = s.op(rate, "*", h1, f"{HE_SHE[name].capitalize()} earns {{expr}} dollars.")
+        return q, s.lines, pay
     h2 = r.randint(1, 6)
     q = (f"{name} earns {rate} dollars per hour working {job}. {HE_SHE[name].capitalize()} works "
          f"{h1} hours on {d1} and {h2} hours on {d2}.")
@@ -209,7 +210,7 @@ def _change(r, level):
         bill = r.choice([b for b in (10, 20, 50, 100, 200, 500, 1000) if b > price])
         q = (f"{name} pays for {item} that cost {price} dollars with a {bill} dollar bill. "
              f"How much change does {HE_SHE[name]} get?")
-        return q, s.lines, s.op(bill, "-", price, f"The change is {{expr}} dollars.")
+        return q, s.lines, s.op(bill, "-", price, "The change is {expr} dollars.")
     n, price = r.randint(2, 12), r.randint(2, 80)
     cost = n * price
     extra = r.randint(1, 200) if level >= 3 else 0
@@ -221,8 +222,8 @@ def _change(r, level):
     q += f"{HE_SHE[name]} get?"
     cost = s.op(n, "*", price, f"The {item} cost {{expr}} dollars.")
     if level >= 3:
-        cost = s.op(cost, "+", extra, f"With delivery that is {{expr}} dollars.")
-    change = s.op(bill, "-", cost, f"The change is {{expr}} dollars.")
+        cost = s.op(cost, "+", extra, "With delivery that is {expr} dollars.")
+    change = s.op(bill, "-", cost, "The change is {expr} dollars.")
     return q, s.lines, change
 
 

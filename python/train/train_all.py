@@ -196,7 +196,8 @@ def main():
     report["bytes_total"] = dir_size(tdir) + (dir_size(ddir) if os.path.isdir(ddir) else 0)
     save_report()
     log(f"done in {time.time() - T_START:.0f} s: status {report['status']}, target accuracy "
-        f"{report['target_eval']['accuracy']}, tau {report.get('drafter_eval', {}).get('tau_estimate')}"
+        f"{report['target_eval']['accuracy']}, tau "
+        f"{report.get('drafter_eval', {}).get('tau_estimate')}"
         f", {report['bytes_total'] / 2**20:.1f} MiB in {out}")
     return 0 if report["status"] == "ok" else 1
 

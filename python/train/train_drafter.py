@@ -161,7 +161,8 @@ def chained_acceptance(logits, labels):
 def lr_at(progress, step, base_lr, warmup, final_frac=0.05):
     if step < warmup:
         return base_lr * (step + 1) / warmup
-    return base_lr * (final_frac + (1 - final_frac) * 0.5 * (1 + math.cos(math.pi * min(1, progress))))
+    c = 0.5 * (1 + math.cos(math.pi * min(1.0, progress)))
+    return base_lr * (final_frac + (1 - final_frac) * c)
 
 
 def train(target, tok, train_ids, train_plens, out_dir, *, minutes, max_steps, smoke, device,
@@ -213,8 +214,8 @@ def train(target, tok, train_ids, train_plens, out_dir, *, minutes, max_steps, s
             n_sum += 1
         if (step % 100 == 0 or (smoke and step % 5 == 0)) and n_sum:
             acc = (acc_sum / n_sum).round(3).tolist()
-            hist.append(dict(step=step, t=round(time.time() - t0, 1), loss=round(loss_sum / n_sum, 4),
-                             acc_per_slot=acc))
+            hist.append(dict(step=step, t=round(time.time() - t0, 1),
+                             loss=round(loss_sum / n_sum, 4), acc_per_slot=acc))
             log(f"drafter step {step} loss {loss_sum / n_sum:.4f} slot acc {acc} lr {cur:.2e} "
                 f"({time.time() - t0:.0f}/{budget:.0f} s)")
             acc_sum, loss_sum, n_sum = None, 0.0, 0

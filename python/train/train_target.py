@@ -236,7 +236,8 @@ def train(tok, train_ids, train_plens, heldout, out_dir, *, minutes, max_steps, 
     save_target(model, tok, out_dir)
     return dict(params=n_params, steps=step, train_seconds=round(train_s, 1), batch_size=batch_size,
                 lr=lr, warmup=warmup, experts_implementation=impl, loss_history=hist,
-                periodic_evals=evals, loss_tokens=tokens, final_loss=hist[-1]["loss"] if hist else None)
+                periodic_evals=evals, loss_tokens=tokens,
+                final_loss=hist[-1]["loss"] if hist else None)
 
 
 def save_target(model, tok, out_dir):
