@@ -259,7 +259,11 @@ class DFlashDrafter(nn.Module):
 
     @staticmethod
     def select_target_hidden(hidden_states, target_layer_ids) -> torch.Tensor:
-        """transformers' output_hidden_states tuple -> [B, S, K * target_hidden]."""
+        """transformers' output_hidden_states tuple -> [B, S, K * target_hidden].
+
+        Entry i + 1 is the residual stream after decoder layer i, as mlaspec's capture_layers
+        gives it, except for the target's last layer: transformers returns that one after the
+        final norm. Do not put the last layer in target_layer_ids."""
         return torch.cat([hidden_states[i + 1] for i in target_layer_ids], dim=-1)
 
     def context_kv(self, ctx: torch.Tensor, positions: torch.Tensor,

@@ -79,7 +79,7 @@ std::string DFlashConfig::describe() const {
     << ", intermediate " << intermediate_size << ", block_size " << block_size << " (num_draft "
     << num_draft() << "), target layers [";
   for (size_t i = 0; i < target_layer_ids.size(); ++i) o << (i ? ", " : "") << target_layer_ids[i];
-  o << "], mask token " << mask_token_id << ", rope_theta " << rope_theta << ", window "
+  o << "], mask token " << mask_token_id << ", rope_theta " << rope_theta << ", sliding_window "
     << (sliding_window > 0 ? str(sliding_window) : std::string("none"));
   return o.str();
 }
@@ -245,8 +245,7 @@ Result<DFlashWeights> load_dflash_weights(const DFlashConfig& c, const Checkpoin
     MLASPEC_RETURN_IF_ERROR(ld.vector(a + "k_norm.weight", hd, &l.k_norm));
     MLASPEC_RETURN_IF_ERROR(ld.matrix(p + "mlp.gate_proj.weight", inter, hidden, &l.mlp.gate_proj));
     MLASPEC_RETURN_IF_ERROR(ld.matrix(p + "mlp.up_proj.weight", inter, hidden, &l.mlp.up_proj));
-    MLASPEC_RETURN_IF_ERROR(
-        ld.matrix(p + "mlp.down_proj.weight", hidden, inter, &l.mlp.down_proj));
+    MLASPEC_RETURN_IF_ERROR(ld.matrix(p + "mlp.down_proj.weight", hidden, inter, &l.mlp.down_proj));
   }
   MLASPEC_RETURN_IF_ERROR(ld.matrix("fc.weight", hidden, c.context_width(), &w.fc));
   MLASPEC_RETURN_IF_ERROR(ld.vector("hidden_norm.weight", hidden, &w.hidden_norm));
@@ -288,7 +287,8 @@ struct DFlashNetwork::Impl {
                  int64_t first_position) const {
     const int d = config.head_dim;
     cpu::rms_norm(x, T * heads, d, w, config.rms_norm_eps, x);
-    parallel_for(0, T * heads, [&](int64_t r) { rope.apply(x + r * d, first_position + r / heads); });
+    parallel_for(0, T * heads,
+                 [&](int64_t r) { rope.apply(x + r * d, first_position + r / heads); });
   }
 
   Status check_pool(const kv::KvPool& pool) const;
@@ -322,8 +322,8 @@ Result<DFlashNetwork> DFlashNetwork::load(const std::filesystem::path& dir,
   const std::string src = (dir / "config.json").string();
   if (c.target_hidden_size != target.hidden_size) {
     return invalid_argument(src + ": the drafter's target_hidden_size " +
-                            str(c.target_hidden_size) + " does not match the target's hidden_size " +
-                            str(target.hidden_size));
+                            str(c.target_hidden_size) +
+                            " does not match the target's hidden_size " + str(target.hidden_size));
   }
   if (c.vocab_size != target.vocab_size) {
     return invalid_argument(src + ": the drafter's vocab_size " + str(c.vocab_size) +
@@ -339,8 +339,8 @@ Result<DFlashNetwork> DFlashNetwork::load(const std::filesystem::path& dir,
   for (const Matrix* m : {&embed_tokens, &lm_head}) {
     if (m->rows != target.vocab_size || m->cols != target.hidden_size) {
       return invalid_argument("DFlash: the target's embedding / lm_head is [" + str(m->rows) +
-                              ", " + str(m->cols) + "], expected [vocab " +
-                              str(target.vocab_size) + ", hidden " + str(target.hidden_size) + "]");
+                              ", " + str(m->cols) + "], expected [vocab " + str(target.vocab_size) +
+                              ", hidden " + str(target.hidden_size) + "]");
     }
   }
   if (options.draft_window < -1) {
@@ -352,8 +352,8 @@ Result<DFlashNetwork> DFlashNetwork::load(const std::filesystem::path& dir,
   if (!ckpt.ok()) return ckpt.status();
   Result<DFlashWeights> weights = load_dflash_weights(c, *ckpt);
   if (!weights.ok()) return weights.status();
-  return DFlashNetwork(std::make_unique<Impl>(std::move(*config), std::move(*weights),
-                                              embed_tokens, lm_head, window));
+  return DFlashNetwork(std::make_unique<Impl>(std::move(*config), std::move(*weights), embed_tokens,
+                                              lm_head, window));
 }
 
 Result<DFlashNetwork> DFlashNetwork::load(const std::filesystem::path& dir, const Model& target,
@@ -446,7 +446,8 @@ Status DFlashNetwork::append_context(std::span<const DFlashContextRows> batch,
                               str(m.config.target_layer_ids.size()) + " (target_layer_ids)");
     }
     for (const float* p : r.layers) {
-      if (p == nullptr && r.rows > 0) return invalid_argument(who + ": a hidden-state matrix is null");
+      if (p == nullptr && r.rows > 0)
+        return invalid_argument(who + ": a hidden-state matrix is null");
     }
     if (r.rows < 0 || r.first_position < 0) {
       return invalid_argument(who + ": rows " + str(r.rows) + " and first_position " +

@@ -83,8 +83,8 @@ Result<DFlashConfig> load_dflash_config(const std::filesystem::path& path);
 
 struct DFlashLayerWeights {
   std::vector<float> input_layernorm, post_attention_layernorm;  // [hidden]
-  Matrix q_proj, k_proj, v_proj, o_proj;                          // self_attn.*
-  std::vector<float> q_norm, k_norm;                              // [head_dim]
+  Matrix q_proj, k_proj, v_proj, o_proj;                         // self_attn.*
+  std::vector<float> q_norm, k_norm;                             // [head_dim]
   MlpWeights mlp;
 };
 
