@@ -328,19 +328,21 @@ if __name__ == "__main__":
     ap.add_argument("--minutes", type=float, default=1.0)
     ap.add_argument("--max-steps", type=int, default=100000)
     ap.add_argument("--smoke", action="store_true")
-    ap.add_argument("--n-train", type=int, default=20000)
+    ap.add_argument("--n-train", type=int, default=600_000)
     ap.add_argument("--eval-n", type=int, default=64)
     a = ap.parse_args()
+    tok = Tokenizer.from_file(os.path.join(a.target, "tokenizer.json"))
+    held = tasks.heldout()
+    import train_target
+    # The data first: its worker processes fork before CUDA starts.
+    ids, plens, _ = train_target.encoded_training_set(tok, a.n_train,
+                                                      {p["question"] for p in held},
+                                                      workers=min(16, os.cpu_count() or 1))
     dev = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     target = AutoModelForCausalLM.from_pretrained(
         a.target, dtype=torch.bfloat16 if dev.type == "cuda" else torch.float32).to(dev)
-    tok = Tokenizer.from_file(os.path.join(a.target, "tokenizer.json"))
-    held = tasks.heldout()
-    probs, _ = tasks.training_problems(a.n_train, {p["question"] for p in held})
-    import train_target
-    ids, plens = train_target.encode_problems(tok, probs)
     drafter, rep = train(target, tok, ids, plens, a.out, minutes=a.minutes, max_steps=a.max_steps,
-                         smoke=a.smoke, device=dev, batch_size=4 if a.smoke else 64, lr=1e-3,
+                         smoke=a.smoke, device=dev, batch_size=4 if a.smoke else 128, lr=1e-3,
                          warmup=5 if a.smoke else 100, num_anchors=16 if a.smoke else 64)
     qs = [p["question"] for p in held[:a.eval_n]]
     comps = eval_target.greedy_completions(target, tok, qs, max_new_tokens=40 if a.smoke else 160)
