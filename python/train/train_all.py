@@ -73,7 +73,44 @@ def main():
                     "smoke 3000)")
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--pack", default=None, metavar="DIR",
+                    help="at the end (also after a failure) write OUT as DIR/models.tar.00, .01, "
+                         "... (each under 15 MiB) plus DIR/train-report.json: the device "
+                         "machine returns at most 8 files of 16 MiB from $OUT")
     a = ap.parse_args()
+    try:
+        return run(a)
+    finally:
+        if a.pack:
+            pack(os.path.abspath(a.out), a.pack)
+
+
+def pack(src, dst, part_bytes=15 * 2**20):
+    """tar of `src` (paths relative to it) cut into parts; `cat models.tar.* | tar -x -C models`
+    restores it."""
+    import io
+    import shutil
+    import tarfile
+    if not os.path.isdir(src):
+        log(f"pack: nothing at {src}")
+        return
+    os.makedirs(dst, exist_ok=True)
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for name in sorted(os.listdir(src)):
+            tar.add(os.path.join(src, name), arcname=name)
+    data = buf.getvalue()
+    for i in range(0, len(data), part_bytes):
+        with open(os.path.join(dst, f"models.tar.{i // part_bytes:02d}"), "wb") as f:
+            f.write(data[i:i + part_bytes])
+    rep = os.path.join(src, "train-report.json")
+    if os.path.exists(rep):
+        shutil.copy(rep, os.path.join(dst, "train-report.json"))
+    log(f"packed {src} ({len(data) / 2**20:.1f} MiB) into {dst}/models.tar.* "
+        f"({(len(data) + part_bytes - 1) // part_bytes} parts)")
+
+
+def run(a):
     smoke = a.smoke
     n_train = a.n_train or (3000 if smoke else 600_000)
     out = os.path.abspath(a.out)
