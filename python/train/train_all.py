@@ -219,7 +219,7 @@ def run(a):
             drafter, target, tok, [p["question"] for p in eval_probs[:2 if smoke else 50]], dev,
             max_new_tokens=max_new, time_limit_s=20)
         n_spec = len(spec)
-        same = sum(a == b for a, b in zip(spec, comps[:n_spec]))
+        same = sum(s == c for s, c in zip(spec, comps[:n_spec]))
         report["drafter_eval"]["speculative"] = dict(problems=n_spec, tau=round(tau, 3),
                                                      same_as_greedy=same)
         log(f"speculative decoding on {n_spec} held-out problems: tau {tau:.3f}, output equal "
