@@ -303,9 +303,13 @@ def parse_answer(text):
 
 
 def write_heldout_jsonl(path, problems):
+    # `prompt` is the question rendered by the chat template (as transformers' apply_chat_template
+    # with add_generation_prompt renders it), so an evaluator needs no template engine.
+    from tokenizer import prompt_text
     with open(path, "w") as f:
         for i, p in enumerate(problems):
-            f.write(json.dumps(dict(id=i, question=p["question"], answer=p["answer"],
+            f.write(json.dumps(dict(id=i, prompt=prompt_text(p["question"]),
+                                    question=p["question"], answer=p["answer"],
                                     solution=p["solution"], template=p["template"],
                                     level=p["level"])) + "\n")
 
