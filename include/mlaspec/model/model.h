@@ -1,0 +1,117 @@
+// Model: a DeepSeek-V3-family checkpoint loaded for the CPU runtime, and its batched forward.
+//
+//   Model m = Model::load("dir").value();                      // config.json + safetensors
+//   kv::KvPool pool = kv::KvPool::create(m.kv_pool_spec(pages, 64, DType::kBF16)).value();
+//   ForwardRequest r{.tokens = toks, .positions = pos, .pages = pages_of_request,
+//                    .logits = LogitsMode::kLast};
+//   ForwardOutput out = m.forward({&r, 1}, pool).value();      // out.requests[0].logits [1, vocab]
+//
+// One call runs a batch of requests. Each brings its new tokens (a prefill chunk of any length, a
+// decode token, or a verify block), their positions and its page table in `pool`. The call
+// writes the new tokens' KV rows [kv_a_layernorm(c) | rope(k_pe)] to every layer of the pool,
+// runs attention through the attention dispatcher (bottom-right causal: new token i sees
+// positions [0, positions[i]]), and returns the logits asked for and the residual-stream hidden
+// states of ForwardOptions::capture_layers.
+//
+// Contract: positions are consecutive (positions[i] = positions[0] + i) and the pool already
+// holds the request's KV for positions [0, positions[0]) on the same pages; the pages cover
+// positions[0] + tokens.size() tokens. Rolling back rejected verify rows is the page table's
+// business (kv::PageTables::commit): rows past a request's committed length are overwritten by
+// its next forward.
+//
+// CPU runtime: f32 math, GEMMs through CBLAS; the attention op's boundary rounds q, KV rows and
+// its output to bf16 (docs/model.md). A prompt longer than max_chunk_tokens runs in chunks. A
+// request's rows are computed apart from every other request's (its own GEMMs, expert groups and
+// attention call), so its logits, hidden states and KV rows are bitwise the same alone or in any
+// batch.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "mlaspec/attention/registry.h"
+#include "mlaspec/kvcache/pool.h"
+#include "mlaspec/model/config.h"
+#include "mlaspec/model/weights.h"
+
+namespace mlaspec::model {
+
+// Which of a request's new tokens get logits.
+enum class LogitsMode : uint8_t {
+  kLast,  // the last one (prefill, decode)
+  kAll,   // every one (verify: one row per draft position plus the bonus row)
+  kNone,  // none (a prefill chunk that is not the prompt's last)
+};
+
+struct ForwardRequest {
+  std::span<const int32_t> tokens;     // new tokens, >= 1
+  std::span<const int32_t> positions;  // their absolute positions, consecutive
+  std::span<const int32_t> pages;      // the request's page table in token order
+  LogitsMode logits = LogitsMode::kLast;
+};
+
+struct ForwardOptions {
+  // Residual-stream outputs to return: layer l is the hidden state after decoder layer l
+  // (transformers' output_hidden_states[l + 1]), before the final norm. Each in [0, layers).
+  std::vector<int> capture_layers;
+  // Longest chunk of one request run through the layers at once; 0 = kDefaultChunkTokens.
+  int max_chunk_tokens = 0;
+  // Validation mode: attention in f32 over the call's own tokens instead of the attention op, so
+  // nothing is rounded to bf16 (the op's q / KV / output boundary) and the forward can be held to
+  // a pure-f32 reference at ~1e-5. Each request must bring its whole sequence (positions[0] = 0);
+  // it runs as one chunk. The KV rows are still written to the pool.
+  bool f32_attention = false;
+};
+
+// Prefill chunk length: at most the CPU reference attention's q_len limit (1024); 256 keeps the
+// per-chunk activations small.
+inline constexpr int kDefaultChunkTokens = 256;
+
+struct RequestOutput {
+  int logit_rows = 0;
+  std::vector<float> logits;               // [logit_rows, vocab]
+  std::vector<std::vector<float>> hidden;  // per capture layer: [tokens, hidden]
+};
+
+struct ForwardOutput {
+  std::vector<RequestOutput> requests;  // in batch order
+};
+
+struct LoadOptions {
+  std::string attention_policy = "auto";  // "auto" or a backend name (attention/registry.h)
+};
+
+class Model {
+ public:
+  // Reads dir/config.json and the checkpoint's safetensors, converting weights to f32.
+  static Result<Model> load(const std::filesystem::path& dir, const LoadOptions& options = {});
+
+  Model(Model&&) noexcept;
+  Model& operator=(Model&&) noexcept;
+  ~Model();
+
+  const ModelConfig& config() const;
+  const ModelWeights& weights() const;
+  attn::Dispatcher& dispatcher();
+
+  // A pool spec for this model: MLA rows, one layer per decoder layer, on the CPU. fp8 pools take
+  // one kv_scale per layer (value = code * scale), default 1.
+  kv::KvPoolSpec kv_pool_spec(int num_pages, int page_size, DType dtype,
+                              std::vector<float> layer_scales = {}) const;
+
+  // Runs the batch. Validates everything first (token ids, positions, pages, pool shape); on an
+  // error nothing is written to the pool.
+  Result<ForwardOutput> forward(std::span<const ForwardRequest> batch, kv::KvPool& pool,
+                                const ForwardOptions& options = {});
+
+ private:
+  struct Impl;
+  explicit Model(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace mlaspec::model

@@ -1,0 +1,88 @@
+// ModelWeights: the tensors of a DeepSeek-V3-family checkpoint, named as in the checkpoint and
+// converted to f32 at load (the CPU runtime's math; a bf16-resident form can replace Matrix's
+// storage later without changing the names).
+//
+// At load, kv_b_proj [H * (qk_nope + v), 512] is split per head into W_UK (the qk_nope rows) and
+// W_UV (the v rows) for the absorbed attention (ARCHITECTURE.md §3.5). fp8 e4m3 weights are
+// dequantized with their 128x128 block scales: w[r][c] = fp8[r][c] * <name>_scale_inv[r/128][c/128]
+// (block size from quantization_config.weight_block_size).
+//
+// Checked: every tensor the config implies is present with the expected shape and a float dtype
+// (BF16, F16, F32, F8_E4M3; fp8 only for 2-D projections, with its scale_inv); no tensor is left
+// over except the MTP modules (model.layers.{i >= num_hidden_layers}.*, DeepSeek-V3 ships one) and
+// rotary_emb.inv_freq buffers. Every error names the tensor and its file.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "mlaspec/core/status.h"
+#include "mlaspec/model/config.h"
+#include "mlaspec/model/safetensors.h"
+
+namespace mlaspec::model {
+
+// Row-major [rows, cols] f32: the checkpoint's [out_features, in_features].
+struct Matrix {
+  std::vector<float> data;
+  int rows = 0;
+  int cols = 0;
+  bool empty() const { return data.empty(); }
+  const float* ptr() const { return data.data(); }
+  const float* row(int64_t r) const { return data.data() + r * cols; }
+};
+
+struct MlpWeights {  // SwiGLU: down(silu(gate(x)) * up(x))
+  Matrix gate_proj, up_proj, down_proj;
+};
+
+struct AttentionWeights {
+  Matrix q_proj;  // without q LoRA
+  Matrix q_a_proj;
+  std::vector<float> q_a_layernorm;
+  Matrix q_b_proj;
+  Matrix kv_a_proj_with_mqa;  // [512 + 64, hidden]
+  std::vector<float> kv_a_layernorm;
+  Matrix w_uk;  // [H * qk_nope, 512]: head h's rows h*qk_nope .. of kv_b_proj's k part
+  Matrix w_uv;  // [H * v, 512]
+  Matrix o_proj;
+};
+
+struct MoeWeights {
+  Matrix gate;                                  // router [n_routed_experts, hidden]
+  std::vector<float> e_score_correction_bias;   // noaux_tc only
+  std::vector<MlpWeights> experts;
+  MlpWeights shared_experts;                    // empty when n_shared_experts == 0
+};
+
+struct LayerWeights {
+  std::vector<float> input_layernorm;
+  std::vector<float> post_attention_layernorm;
+  AttentionWeights self_attn;
+  bool is_moe = false;
+  MlpWeights mlp;  // dense layers
+  MoeWeights moe;  // MoE layers
+};
+
+// What the checkpoint held, for `inspect-model`.
+struct WeightsReport {
+  int64_t parameters = 0;                       // loaded values (fp8 scales not counted)
+  std::map<std::string, int64_t> bytes_by_dtype;  // "BF16" -> bytes in the files
+  int64_t skipped_mtp_tensors = 0;
+  int64_t skipped_mtp_bytes = 0;
+};
+
+struct ModelWeights {
+  Matrix embed_tokens;  // [vocab, hidden]
+  std::vector<LayerWeights> layers;
+  std::vector<float> norm;
+  Matrix lm_head;  // empty when tie_word_embeddings
+  const Matrix& head() const { return lm_head.empty() ? embed_tokens : lm_head; }
+  WeightsReport report;
+};
+
+Result<ModelWeights> load_weights(const ModelConfig& config, const Checkpoint& checkpoint);
+
+}  // namespace mlaspec::model

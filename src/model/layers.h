@@ -1,0 +1,71 @@
+// The CPU runtime's layers (f32 math, GEMMs through CBLAS). One function per layer kind, each
+// over the T new tokens of one request: a request's rows never share a GEMM, a reduction or an
+// expert group with another request's, so its results do not depend on its batchmates (the CPU
+// runtime's batch invariance holds by construction).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "mlaspec/attention/registry.h"
+#include "mlaspec/kvcache/pool.h"
+#include "mlaspec/model/config.h"
+#include "mlaspec/model/weights.h"
+
+namespace mlaspec::model::cpu {
+
+// y[T, W.rows] = x[T, W.cols] @ W^T, row strides ldx / ldy (0: packed).
+void linear(const float* x, int64_t T, const Matrix& W, float* y, int64_t ldx = 0,
+            int64_t ldy = 0);
+
+// norm.cc: y = w * x / sqrt(mean(x^2) + eps) per row of `dim` values (y may alias x).
+void rms_norm(const float* x, int64_t T, int64_t dim, const std::vector<float>& w, double eps,
+              float* y, int64_t ldx = 0, int64_t ldy = 0);
+
+// rope.cc: RoPE / YaRN over the 64 rope values of one q head or k_pe.
+class Rope {
+ public:
+  explicit Rope(const RopeConfig& config, int dim);
+  // Rotates x[0..dim) in place for `position`. The output is in rotate_half order (the two
+  // rotated halves) for both pair layouts: interleaved input pairs (x0, x1), (x2, x3), ... land at
+  // (i, i + dim/2), as transformers' DeepseekV3 interleave path writes them. Dot products between
+  // rotated q and k are the same in either order.
+  void apply(float* x, int64_t position) const;
+  const std::vector<float>& inv_freq() const { return inv_freq_; }
+
+ private:
+  RopeConfig config_;
+  int dim_;
+  std::vector<float> inv_freq_;
+};
+
+// The tokens of one request in one chunk, and where their KV goes.
+struct Chunk {
+  int64_t T = 0;
+  int64_t first_position = 0;     // tokens sit at first_position .. first_position + T - 1
+  std::span<const int32_t> slots;  // [T] pool slots of the new tokens
+  TensorView block_table;          // int32 [1, pages] (the request's page table)
+  TensorView seq_lens;             // int32 [1] = first_position + T
+  bool f32_attention = false;      // ForwardOptions::f32_attention (first_position is 0)
+};
+
+// mla.cc: self-attention of one layer in the absorbed form. Writes the T KV rows
+// [kv_a_layernorm(c) | rope(k_pe)] (bf16, the pool converts) and runs the attention op through
+// `dispatcher`. x: normed hidden [T, hidden]; out: [T, hidden].
+Status mla_forward(const ModelConfig& config, const AttentionWeights& w, const Rope& rope,
+                   int layer, const float* x, const Chunk& chunk, kv::KvPool& pool,
+                   attn::Dispatcher& dispatcher, float* out);
+
+// mlp.cc: SwiGLU, out[T, hidden] = down(silu(gate(x)) * up(x)).
+void mlp_forward(const MlpWeights& w, const float* x, int64_t T, float* out);
+
+// moe.cc: routed experts (grouped per expert, one GEMM each) + shared experts.
+void moe_forward(const ModelConfig& config, const MoeWeights& w, const float* x, int64_t T,
+                 float* out);
+
+// The routing of one token: top-k expert ids and their weights (routed_scaling_factor applied).
+void route_token(const ModelConfig& config, const MoeWeights& w, const float* router_logits,
+                 int* experts, float* weights);
+
+}  // namespace mlaspec::model::cpu

@@ -1,0 +1,33 @@
+// Dense SwiGLU MLP: down_proj(silu(gate_proj(x)) * up_proj(x)).
+#include <cblas.h>
+
+#include <cmath>
+
+#include "layers.h"
+#include "mlaspec/core/parallel.h"
+
+namespace mlaspec::model::cpu {
+
+void linear(const float* x, int64_t T, const Matrix& W, float* y, int64_t ldx, int64_t ldy) {
+  if (T == 0) return;
+  if (ldx == 0) ldx = W.cols;
+  if (ldy == 0) ldy = W.rows;
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<blasint>(T), W.rows, W.cols,
+              1.0f, x, static_cast<blasint>(ldx), W.ptr(), W.cols, 0.0f, y,
+              static_cast<blasint>(ldy));
+}
+
+void mlp_forward(const MlpWeights& w, const float* x, int64_t T, float* out) {
+  const int64_t inter = w.gate_proj.rows;
+  std::vector<float> gate(static_cast<size_t>(T * inter)), up(gate.size());
+  linear(x, T, w.gate_proj, gate.data());
+  linear(x, T, w.up_proj, up.data());
+  parallel_for(0, T, [&](int64_t t) {
+    float* g = gate.data() + t * inter;
+    const float* u = up.data() + t * inter;
+    for (int64_t i = 0; i < inter; ++i) g[i] = g[i] / (1.0f + std::exp(-g[i])) * u[i];
+  });
+  linear(gate.data(), T, w.down_proj, out);
+}
+
+}  // namespace mlaspec::model::cpu

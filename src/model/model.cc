@@ -1,0 +1,255 @@
+// The model: loading, validation of a batch, and the forward (decoder layers over each request's
+// chunks).
+#include "mlaspec/model/model.h"
+
+#include <algorithm>
+#include <string>
+
+#include "layers.h"
+#include "mlaspec/attention/cpu_caps.h"
+
+namespace mlaspec::model {
+
+struct Model::Impl {
+  ModelConfig config;
+  ModelWeights weights;
+  cpu::Rope rope;
+  attn::DispatchSetup dispatch;
+
+  Impl(ModelConfig c, ModelWeights w, attn::DispatchSetup d)
+      : config(std::move(c)),
+        weights(std::move(w)),
+        rope(config.rope, config.qk_rope_head_dim),
+        dispatch(std::move(d)) {}
+
+  Status validate(std::span<const ForwardRequest> batch, const kv::KvPool& pool,
+                  const ForwardOptions& options) const;
+  Status run_request(const ForwardRequest& r, kv::KvPool& pool, const ForwardOptions& options,
+                     RequestOutput* out);
+};
+
+namespace {
+
+std::string str(int64_t v) {
+  return std::to_string(v);
+}
+
+}  // namespace
+
+Model::Model(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Model::Model(Model&&) noexcept = default;
+Model& Model::operator=(Model&&) noexcept = default;
+Model::~Model() = default;
+
+const ModelConfig& Model::config() const {
+  return impl_->config;
+}
+const ModelWeights& Model::weights() const {
+  return impl_->weights;
+}
+attn::Dispatcher& Model::dispatcher() {
+  return *impl_->dispatch.dispatcher;
+}
+
+Result<Model> Model::load(const std::filesystem::path& dir, const LoadOptions& options) {
+  Result<ModelConfig> config = load_model_config(dir);
+  if (!config.ok()) return config.status();
+  Result<Checkpoint> ckpt = Checkpoint::open(dir);
+  if (!ckpt.ok()) return ckpt.status();
+  Result<ModelWeights> weights = load_weights(*config, *ckpt);
+  if (!weights.ok()) return weights.status();
+  attn::DispatchSetupOptions dopts;
+  dopts.policy = options.attention_policy;
+  dopts.log_warnings = false;
+  Result<attn::DispatchSetup> dispatch = attn::make_dispatch(dopts);
+  if (!dispatch.ok()) return dispatch.status();
+  return Model(std::make_unique<Impl>(std::move(*config), std::move(*weights),
+                                      std::move(*dispatch)));
+}
+
+kv::KvPoolSpec Model::kv_pool_spec(int num_pages, int page_size, DType dtype,
+                                   std::vector<float> layer_scales) const {
+  kv::KvPoolSpec spec;
+  spec.name = "target";
+  spec.layout = kv::KvLayout::mla();
+  spec.num_layers = impl_->config.num_hidden_layers;
+  spec.num_pages = num_pages;
+  spec.page_size = page_size;
+  spec.dtype = dtype;
+  spec.device = Device::kCPU;
+  spec.layer_scales = std::move(layer_scales);
+  return spec;
+}
+
+Status Model::Impl::validate(std::span<const ForwardRequest> batch, const kv::KvPool& pool,
+                             const ForwardOptions& options) const {
+  const ModelConfig& c = config;
+  if (pool.spec().layout.kind != kv::KvLayout::Kind::kMLA) {
+    return invalid_argument("KV pool " + pool.name() + " has layout " +
+                            pool.spec().layout.to_string() + "; the model needs mla(576)");
+  }
+  if (pool.num_layers() != c.num_hidden_layers) {
+    return invalid_argument("KV pool " + pool.name() + " has " + str(pool.num_layers()) +
+                            " layers; the model has " + str(c.num_hidden_layers));
+  }
+  if (pool.device() != Device::kCPU) {
+    return unsupported("KV pool " + pool.name() + " is on " +
+                       std::string(device_name(pool.device())) +
+                       "; the CPU runtime needs a host pool");
+  }
+  for (int l : options.capture_layers) {
+    if (l < 0 || l >= c.num_hidden_layers) {
+      return out_of_range("capture layer " + str(l) + " is out of range [0, " +
+                          str(c.num_hidden_layers) + ")");
+    }
+  }
+  if (options.max_chunk_tokens < 0 || options.max_chunk_tokens > attn::kCpuReferenceCaps.max_q_len) {
+    return invalid_argument("max_chunk_tokens " + str(options.max_chunk_tokens) +
+                            " is out of range [0, " + str(attn::kCpuReferenceCaps.max_q_len) +
+                            "] (the attention op's q_len limit)");
+  }
+  const int64_t page_size = pool.page_size();
+  for (size_t b = 0; b < batch.size(); ++b) {
+    const ForwardRequest& r = batch[b];
+    const std::string req = "request " + str(static_cast<int64_t>(b)) + ": ";
+    if (r.tokens.empty()) return invalid_argument(req + "no new tokens");
+    if (r.positions.size() != r.tokens.size()) {
+      return invalid_argument(req + str(static_cast<int64_t>(r.positions.size())) +
+                              " positions for " + str(static_cast<int64_t>(r.tokens.size())) +
+                              " tokens");
+    }
+    for (size_t i = 0; i < r.tokens.size(); ++i) {
+      if (r.tokens[i] < 0 || r.tokens[i] >= c.vocab_size) {
+        return out_of_range(req + "token " + str(r.tokens[i]) + " at index " +
+                            str(static_cast<int64_t>(i)) + " is out of the vocabulary [0, " +
+                            str(c.vocab_size) + ")");
+      }
+      if (r.positions[i] != r.positions[0] + static_cast<int64_t>(i)) {
+        return invalid_argument(req + "positions[" + str(static_cast<int64_t>(i)) + "] = " +
+                                str(r.positions[i]) + " does not follow positions[0] = " +
+                                str(r.positions[0]) +
+                                " (new tokens take consecutive positions after the cached ones)");
+      }
+    }
+    if (options.f32_attention && r.positions[0] != 0) {
+      return invalid_argument(req + "f32_attention needs the whole sequence in one call "
+                              "(positions[0] = 0), got positions[0] = " + str(r.positions[0]));
+    }
+    if (r.positions[0] < 0) {
+      return out_of_range(req + "positions[0] = " + str(r.positions[0]) + " is negative");
+    }
+    const int64_t seq_len = int64_t{r.positions[0]} + static_cast<int64_t>(r.tokens.size());
+    const int64_t pages = (seq_len + page_size - 1) / page_size;
+    if (pages > static_cast<int64_t>(r.pages.size())) {
+      return out_of_range(req + str(seq_len) + " tokens need " + str(pages) + " pages of " +
+                          str(page_size) + ", the page table has " +
+                          str(static_cast<int64_t>(r.pages.size())));
+    }
+    for (int64_t j = 0; j < pages; ++j) {
+      const int32_t page = r.pages[static_cast<size_t>(j)];
+      if (page < 0 || page >= pool.num_pages()) {
+        return out_of_range(req + "pages[" + str(j) + "] = " + str(page) +
+                            " is out of range [0, " + str(pool.num_pages()) + ") of KV pool " +
+                            pool.name());
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+Status Model::Impl::run_request(const ForwardRequest& r, kv::KvPool& pool,
+                                const ForwardOptions& options, RequestOutput* out) {
+  const ModelConfig& c = config;
+  const int64_t hidden = c.hidden_size, vocab = c.vocab_size;
+  const int64_t n = static_cast<int64_t>(r.tokens.size());
+  const int64_t max_chunk = options.f32_attention       ? n
+                            : options.max_chunk_tokens > 0 ? options.max_chunk_tokens
+                                                           : kDefaultChunkTokens;
+  const int64_t page_size = pool.page_size();
+  std::vector<int32_t> table(r.pages.begin(), r.pages.end());
+
+  out->hidden.assign(options.capture_layers.size(),
+                     std::vector<float>(static_cast<size_t>(n * hidden)));
+  out->logit_rows = r.logits == LogitsMode::kAll ? static_cast<int>(n)
+                    : r.logits == LogitsMode::kLast ? 1
+                                                     : 0;
+  out->logits.assign(static_cast<size_t>(out->logit_rows * vocab), 0.0f);
+
+  std::vector<float> x, h, delta;
+  std::vector<int32_t> slots;
+  for (int64_t begin = 0; begin < n; begin += max_chunk) {
+    const int64_t T = std::min(max_chunk, n - begin);
+    const int64_t first = r.positions[static_cast<size_t>(begin)];
+    x.resize(static_cast<size_t>(T * hidden));
+    h.resize(x.size());
+    delta.resize(x.size());
+    for (int64_t t = 0; t < T; ++t) {
+      const float* e = weights.embed_tokens.row(r.tokens[static_cast<size_t>(begin + t)]);
+      std::copy(e, e + hidden, x.begin() + t * hidden);
+    }
+    slots.resize(static_cast<size_t>(T));
+    for (int64_t t = 0; t < T; ++t) {
+      const int64_t pos = first + t;
+      slots[static_cast<size_t>(t)] =
+          static_cast<int32_t>(table[static_cast<size_t>(pos / page_size)] * page_size +
+                               pos % page_size);
+    }
+    int32_t seq_len = static_cast<int32_t>(first + T);
+    const int64_t used_pages = (first + T + page_size - 1) / page_size;
+    cpu::Chunk chunk;
+    chunk.T = T;
+    chunk.first_position = first;
+    chunk.slots = slots;
+    chunk.block_table = TensorView(table.data(), DType::kI32, {1, used_pages});
+    chunk.seq_lens = TensorView(&seq_len, DType::kI32, {1});
+    chunk.f32_attention = options.f32_attention;
+
+    for (int l = 0; l < c.num_hidden_layers; ++l) {
+      const LayerWeights& lw = weights.layers[static_cast<size_t>(l)];
+      cpu::rms_norm(x.data(), T, hidden, lw.input_layernorm, c.rms_norm_eps, h.data());
+      MLASPEC_RETURN_IF_ERROR(cpu::mla_forward(c, lw.self_attn, rope, l, h.data(), chunk, pool,
+                                               *dispatch.dispatcher, delta.data()));
+      for (size_t i = 0; i < x.size(); ++i) x[i] += delta[i];
+      cpu::rms_norm(x.data(), T, hidden, lw.post_attention_layernorm, c.rms_norm_eps, h.data());
+      if (lw.is_moe) {
+        cpu::moe_forward(c, lw.moe, h.data(), T, delta.data());
+      } else {
+        cpu::mlp_forward(lw.mlp, h.data(), T, delta.data());
+      }
+      for (size_t i = 0; i < x.size(); ++i) x[i] += delta[i];
+      for (size_t k = 0; k < options.capture_layers.size(); ++k) {
+        if (options.capture_layers[k] == l) {
+          std::copy(x.begin(), x.end(), out->hidden[k].begin() + begin * hidden);
+        }
+      }
+    }
+
+    // Final norm and lm_head for the rows asked for.
+    int64_t row0 = 0, rows = 0, dst = 0;
+    if (r.logits == LogitsMode::kAll) {
+      row0 = 0, rows = T, dst = begin;
+    } else if (r.logits == LogitsMode::kLast && begin + T == n) {
+      row0 = T - 1, rows = 1, dst = 0;
+    }
+    if (rows > 0) {
+      cpu::rms_norm(x.data() + row0 * hidden, rows, hidden, weights.norm, c.rms_norm_eps,
+                    h.data());
+      cpu::linear(h.data(), rows, weights.head(), out->logits.data() + dst * vocab);
+    }
+  }
+  return Status::Ok();
+}
+
+Result<ForwardOutput> Model::forward(std::span<const ForwardRequest> batch, kv::KvPool& pool,
+                                     const ForwardOptions& options) {
+  MLASPEC_RETURN_IF_ERROR(impl_->validate(batch, pool, options));
+  ForwardOutput out;
+  out.requests.resize(batch.size());
+  for (size_t b = 0; b < batch.size(); ++b) {
+    MLASPEC_RETURN_IF_ERROR(impl_->run_request(batch[b], pool, options, &out.requests[b])
+                                .with_context("request " + std::to_string(b)));
+  }
+  return out;
+}
+
+}  // namespace mlaspec::model
