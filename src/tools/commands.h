@@ -18,6 +18,7 @@ void add_bench_command(CLI::App& app);
 void add_inspect_command(CLI::App& app);
 void add_calibrate_command(CLI::App& app);
 void add_dcp_command(CLI::App& app);
+void add_tokenize_command(CLI::App& app);
 
 // The KV dtypes of a `--kv bf16|fp8|both` option; anything else throws mlaspec::Error naming the
 // value.
