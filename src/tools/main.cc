@@ -19,10 +19,14 @@ int main(int argc, char** argv) {
   mlaspec::tools::add_calibrate_command(app);
   mlaspec::tools::add_dcp_command(app);
   mlaspec::tools::add_tokenize_command(app);
+  mlaspec::tools::add_generate_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
+  } catch (const mlaspec::tools::InputError& e) {
+    std::fprintf(stderr, "mlaspec: error: %s\n", e.what());
+    return 2;
   } catch (const mlaspec::Error& e) {
     std::fprintf(stderr, "mlaspec: error: %s\n", e.what());
     return 1;
