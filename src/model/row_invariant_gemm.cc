@@ -31,7 +31,7 @@ inline float dot_fixed(const float* a, const float* b, int64_t K) {
 // Below this many multiply-adds a call runs on the calling thread: parallel_for starts threads per
 // call, which costs more than a small GEMM. Threads never change a result (each element is
 // computed whole by one thread).
-constexpr int64_t kParallelWork = int64_t{1} << 18;
+constexpr int64_t kParallelWork = int64_t{1} << 22;
 
 void run(int64_t n, int64_t work, const std::function<void(int64_t)>& fn) {
   if (work < kParallelWork) {
