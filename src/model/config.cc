@@ -20,9 +20,7 @@ class Reader {
 
   bool has(const char* key) const { return obj_.contains(key) && !obj_.at(key).is_null(); }
   bool is_null(const char* key) const { return obj_.contains(key) && obj_.at(key).is_null(); }
-  std::string where(const char* key) const {
-    return source_ + ": key \"" + prefix_ + key + "\"";
-  }
+  std::string where(const char* key) const { return source_ + ": key \"" + prefix_ + key + "\""; }
   std::string value_text(const char* key) const { return obj_.at(key).dump(); }
 
   Status get_int(const char* key, int64_t fallback, int64_t* out) const {
@@ -200,9 +198,9 @@ Status read_quantization(const json& root, const Reader& top, std::string_view s
   c->fp8.enabled = true;
   if (r.has("weight_block_size")) {
     const json& b = q.at("weight_block_size");
-    if (!b.is_array() || b.size() != 2 || !b[0].is_number_integer() ||
-        !b[1].is_number_integer() || b[0].get<int64_t>() < 1 || b[1].get<int64_t>() < 1 ||
-        b[0].get<int64_t>() > 65536 || b[1].get<int64_t>() > 65536) {
+    if (!b.is_array() || b.size() != 2 || !b[0].is_number_integer() || !b[1].is_number_integer() ||
+        b[0].get<int64_t>() < 1 || b[1].get<int64_t>() < 1 || b[0].get<int64_t>() > 65536 ||
+        b[1].get<int64_t>() > 65536) {
       return invalid_argument(r.where("weight_block_size") + " = " + b.dump() +
                               " is not two positive integers [rows, cols] <= 65536");
     }
@@ -269,8 +267,8 @@ Result<ModelConfig> parse_model_config(std::string_view json_text, std::string_v
   MLASPEC_RETURN_IF_ERROR(r.get_int("hidden_size", v3 ? 7168 : 4096, 1, kMaxDim, &c.hidden_size));
   MLASPEC_RETURN_IF_ERROR(
       r.get_int("intermediate_size", v3 ? 18432 : 11008, 1, kMaxDim, &c.intermediate_size));
-  MLASPEC_RETURN_IF_ERROR(r.get_int("moe_intermediate_size", v3 ? 2048 : 1407, 1, kMaxDim,
-                                    &c.moe_intermediate_size));
+  MLASPEC_RETURN_IF_ERROR(
+      r.get_int("moe_intermediate_size", v3 ? 2048 : 1407, 1, kMaxDim, &c.moe_intermediate_size));
   MLASPEC_RETURN_IF_ERROR(
       r.get_int("num_hidden_layers", v3 ? 61 : 32, 1, 4096, &c.num_hidden_layers));
   MLASPEC_RETURN_IF_ERROR(
@@ -334,8 +332,9 @@ Result<ModelConfig> parse_model_config(std::string_view json_text, std::string_v
   int moe_layer_freq = 1;
   MLASPEC_RETURN_IF_ERROR(r.get_int("moe_layer_freq", 1, 0, 4096, &moe_layer_freq));
   if (moe_layer_freq != 1) {
-    return unsupported_value(r, "moe_layer_freq", std::to_string(moe_layer_freq),
-                             "1 (transformers makes every layer from first_k_dense_replace on MoE)");
+    return unsupported_value(
+        r, "moe_layer_freq", std::to_string(moe_layer_freq),
+        "1 (transformers makes every layer from first_k_dense_replace on MoE)");
   }
   MLASPEC_RETURN_IF_ERROR(
       r.get_int("num_nextn_predict_layers", v3 ? 1 : 0, 0, 64, &c.num_nextn_predict_layers));
@@ -388,8 +387,7 @@ Result<ModelConfig> parse_model_config(std::string_view json_text, std::string_v
     const bool grouped = c.router != RouterKind::kSoftmaxGreedy;
     if (grouped) {
       if (!r.has("n_group") && !v3) {
-        return invalid_argument(r.where("n_group") + " is missing; " + topk_method +
-                                " needs it");
+        return invalid_argument(r.where("n_group") + " is missing; " + topk_method + " needs it");
       }
       MLASPEC_RETURN_IF_ERROR(r.get_int("n_group", 8, 1, c.n_routed_experts, &c.n_group));
       if (c.n_routed_experts % c.n_group != 0) {
@@ -448,9 +446,9 @@ std::string ModelConfig::describe() const {
      << rope.theta << (rope.interleave ? ", interleaved pairs" : ", rotate_half pairs");
   if (rope.type == RopeConfig::Type::kYarn) {
     os << ", factor " << rope.factor << ", beta_fast " << rope.beta_fast << ", beta_slow "
-       << rope.beta_slow << ", mscale " << rope.mscale << ", mscale_all_dim "
-       << rope.mscale_all_dim << ", original_max_position_embeddings "
-       << rope.original_max_position_embeddings << ", cos/sin factor " << rope.attention_factor;
+       << rope.beta_slow << ", mscale " << rope.mscale << ", mscale_all_dim " << rope.mscale_all_dim
+       << ", original_max_position_embeddings " << rope.original_max_position_embeddings
+       << ", cos/sin factor " << rope.attention_factor;
   }
   os << "\nsoftmax scale " << softmax_scale() << "\n";
   if (first_k_dense_replace < num_hidden_layers) {

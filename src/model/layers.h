@@ -16,8 +16,7 @@
 namespace mlaspec::model::cpu {
 
 // y[T, W.rows] = x[T, W.cols] @ W^T, row strides ldx / ldy (0: packed).
-void linear(const float* x, int64_t T, const Matrix& W, float* y, int64_t ldx = 0,
-            int64_t ldy = 0);
+void linear(const float* x, int64_t T, const Matrix& W, float* y, int64_t ldx = 0, int64_t ldy = 0);
 
 // norm.cc: y = w * x / sqrt(mean(x^2) + eps) per row of `dim` values (y may alias x).
 void rms_norm(const float* x, int64_t T, int64_t dim, const std::vector<float>& w, double eps,
@@ -43,7 +42,7 @@ class Rope {
 // The tokens of one request in one chunk, and where their KV goes.
 struct Chunk {
   int64_t T = 0;
-  int64_t first_position = 0;     // tokens sit at first_position .. first_position + T - 1
+  int64_t first_position = 0;      // tokens sit at first_position .. first_position + T - 1
   std::span<const int32_t> slots;  // [T] pool slots of the new tokens
   TensorView block_table;          // int32 [1, pages] (the request's page table)
   TensorView seq_lens;             // int32 [1] = first_position + T

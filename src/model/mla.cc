@@ -55,9 +55,8 @@ void attention_f32(const float* q_row, const float* kv, int64_t T, int64_t H, in
 
 // The attention op through the dispatcher (the CPU reference here): bf16 q rows against the
 // pool's rows for this layer; o comes back as bf16 and is widened to f32.
-Status attention_op(const ModelConfig& c, int layer, std::vector<bf16>& q_bf16,
-                    const Chunk& chunk, kv::KvPool& pool, attn::Dispatcher& dispatcher,
-                    std::vector<float>& o_f32) {
+Status attention_op(const ModelConfig& c, int layer, std::vector<bf16>& q_bf16, const Chunk& chunk,
+                    kv::KvPool& pool, attn::Dispatcher& dispatcher, std::vector<float>& o_f32) {
   const int64_t T = chunk.T, H = c.num_attention_heads;
   const int64_t latent = c.kv_lora_rank, row = latent + c.qk_rope_head_dim;
   std::vector<bf16> o(o_f32.size());
@@ -106,11 +105,11 @@ Status mla_forward(const ModelConfig& c, const AttentionWeights& w, const Rope& 
   parallel_for(0, T, [&](int64_t t) {
     float* r = ckv.data() + t * row;
     rope.apply(r + latent, chunk.first_position + t);
-    for (int64_t i = 0; i < row; ++i) kv_rows[static_cast<size_t>(t * row + i)] = bf16::from_float(r[i]);
+    for (int64_t i = 0; i < row; ++i)
+      kv_rows[static_cast<size_t>(t * row + i)] = bf16::from_float(r[i]);
   });
   MLASPEC_RETURN_IF_ERROR(kv::write_rows(
-      pool, layer,
-      TensorView(const_cast<int32_t*>(chunk.slots.data()), DType::kI32, {T}),
+      pool, layer, TensorView(const_cast<int32_t*>(chunk.slots.data()), DType::kI32, {T}),
       TensorView(kv_rows.data(), DType::kBF16, {T, row})));
 
   // Absorbed q rows: q_nope @ W_UK[h] (one GEMM per head over the T tokens) and rope(q_pe).
@@ -122,17 +121,15 @@ Status mla_forward(const ModelConfig& c, const AttentionWeights& w, const Rope& 
       continue;
     }
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<blasint>(T),
-                static_cast<blasint>(latent), static_cast<blasint>(nope), 1.0f,
-                q.data() + h * qk, static_cast<blasint>(H * qk), w.w_uk.row(h * nope),
-                static_cast<blasint>(latent), 0.0f, q_row.data() + h * row,
-                static_cast<blasint>(H * row));
+                static_cast<blasint>(latent), static_cast<blasint>(nope), 1.0f, q.data() + h * qk,
+                static_cast<blasint>(H * qk), w.w_uk.row(h * nope), static_cast<blasint>(latent),
+                0.0f, q_row.data() + h * row, static_cast<blasint>(H * row));
   }
   std::vector<bf16> q_bf16(q_row.size());
   parallel_for(0, T, [&](int64_t t) {
     for (int64_t h = 0; h < H; ++h) {
       float* dst = q_row.data() + (t * H + h) * row;
-      std::copy(q.data() + (t * H + h) * qk + nope, q.data() + (t * H + h + 1) * qk,
-                dst + latent);
+      std::copy(q.data() + (t * H + h) * qk + nope, q.data() + (t * H + h + 1) * qk, dst + latent);
       rope.apply(dst + latent, chunk.first_position + t);
       for (int64_t i = 0; i < row; ++i) {
         q_bf16[static_cast<size_t>((t * H + h) * row + i)] = bf16::from_float(dst[i]);

@@ -64,8 +64,8 @@ Result<Model> Model::load(const std::filesystem::path& dir, const LoadOptions& o
   dopts.log_warnings = false;
   Result<attn::DispatchSetup> dispatch = attn::make_dispatch(dopts);
   if (!dispatch.ok()) return dispatch.status();
-  return Model(std::make_unique<Impl>(std::move(*config), std::move(*weights),
-                                      std::move(*dispatch)));
+  return Model(
+      std::make_unique<Impl>(std::move(*config), std::move(*weights), std::move(*dispatch)));
 }
 
 kv::KvPoolSpec Model::kv_pool_spec(int num_pages, int page_size, DType dtype,
@@ -104,7 +104,8 @@ Status Model::Impl::validate(std::span<const ForwardRequest> batch, const kv::Kv
                           str(c.num_hidden_layers) + ")");
     }
   }
-  if (options.max_chunk_tokens < 0 || options.max_chunk_tokens > attn::kCpuReferenceCaps.max_q_len) {
+  if (options.max_chunk_tokens < 0 ||
+      options.max_chunk_tokens > attn::kCpuReferenceCaps.max_q_len) {
     return invalid_argument("max_chunk_tokens " + str(options.max_chunk_tokens) +
                             " is out of range [0, " + str(attn::kCpuReferenceCaps.max_q_len) +
                             "] (the attention op's q_len limit)");
@@ -126,15 +127,17 @@ Status Model::Impl::validate(std::span<const ForwardRequest> batch, const kv::Kv
                             str(c.vocab_size) + ")");
       }
       if (r.positions[i] != r.positions[0] + static_cast<int64_t>(i)) {
-        return invalid_argument(req + "positions[" + str(static_cast<int64_t>(i)) + "] = " +
-                                str(r.positions[i]) + " does not follow positions[0] = " +
-                                str(r.positions[0]) +
+        return invalid_argument(req + "positions[" + str(static_cast<int64_t>(i)) +
+                                "] = " + str(r.positions[i]) +
+                                " does not follow positions[0] = " + str(r.positions[0]) +
                                 " (new tokens take consecutive positions after the cached ones)");
       }
     }
     if (options.f32_attention && r.positions[0] != 0) {
-      return invalid_argument(req + "f32_attention needs the whole sequence in one call "
-                              "(positions[0] = 0), got positions[0] = " + str(r.positions[0]));
+      return invalid_argument(req +
+                              "f32_attention needs the whole sequence in one call "
+                              "(positions[0] = 0), got positions[0] = " +
+                              str(r.positions[0]));
     }
     if (r.positions[0] < 0) {
       return out_of_range(req + "positions[0] = " + str(r.positions[0]) + " is negative");
@@ -149,9 +152,8 @@ Status Model::Impl::validate(std::span<const ForwardRequest> batch, const kv::Kv
     for (int64_t j = 0; j < pages; ++j) {
       const int32_t page = r.pages[static_cast<size_t>(j)];
       if (page < 0 || page >= pool.num_pages()) {
-        return out_of_range(req + "pages[" + str(j) + "] = " + str(page) +
-                            " is out of range [0, " + str(pool.num_pages()) + ") of KV pool " +
-                            pool.name());
+        return out_of_range(req + "pages[" + str(j) + "] = " + str(page) + " is out of range [0, " +
+                            str(pool.num_pages()) + ") of KV pool " + pool.name());
       }
     }
   }
@@ -163,7 +165,7 @@ Status Model::Impl::run_request(const ForwardRequest& r, kv::KvPool& pool,
   const ModelConfig& c = config;
   const int64_t hidden = c.hidden_size, vocab = c.vocab_size;
   const int64_t n = static_cast<int64_t>(r.tokens.size());
-  const int64_t max_chunk = options.f32_attention       ? n
+  const int64_t max_chunk = options.f32_attention          ? n
                             : options.max_chunk_tokens > 0 ? options.max_chunk_tokens
                                                            : kDefaultChunkTokens;
   const int64_t page_size = pool.page_size();
@@ -171,9 +173,9 @@ Status Model::Impl::run_request(const ForwardRequest& r, kv::KvPool& pool,
 
   out->hidden.assign(options.capture_layers.size(),
                      std::vector<float>(static_cast<size_t>(n * hidden)));
-  out->logit_rows = r.logits == LogitsMode::kAll ? static_cast<int>(n)
+  out->logit_rows = r.logits == LogitsMode::kAll    ? static_cast<int>(n)
                     : r.logits == LogitsMode::kLast ? 1
-                                                     : 0;
+                                                    : 0;
   out->logits.assign(static_cast<size_t>(out->logit_rows * vocab), 0.0f);
 
   std::vector<float> x, h, delta;
@@ -191,9 +193,8 @@ Status Model::Impl::run_request(const ForwardRequest& r, kv::KvPool& pool,
     slots.resize(static_cast<size_t>(T));
     for (int64_t t = 0; t < T; ++t) {
       const int64_t pos = first + t;
-      slots[static_cast<size_t>(t)] =
-          static_cast<int32_t>(table[static_cast<size_t>(pos / page_size)] * page_size +
-                               pos % page_size);
+      slots[static_cast<size_t>(t)] = static_cast<int32_t>(
+          table[static_cast<size_t>(pos / page_size)] * page_size + pos % page_size);
     }
     int32_t seq_len = static_cast<int32_t>(first + T);
     const int64_t used_pages = (first + T + page_size - 1) / page_size;
@@ -233,8 +234,7 @@ Status Model::Impl::run_request(const ForwardRequest& r, kv::KvPool& pool,
       row0 = T - 1, rows = 1, dst = 0;
     }
     if (rows > 0) {
-      cpu::rms_norm(x.data() + row0 * hidden, rows, hidden, weights.norm, c.rms_norm_eps,
-                    h.data());
+      cpu::rms_norm(x.data() + row0 * hidden, rows, hidden, weights.norm, c.rms_norm_eps, h.data());
       cpu::linear(h.data(), rows, weights.head(), out->logits.data() + dst * vocab);
     }
   }

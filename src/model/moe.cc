@@ -52,9 +52,8 @@ void route_token(const ModelConfig& c, const MoeWeights& w, const float* logits,
     for (int g = 0; g < c.n_group; ++g) {
       int best[2];
       top_k(choice.data() + g * per_group, per_group, 2, best);
-      group_score[static_cast<size_t>(g)] =
-          choice[static_cast<size_t>(g * per_group + best[0])] +
-          choice[static_cast<size_t>(g * per_group + best[1])];
+      group_score[static_cast<size_t>(g)] = choice[static_cast<size_t>(g * per_group + best[0])] +
+                                            choice[static_cast<size_t>(g * per_group + best[1])];
     }
     mask_groups(c, group_score, -std::numeric_limits<float>::infinity(), choice);
     top_k(choice.data(), E, k, experts);
@@ -81,19 +80,19 @@ void route_token(const ModelConfig& c, const MoeWeights& w, const float* logits,
   if (c.router == RouterKind::kSoftmaxGroupLimitedGreedy) {
     std::vector<float> group_score(static_cast<size_t>(c.n_group));
     for (int g = 0; g < c.n_group; ++g) {
-      group_score[static_cast<size_t>(g)] = *std::max_element(
-          choice.begin() + g * per_group, choice.begin() + (g + 1) * per_group);
+      group_score[static_cast<size_t>(g)] =
+          *std::max_element(choice.begin() + g * per_group, choice.begin() + (g + 1) * per_group);
     }
     mask_groups(c, group_score, 0.0f, choice);
   }
   top_k(choice.data(), E, k, experts);
   for (int i = 0; i < k; ++i) {
-    weights[i] = choice[static_cast<size_t>(experts[i])] * static_cast<float>(c.routed_scaling_factor);
+    weights[i] =
+        choice[static_cast<size_t>(experts[i])] * static_cast<float>(c.routed_scaling_factor);
   }
 }
 
-void moe_forward(const ModelConfig& c, const MoeWeights& w, const float* x, int64_t T,
-                 float* out) {
+void moe_forward(const ModelConfig& c, const MoeWeights& w, const float* x, int64_t T, float* out) {
   const int64_t hidden = c.hidden_size;
   const int E = c.n_routed_experts, k = c.num_experts_per_tok;
   std::vector<float> logits(static_cast<size_t>(T * E));

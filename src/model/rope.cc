@@ -45,8 +45,7 @@ Rope::Rope(const RopeConfig& config, int dim) : config_(config), dim_(dim) {
     const float extrapolation = 1.0f - ramp;
     const float f_extra = 1.0f / pos_freq[static_cast<size_t>(i)];
     const float f_inter = 1.0f / (factor * pos_freq[static_cast<size_t>(i)]);
-    inv_freq_[static_cast<size_t>(i)] =
-        f_inter * (1.0f - extrapolation) + f_extra * extrapolation;
+    inv_freq_[static_cast<size_t>(i)] = f_inter * (1.0f - extrapolation) + f_extra * extrapolation;
   }
 }
 

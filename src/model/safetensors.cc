@@ -33,11 +33,11 @@ struct DTypeEntry {
   int size;
 };
 constexpr DTypeEntry kDTypes[] = {
-    {"BF16", StDType::kBF16, 2},  {"F16", StDType::kF16, 2},       {"F32", StDType::kF32, 4},
+    {"BF16", StDType::kBF16, 2},      {"F16", StDType::kF16, 2},   {"F32", StDType::kF32, 4},
     {"F8_E4M3", StDType::kF8E4M3, 1}, {"F64", StDType::kF64, 8},   {"I8", StDType::kI8, 1},
-    {"U8", StDType::kU8, 1},      {"I16", StDType::kI16, 2},       {"I32", StDType::kI32, 4},
-    {"I64", StDType::kI64, 8},    {"BOOL", StDType::kBool, 1},     {"F8_E5M2", StDType::kF8E5M2, 1},
-    {"U16", StDType::kU16, 2},    {"U32", StDType::kU32, 4},       {"U64", StDType::kU64, 8},
+    {"U8", StDType::kU8, 1},          {"I16", StDType::kI16, 2},   {"I32", StDType::kI32, 4},
+    {"I64", StDType::kI64, 8},        {"BOOL", StDType::kBool, 1}, {"F8_E5M2", StDType::kF8E5M2, 1},
+    {"U16", StDType::kU16, 2},        {"U32", StDType::kU32, 4},   {"U64", StDType::kU64, 8},
 };
 
 bool lookup_dtype(std::string_view name, StDType* out) {
@@ -184,8 +184,8 @@ Result<SafetensorsFile> SafetensorsFile::parse(std::span<const uint8_t> data, st
     t.file = f.name_;
     const std::string dtype = v["dtype"].get<std::string>();
     if (!lookup_dtype(dtype, &t.dtype)) {
-      return bad(f.name_, where + ": unknown dtype \"" + dtype + "\" (known: " + known_dtypes() +
-                              ")");
+      return bad(f.name_,
+                 where + ": unknown dtype \"" + dtype + "\" (known: " + known_dtypes() + ")");
     }
     if (!v.contains("shape") || !v["shape"].is_array()) {
       return bad(f.name_, where + ": shape missing or not an array");
@@ -223,8 +223,8 @@ Result<SafetensorsFile> SafetensorsFile::parse(std::span<const uint8_t> data, st
     const uint64_t bytes = numel * static_cast<uint64_t>(st_dtype_size(t.dtype));
     if (end - begin != bytes) {
       return bad(f.name_, where + ": data_offsets span " + std::to_string(end - begin) +
-                              " bytes but shape " + v["shape"].dump() + " of " + dtype +
-                              " needs " + std::to_string(bytes));
+                              " bytes but shape " + v["shape"].dump() + " of " + dtype + " needs " +
+                              std::to_string(bytes));
     }
     t.numel = static_cast<int64_t>(numel);
     t.bytes = std::span<const uint8_t>(base + begin, static_cast<size_t>(bytes));
@@ -247,7 +247,7 @@ Result<SafetensorsFile> SafetensorsFile::open(const std::filesystem::path& path)
   const std::string name = path.string();
   const int fd = ::open(name.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return not_found(name + ": cannot open (" + std::strerror(errno) + ")");
-  struct stat st{};
+  struct stat st {};
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
     return not_found(name + ": not a regular file");
@@ -354,6 +354,8 @@ Status convert_to_f32(const TensorInfo& t, std::span<float> out) {
   }
   const uint8_t* p = t.bytes.data();
   const int64_t n = t.numel;
+  // An empty tensor has no data to read (and its spans may hold null pointers).
+  if (n == 0 && st_dtype_is_float_weight(t.dtype)) return Status::Ok();
   switch (t.dtype) {
     case StDType::kF32:
       std::memcpy(out.data(), p, static_cast<size_t>(n) * 4);

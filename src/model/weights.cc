@@ -130,14 +130,14 @@ class Loader {
   std::set<std::string, std::less<>> used_;
 };
 
-Status load_attention(Loader& ld, const ModelConfig& c, const std::string& p,
-                      AttentionWeights* a) {
+Status load_attention(Loader& ld, const ModelConfig& c, const std::string& p, AttentionWeights* a) {
   const int64_t H = c.num_attention_heads, hidden = c.hidden_size;
   const int64_t qk = c.qk_head_dim(), nope = c.qk_nope_head_dim, v = c.v_head_dim;
   const int64_t latent = c.kv_lora_rank;
   if (c.has_q_lora()) {
     MLASPEC_RETURN_IF_ERROR(ld.matrix(p + "q_a_proj.weight", c.q_lora_rank, hidden, &a->q_a_proj));
-    MLASPEC_RETURN_IF_ERROR(ld.vector(p + "q_a_layernorm.weight", c.q_lora_rank, &a->q_a_layernorm));
+    MLASPEC_RETURN_IF_ERROR(
+        ld.vector(p + "q_a_layernorm.weight", c.q_lora_rank, &a->q_a_layernorm));
     MLASPEC_RETURN_IF_ERROR(ld.matrix(p + "q_b_proj.weight", H * qk, c.q_lora_rank, &a->q_b_proj));
   } else {
     MLASPEC_RETURN_IF_ERROR(ld.matrix(p + "q_proj.weight", H * qk, hidden, &a->q_proj));
@@ -155,7 +155,8 @@ Status load_attention(Loader& ld, const ModelConfig& c, const std::string& p,
   for (int64_t h = 0; h < H; ++h) {
     const float* src = kv_b.row(h * (nope + v));
     std::copy(src, src + nope * latent, a->w_uk.data.begin() + h * nope * latent);
-    std::copy(src + nope * latent, src + (nope + v) * latent, a->w_uv.data.begin() + h * v * latent);
+    std::copy(src + nope * latent, src + (nope + v) * latent,
+              a->w_uv.data.begin() + h * v * latent);
   }
   return ld.matrix(p + "o_proj.weight", hidden, H * v, &a->o_proj);
 }

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   mlaspec::tools::add_calibrate_command(app);
   mlaspec::tools::add_dcp_command(app);
   mlaspec::tools::add_tokenize_command(app);
+  mlaspec::tools::add_inspect_model_command(app);
   mlaspec::tools::add_generate_command(app);
   try {
     app.parse(argc, argv);

@@ -14,11 +14,19 @@ namespace {
 using nlohmann::json;
 
 json tiny_v3() {
-  return json{{"model_type", "deepseek_v3"}, {"vocab_size", 256},       {"hidden_size", 64},
-              {"intermediate_size", 96},     {"moe_intermediate_size", 32},
-              {"num_hidden_layers", 2},      {"num_attention_heads", 8}, {"n_routed_experts", 8},
-              {"num_experts_per_tok", 2},    {"n_group", 4},             {"topk_group", 2},
-              {"first_k_dense_replace", 1},  {"q_lora_rank", 32}};
+  return json{{"model_type", "deepseek_v3"},
+              {"vocab_size", 256},
+              {"hidden_size", 64},
+              {"intermediate_size", 96},
+              {"moe_intermediate_size", 32},
+              {"num_hidden_layers", 2},
+              {"num_attention_heads", 8},
+              {"n_routed_experts", 8},
+              {"num_experts_per_tok", 2},
+              {"n_group", 4},
+              {"topk_group", 2},
+              {"first_k_dense_replace", 1},
+              {"q_lora_rank", 32}};
 }
 
 Result<ModelConfig> parse(const json& j) {
@@ -100,8 +108,12 @@ TEST(Config, GoldenConfigsParse) {
 TEST(Config, YarnScalesAsTransformers) {
   json j = tiny_v3();
   j["qk_nope_head_dim"] = 128;
-  j["rope_scaling"] = {{"type", "yarn"}, {"factor", 40},         {"mscale", 1.0},
-                       {"mscale_all_dim", 1.0}, {"beta_fast", 32}, {"beta_slow", 1},
+  j["rope_scaling"] = {{"type", "yarn"},
+                       {"factor", 40},
+                       {"mscale", 1.0},
+                       {"mscale_all_dim", 1.0},
+                       {"beta_fast", 32},
+                       {"beta_slow", 1},
                        {"original_max_position_embeddings", 4096}};
   j["rope_theta"] = 10000;
   ModelConfig c = parse(j).value();
@@ -128,7 +140,9 @@ TEST(Config, YarnScalesAsTransformers) {
 
 TEST(Config, RopeParametersOfTransformers5) {
   json j = tiny_v3();
-  j["rope_parameters"] = {{"rope_type", "yarn"}, {"rope_theta", 50000.0}, {"factor", 32.0},
+  j["rope_parameters"] = {{"rope_type", "yarn"},
+                          {"rope_theta", 50000.0},
+                          {"factor", 32.0},
                           {"original_max_position_embeddings", 4096}};
   j["rope_interleave"] = false;
   const ModelConfig c = parse(j).value();
@@ -177,35 +191,49 @@ TEST_P(ConfigRefusals, NamesKeyValueAndWhatIsSupported) {
 INSTANTIATE_TEST_SUITE_P(
     All, ConfigRefusals,
     ::testing::Values(
-        Refusal{"kv_lora_rank", {{"kv_lora_rank", 256}},
+        Refusal{"kv_lora_rank",
+                {{"kv_lora_rank", 256}},
                 "test/config.json: key \"kv_lora_rank\" = 256 is unsupported; supported: 512"},
-        Refusal{"qk_rope_head_dim", {{"qk_rope_head_dim", 32}},
+        Refusal{"qk_rope_head_dim",
+                {{"qk_rope_head_dim", 32}},
                 "key \"qk_rope_head_dim\" = 32 is unsupported; supported: 64"},
-        Refusal{"hidden_act", {{"hidden_act", "gelu"}},
+        Refusal{"hidden_act",
+                {{"hidden_act", "gelu"}},
                 "key \"hidden_act\" = \"gelu\" is unsupported; supported: silu"},
-        Refusal{"rope_type", {{"rope_scaling", {{"type", "dynamic"}, {"factor", 2.0}}}},
+        Refusal{"rope_type",
+                {{"rope_scaling", {{"type", "dynamic"}, {"factor", 2.0}}}},
                 "key \"rope_scaling.type\" = \"dynamic\" is unsupported; supported: default, yarn"},
-        Refusal{"rope_type_v5", {{"rope_parameters", {{"rope_type", "llama3"}}}},
+        Refusal{"rope_type_v5",
+                {{"rope_parameters", {{"rope_type", "llama3"}}}},
                 "key \"rope_parameters.rope_type\" = \"llama3\" is unsupported"},
-        Refusal{"model_type", {{"model_type", "llama"}},
+        Refusal{"model_type",
+                {{"model_type", "llama"}},
                 "key \"model_type\" = \"llama\" is unsupported; supported: deepseek_v3, kimi_k2, "
                 "deepseek_v2"},
-        Refusal{"attention_bias", {{"attention_bias", true}},
+        Refusal{"attention_bias",
+                {{"attention_bias", true}},
                 "key \"attention_bias\" = true is unsupported; supported: false"},
-        Refusal{"scoring_func", {{"scoring_func", "softmax"}},
+        Refusal{"scoring_func",
+                {{"scoring_func", "softmax"}},
                 "key \"scoring_func\" = \"softmax\" is unsupported; supported: sigmoid"},
-        Refusal{"topk_method_v3", {{"topk_method", "greedy"}},
+        Refusal{"topk_method_v3",
+                {{"topk_method", "greedy"}},
                 "key \"topk_method\" = \"greedy\" is unsupported; supported: noaux_tc"},
         Refusal{"topk_method_v2",
                 {{"model_type", "deepseek_v2"}, {"topk_method", "noaux_tc"}},
                 "supported: greedy, group_limited_greedy for deepseek_v2"},
-        Refusal{"norm_topk_v2", {{"model_type", "deepseek_v2"}, {"norm_topk_prob", true}},
+        Refusal{"norm_topk_v2",
+                {{"model_type", "deepseek_v2"}, {"norm_topk_prob", true}},
                 "key \"norm_topk_prob\" = true is unsupported; supported: false for deepseek_v2"},
-        Refusal{"moe_layer_freq", {{"moe_layer_freq", 2}},
+        Refusal{"moe_layer_freq",
+                {{"moe_layer_freq", 2}},
                 "key \"moe_layer_freq\" = 2 is unsupported; supported: 1"},
-        Refusal{"quant_method", {{"quantization_config", {{"quant_method", "awq"}}}},
-                "key \"quantization_config.quant_method\" = \"awq\" is unsupported; supported: fp8"},
-        Refusal{"quant_fmt", {{"quantization_config", {{"quant_method", "fp8"}, {"fmt", "e5m2"}}}},
+        Refusal{
+            "quant_method",
+            {{"quantization_config", {{"quant_method", "awq"}}}},
+            "key \"quantization_config.quant_method\" = \"awq\" is unsupported; supported: fp8"},
+        Refusal{"quant_fmt",
+                {{"quantization_config", {{"quant_method", "fp8"}, {"fmt", "e5m2"}}}},
                 "key \"quantization_config.fmt\" = \"e5m2\" is unsupported; supported: e4m3"},
         Refusal{"block_size",
                 {{"quantization_config", {{"quant_method", "fp8"}, {"weight_block_size", {0}}}}},
@@ -213,29 +241,40 @@ INSTANTIATE_TEST_SUITE_P(
         Refusal{"partial_rotary",
                 {{"rope_parameters", {{"rope_type", "default"}, {"partial_rotary_factor", 0.5}}}},
                 "partial_rotary_factor\" = 0.5 is unsupported; supported: 1"},
-        Refusal{"n_group_divides", {{"n_group", 3}},
+        Refusal{"n_group_divides",
+                {{"n_group", 3}},
                 "key \"n_group\" = 3 does not divide n_routed_experts 8"},
-        Refusal{"group_of_one", {{"n_group", 8}, {"topk_group", 2}},
+        Refusal{"group_of_one",
+                {{"n_group", 8}, {"topk_group", 2}},
                 "leaves 1 expert per group; noaux_tc scores a group by its top 2"},
-        Refusal{"topk_reach", {{"num_experts_per_tok", 5}},
+        Refusal{"topk_reach",
+                {{"num_experts_per_tok", 5}},
                 "key \"num_experts_per_tok\" = 5 exceeds the 4 experts of topk_group 2 groups"},
-        Refusal{"topk_range", {{"num_experts_per_tok", 9}},
+        Refusal{"topk_range",
+                {{"num_experts_per_tok", 9}},
                 "key \"num_experts_per_tok\" = 9 is out of range [1, 8]"},
         Refusal{"v2_groups_missing",
-                {{"model_type", "deepseek_v2"}, {"topk_method", "group_limited_greedy"},
+                {{"model_type", "deepseek_v2"},
+                 {"topk_method", "group_limited_greedy"},
                  {"n_group", nullptr}},
                 "key \"n_group\" is missing; group_limited_greedy needs it"},
-        Refusal{"not_integer", {{"hidden_size", "64"}}, "key \"hidden_size\" = \"64\" is not an integer"},
-        Refusal{"fractional", {{"hidden_size", 64.5}}, "key \"hidden_size\" = 64.5 is not an integer"},
-        Refusal{"negative", {{"num_hidden_layers", 0}},
+        Refusal{"not_integer",
+                {{"hidden_size", "64"}},
+                "key \"hidden_size\" = \"64\" is not an integer"},
+        Refusal{
+            "fractional", {{"hidden_size", 64.5}}, "key \"hidden_size\" = 64.5 is not an integer"},
+        Refusal{"negative",
+                {{"num_hidden_layers", 0}},
                 "key \"num_hidden_layers\" = 0 is out of range [1, 4096]"},
         Refusal{"eps", {{"rms_norm_eps", -1}}, "key \"rms_norm_eps\" = -1 must be > 0"},
-        Refusal{"not_bool", {{"tie_word_embeddings", 1}},
+        Refusal{"not_bool",
+                {{"tie_word_embeddings", 1}},
                 "key \"tie_word_embeddings\" = 1 is not a bool"},
-        Refusal{"yarn_factor", {{"rope_scaling", {{"type", "yarn"}, {"factor", -2}}}},
+        Refusal{"yarn_factor",
+                {{"rope_scaling", {{"type", "yarn"}, {"factor", -2}}}},
                 "key \"rope_scaling.factor\" = -2.000000 must be > 0"},
-        Refusal{"rope_not_object", {{"rope_scaling", 4}},
-                "key \"rope_scaling\" = 4 is not an object"}),
+        Refusal{
+            "rope_not_object", {{"rope_scaling", 4}}, "key \"rope_scaling\" = 4 is not an object"}),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST(Config, NotJson) {

@@ -3,10 +3,13 @@
 // validation errors.
 #include <gtest/gtest.h>
 
+#include <numeric>
 #include <random>
 
-#include "model/model_test_util.h"
+#include "mlaspec/kvcache/page_table.h"
+
 #include "common/test_helpers.h"
+#include "model/model_test_util.h"
 
 namespace mlaspec::model::testing {
 namespace {
@@ -55,7 +58,8 @@ TEST(Forward, PrefillThenDecodeEqualsOneLongPrefill) {
     got.insert(got.end(), o.logits.begin(), o.logits.end());
   };
   append(staged.run_one(0, {seq.begin(), seq.begin() + 21}, LogitsMode::kAll));
-  for (int i = 21; i < 29; ++i) append(staged.run_one(0, {seq[static_cast<size_t>(i)]}, LogitsMode::kLast));
+  for (int i = 21; i < 29; ++i)
+    append(staged.run_one(0, {seq[static_cast<size_t>(i)]}, LogitsMode::kLast));
   append(staged.run_one(0, {seq.begin() + 29, seq.end()}, LogitsMode::kAll));  // a verify block
   expect_close(got, all.logits, kReshapeRel, V, "staged vs one prefill");
 }
@@ -152,7 +156,8 @@ TEST(Forward, BatchInvariantBitwise) {
     const auto* pb = static_cast<const uint8_t*>(batch.pool().layer_tensor(l).data());
     for (int32_t pos = 0; pos < alone.length(3); ++pos) {
       const int64_t slot = int64_t{alone.pages(3)[static_cast<size_t>(pos / Session::kPageSize)]} *
-                               Session::kPageSize + pos % Session::kPageSize;
+                               Session::kPageSize +
+                           pos % Session::kPageSize;
       ASSERT_EQ(std::memcmp(pa + slot * row_bytes, pb + slot * row_bytes, row_bytes), 0)
           << "layer " << l << " position " << pos;
     }
@@ -178,6 +183,65 @@ TEST(Forward, RejectedVerifyRowsAreOverwritten) {
   s.run_one(1, {block.begin(), block.begin() + 3}, LogitsMode::kAll);
   const RequestOutput clean = s.run_one(1, {99}, LogitsMode::kLast);
   expect_close(after.logits, clean.logits, kReshapeRel, V, "after rollback");
+}
+
+// The speculative step on the forward with kv::PageTables: prefill, then verify blocks of
+// [bonus, 7 drafts] from an oracle drafter that gets every third draft wrong, accepting the
+// drafts that match the target's argmax and committing accepted + 1 rows. The tokens are the
+// golden greedy continuation, as speculative decoding promises.
+TEST(Forward, SpeculativeStepsGiveTheGreedyContinuation) {
+  Model& m = cached_model(kModel);
+  const int V = m.config().vocab_size;
+  const Golden golden = load_golden(kModel);
+  const GoldenPrompt& g = golden.prompts[1];
+  kv::KvPool pool = kv::KvPool::create(m.kv_pool_spec(32, 4, DType::kBF16)).value();
+  kv::PageTables tables = kv::PageTables::create({.name = "target",
+                                                  .num_pages = 32,
+                                                  .page_size = 4,
+                                                  .max_requests = 1,
+                                                  .max_pages_per_request = 32})
+                              .value();
+  const kv::RequestId id = 42;
+  ASSERT_TRUE(tables.add_request(id).ok());
+  auto forward = [&](const std::vector<int32_t>& tokens, LogitsMode mode) {
+    const int64_t start = tables.length(id);
+    EXPECT_TRUE(tables.append(id, static_cast<int64_t>(tokens.size())).ok());
+    std::vector<int32_t> pos(tokens.size());
+    std::iota(pos.begin(), pos.end(), static_cast<int32_t>(start));
+    const std::span<const int32_t> pages = tables.pages(id);
+    const std::vector<int32_t> table(pages.begin(), pages.end());
+    ForwardRequest r{tokens, pos, table, mode};
+    return m.forward({&r, 1}, pool).value().requests[0];
+  };
+
+  RequestOutput out = forward(g.prompt, LogitsMode::kLast);
+  ASSERT_TRUE(tables.commit(id, static_cast<int64_t>(g.prompt.size())).ok());
+  std::vector<int32_t> generated = {argmax(out.logits.data(), V)};
+  int steps = 0;
+  while (generated.size() < g.continuation.size()) {
+    // Drafts: the golden continuation after the bonus token, the third one corrupted.
+    std::vector<int32_t> block = {generated.back()};
+    for (int k = 1; k <= 7; ++k) {
+      const size_t at = generated.size() - 1 + static_cast<size_t>(k);
+      const int32_t truth = at < g.continuation.size() ? g.continuation[at] : 0;
+      block.push_back(k == 3 ? (truth + 1) % V : truth);
+    }
+    out = forward(block, LogitsMode::kAll);
+    int accepted = 0;
+    while (accepted < 7 && block[static_cast<size_t>(accepted + 1)] ==
+                               argmax(out.logits.data() + static_cast<size_t>(accepted) * V, V)) {
+      ++accepted;
+    }
+    const int32_t bonus = argmax(out.logits.data() + static_cast<size_t>(accepted) * V, V);
+    ASSERT_TRUE(tables.commit(id, accepted + 1).ok());
+    generated.insert(generated.end(), block.begin() + 1, block.begin() + 1 + accepted);
+    generated.push_back(bonus);
+    ++steps;
+    ASSERT_TRUE(tables.check_invariants().ok());
+  }
+  generated.resize(g.continuation.size());
+  EXPECT_EQ(generated, g.continuation);
+  EXPECT_LT(steps, 16);  // two drafts accepted per step, plus the bonus
 }
 
 class ForwardErrors : public ::testing::Test {
@@ -260,9 +324,9 @@ TEST_F(ForwardErrors, PoolOfAnotherModel) {
 }
 
 TEST_F(ForwardErrors, NothingWrittenOnError) {
-  const std::vector<uint8_t> before(static_cast<const uint8_t*>(s.pool().data()),
-                                    static_cast<const uint8_t*>(s.pool().data()) +
-                                        s.pool().bytes());
+  const std::vector<uint8_t> before(
+      static_cast<const uint8_t*>(s.pool().data()),
+      static_cast<const uint8_t*>(s.pool().data()) + s.pool().bytes());
   std::vector<int32_t> bad = {1, 2, 999};
   ForwardRequest good{tokens, positions, s.pages(0)};
   ForwardRequest wrong{bad, positions, s.pages(0)};

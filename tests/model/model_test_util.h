@@ -162,7 +162,8 @@ class Session {
   std::vector<int32_t> lengths_;
 };
 
-// ---- writing safetensors files (for the loader's tests) ------------------------------------------
+// ---- writing safetensors files (for the loader's tests)
+// ------------------------------------------
 
 struct StEntry {
   std::string dtype;  // "BF16", "F32", ... (written as given, valid or not)
@@ -177,14 +178,16 @@ inline std::vector<uint8_t> safetensors_bytes(const StTensors& tensors) {
   uint64_t offset = 0;
   std::vector<uint8_t> data;
   for (const auto& [name, e] : tensors) {
-    header[name] = {{"dtype", e.dtype}, {"shape", e.shape},
+    header[name] = {{"dtype", e.dtype},
+                    {"shape", e.shape},
                     {"data_offsets", {offset, offset + e.bytes.size()}}};
     offset += e.bytes.size();
     data.insert(data.end(), e.bytes.begin(), e.bytes.end());
   }
   const std::string h = header.dump();
   std::vector<uint8_t> out(8);
-  for (int i = 0; i < 8; ++i) out[static_cast<size_t>(i)] = static_cast<uint8_t>(h.size() >> (8 * i));
+  for (int i = 0; i < 8; ++i)
+    out[static_cast<size_t>(i)] = static_cast<uint8_t>(h.size() >> (8 * i));
   out.insert(out.end(), h.begin(), h.end());
   out.insert(out.end(), data.begin(), data.end());
   return out;
@@ -192,7 +195,8 @@ inline std::vector<uint8_t> safetensors_bytes(const StTensors& tensors) {
 
 inline void write_file(const std::filesystem::path& path, const std::vector<uint8_t>& bytes) {
   std::ofstream out(path, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
 }
 
 // Every tensor of a golden checkpoint's (single) file, as entries to edit.

@@ -18,7 +18,8 @@ std::vector<uint8_t> f32_bytes(std::initializer_list<float> v) {
 
 std::vector<uint8_t> with_header(const std::string& header, size_t data_bytes = 0) {
   std::vector<uint8_t> out(8);
-  for (int i = 0; i < 8; ++i) out[static_cast<size_t>(i)] = static_cast<uint8_t>(header.size() >> (8 * i));
+  for (int i = 0; i < 8; ++i)
+    out[static_cast<size_t>(i)] = static_cast<uint8_t>(header.size() >> (8 * i));
   out.insert(out.end(), header.begin(), header.end());
   out.resize(out.size() + data_bytes, 0);
   return out;
@@ -33,9 +34,9 @@ std::string parse_error(const std::vector<uint8_t>& bytes) {
 TEST(Safetensors, ParsesTensorsAndMetadata) {
   StTensors t;
   t["a"] = {"F32", {2}, f32_bytes({1.5f, -2.0f})};
-  t["b"] = {"BF16", {1, 2}, {0x80, 0x3f, 0x00, 0xc0}};  // 1.0, -2.0
+  t["b"] = {"BF16", {1, 2}, {0x80, 0x3f, 0x00, 0xc0}};          // 1.0, -2.0
   t["c"] = {"F16", {3}, {0x00, 0x3c, 0x01, 0x00, 0x00, 0x7c}};  // 1, 2^-24, inf
-  t["d"] = {"F8_E4M3", {2}, {0x38, 0xfe}};  // 1.0, -448
+  t["d"] = {"F8_E4M3", {2}, {0x38, 0xfe}};                      // 1.0, -448
   t["e"] = {"I64", {1}, std::vector<uint8_t>(8, 0)};
   t["z"] = {"F32", {0, 3}, {}};
   const std::vector<uint8_t> bytes = safetensors_bytes(t);
@@ -59,6 +60,8 @@ TEST(Safetensors, ParsesTensorsAndMetadata) {
   EXPECT_CONTAINS(convert_to_f32(*by_name["e"], one).to_string(),
                   "e [1] I64 in ok.safetensors: dtype I64 is not a weight dtype");
   EXPECT_EQ(by_name["z"]->numel, 0);
+  std::vector<float> none;
+  EXPECT_TRUE(convert_to_f32(*by_name["z"], none).ok());  // found by the fuzzer (memcpy of null)
   EXPECT_EQ(by_name["b"]->describe(), "b [1, 2] BF16 in ok.safetensors");
 }
 
@@ -92,18 +95,22 @@ INSTANTIATE_TEST_SUITE_P(
         BadHeader{"entry_not_object", R"({"w": 3})", 0, "tensor \"w\": entry is not an object"},
         BadHeader{"no_dtype", R"({"w": {"shape": [1], "data_offsets": [0, 4]}})", 4,
                   "tensor \"w\": dtype missing or not a string"},
-        BadHeader{"unknown_dtype", R"({"w": {"dtype": "F4", "shape": [1], "data_offsets": [0, 1]}})",
-                  1, "tensor \"w\": unknown dtype \"F4\""},
+        BadHeader{"unknown_dtype",
+                  R"({"w": {"dtype": "F4", "shape": [1], "data_offsets": [0, 1]}})", 1,
+                  "tensor \"w\": unknown dtype \"F4\""},
         BadHeader{"negative_dim",
                   R"({"w": {"dtype": "F32", "shape": [-1], "data_offsets": [0, 4]}})", 4,
                   "tensor \"w\": shape entry -1 is not a non-negative integer"},
         BadHeader{"float_dim", R"({"w": {"dtype": "F32", "shape": [1.5], "data_offsets": [0, 4]}})",
                   4, "shape entry 1.5 is not a non-negative integer"},
-        BadHeader{"overflow",
-                  R"({"w": {"dtype": "F32", "shape": [4294967296, 4294967296], "data_offsets": [0, 4]}})",
-                  4, "tensor \"w\": shape [4294967296,4294967296] overflows"},
-        BadHeader{"rank", R"({"w": {"dtype": "F32", "shape": [1,1,1,1,1,1,1,1,1], "data_offsets": [0, 4]}})",
-                  4, "tensor \"w\": rank 9 exceeds the maximum 8"},
+        BadHeader{
+            "overflow",
+            R"({"w": {"dtype": "F32", "shape": [4294967296, 4294967296], "data_offsets": [0, 4]}})",
+            4, "tensor \"w\": shape [4294967296,4294967296] overflows"},
+        BadHeader{
+            "rank",
+            R"({"w": {"dtype": "F32", "shape": [1,1,1,1,1,1,1,1,1], "data_offsets": [0, 4]}})", 4,
+            "tensor \"w\": rank 9 exceeds the maximum 8"},
         BadHeader{"offsets_shape", R"({"w": {"dtype": "F32", "shape": [1], "data_offsets": [0]}})",
                   4, "tensor \"w\": data_offsets missing or not [begin, end]"},
         BadHeader{"offsets_negative",
@@ -125,13 +132,15 @@ INSTANTIATE_TEST_SUITE_P(
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST(Safetensors, TooShortForTheLength) {
-  EXPECT_CONTAINS(parse_error({1, 2, 3}), "file of 3 bytes is too short for the 8-byte header length");
+  EXPECT_CONTAINS(parse_error({1, 2, 3}),
+                  "file of 3 bytes is too short for the 8-byte header length");
 }
 
 TEST(Safetensors, HeaderLengthLies) {
   std::vector<uint8_t> b = with_header("{}");
   b[0] = 200;  // claims 200 header bytes, 2 follow
-  EXPECT_CONTAINS(parse_error(b), "header length 200 exceeds the 2 bytes after it (truncated file?)");
+  EXPECT_CONTAINS(parse_error(b),
+                  "header length 200 exceeds the 2 bytes after it (truncated file?)");
 }
 
 TEST(Safetensors, TruncatedFile) {
@@ -139,8 +148,9 @@ TEST(Safetensors, TruncatedFile) {
   t["model.norm.weight"] = {"F32", {4}, f32_bytes({1, 2, 3, 4})};
   std::vector<uint8_t> b = safetensors_bytes(t);
   b.resize(b.size() - 3);
-  EXPECT_CONTAINS(parse_error(b), "tensor \"model.norm.weight\": data_offsets [0, 16] do not lie "
-                                  "within the 13-byte data section");
+  EXPECT_CONTAINS(parse_error(b),
+                  "tensor \"model.norm.weight\": data_offsets [0, 16] do not lie "
+                  "within the 13-byte data section");
 }
 
 TEST(Safetensors, OpenMissingFile) {
@@ -190,8 +200,9 @@ TEST_F(CheckpointErrors, ShardMissing) {
 TEST_F(CheckpointErrors, TensorMissingFromItsShard) {
   write_index({{"a", "s1.safetensors"}, {"b", "s1.safetensors"}});
   write_shard("s1.safetensors", one("a"));
-  EXPECT_CONTAINS(error(), "s1.safetensors: tensor \"b\" listed in model.safetensors.index.json "
-                           "is missing from it");
+  EXPECT_CONTAINS(error(),
+                  "s1.safetensors: tensor \"b\" listed in model.safetensors.index.json "
+                  "is missing from it");
 }
 
 TEST_F(CheckpointErrors, TensorInTheWrongShard) {
@@ -205,14 +216,16 @@ TEST_F(CheckpointErrors, TensorInTheWrongShard) {
     t["a"] = t["b"];
     return t;
   }());
-  EXPECT_CONTAINS(error(), "s2.safetensors: tensor \"a\" is not listed for this shard in "
-                           "model.safetensors.index.json (listed in s1.safetensors)");
+  EXPECT_CONTAINS(error(),
+                  "s2.safetensors: tensor \"a\" is not listed for this shard in "
+                  "model.safetensors.index.json (listed in s1.safetensors)");
 }
 
 TEST_F(CheckpointErrors, IndexNamesAPath) {
   write_index({{"a", "../elsewhere.safetensors"}});
-  EXPECT_CONTAINS(error(), "weight_map entry of \"a\" names \"../elsewhere.safetensors\", not a "
-                           "file in the checkpoint directory");
+  EXPECT_CONTAINS(error(),
+                  "weight_map entry of \"a\" names \"../elsewhere.safetensors\", not a "
+                  "file in the checkpoint directory");
 }
 
 TEST_F(CheckpointErrors, IndexNotJson) {

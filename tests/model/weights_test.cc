@@ -62,7 +62,8 @@ TEST_F(EditedCheckpoint, UntiedWithoutLmHead) {
 TEST_F(EditedCheckpoint, ExtraTensor) {
   from("v2_lite_greedy");
   tensors["model.layers.0.self_attn.k_proj.weight"] = {"F32", {1}, {0, 0, 0, 0}};
-  EXPECT_CONTAINS(error(), "data_loss: model.layers.0.self_attn.k_proj.weight [1] F32 in " + file() +
+  EXPECT_CONTAINS(error(), "data_loss: model.layers.0.self_attn.k_proj.weight [1] F32 in " +
+                               file() +
                                ": unexpected tensor (not part of a deepseek_v2 model with this "
                                "config.json)");
 }
@@ -88,8 +89,9 @@ TEST_F(EditedCheckpoint, MisTypedTensor) {
   StEntry& e = tensors["model.layers.0.self_attn.o_proj.weight"];
   e.dtype = "I16";
   EXPECT_CONTAINS(error(), "unsupported: model.layers.0.self_attn.o_proj.weight [64, 64] I16 in " +
-                               file() + ": dtype I16 is unsupported; supported: BF16, F16, F32, "
-                                        "F8_E4M3");
+                               file() +
+                               ": dtype I16 is unsupported; supported: BF16, F16, F32, "
+                               "F8_E4M3");
 }
 
 TEST_F(EditedCheckpoint, Fp8NormIsRefused) {
@@ -104,9 +106,10 @@ TEST_F(EditedCheckpoint, Fp8WithoutScales) {
   from("kimi_k2_fp8");
   tensors.erase("model.layers.1.self_attn.kv_b_proj.weight_scale_inv");
   EXPECT_CONTAINS(error(), "model.layers.1.self_attn.kv_b_proj.weight [128, 512] F8_E4M3 in " +
-                               file() + " is F8_E4M3 but its block scales "
-                                        "\"model.layers.1.self_attn.kv_b_proj.weight_scale_inv\" "
-                                        "are missing");
+                               file() +
+                               " is F8_E4M3 but its block scales "
+                               "\"model.layers.1.self_attn.kv_b_proj.weight_scale_inv\" "
+                               "are missing");
 }
 
 TEST_F(EditedCheckpoint, Fp8ScalesMisShaped) {
@@ -114,8 +117,10 @@ TEST_F(EditedCheckpoint, Fp8ScalesMisShaped) {
   StEntry& s = tensors["model.layers.0.self_attn.kv_a_proj_with_mqa.weight_scale_inv"];
   ASSERT_EQ(s.shape, (std::vector<int64_t>{5, 2}));  // 576 x 160 in 128 x 128 blocks
   s.shape = {2, 5};
-  EXPECT_CONTAINS(error(), "model.layers.0.self_attn.kv_a_proj_with_mqa.weight_scale_inv [2, 5] "
-                           "F32 in " + file() + ": shape does not match the config's [5, 2]");
+  EXPECT_CONTAINS(error(),
+                  "model.layers.0.self_attn.kv_a_proj_with_mqa.weight_scale_inv [2, 5] "
+                  "F32 in " +
+                      file() + ": shape does not match the config's [5, 2]");
 }
 
 // w = code * scale_inv[r / 128][c / 128], including the ragged last blocks (576 = 4 * 128 + 64

@@ -108,8 +108,9 @@ class Model {
   kv::KvPoolSpec kv_pool_spec(int num_pages, int page_size, DType dtype,
                               std::vector<float> layer_scales = {}) const;
 
-  // Runs the batch. Validates everything first (token ids, positions, pages, pool shape); on an
-  // error nothing is written to the pool.
+  // Runs the batch. Validates everything first (token ids, positions, pages, pool shape, capture
+  // layers, chunk size); a validation error writes nothing to the pool. An error of the attention
+  // op itself (a backend refusing a shape) returns after the rows of that layer were written.
   Result<ForwardOutput> forward(std::span<const ForwardRequest> batch, kv::KvPool& pool,
                                 const ForwardOptions& options = {});
 

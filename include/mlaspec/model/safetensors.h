@@ -22,11 +22,15 @@
 namespace mlaspec::model {
 
 // The safetensors dtypes; only the first four convert to f32 (the weights mlaspec loads).
-enum class StDType : uint8_t { kBF16, kF16, kF32, kF8E4M3, kF64, kI8, kU8, kI16, kI32, kI64, kBool,
-                               kF8E5M2, kU16, kU32, kU64 };
+// clang-format off
+enum class StDType : uint8_t {
+  kBF16, kF16, kF32, kF8E4M3,
+  kF64, kI8, kU8, kI16, kI32, kI64, kBool, kF8E5M2, kU16, kU32, kU64,
+};
+// clang-format on
 std::string_view st_dtype_name(StDType t);  // "BF16", "F8_E4M3", ...
 int st_dtype_size(StDType t);
-bool st_dtype_is_float_weight(StDType t);   // BF16, F16, F32, F8_E4M3
+bool st_dtype_is_float_weight(StDType t);  // BF16, F16, F32, F8_E4M3
 
 struct TensorInfo {
   std::string name;

@@ -51,10 +51,10 @@ struct AttentionWeights {
 };
 
 struct MoeWeights {
-  Matrix gate;                                  // router [n_routed_experts, hidden]
-  std::vector<float> e_score_correction_bias;   // noaux_tc only
+  Matrix gate;                                 // router [n_routed_experts, hidden]
+  std::vector<float> e_score_correction_bias;  // noaux_tc only
   std::vector<MlpWeights> experts;
-  MlpWeights shared_experts;                    // empty when n_shared_experts == 0
+  MlpWeights shared_experts;  // empty when n_shared_experts == 0
 };
 
 struct LayerWeights {
@@ -68,7 +68,7 @@ struct LayerWeights {
 
 // What the checkpoint held, for `inspect-model`.
 struct WeightsReport {
-  int64_t parameters = 0;                       // loaded values (fp8 scales not counted)
+  int64_t parameters = 0;                         // loaded values (fp8 scales not counted)
   std::map<std::string, int64_t> bytes_by_dtype;  // "BF16" -> bytes in the files
   int64_t skipped_mtp_tensors = 0;
   int64_t skipped_mtp_bytes = 0;
