@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """Tokenizer files and goldens for mlaspec's tokenizer tests, made with Hugging Face `tokenizers`.
 
-  python3 python/tokenizer/make_tokenizer_goldens.py            # train + write everything
+  python3 python/tokenizer/make_tokenizer_goldens.py            # goldens of the committed files
+  python3 python/tokenizer/make_tokenizer_goldens.py --retrain  # train the files anew, + goldens
   python3 python/tokenizer/make_tokenizer_goldens.py --check BIN  # live: BIN's ids vs tokenizers
 
-Writes tests/data/tokenizers/<name>/tokenizer.json (BPE trained on the repository's own text with
-fixed settings), tokenizer_config.json where the tokenizer has BOS/EOS, and goldens.json: per
-corpus entry (corpus.py) the input bytes (hex), tokenizers' ids with add_special_tokens=True, and
-its decode of those ids (decode_skip: with skip_special_tokens, where that differs).
+Writes tests/data/tokenizers/<name>/tokenizer.json (BPE trained on the repository's own text at
+TRAIN_COMMIT, with fixed settings; only with --retrain or when the file is missing),
+tokenizer_config.json where the tokenizer has BOS/EOS, and goldens.json: per corpus entry
+(corpus.py) the input bytes (hex), tokenizers' ids with add_special_tokens=True, and its decode
+of those ids (decode_skip: with skip_special_tokens, where that differs).
 
 --check encodes the corpus plus random texts with the committed files through both `tokenizers`
 and `BIN tokenize --hex-lines` and compares ids; it exits 77 (a ctest skip) when `tokenizers`
@@ -20,6 +22,10 @@ import os
 import subprocess
 import sys
 import tempfile
+
+# One training thread: the BPE trainer's tie-breaking between equal counts can depend on thread
+# scheduling, and regenerating must give the same files.
+os.environ.setdefault("RAYON_NUM_THREADS", "1")
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from corpus import SPECIALS, corpus, random_texts  # noqa: E402
@@ -38,17 +44,23 @@ GPT4_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}
               r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+")
 
 
+# Training text: the repository's sources and docs at a fixed commit, so regenerating gives the
+# same files whatever has changed since.
+TRAIN_COMMIT = "17008ed6f83abd6929ea80a18c30a37d9701e8c9"
+
+
 def training_text():
-    files = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True,
-                           check=True).stdout.split()
+    files = subprocess.run(["git", "ls-tree", "-r", "--name-only", TRAIN_COMMIT], cwd=ROOT,
+                           capture_output=True, text=True, check=True).stdout.split()
     keep = sorted(f for f in files if f.endswith((".md", ".h", ".cc", ".cu", ".py"))
                   and not f.startswith("tests/data"))
     for f in keep:
-        with open(os.path.join(ROOT, f), encoding="utf-8", errors="replace") as fh:
-            yield fh.read()
+        blob = subprocess.run(["git", "show", f"{TRAIN_COMMIT}:{f}"], cwd=ROOT,
+                              capture_output=True, check=True).stdout
+        yield blob.decode("utf-8", errors="replace")
 
 
-def make_all():
+def make_all(retrain):
     from tokenizers import (AddedToken, Regex, Tokenizer, decoders, models, normalizers,
                             pre_tokenizers, processors, trainers)
 
@@ -168,10 +180,29 @@ def make_all():
     spec["post_processor"] = None
     made["metaspace_always"] = (Tokenizer.from_str(json.dumps(spec)), None)
 
+    # 9. Word-piece style affixes: continuing_subword_prefix + end_of_word_suffix, unk without
+    # fusing, whitespace removed by Split, BertProcessing, no decoder (tokens joined by spaces).
+    tok = Tokenizer(models.BPE(unk_token="[UNK]", continuing_subword_prefix="##",
+                               end_of_word_suffix="</w>"))
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(r"\s+"), behavior="removed"),
+        pre_tokenizers.Split(Regex(r"\p{P}"), behavior="isolated"),
+        pre_tokenizers.Digits(individual_digits=True)])
+    tok.train_from_iterator(text, trainers.BpeTrainer(
+        vocab_size=2000, min_frequency=2, show_progress=False, limit_alphabet=120,
+        continuing_subword_prefix="##", end_of_word_suffix="</w>",
+        special_tokens=["[UNK]", "[CLS]", "[SEP]"]))
+    tok.post_processor = processors.BertProcessing(
+        ("[SEP]", tok.token_to_id("[SEP]")), ("[CLS]", tok.token_to_id("[CLS]")))
+    made["bpe_affixes"] = (tok, None)
+
     for name, (tok, config) in made.items():
         d = os.path.join(OUT, name)
         os.makedirs(d, exist_ok=True)
-        tok.save(os.path.join(d, "tokenizer.json"), pretty=False)
+        # Training with continuing_subword_prefix is not reproducible in tokenizers (its
+        # alphabet comes out of a hash map), so committed files stay unless --retrain.
+        if retrain or not os.path.exists(os.path.join(d, "tokenizer.json")):
+            tok.save(os.path.join(d, "tokenizer.json"), pretty=False)
         if config:
             with open(os.path.join(d, "tokenizer_config.json"), "w", encoding="utf-8") as fh:
                 json.dump(config, fh, ensure_ascii=False, indent=1)
@@ -238,10 +269,12 @@ def check(binary):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--check", metavar="MLASPEC_BIN", help="live comparison against this binary")
+    ap.add_argument("--retrain", action="store_true",
+                    help="train and overwrite the tokenizer files too (not only the goldens)")
     args = ap.parse_args()
     if args.check:
         sys.exit(check(args.check))
-    make_all()
+    make_all(args.retrain)
 
 
 if __name__ == "__main__":

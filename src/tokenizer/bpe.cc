@@ -30,7 +30,15 @@ struct Bpe::MergeTable {
   static uint64_t key_of(int32_t a, int32_t b) {
     return (static_cast<uint64_t>(static_cast<uint32_t>(a)) << 32) | static_cast<uint32_t>(b);
   }
-  static uint64_t hash(uint64_t k) { return (k * 0x9E3779B97F4A7C15ull) >> 20; }
+  // murmur3's finaliser: both ids must reach the low bits the mask keeps (a plain multiply
+  // left the left id out of them, so pairs sharing a right id shared one probe chain).
+  static uint64_t hash(uint64_t k) {
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdull;
+    k ^= k >> 33;
+    k *= 0xc4ceb9fe1a85ec53ull;
+    return k ^ (k >> 33);
+  }
   void insert(int32_t a, int32_t b, int32_t rank, int32_t new_id) {
     const uint64_t k = key_of(a, b);
     for (uint64_t h = hash(k) & mask;; h = (h + 1) & mask) {
@@ -376,6 +384,23 @@ void Bpe::WordCache::insert(std::string_view key, uint64_t hash, const std::vect
 
 Status Bpe::tokenize(std::string_view piece, bool byte_level, std::vector<int32_t>& out) const {
   if (piece.empty()) return Status::Ok();
+  if (byte_level && byte_fast_ && !ignore_merges_ && piece.size() <= 2) {
+    // One or two bytes (spaces, punctuation, short words): one merge lookup at most, cheaper
+    // than the cache.
+    const int32_t a = byte_ids_[static_cast<unsigned char>(piece[0])];
+    if (piece.size() == 1) {
+      out.push_back(a);
+      return Status::Ok();
+    }
+    const int32_t b = byte_ids_[static_cast<unsigned char>(piece[1])];
+    if (const auto* e = merges_->find(a, b)) {
+      out.push_back(e->new_id);
+    } else {
+      out.push_back(a);
+      out.push_back(b);
+    }
+    return Status::Ok();
+  }
   const bool cacheable = piece.size() < WordCache::kMaxPiece;
   const uint64_t hash = cacheable ? hash_bytes(piece) : 0;
   if (cacheable) {

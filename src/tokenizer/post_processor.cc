@@ -69,12 +69,11 @@ Status parse_into(const json_util::Json& j, PostProcessor& pp, bool& have_templa
     if (have_template) return unsupported(what + ": two processors that add tokens");
     have_template = true;
     if (*type == "TemplateProcessing") return parse_template(j, pp);
-    const bool roberta = *type == "RobertaProcessing";
+    // Bert and Roberta differ only for pairs and offsets; one sequence is cls A sep in both.
     auto cls = token_pair_id(j, "cls", what);
     auto sep = token_pair_id(j, "sep", what);
     if (!cls.ok()) return cls.status();
     if (!sep.ok()) return sep.status();
-    (void)roberta;  // Same ids for a single sequence; only pairs and offsets differ.
     pp.prefix = {*cls};
     pp.suffix = {*sep};
     return Status::Ok();

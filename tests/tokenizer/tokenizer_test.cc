@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "mlaspec/tokenizer/tokenizer.h"
 #include "tokenizer/regex.h"
@@ -192,6 +193,34 @@ TEST(StreamDecoder, NeverReleasesHalfACharacter) {
   for (size_t i = 0; i + 1 < 3; ++i) partial += *cut.push((*tok.encode("😀"))[i]);
   EXPECT_EQ(partial, "");
   EXPECT_EQ(*cut.flush(), std::string(utf8::kReplacement));
+}
+
+TEST(TokenizerEncode, ConcurrentEncodesAgree) {
+  // One shared Tokenizer (word cache, per-thread regex state) used from several threads.
+  const Tokenizer tok = load("deepseek_v3_style");
+  std::vector<std::string> texts;
+  for (int i = 0; i < 64; ++i) {
+    texts.push_back("doc " + std::to_string(i) + ": the quick brown fox 中文 😀 " +
+                    std::string(static_cast<size_t>(i % 7) * 3, ' ') + std::to_string(i * 7919));
+  }
+  std::vector<std::vector<int32_t>> want;
+  for (const auto& t : texts) want.push_back(*tok.encode(t));
+  std::vector<int> mismatches(4, 0);
+  std::vector<std::thread> threads;
+  for (int w = 0; w < 4; ++w) {
+    threads.emplace_back([&, w] {
+      const Tokenizer copy = tok;
+      for (int rep = 0; rep < 20; ++rep) {
+        for (size_t i = 0; i < texts.size(); ++i) {
+          if (*copy.encode(texts[(i + w) % texts.size()]) != want[(i + w) % texts.size()]) {
+            ++mismatches[w];
+          }
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int w = 0; w < 4; ++w) EXPECT_EQ(mismatches[w], 0) << "thread " << w;
 }
 
 TEST(Utf8, LossyFollowsMaximalSubparts) {

@@ -2,6 +2,7 @@
 // environment (MLASPEC_SOURCE_DIR), this file's path, or the working directory upwards.
 #pragma once
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
