@@ -15,10 +15,10 @@
 #include <vector>
 
 #include "layers.h"
-#include "row_invariant_gemm.h"
 #include "mlaspec/core/dtype.h"
 #include "mlaspec/core/parallel.h"
 #include "mlaspec/kvcache/writer.h"
+#include "row_invariant_gemm.h"
 
 namespace mlaspec::model::cpu {
 namespace {
@@ -150,8 +150,8 @@ Status mla_forward(const ModelConfig& c, const AttentionWeights& w, const Rope& 
   std::vector<float> heads(static_cast<size_t>(T * H * v));
   for (int64_t h = 0; h < H; ++h) {
     if (row_invariant_gemm()) {
-      gemm_nt_row_invariant(o_f32.data() + h * latent, T, H * latent, w.w_uv.row(h * v), v,
-                            latent, heads.data() + h * v, H * v);
+      gemm_nt_row_invariant(o_f32.data() + h * latent, T, H * latent, w.w_uv.row(h * v), v, latent,
+                            heads.data() + h * v, H * v);
       continue;
     }
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<blasint>(T),

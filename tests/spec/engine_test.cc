@@ -19,6 +19,13 @@ using testing::run_engine;
 
 using testing::make_engine;
 
+GenerationRequest req(std::vector<int32_t> prompt, int32_t max_new_tokens = 16) {
+  GenerationRequest r;
+  r.prompt = std::move(prompt);
+  r.max_new_tokens = max_new_tokens;
+  return r;
+}
+
 using testing::answers;
 using testing::check_lossless_greedy;
 using testing::mixed_prompts;
@@ -153,7 +160,7 @@ TEST(EnginePages, ExhaustionFailsOneRequestAndTheOthersFinishAsAlone) {
   Engine spec = make_engine(name, std::make_unique<RandomDrafter>(vocab, 3, false, 4), config);
   std::vector<RequestId> ids;
   for (size_t i = 0; i < prompts.size(); ++i) {
-    ids.push_back(*spec.add_request({.prompt = prompts[i], .max_new_tokens = i == 1 ? 60 : 15}));
+    ids.push_back(*spec.add_request(req(prompts[i], i == 1 ? 60 : 15)));
     ASSERT_TRUE(spec.prefill(ids.back()).ok());
   }
   bool failed = false;
@@ -197,8 +204,9 @@ TEST(EngineSampling, ReproducibleWithTheSameSeedAndPlainWhenNothingIsDrafted) {
   const auto b = run_engine(plain, prompts, sp, 16);
   EXPECT_EQ(a.outputs, b.outputs);
   // A drafter that never proposes: the step is plain sampling, draw for draw.
-  Engine none =
-      make_engine(name, std::make_unique<RandomDrafter>(vocab, 1, false), {.num_draft = 0});
+  EngineConfig no_drafts;
+  no_drafts.num_draft = 0;
+  Engine none = make_engine(name, std::make_unique<RandomDrafter>(vocab, 1, false), no_drafts);
   EXPECT_EQ(run_engine(none, prompts, sp, 16).outputs, a.outputs);
   for (const bool ngram : {false, true}) {
     auto drafter = [&]() -> std::unique_ptr<Drafter> {
@@ -233,17 +241,20 @@ TEST(EngineRequests, StopTokensLimitsAndErrors) {
             std::vector<int32_t>(1, full.outputs[0][0]));
 
   auto err = [&](GenerationRequest r) { return spec.add_request(std::move(r)).status().message(); };
-  EXPECT_EQ(err({.prompt = {}}), "the prompt is empty");
-  EXPECT_EQ(err({.prompt = {3, 256}}),
+  EXPECT_EQ(err(req({})), "the prompt is empty");
+  EXPECT_EQ(err(req({3, 256})),
             "prompt token 256 at index 1 is outside the model's vocabulary [0, 256)");
-  EXPECT_EQ(err({.prompt = {3}, .max_new_tokens = 0}), "max_new_tokens 0 is < 1");
-  EXPECT_EQ(err({.prompt = {3, 4}, .max_new_tokens = 511}),
+  EXPECT_EQ(err(req({3}, 0)), "max_new_tokens 0 is < 1");
+  EXPECT_EQ(err(req({3, 4}, 511)),
             "prompt 2 + max_new_tokens 511 = 513 tokens exceeds the limit of 512 per request");
-  EXPECT_EQ(err({.prompt = {3}, .stop_token_ids = {-1}}),
-            "stop token -1 is outside the model's vocabulary [0, 256)");
-  EXPECT_NE(err({.prompt = {3}, .sampling = {.top_p = 2.0f}}).find("top_p 2"), std::string::npos);
+  GenerationRequest bad_stop = req({3});
+  bad_stop.stop_token_ids = {-1};
+  EXPECT_EQ(err(bad_stop), "stop token -1 is outside the model's vocabulary [0, 256)");
+  GenerationRequest bad_sampling = req({3});
+  bad_sampling.sampling.top_p = 2.0f;
+  EXPECT_NE(err(bad_sampling).find("top_p 2"), std::string::npos);
   // finish() ends a request in any live state and frees its pages.
-  RequestId id = *spec.add_request({.prompt = prompts[0], .max_new_tokens = 30});
+  RequestId id = *spec.add_request(req(prompts[0], 30));
   ASSERT_TRUE(spec.prefill(id).ok());
   ASSERT_TRUE(spec.step().ok());
   EXPECT_TRUE(spec.finish(id).ok());
@@ -253,7 +264,9 @@ TEST(EngineRequests, StopTokensLimitsAndErrors) {
   EXPECT_TRUE(spec.release(id).ok());
   EXPECT_EQ(spec.release(id).code(), StatusCode::kNotFound);
 
-  auto bad = Engine::create(load_model(name), nullptr, {.max_tokens_per_request = 513});
+  EngineConfig too_long;
+  too_long.max_tokens_per_request = 513;
+  auto bad = Engine::create(load_model(name), nullptr, too_long);
   EXPECT_EQ(bad.status().message(),
             "max_tokens_per_request 513 is outside [0, 512] (the model's max_position_embeddings)");
 }

@@ -276,7 +276,9 @@ inline void check_lossless_greedy(const std::string& name, int num_prompts, int3
         EXPECT_EQ(got.stats.accepted, got.stats.drafted);
         EXPECT_GT(got.stats.accept_length(), 4.0);
       }
-      if (c.what == "wrong") EXPECT_EQ(got.stats.accepted, 0);
+      if (c.what == "wrong") {
+        EXPECT_EQ(got.stats.accepted, 0);
+      }
     }
   }
 }
