@@ -194,6 +194,63 @@ TEST(EnginePages, ExhaustionFailsOneRequestAndTheOthersFinishAsAlone) {
   EXPECT_TRUE(std::equal(part.begin(), part.end(), full.begin()));
 }
 
+// A drafter that answers request 1 with a token outside the vocabulary: that request fails in the
+// step, alone; the others finish with plain greedy's tokens.
+class BadForOneDrafter final : public Drafter {
+ public:
+  explicit BadForOneDrafter(int32_t vocab) : vocab_(vocab) {}
+  std::string_view name() const override { return "bad-for-one"; }
+  Status add_request(RequestId, std::span<const int32_t>, const model::SamplingParams&) override {
+    return Status::Ok();
+  }
+  Status propose(std::span<DraftSlot> batch) override {
+    for (DraftSlot& s : batch) {
+      s.tokens.assign(static_cast<size_t>(std::min(s.max_draft, 2)), s.request == 1 ? vocab_ : 0);
+    }
+    return Status::Ok();
+  }
+  Status commit(RequestId, std::span<const int32_t>) override { return Status::Ok(); }
+  Status remove_request(RequestId) override { return Status::Ok(); }
+
+ private:
+  int32_t vocab_;
+};
+
+TEST(EnginePages, BadDraftsFailOnlyTheirRequest) {
+  const std::string name = "v3_plain_q_tied";
+  Engine plain = make_engine(name, nullptr);
+  const auto prompts = random_prompts(3, 5, 20, 256, 14);
+  const auto want = run_engine(plain, prompts, {}, 10);
+  Engine spec = make_engine(name, std::make_unique<BadForOneDrafter>(256));
+  const auto got = run_engine(spec, prompts, {}, 10);
+  EXPECT_EQ(got.outputs[0], want.outputs[0]);
+  EXPECT_EQ(got.outputs[2], want.outputs[2]);
+  EXPECT_EQ(got.errors[1].message(),
+            "request 1: draft token 256 is outside the vocabulary [0, 256)");
+  EXPECT_EQ(got.outputs[1], std::vector<int32_t>(1, want.outputs[1][0]));  // prefill's token
+}
+
+TEST(EnginePages, PrefillThatRunsOutFailsCleanly) {
+  EngineConfig config;
+  config.page_size = 16;
+  config.num_pages = 4;
+  Engine e = make_engine("v3_plain_q_tied", nullptr, config);
+  const auto prompts = random_prompts(2, 40, 40, 256, 3);
+  const RequestId a = *e.add_request(req(prompts[0], 8));
+  const RequestId b = *e.add_request(req(prompts[1], 8));
+  ASSERT_TRUE(e.prefill(a).ok());
+  Result<RequestEvent> ev = e.prefill(b);  // needs 3 pages, 1 is left
+  ASSERT_TRUE(ev.ok());
+  EXPECT_EQ(ev->error.code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(e.state(b), RequestState::kFailed);
+  EXPECT_FALSE(e.page_tables().contains(b));
+  EXPECT_EQ(e.page_tables().used_pages(), 3);
+  EXPECT_TRUE(e.page_tables().check_invariants().ok());
+  while (e.num_running() > 0) ASSERT_TRUE(e.step().ok());
+  EXPECT_EQ(e.output(a).size(), 8u);
+  EXPECT_EQ(e.prefill(b).status().code(), StatusCode::kInvalidArgument);  // not waiting
+}
+
 TEST(EngineSampling, ReproducibleWithTheSameSeedAndPlainWhenNothingIsDrafted) {
   const std::string name = "v3_qlora_moe_yarn";
   model::SamplingParams sp{.temperature = 0.9f, .top_k = 40, .top_p = 0.95f, .seed = 1234};
