@@ -12,9 +12,8 @@
 // A request's life: add_request (validated, registered with the page tables and the drafter) ->
 // prefill (the prompt's KV in chunks, then its first token from the last prompt row) -> steps,
 // each emitting 1 .. num_draft + 1 tokens -> finished (a stop token, max_new_tokens, finish()) or
-// failed (its own error, e.g. the pool ran out of pages for it). A finished or
-// failed request has returned its pages and left the drafter; its tokens and stats stay readable
-// until release().
+// failed (its own error, e.g. the pool ran out of pages for it). A finished or failed request has
+// returned its pages and left the drafter; its tokens and stats stay readable until release().
 //
 // Stop token ids end a request here, the stop token included in its output. Stop strings need the
 // tokenizer and are the caller's: it calls finish() when the text it decoded contains one (the
@@ -132,11 +131,14 @@ class Engine {
   RequestState state(RequestId id) const;  // kFailed for unknown ids
   // Generated tokens so far (not the prompt).
   std::span<const int32_t> output(RequestId id) const;
+  // Step counts of one request (phase times are kept for the run only: a step's time serves the
+  // whole batch).
   const SpecStats& request_stats(RequestId id) const;
   const Status& request_error(RequestId id) const;
   int num_running() const;
 
-  // Run totals over every request ever stepped (merged per step), and prefill time.
+  // Run totals: the step counts of every request and each step's draft / verify / accept+commit
+  // time; prefill time and tokens apart.
   const SpecStats& stats() const { return stats_; }
   double prefill_seconds() const { return prefill_seconds_; }
   int64_t prefill_tokens() const { return prefill_tokens_; }
