@@ -2,6 +2,7 @@
 // routed experts grouped per expert, and the shared experts.
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <limits>
 #include <numeric>
 
@@ -50,10 +51,11 @@ void route_token(const ModelConfig& c, const MoeWeights& w, const float* logits,
     }
     std::vector<float> group_score(static_cast<size_t>(c.n_group));
     for (int g = 0; g < c.n_group; ++g) {
+      const size_t first = static_cast<size_t>(g) * static_cast<size_t>(per_group);
       int best[2];
-      top_k(choice.data() + g * per_group, per_group, 2, best);
-      group_score[static_cast<size_t>(g)] = choice[static_cast<size_t>(g * per_group + best[0])] +
-                                            choice[static_cast<size_t>(g * per_group + best[1])];
+      top_k(choice.data() + first, per_group, 2, best);
+      group_score[static_cast<size_t>(g)] = choice[first + static_cast<size_t>(best[0])] +
+                                            choice[first + static_cast<size_t>(best[1])];
     }
     mask_groups(c, group_score, -std::numeric_limits<float>::infinity(), choice);
     top_k(choice.data(), E, k, experts);
@@ -80,8 +82,8 @@ void route_token(const ModelConfig& c, const MoeWeights& w, const float* logits,
   if (c.router == RouterKind::kSoftmaxGroupLimitedGreedy) {
     std::vector<float> group_score(static_cast<size_t>(c.n_group));
     for (int g = 0; g < c.n_group; ++g) {
-      group_score[static_cast<size_t>(g)] =
-          *std::max_element(choice.begin() + g * per_group, choice.begin() + (g + 1) * per_group);
+      const auto first = choice.begin() + static_cast<std::ptrdiff_t>(g) * per_group;
+      group_score[static_cast<size_t>(g)] = *std::max_element(first, first + per_group);
     }
     mask_groups(c, group_score, 0.0f, choice);
   }

@@ -56,8 +56,9 @@ void Rope::apply(float* x, int64_t position) const {
   for (int i = 0; i < half; ++i) {
     const float angle = static_cast<float>(position) * inv_freq_[static_cast<size_t>(i)];
     const float c = std::cos(angle) * scale, s = std::sin(angle) * scale;
-    const float a = config_.interleave ? x[2 * i] : x[i];
-    const float b = config_.interleave ? x[2 * i + 1] : x[i + half];
+    const size_t j = static_cast<size_t>(i);
+    const float a = config_.interleave ? x[2 * j] : x[j];
+    const float b = config_.interleave ? x[2 * j + 1] : x[j + static_cast<size_t>(half)];
     out[i] = a * c - b * s;
     out[i + half] = b * c + a * s;
   }

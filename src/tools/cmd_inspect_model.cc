@@ -63,10 +63,9 @@ void run_inspect_model(const InspectModelCli& cli) {
   for (const auto& [name, t] : ckpt.tensors()) {
     bytes[std::string(model::st_dtype_name(t->dtype))] += static_cast<int64_t>(t->bytes.size());
     total += static_cast<int64_t>(t->bytes.size());
-    const bool mtp = [&] {
-      if (!name.starts_with("model.layers.")) return false;
-      return std::atoi(name.c_str() + 13) >= c.num_hidden_layers;
-    }();
+    // model.layers.{i >= num_hidden_layers}.*: the MTP modules.
+    const bool mtp =
+        name.starts_with("model.layers.") && std::atoi(name.c_str() + 13) >= c.num_hidden_layers;
     if (name.ends_with("_scale_inv")) {
       scale_params += t->numel;
     } else if (mtp) {
@@ -108,9 +107,8 @@ void run_inspect_model(const InspectModelCli& cli) {
               attention_pick(c, 1, DType::kBF16).c_str());
   std::printf("               verify (q=8, S=4096, fp8 KV):  %s\n",
               attention_pick(c, 8, DType::kFP8E4M3).c_str());
-  std::printf("  KV cache     %lld bytes per token (bf16), %lld (fp8)\n",
-              static_cast<long long>(int64_t{c.num_hidden_layers} * 576 * 2),
-              static_cast<long long>(int64_t{c.num_hidden_layers} * 576));
+  const long long kv_fp8 = 576LL * c.num_hidden_layers;
+  std::printf("  KV cache     %lld bytes per token (bf16), %lld (fp8)\n", 2 * kv_fp8, kv_fp8);
 
   if (cli.load) {
     model::LoadOptions o;

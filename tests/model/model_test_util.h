@@ -185,11 +185,13 @@ inline std::vector<uint8_t> safetensors_bytes(const StTensors& tensors) {
     data.insert(data.end(), e.bytes.begin(), e.bytes.end());
   }
   const std::string h = header.dump();
-  std::vector<uint8_t> out(8);
+  // Sized once and filled in place (inserting into the 8-byte prefix trips GCC 12's bounds
+  // warnings).
+  std::vector<uint8_t> out(8 + h.size() + data.size());
   for (int i = 0; i < 8; ++i)
     out[static_cast<size_t>(i)] = static_cast<uint8_t>(h.size() >> (8 * i));
-  out.insert(out.end(), h.begin(), h.end());
-  out.insert(out.end(), data.begin(), data.end());
+  std::copy(h.begin(), h.end(), out.begin() + 8);
+  std::copy(data.begin(), data.end(), out.begin() + 8 + static_cast<std::ptrdiff_t>(h.size()));
   return out;
 }
 

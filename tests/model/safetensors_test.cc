@@ -17,11 +17,11 @@ std::vector<uint8_t> f32_bytes(std::initializer_list<float> v) {
 }
 
 std::vector<uint8_t> with_header(const std::string& header, size_t data_bytes = 0) {
-  std::vector<uint8_t> out(8);
-  for (int i = 0; i < 8; ++i)
+  std::vector<uint8_t> out(8 + header.size() + data_bytes, 0);
+  for (int i = 0; i < 8; ++i) {
     out[static_cast<size_t>(i)] = static_cast<uint8_t>(header.size() >> (8 * i));
-  out.insert(out.end(), header.begin(), header.end());
-  out.resize(out.size() + data_bytes, 0);
+  }
+  std::copy(header.begin(), header.end(), out.begin() + 8);
   return out;
 }
 
@@ -147,7 +147,7 @@ TEST(Safetensors, TruncatedFile) {
   StTensors t;
   t["model.norm.weight"] = {"F32", {4}, f32_bytes({1, 2, 3, 4})};
   std::vector<uint8_t> b = safetensors_bytes(t);
-  b.resize(b.size() - 3);
+  b.erase(b.end() - 3, b.end());
   EXPECT_CONTAINS(parse_error(b),
                   "tensor \"model.norm.weight\": data_offsets [0, 16] do not lie "
                   "within the 13-byte data section");
