@@ -51,7 +51,7 @@ void check(bool ok, const char* what) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  if (size < 2) return 0;
+  if (size < 2 || !tokenizer_available()) return 0;
   const auto& all = tokenizers();
   const Tokenizer& tok = *all[data[0] % all.size()];
   const bool special = data[1] & 1;

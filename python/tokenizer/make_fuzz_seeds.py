@@ -13,6 +13,7 @@ import json
 import os
 import sys
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree when ctest runs it
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from corpus import corpus  # noqa: E402
 

@@ -27,6 +27,7 @@ import tempfile
 # scheduling, and regenerating must give the same files.
 os.environ.setdefault("RAYON_NUM_THREADS", "1")
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree when ctest runs it
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from corpus import SPECIALS, corpus, random_texts  # noqa: E402
 

@@ -277,6 +277,10 @@ Result<std::string> TokenizerImpl::decode(std::span<const int32_t> ids,
   return run_decoder(decoder.get(), std::move(tokens));
 }
 
+bool tokenizer_available() {
+  return true;
+}
+
 Tokenizer::Tokenizer(std::shared_ptr<const TokenizerImpl> impl) : impl_(std::move(impl)) {}
 Tokenizer::Tokenizer(const Tokenizer&) = default;
 Tokenizer& Tokenizer::operator=(const Tokenizer&) = default;

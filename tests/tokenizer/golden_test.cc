@@ -9,6 +9,7 @@
 #include "mlaspec/tokenizer/tokenizer.h"
 #include "tokenizer_test_data.h"
 
+#if MLASPEC_TOKENIZER_AVAILABLE
 namespace mlaspec::tokenizer {
 namespace {
 
@@ -87,3 +88,9 @@ TEST(GoldenData, AllFilesPresent) {
 
 }  // namespace
 }  // namespace mlaspec::tokenizer
+
+#else
+TEST(GoldenData, SkippedWithoutPcre2AndIcu) {
+  GTEST_SKIP() << "mlaspec was built without PCRE2 or ICU: the tokenizer is a stub";
+}
+#endif

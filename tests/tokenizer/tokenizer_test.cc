@@ -7,10 +7,13 @@
 #include <thread>
 
 #include "mlaspec/tokenizer/tokenizer.h"
+#if MLASPEC_TOKENIZER_AVAILABLE
 #include "tokenizer/regex.h"
 #include "tokenizer/utf8.h"
+#endif
 #include "tokenizer_test_data.h"
 
+#if MLASPEC_TOKENIZER_AVAILABLE
 namespace mlaspec::tokenizer {
 namespace {
 
@@ -253,3 +256,9 @@ TEST(Regex, OnigurumaClassesTranslated) {
 
 }  // namespace
 }  // namespace mlaspec::tokenizer
+
+#else
+TEST(TokenizerLoad, SkippedWithoutPcre2AndIcu) {
+  GTEST_SKIP() << "mlaspec was built without PCRE2 or ICU: the tokenizer is a stub";
+}
+#endif

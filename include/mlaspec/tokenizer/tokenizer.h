@@ -49,6 +49,10 @@ struct AddedTokenInfo {
 
 class TokenizerImpl;
 
+// Whether this build has the tokenizer: PCRE2 and ICU were found at configure time. Without them
+// every load fails with unsupported, naming the packages.
+bool tokenizer_available();
+
 class Tokenizer {
  public:
   // `path` is a tokenizer.json or a directory holding one (and optionally tokenizer_config.json,
