@@ -31,6 +31,7 @@ import torch
 from tokenizers import Tokenizer
 from transformers import DeepseekV3Config, DeepseekV3ForCausalLM
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import make_model_goldens as mg  # noqa: E402
 
