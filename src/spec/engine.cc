@@ -236,7 +236,7 @@ Result<RequestEvent> Engine::prefill(RequestId id, const PrefillProgress& progre
   const int64_t P = static_cast<int64_t>(prompt.size());
   std::vector<int32_t> positions;
   std::vector<float> last_logits;
-  auto fail = [&](Status s) {
+  auto fail = [&](const Status& s) {
     r->error = s.with_context("request " + str(id));
     retire(id, *r, RequestState::kFailed);
     event.error = r->error;
