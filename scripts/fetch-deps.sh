@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Copies the header-only dependencies and GoogleTest's sources from this machine's Debian packages
-# into .deps/ (git-ignored), so a machine without those packages (the lent GPU machine) can build:
+# Copies the header-only dependencies and GoogleTest's sources from this machine's Debian packages,
+# and downloads the engine's library packages, into .deps/ (git-ignored), so a machine without those packages (the lent GPU machine) can build:
 # carry .deps there and configure with -DMLASPEC_EXTRA_INCLUDE=.deps/include
 # -DMLASPEC_GTEST_SOURCE_DIR=.deps/googletest (scripts/gpu-check.sh does).
 set -euo pipefail
@@ -14,4 +14,9 @@ cp -r /usr/include/CLI /usr/include/nlohmann .deps/include/
 # nccl.h for machines whose NCCL (e.g. a Python wheel) ships the library without the header.
 nccl_h=$(ls /usr/local/cuda/include/nccl.h /usr/include/nccl.h 2>/dev/null | head -1 || true)
 if [[ -n $nccl_h ]]; then mkdir -p .deps/nccl/include && cp "$nccl_h" .deps/nccl/include/; fi
+# The engine layers' shared libraries (OpenBLAS, PCRE2, ICU) as Debian packages: the lent GPU
+# machine has none of them and no package access. scripts/gpu-sysroot.sh unpacks them there.
+mkdir -p .deps/debs
+(cd .deps/debs && apt-get download libopenblas0-pthread libopenblas-pthread-dev libgfortran5 \
+   libpcre2-8-0 libpcre2-dev libicu72 libicu-dev libcpp-httplib-dev >/dev/null 2>&1)
 echo "fetch-deps: .deps ready ($(du -sh .deps | cut -f1))"

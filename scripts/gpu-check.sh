@@ -39,6 +39,9 @@ extra=()
 if [[ -d .deps ]]; then
   extra+=(-DMLASPEC_EXTRA_INCLUDE="$PWD/.deps/include" -DMLASPEC_GTEST_SOURCE_DIR="$PWD/.deps/googletest")
 fi
+# OpenBLAS, PCRE2 and ICU (model and tokenizer layers) from .deps/debs where the machine lacks them.
+source scripts/gpu-sysroot.sh
+extra+=("${MLASPEC_SYSROOT_CMAKE_ARGS[@]}")
 # NCCL: the toolkit's, else the nvidia-nccl wheel of the machine's Python (the lent GPU machine
 # has it there), with .deps/nccl/include/nccl.h (scripts/fetch-deps.sh) when the wheel has no header.
 nccl_root=$(python3 -c 'import nvidia.nccl as m; print(list(m.__path__)[0])' 2>/dev/null || true)

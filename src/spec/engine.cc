@@ -122,6 +122,7 @@ Result<Engine> Engine::create(model::Model target, std::unique_ptr<Drafter> draf
   if (!tables.ok()) return tables.status();
 
   Engine e(std::move(target), std::move(drafter), config, std::move(*pool), std::move(*tables));
+  if (e.drafter_) e.capture_layers_ = e.drafter_->capture_layers();
   e.description_ =
       "target kv " + std::string(dtype_name(config.kv_dtype)) + ", " + str(config.num_pages) +
       " pages x " + str(config.page_size) + " tokens (" + str(e.pool_.bytes() >> 20) + " MiB), " +
@@ -256,12 +257,18 @@ Result<RequestEvent> Engine::prefill(RequestId id, const PrefillProgress& progre
     fr.positions = positions;
     fr.pages = tables_.pages(id);
     fr.logits = last ? model::LogitsMode::kLast : model::LogitsMode::kNone;
-    Result<model::ForwardOutput> out = target_.forward({&fr, 1}, pool_);
+    model::ForwardOptions options;
+    options.capture_layers = capture_layers_;
+    Result<model::ForwardOutput> out = target_.forward({&fr, 1}, pool_, options);
     if (!out.ok()) {
       (void)tables_.rollback(id);
       return fail(out.status());
     }
     if (Status s = tables_.commit(id, T); !s.ok()) return fail(s);
+    if (!capture_layers_.empty() && r->in_drafter) {
+      const ContextRows rows{out->requests[0].hidden, 0, T, begin};
+      if (Status s = drafter_->append_context(id, rows); !s.ok()) return fail(s);
+    }
     if (last) last_logits = std::move(out->requests[0].logits);
     if (progress) progress(begin + T, P);
   }
@@ -360,6 +367,7 @@ Result<StepOutput> Engine::step() {
     PhaseTimer timer(step_time, Phase::kVerify);
     model::ForwardOptions options;
     options.deterministic = config_.deterministic;
+    options.capture_layers = capture_layers_;
     return target_.forward(batch, pool_, options);
   }();
   if (!verified.ok()) {
@@ -392,7 +400,15 @@ Result<StepOutput> Engine::step() {
       (void)r.stats.record_step(num_draft, acc->num_accepted, kept);
       (void)stats_.record_step(num_draft, acc->num_accepted, kept);
       if (r.state == RequestState::kRunning && r.in_drafter) {
-        if (Status c = drafter_->commit(id, acc->tokens); !c.ok()) {
+        // The anchor's and the accepted drafts' rows; the emitted token's row comes with the
+        // next step, where it is the anchor.
+        Status c = Status::Ok();
+        if (!capture_layers_.empty()) {
+          c = drafter_->append_context(
+              id, ContextRows{verified->requests[k].hidden, 0, acc->num_accepted + 1, L});
+        }
+        if (c.ok()) c = drafter_->commit(id, acc->tokens);
+        if (!c.ok()) {
           r.error = c.with_context("request " + str(id));
           retire(id, r, RequestState::kFailed);
           ev.error = r.error;

@@ -5,25 +5,30 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
-#include "bench/harness.h"
 #include "mlaspec/attention/backend.h"
 #include "mlaspec/attention/registry.h"
+#include "mlaspec/bench/harness.h"
 #include "mlaspec/core/log.h"
 #include "tools/commands.h"
+#include "tools/output_file.h"
+#include "tools/shape_spec.h"
 
 #if defined(MLASPEC_WITH_CUDA)
-#include "bench/cuda_timer.h"
+#include "mlaspec/bench/cuda_timer.h"
 #endif
 
 namespace mlaspec::tools {
 namespace {
+
+// A CPU run expected to take longer than this (at the roofline) is announced with a warning.
+constexpr double kLongCpuRunSeconds = 30;
 
 struct BenchCli {
   std::string device = "cpu";
@@ -90,7 +95,7 @@ Result<std::vector<bench::BenchConfig>> spec_configs(const std::vector<std::stri
             "= in the shape");
       }
     }
-    Result<attn::VerifyShape> shape = attn::parse_shape_spec(spec);
+    Result<attn::VerifyShape> shape = parse_shape_spec(spec);
     if (!shape.ok()) return shape.status().with_context("--config");
     const attn::VerifyShape& x = shape.value();
     if (x.fp8_math) {
@@ -160,6 +165,30 @@ void run_bench(const BenchCli& cli) {
   throw_if_error(setup.status());
   attn::BackendRegistry& registry = *setup.value().registry;
   attn::Dispatcher& dispatcher = *setup.value().dispatcher;
+  for (const auto& n : names) {
+    if (n == "auto") {
+      std::string known;
+      for (const std::string& k : registry.names()) known += (known.empty() ? "" : ", ") + k;
+      throw Error(invalid_argument(
+          "--backend auto: bench times named backends (" + known +
+          "); the table's \"auto picks\" column shows auto's choice for each config"));
+    }
+  }
+  const std::vector<DType> dtypes = kv_dtypes_option(cli.kv);
+  const std::string set = !cli.configs.empty() ? "custom"
+                          : cli.set.empty()    ? (cuda ? "standard" : "small")
+                                               : cli.set;
+  // The configs of every dtype, resolved (--set, --rows) before anything is measured.
+  std::vector<std::vector<bench::BenchConfig>> configs;
+  for (DType kv : dtypes) {
+    Result<std::vector<bench::BenchConfig>> cfgs = selected_configs(cli, set, kv);
+    throw_if_error(cfgs.status());
+    for (bench::BenchConfig& c : cfgs.value()) {
+      c.deterministic = c.deterministic || cli.deterministic;
+      c.num_splits = cli.num_splits;
+    }
+    configs.push_back(std::move(cfgs.value()));
+  }
   std::vector<attn::Backend*> backends;
   std::vector<int> backend_index;
   for (const auto& n : names) {
@@ -175,13 +204,36 @@ void run_bench(const BenchCli& cli) {
     backends.push_back(b.value());
     backend_index.push_back(index.value());
   }
+  // A config that none of the backends can serve would measure nothing: refused up front with
+  // each backend's reason.
+  for (const auto& cfgs : configs) {
+    for (const bench::BenchConfig& c : cfgs) {
+      std::string reasons;
+      for (const attn::Backend* b : backends) {
+        const Status st = attn::can_serve(b->caps(), c.shape());
+        if (st.ok()) {
+          reasons.clear();
+          break;
+        }
+        reasons += (reasons.empty() ? "" : "; ") + st.message();
+      }
+      if (!reasons.empty()) {
+        throw Error(
+            unsupported("no backend timed here can serve " + c.to_string() + ": " + reasons));
+      }
+    }
+  }
   // A single explicitly requested backend that cannot serve a config is an error with the
   // guard's reason; with several, the table shows the reason in that backend's cell.
   const bool single_forced = cli.backends.size() == 1;
-  const std::vector<DType> dtypes = kv_dtypes_option(cli.kv);
-  const std::string set = !cli.configs.empty() ? "custom"
-                          : cli.set.empty()    ? (cuda ? "standard" : "small")
-                                               : cli.set;
+  // --json is opened now, so a path that cannot be written is refused before the run.
+  std::optional<OutputFile> json_out;
+  if (!cli.json_path.empty()) {
+    Result<OutputFile> f = OutputFile::open(cli.json_path, "--json");
+    throw_if_error(f.status());
+    json_out.emplace(std::move(f.value()));
+  }
+  const int reps = cli.reps > 0 ? cli.reps : (cuda ? 30 : 5);
 
   bench::Roofline roof;
   if (cuda) {
@@ -198,14 +250,34 @@ void run_bench(const BenchCli& cli) {
     std::fprintf(stderr, "measuring this CPU's ceilings (memcpy bandwidth, fp32 FMA rate)...\n");
     roof = bench::measure_cpu_roofline();
   }
-  std::printf("mlaspec bench: %s, ceilings %.1f GB/s, %.1f GFLOP/s; set %s; median of >= %d reps\n",
-              roof.machine.c_str(), roof.bytes_per_s / 1e9, roof.flops_per_s / 1e9, set.c_str(),
-              cli.reps > 0 ? cli.reps : (cuda ? 30 : 5));
+  std::printf(
+      "mlaspec bench: %s, ceilings %.1f GB/s, %.1f GFLOP/s%s; set %s; median of >= %d reps\n",
+      roof.machine.c_str(), roof.bytes_per_s / 1e9, roof.flops_per_s / 1e9,
+      cuda ? "" : " (indicative: best of short runs on a CPU that may be shared)", set.c_str(),
+      reps);
 
   bench::TimeOptions topts;
-  topts.reps = cli.reps > 0 ? cli.reps : (cuda ? 30 : 5);
+  topts.reps = reps;
   topts.warmup = cli.warmup;
   topts.check = !cli.no_check;
+
+  // On the CPU a set of GPU-sized rows runs for minutes: say so up front, with a lower bound
+  // from the roofline floor, and report progress row by row.
+  const size_t rows_total = configs.size() * configs[0].size();
+  if (!cuda) {
+    double floor_s = 0;
+    for (const auto& cfgs : configs) {
+      for (const bench::BenchConfig& c : cfgs) {
+        floor_s += bench::min_run_seconds(c, roof, topts) * static_cast<double>(backends.size());
+      }
+    }
+    if (floor_s > kLongCpuRunSeconds) {
+      log_warn("set " + set + " on the CPU: " + std::to_string(rows_total) +
+               " rows take at least " + std::to_string(static_cast<long long>(floor_s)) +
+               " s at this CPU's roofline (the CPU reference runs well below it); progress goes "
+               "to stderr row by row; --set small or --rows N runs less");
+    }
+  }
 
   nlohmann::json results = nlohmann::json::array();
   // time[(dtype, config index in set)][backend] for the fp8/bf16 summary.
@@ -228,13 +300,13 @@ void run_bench(const BenchCli& cli) {
   std::printf("\n%s\n%s\n", header.c_str(), rule.c_str());
   std::fflush(stdout);
 
+  size_t rows_done = 0;
   for (size_t di = 0; di < dtypes.size(); ++di) {
-    Result<std::vector<bench::BenchConfig>> cfgs = selected_configs(cli, set, dtypes[di]);
-    throw_if_error(cfgs.status());
-    for (size_t ci = 0; ci < cfgs.value().size(); ++ci) {
-      bench::BenchConfig c = cfgs.value()[ci];
-      c.deterministic = c.deterministic || cli.deterministic;
-      c.num_splits = cli.num_splits;
+    for (size_t ci = 0; ci < configs[di].size(); ++ci) {
+      const bench::BenchConfig& c = configs[di][ci];
+      if (!cuda) {
+        std::fprintf(stderr, "[%zu/%zu] %s\n", ++rows_done, rows_total, c.to_string().c_str());
+      }
       const bench::Floor floor = bench::roofline_floor(c, roof);
       char floor_cell[32];
       std::snprintf(floor_cell, sizeof floor_cell, "%.1f", floor.us());
@@ -320,9 +392,8 @@ void run_bench(const BenchCli& cli) {
     std::printf("\n|---|");
     for (size_t k = 0; k < backends.size(); ++k) std::printf("---|");
     std::printf("\n");
-    Result<std::vector<bench::BenchConfig>> cfgs = selected_configs(cli, set, DType::kBF16);
-    for (size_t ci = 0; ci < cfgs.value().size(); ++ci) {
-      std::string cfg = cfgs.value()[ci].to_string();
+    for (size_t ci = 0; ci < configs[0].size(); ++ci) {
+      std::string cfg = configs[0][ci].to_string();
       std::printf("| %s |", cfg.substr(0, cfg.rfind(",kv=")).c_str());
       const auto& t16 = times[{0, ci}];
       const auto& t8 = times[{1, ci}];
@@ -336,16 +407,14 @@ void run_bench(const BenchCli& cli) {
     }
   }
 
-  if (!cli.json_path.empty()) {
-    std::ofstream f(cli.json_path);
-    if (!f) throw Error(invalid_argument("cannot write --json file " + cli.json_path));
-    f << nlohmann::json{{"machine", roof.machine},
-                        {"bytes_per_s", roof.bytes_per_s},
-                        {"flops_per_s", roof.flops_per_s},
-                        {"set", set},
-                        {"results", results}}
-             .dump(2)
-      << "\n";
+  if (json_out) {
+    throw_if_error(json_out->write_and_close(nlohmann::json{{"machine", roof.machine},
+                                                            {"bytes_per_s", roof.bytes_per_s},
+                                                            {"flops_per_s", roof.flops_per_s},
+                                                            {"set", set},
+                                                            {"results", results}}
+                                                 .dump(2) +
+                                             "\n"));
   }
 }
 
@@ -358,7 +427,9 @@ void add_bench_command(CLI::App& app) {
       "Time verify-attention backends (PERF.md protocol: outputs checked against the CPU "
       "reference first, median of >= 30 CUDA-graph replays on the GPU), printing the roofline "
       "floor, time, % of floor and the ratio between backends.");
-  cmd->add_option("--device", cli->device, "cpu or cuda")->capture_default_str();
+  cmd->add_option("--device", cli->device, "cpu or cuda")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
   cmd->add_option("--backend", cli->backends,
                   "Backend(s) to time: cpu_reference, cuda_fold, cuda_rowwise (repeatable). "
                   "Default: cpu_reference on cpu, cuda_fold and cuda_rowwise on cuda. A single "
@@ -366,9 +437,14 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--set", cli->set,
                   "Config set: small (CPU default), standard (PERF.md rows 0-11, cuda default), "
                   "qsweep (q_len 1..16), ssweep (S 4k..1M), all");
-  cmd->add_option("--kv", cli->kv, "KV dtype: bf16, fp8 or both")->capture_default_str();
-  cmd->add_option("--reps", cli->reps, "Timed repetitions (default 30 on cuda, 5 on cpu)");
-  cmd->add_option("--warmup", cli->warmup, "Warm-up calls")->capture_default_str();
+  cmd->add_option("--kv", cli->kv, "KV dtype: bf16, fp8 or both")
+      ->check(CLI::IsMember({"bf16", "fp8", "both"}))
+      ->capture_default_str();
+  cmd->add_option("--reps", cli->reps, "Timed repetitions (default 30 on cuda, 5 on cpu)")
+      ->check(CLI::Range(1, 1000000));
+  cmd->add_option("--warmup", cli->warmup, "Warm-up calls")
+      ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
   cmd->add_flag("--no-check", cli->no_check,
                 "Skip the correctness check against the CPU reference");
   cmd->add_option("--rows", cli->rows,

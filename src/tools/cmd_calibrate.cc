@@ -1,6 +1,6 @@
 // `mlaspec calibrate`: measures every available CUDA attention backend over a grid of shapes with
 // the bench harness (PERF.md protocol), fits the cost model per (backend, KV dtype, H, q_len,
-// mode),
+// mode) and compares the backends (attention/calibration.h: the analysis is the dispatch code's),
 // prints the constants, the crossovers and auto's regret, re-measures PERF.md's S sweep as an
 // out-of-sample check, and writes the profile JSON that dispatch policy `auto` reads
 // (docs/dispatch.md).
@@ -16,14 +16,18 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
-#include "bench/harness.h"
+#include "mlaspec/attention/calibration.h"
 #include "mlaspec/attention/registry.h"
+#include "mlaspec/bench/harness.h"
 #include "mlaspec/core/log.h"
 #include "tools/commands.h"
+#include "tools/output_file.h"
+#include "tools/shape_spec.h"
 
 namespace mlaspec::tools {
 namespace {
@@ -53,15 +57,7 @@ std::string kv_short(DType t) {
   return t == DType::kFP8E4M3 ? "fp8" : std::string(dtype_name(t));
 }
 
-struct Point {
-  int backend = -1;
-  DType kv = DType::kBF16;
-  int heads = 0, q_len = 0;
-  int64_t seq_len = 0;
-  double us = 0;
-  bool det = false;  // measured in deterministic mode
-  int batch = 1;     // B (> 1: a batch-grid point)
-};
+using Point = attn::CalibrationPoint;
 
 bench::BenchConfig config_at(int h, int q, int64_t s, DType kv, bool det, int batch = 1) {
   return {.batch = batch,
@@ -70,10 +66,6 @@ bench::BenchConfig config_at(int h, int q, int64_t s, DType kv, bool det, int ba
           .seq_len = s,
           .kv_dtype = kv,
           .deterministic = det};
-}
-
-attn::VerifyShape shape_at(int h, int q, int64_t s, DType kv, bool det, int batch = 1) {
-  return config_at(h, q, s, kv, det, batch).shape();
 }
 
 const char* mode_name(bool det) {
@@ -116,17 +108,19 @@ struct Analysis {
   std::string md;
 };
 
-// Fits one entry per (backend, kv, H, q_len, mode) with the measured B=1 curve, prints the
-// constants, the crossovers and auto's regret on the grid (in-sample and leave-one-out).
-Analysis analyse(const attn::BackendRegistry& reg_, const std::vector<int>& cuda_backends,
+// Fits the cost model to the points (attn::fit_calibration) and prints its constants, then the
+// crossovers and auto's regret on the grid, in-sample and leave-one-out
+// (attn::compare_backends), as a table here and as markdown for the report.
+Analysis analyse(const attn::BackendRegistry& reg, const std::vector<int>& cuda_backends,
                  const std::vector<Point>& points, const std::vector<DType>& dtypes,
                  const std::vector<int>& heads, const std::vector<int>& qlens,
                  const std::vector<bool>& modes, const std::string& gpu,
                  const std::string& source) {
-  const attn::BackendRegistry* reg = &reg_;
+  const attn::CalibrationGrid grid{cuda_backends, dtypes, heads, qlens, modes};
+  attn::CalibrationFit fit = attn::fit_calibration(reg, points, grid, gpu, source);
+  for (const std::string& w : fit.skipped) log_warn(w);
   Analysis an;
-  an.model = attn::CostModel(gpu, source, {});
-  attn::CostModel& model = an.model;
+  an.model = std::move(fit.model);
   std::ostringstream md;
   std::printf(
       "\nfitted cost model per (backend, kv, H, q_len, mode) (t = fixed + us/MB * KV MB read + "
@@ -135,78 +129,20 @@ Analysis analyse(const attn::BackendRegistry& reg_, const std::vector<int>& cuda
   std::printf(
       "| backend | kv | H | q | mode | fixed us | us/MB (eff TB/s) | us/GFLOP (eff TFLOP/s) | "
       "points | rms err | max err |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
-  for (bool det : modes) {
-    for (int b : cuda_backends) {
-      for (DType kv : dtypes) {
-        for (int h : heads) {
-          for (int q : qlens) {
-            std::map<int64_t, double> curve;                 // by S (a repeated S keeps the last)
-            std::map<std::pair<int, int64_t>, double> grid;  // by (B, S), B > 1
-            for (const Point& p : points) {
-              if (p.backend != b || p.kv != kv || p.heads != h || p.q_len != q || p.det != det)
-                continue;
-              (p.batch == 1 ? curve[p.seq_len] : grid[{p.batch, p.seq_len}]) = p.us;
-            }
-            if (curve.empty()) continue;
-            // The linear terms serve shapes outside the curve and the grid: fitted to both.
-            std::vector<attn::CostSample> samples;
-            for (const auto& [sl, us] : curve) {
-              samples.push_back(
-                  {attn::cost_features(shape_at(h, q, sl, kv, det), reg->entry(b).kv_reads), us});
-            }
-            for (const auto& [bs, us] : grid) {
-              samples.push_back({attn::cost_features(shape_at(h, q, bs.second, kv, det, bs.first),
-                                                     reg->entry(b).kv_reads),
-                                 us});
-            }
-            auto fit = attn::fit_cost_terms(samples);
-            if (!fit.ok()) {
-              log_warn(std::string(reg->caps(b).name) + " kv=" + kv_short(kv) +
-                       " H=" + std::to_string(h) + " q=" + std::to_string(q) + " " +
-                       mode_name(det) + ": no model: " + fit.status().message());
-              continue;
-            }
-            attn::CostEntry e;
-            e.backend = std::string(reg->caps(b).name);
-            e.kv_dtype = kv;
-            e.heads = h;
-            e.q_len = q;
-            e.deterministic = det;
-            e.terms = fit.value().terms;
-            e.points = fit.value().points;
-            e.rms_rel_err = fit.value().rms_rel_err;
-            e.max_rel_err = fit.value().max_rel_err;
-            for (const auto& [sl, us] : curve) {
-              e.curve.push_back({sl, std::max(1e-3, std::round(us * 1e3) / 1e3)});  // 0.001 us
-            }
-            for (const auto& [bs, us] : grid) {
-              e.batch.push_back({bs.first, bs.second, std::max(1e-3, std::round(us * 1e3) / 1e3)});
-            }
-            // A grid with a hole (a point skipped as unsupported) is not interpolated: keep it
-            // out of the profile rather than write one the parser refuses.
-            if (!attn::batch_grid_axes(e.batch).complete) e.batch.clear();
-            std::printf(
-                "| %s | %s | %d | %d | %s | %.2f | %.4f (%.2f) | %.4f (%.0f) | %d | %s | %s |\n",
-                e.backend.c_str(), kv_short(kv).c_str(), h, q, mode_name(det), e.terms.fixed_us,
-                e.terms.us_per_mb, e.terms.us_per_mb > 0 ? 1 / e.terms.us_per_mb : 0.0,
-                e.terms.us_per_gflop, e.terms.us_per_gflop > 0 ? 1e3 / e.terms.us_per_gflop : 0.0,
-                e.points, pct(e.rms_rel_err).c_str(), pct(e.max_rel_err).c_str());
-            model.add(std::move(e));
-          }
-        }
-      }
-    }
+  for (const attn::CostEntry& e : an.model.entries()) {
+    std::printf("| %s | %s | %d | %d | %s | %.2f | %.4f (%.2f) | %.4f (%.0f) | %d | %s | %s |\n",
+                e.backend.c_str(), kv_short(e.kv_dtype).c_str(), e.heads, e.q_len,
+                mode_name(e.deterministic), e.terms.fixed_us, e.terms.us_per_mb,
+                e.terms.us_per_mb > 0 ? 1 / e.terms.us_per_mb : 0.0, e.terms.us_per_gflop,
+                e.terms.us_per_gflop > 0 ? 1e3 / e.terms.us_per_gflop : 0.0, e.points,
+                pct(e.rms_rel_err).c_str(), pct(e.max_rel_err).c_str());
   }
   std::printf(
       "(fit error: the linear terms against the curve; they serve B>1 and S outside the measured "
       "range)\n");
-  // ---- Crossovers and auto's regret on the calibration grid ------------------------------------
-  auto fold = reg->index_of("cuda_fold"), row = reg->index_of("cuda_rowwise");
-  json& crossovers = an.crossovers;
-  double& worst = an.worst;
-  double& loo_worst = an.loo_worst;
-  std::string worst_at, loo_worst_at;
-  if (fold.ok() && row.ok()) {
+  const attn::GridComparison cmp =
+      attn::compare_backends(reg, an.model, points, grid, "cuda_rowwise", "cuda_fold");
+  if (!cmp.rows.empty()) {
     std::printf(
         "\ncrossover (B=1): model = where the estimates cross; measured = first grid S where "
         "cuda_fold was faster; fit err = max relative error of the linear terms (fold / rowwise); "
@@ -217,97 +153,37 @@ Analysis analyse(const attn::BackendRegistry& reg_, const std::vector<int>& cuda
           "linear fit max err (fold / rowwise) | auto's regret on the grid | same, each S left "
           "out |\n"
           "|---|---|---|---|---|---|---|---|---|\n";
-    for (bool det : modes) {
-      for (DType kv : dtypes) {
-        for (int h : heads) {
-          for (int q : qlens) {
-            attn::VerifyShape s = shape_at(h, q, q, kv, det);
-            const attn::Crossover c =
-                attn::find_crossover(model, "cuda_rowwise", reg->entry(row.value()).kv_reads,
-                                     "cuda_fold", reg->entry(fold.value()).kv_reads, s);
-            std::map<int64_t, std::map<int, double>> by_s;
-            for (const Point& p : points) {
-              if (p.kv == kv && p.heads == h && p.q_len == q && p.det == det && p.batch == 1) {
-                by_s[p.seq_len][p.backend] = p.us;
-              }
-            }
-            std::string measured = "never in grid";
-            for (const auto& [sl, t] : by_s) {
-              if (t.count(fold.value()) && t.count(row.value()) &&
-                  t.at(fold.value()) < t.at(row.value())) {
-                measured = "S=" + std::to_string(sl);
-                break;
-              }
-            }
-            double row_regret = 0, row_loo = 0;  // this (kv, H, q_len)'s worst
-            // Regret of auto's pick (by the fitted model) at each measured S.
-            for (const auto& [sl, t] : by_s) {
-              if (!t.count(fold.value()) || !t.count(row.value())) continue;
-              attn::VerifyShape x = shape_at(h, q, sl, kv, det);
-              const double ef =
-                  *model.estimate_us("cuda_fold", reg->entry(fold.value()).kv_reads, x);
-              const double er =
-                  *model.estimate_us("cuda_rowwise", reg->entry(row.value()).kv_reads, x);
-              const int pick = ef <= er ? fold.value() : row.value();
-              const double best = std::min(t.at(fold.value()), t.at(row.value()));
-              const double regret = t.at(pick) / best - 1;
-              row_regret = std::max(row_regret, regret);
-              if (regret > worst) {
-                worst = regret;
-                worst_at = x.to_string() + " (picked " + std::string(reg->caps(pick).name) + ")";
-              }
-              // Leave-one-out: this S dropped from both curves (out-of-sample for the curve).
-              attn::CostModel loo(gpu, "", {});
-              for (const char* name : {"cuda_fold", "cuda_rowwise"}) {
-                const attn::CostEntry* e = model.find(name, kv, h, q, det);
-                if (!e) continue;
-                attn::CostEntry c = *e;
-                std::erase_if(c.curve, [&](const attn::CurvePoint& p) { return p.seq_len == sl; });
-                loo.add(std::move(c));
-              }
-              const double lf = *loo.estimate_us("cuda_fold", reg->entry(fold.value()).kv_reads, x);
-              const double lr =
-                  *loo.estimate_us("cuda_rowwise", reg->entry(row.value()).kv_reads, x);
-              const int lpick = lf <= lr ? fold.value() : row.value();
-              const double lregret = t.at(lpick) / best - 1;
-              row_loo = std::max(row_loo, lregret);
-              if (lregret > loo_worst) {
-                loo_worst = lregret;
-                loo_worst_at =
-                    x.to_string() + " (picked " + std::string(reg->caps(lpick).name) + ")";
-              }
-            }
-            const attn::CostEntry* ef = model.find("cuda_fold", kv, h, q, det);
-            const attn::CostEntry* er = model.find("cuda_rowwise", kv, h, q, det);
-            const std::string fit_err = (ef ? pct(ef->max_rel_err) : std::string("-")) + " / " +
-                                        (er ? pct(er->max_rel_err) : std::string("-"));
-            std::printf("| %s | %d | %d | %s | %s | %s | %s | %s | %s |\n", kv_short(kv).c_str(), h,
-                        q, mode_name(det), c.to_string().c_str(), measured.c_str(), fit_err.c_str(),
-                        pct(row_regret).c_str(), pct(row_loo).c_str());
-            md << "| " << kv_short(kv) << " | " << h << " | " << q << " | " << mode_name(det)
-               << " | " << c.to_string() << " | " << measured << " | " << fit_err << " | "
-               << pct(row_regret) << " | " << pct(row_loo) << " |\n";
-            crossovers.push_back({{"kv", kv_short(kv)},
-                                  {"heads", h},
-                                  {"q_len", q},
-                                  {"det", det},
-                                  {"model", c.to_string()},
-                                  {"model_seq_len", c.seq_len},
-                                  {"measured", measured},
-                                  {"grid_regret_max", row_regret},
-                                  {"grid_loo_regret_max", row_loo}});
-          }
-        }
-      }
+    for (const attn::BackendComparison& r : cmp.rows) {
+      auto err = [](double e) { return e < 0 ? std::string("-") : pct(e); };
+      const std::string fit_err = err(r.long_fit_err) + " / " + err(r.short_fit_err);
+      const std::string model = r.model.to_string(), measured = r.measured();
+      std::printf("| %s | %d | %d | %s | %s | %s | %s | %s | %s |\n", kv_short(r.kv).c_str(),
+                  r.heads, r.q_len, mode_name(r.det), model.c_str(), measured.c_str(),
+                  fit_err.c_str(), pct(r.regret).c_str(), pct(r.loo_regret).c_str());
+      md << "| " << kv_short(r.kv) << " | " << r.heads << " | " << r.q_len << " | "
+         << mode_name(r.det) << " | " << model << " | " << measured << " | " << fit_err << " | "
+         << pct(r.regret) << " | " << pct(r.loo_regret) << " |\n";
+      an.crossovers.push_back({{"kv", kv_short(r.kv)},
+                               {"heads", r.heads},
+                               {"q_len", r.q_len},
+                               {"det", r.det},
+                               {"model", model},
+                               {"model_seq_len", r.model.seq_len},
+                               {"measured", measured},
+                               {"grid_regret_max", r.regret},
+                               {"grid_loo_regret_max", r.loo_regret}});
     }
-    std::printf("\nauto's regret on the calibration grid: max %s%s\n", pct(worst).c_str(),
-                worst_at.empty() ? "" : (" at " + worst_at).c_str());
+    an.worst = cmp.worst;
+    an.loo_worst = cmp.loo_worst;
+    std::printf("\nauto's regret on the calibration grid: max %s%s\n", pct(cmp.worst).c_str(),
+                cmp.worst_at.empty() ? "" : (" at " + cmp.worst_at).c_str());
     std::printf(
         "auto's regret on the grid with each point left out of the curves (out-of-sample): max "
         "%s%s\n",
-        pct(loo_worst).c_str(), loo_worst_at.empty() ? "" : (" at " + loo_worst_at).c_str());
-    md << "\nauto's regret on the grid: max " << pct(worst)
-       << "; with each point left out of the curves: max " << pct(loo_worst) << "\n";
+        pct(cmp.loo_worst).c_str(),
+        cmp.loo_worst_at.empty() ? "" : (" at " + cmp.loo_worst_at).c_str());
+    md << "\nauto's regret on the grid: max " << pct(cmp.worst)
+       << "; with each point left out of the curves: max " << pct(cmp.loo_worst) << "\n";
   }
   an.md = md.str();
   return an;
@@ -321,6 +197,9 @@ void run_calibrate(const CalibrateCli& cli) {
     run_refit(cli, *reg);
     return;
   }
+  // The options are checked before the machine: a typo is reported as such, not as a missing GPU.
+  const std::vector<DType> dtypes = kv_dtypes_option(cli.kv);
+  const std::vector<bool> modes = modes_option(cli.modes);
   if (!built_with_cuda()) {
     throw Error(unsupported(
         "calibrate needs a CUDA build and a GPU: mlaspec was built without CUDA (reconfigure with "
@@ -342,8 +221,6 @@ void run_calibrate(const CalibrateCli& cli) {
                     "MLASPEC_GPU_NAME)"));
   }
 
-  const std::vector<DType> dtypes = kv_dtypes_option(cli.kv);
-  const std::vector<bool> modes = modes_option(cli.modes);
   std::vector<int64_t> seqs = cli.seqlens;
   if (seqs.empty()) {
     if (cli.quick) {
@@ -352,9 +229,6 @@ void run_calibrate(const CalibrateCli& cli) {
     } else {
       for (int64_t s = 1024; s <= (int64_t{1} << 20); s *= 2) seqs.push_back(s);
     }
-  }
-  for (int64_t s : seqs) {
-    if (s < 1) throw Error(invalid_argument("--seqlens: " + std::to_string(s) + " is not >= 1"));
   }
   const std::string out_path = cli.out.empty() ? attn::default_profile_path() : cli.out;
   // Refuse before measuring if the existing file could not be merged into.
@@ -368,6 +242,14 @@ void run_calibrate(const CalibrateCli& cli) {
       throw Error(parsed.status().with_context(
           "will not overwrite a malformed profile (delete it or pass --out elsewhere)"));
     }
+  }
+
+  // --report is a new file: opened now, so a path that cannot be written is refused before the run.
+  std::optional<OutputFile> report;
+  if (!cli.report.empty()) {
+    Result<OutputFile> f = OutputFile::open(cli.report, "--report");
+    throw_if_error(f.status());
+    report.emplace(std::move(f.value()));
   }
 
   bench::TimeOptions topts;
@@ -515,17 +397,17 @@ void run_calibrate(const CalibrateCli& cli) {
   const auto parent = std::filesystem::path(out_path).parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent, ec);
   {
-    std::ofstream f(out_path);
-    if (!f) throw Error(invalid_argument("calibrate: cannot write " + out_path));
-    f << text.value();
+    // Opened only now: truncating the profile before the run would lose it if the run failed.
+    Result<OutputFile> f = OutputFile::open(out_path, "--out");
+    throw_if_error(f.status());
+    throw_if_error(f.value().write_and_close(text.value()));
   }
   std::printf("\nwrote %s (machine \"%s\")\n", out_path.c_str(), gpu.c_str());
   std::printf(
       "to make these the built-in defaults: write to a fresh --out file and put that file, "
       "unchanged, in data/profiles/ (e.g. data/profiles/nvidia-h200.json)\n");
-  if (!cli.report.empty()) {
-    std::ofstream f(cli.report);
-    if (!f) throw Error(invalid_argument("calibrate: cannot write --report " + cli.report));
+  if (report) {
+    std::ostringstream f;
     f << "# Dispatch calibration on " << gpu << " (" << utc_now() << ")\n\n"
       << "Command: mlaspec calibrate" << (cli.quick ? " --quick" : "")
       << (cli.modes != "both" ? " --modes " + cli.modes : std::string()) << "; median of "
@@ -539,6 +421,7 @@ void run_calibrate(const CalibrateCli& cli) {
       << pct(an.loo_worst) << " with each point left out of the curves), max " << pct(verify_worst)
       << " on PERF.md's S sweep (measured again).\n\n"
       << md.str();
+    throw_if_error(report->write_and_close(f.str()));
     std::printf("wrote report %s\n", cli.report.c_str());
   }
 }
@@ -587,7 +470,7 @@ void run_refit(const CalibrateCli& cli, const attn::BackendRegistry& reg) {
     // measurement at that S (a --quick grid), so the curves pass through them.
     int sweep_added = 0;
     for (const json& c : it.value().value("sweep_check", json::array())) {
-      auto shape = attn::parse_shape_spec(c.value("config", ""));
+      auto shape = parse_shape_spec(c.value("config", ""));
       if (!shape.ok() || shape.value().batch != 1) continue;
       const attn::VerifyShape& x = shape.value();
       for (const char* name : {"cuda_fold", "cuda_rowwise"}) {
@@ -654,9 +537,9 @@ void run_refit(const CalibrateCli& cli, const attn::BackendRegistry& reg) {
                         {"grid_loo_regret_max", an.loo_worst}};
     auto out = attn::merge_profile_json("", an.model, extra.dump());
     throw_if_error(out.status());
-    std::ofstream f(cli.out);
-    if (!f) throw Error(invalid_argument("calibrate: cannot write " + cli.out));
-    f << out.value();
+    Result<OutputFile> f = OutputFile::open(cli.out, "--out");
+    throw_if_error(f.status());
+    throw_if_error(f.value().write_and_close(out.value()));
     std::printf("\nwrote %s (machine \"%s\")\n", cli.out.c_str(), gpu.c_str());
   }
 }
@@ -681,9 +564,15 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_option("--report", cli->report, "Also write a markdown report (for docs/perf/)");
   cmd->add_flag("--quick", cli->quick,
                 "6 context lengths (2k and PERF.md's S sweep) instead of 11, and at most 15 reps");
-  cmd->add_option("--heads", cli->heads, "Query heads to measure")->capture_default_str();
-  cmd->add_option("--qlens", cli->qlens, "q_len values to measure")->capture_default_str();
-  cmd->add_option("--kv", cli->kv, "KV dtype: bf16, fp8 or both")->capture_default_str();
+  cmd->add_option("--heads", cli->heads, "Query heads to measure")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  cmd->add_option("--qlens", cli->qlens, "q_len values to measure")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  cmd->add_option("--kv", cli->kv, "KV dtype: bf16, fp8 or both")
+      ->check(CLI::IsMember({"bf16", "fp8", "both"}))
+      ->capture_default_str();
   cmd->add_option("--modes", cli->modes,
                   "Modes to measure: default, det (deterministic: fixed split chunks, priced "
                   "apart) or both")
@@ -700,9 +589,14 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_flag("--no-batch", cli->no_batch,
                 "Measure no batch grid (B > 1 shapes then use the linear terms only)");
   cmd->add_option("--seqlens", cli->seqlens,
-                  "Context lengths (default 1k, 2k, ..., 1M; --quick: 2k, 4k, 16k, 64k, 256k, 1M)");
-  cmd->add_option("--reps", cli->reps, "Timed replays per point")->capture_default_str();
-  cmd->add_option("--warmup", cli->warmup, "Warm-up replays per point")->capture_default_str();
+                  "Context lengths (default 1k, 2k, ..., 1M; --quick: 2k, 4k, 16k, 64k, 256k, 1M)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  cmd->add_option("--reps", cli->reps, "Timed replays per point")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  cmd->add_option("--warmup", cli->warmup, "Warm-up replays per point")
+      ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
   cmd->add_option("--check-gflop", cli->check_gflop,
                   "Check a point against the CPU reference when its GFLOPs are at most this")
       ->capture_default_str();

@@ -13,16 +13,20 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "bench/random_fill.h"
 #include "mlaspec/attention/backend.h"
 #include "mlaspec/attention/dcp_nccl.h"
+#include "mlaspec/attention/registry.h"
+#include "mlaspec/bench/random_fill.h"
+#include "mlaspec/core/cuda_device.h"
 #include "mlaspec/core/log.h"
 #include "tools/commands.h"
+#include "tools/rank_exit.h"
 
 #if defined(MLASPEC_WITH_CUDA)
 #include <cuda_runtime.h>
@@ -59,6 +63,7 @@ uint64_t page_seed(int64_t page) {
 
 // One rank's work: shard, steps, report.
 void run_rank(const DcpCli& c) {
+  throw_if_error(cuda_device_available());
   int devices = 0;
   throw_if_error(cuda_ok(cudaGetDeviceCount(&devices), "cudaGetDeviceCount"));
   if (c.rank >= devices) {
@@ -236,6 +241,33 @@ void run_rank(const DcpCli& c) {
 }
 #endif
 
+// Every argument is checked here, before a rank starts: a bad value is one error from the
+// parent, not one per rank after each has set up its GPU and joined NCCL.
+void check_args(const DcpCli& c) {
+  const attn::dcp::ShardLayout layout{c.world, c.chunk};
+  throw_if_error(layout.validate(kPage).with_context("--world " + std::to_string(c.world) +
+                                                     " --chunk " + std::to_string(c.chunk)));
+  if (c.seq_len < c.q_len) {
+    throw Error(invalid_argument("--seq-len " + std::to_string(c.seq_len) + " is below --q-len " +
+                                 std::to_string(c.q_len) +
+                                 " (the context counts the new tokens too)"));
+  }
+  // The shape must be one the one-GPU fold backend serves: its kernels run every rank's part.
+  attn::VerifyShape s;
+  s.batch = c.batch;
+  s.num_heads = c.heads;
+  s.q_len = c.q_len;
+  s.max_seq_len = c.seq_len;
+  s.total_kv = c.seq_len * c.batch;
+  s.page_size = kPage;
+  s.kv_dtype = c.kv == "fp8" ? DType::kFP8E4M3 : DType::kBF16;
+  s.deterministic = true;
+  const auto reg = attn::BackendRegistry::with_builtin_backends();
+  Result<int> fold = reg->index_of("cuda_fold");
+  throw_if_error(fold.status());
+  throw_if_error(attn::can_serve(reg->caps(fold.value()), s).with_context(s.to_string()));
+}
+
 // Starts one child per rank and waits for all of them.
 void run_parent(const DcpCli& c, const std::vector<std::string>& argv_tail) {
 #if !defined(MLASPEC_WITH_CUDA)
@@ -245,8 +277,6 @@ void run_parent(const DcpCli& c, const std::vector<std::string>& argv_tail) {
 #else
   if (!attn::dcp::built_with_nccl())
     throw Error(unsupported("mlaspec dcp needs NCCL: this build has none"));
-  if (c.world < 1 || c.world > 64)
-    throw Error(invalid_argument("--world " + std::to_string(c.world) + " is outside 1..64"));
   Result<std::string> id = attn::dcp::NcclComm::unique_id();
   throw_if_error(id.status());
   std::fprintf(stderr, "mlaspec dcp: starting %d rank processes\n", c.world);
@@ -267,18 +297,27 @@ void run_parent(const DcpCli& c, const std::vector<std::string>& argv_tail) {
     }
     pids.push_back(pid);
   }
+  std::string failures;
   int failed = 0;
+  StatusCode code = StatusCode::kOk;  // the first failed rank's
   for (int r = 0; r < c.world; ++r) {
     int status = 0;
-    waitpid(pids[r], &status, 0);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-      std::fprintf(stderr, "mlaspec dcp: rank %d failed (status %d)\n", r, status);
-      ++failed;
+    if (waitpid(pids[r], &status, 0) < 0) {
+      throw Error(internal_error("waitpid for rank " + std::to_string(r) +
+                                 " failed: " + std::strerror(errno)));
     }
+    const StatusCode rank_code = rank_failure_code(status);
+    if (rank_code == StatusCode::kOk) continue;
+    failures += (failures.empty() ? "" : ", ") +
+                ("rank " + std::to_string(r) + " " + describe_rank_exit(status));
+    ++failed;
+    if (code == StatusCode::kOk) code = rank_code;
   }
-  if (failed)
-    throw Error(internal_error(std::to_string(failed) + " of " + std::to_string(c.world) +
-                               " ranks failed"));
+  // Each rank printed its own error; this says which ranks ended how.
+  if (failed) {
+    throw Error(Status(code, std::to_string(failed) + " of " + std::to_string(c.world) +
+                                 " ranks failed (" + failures + "; each rank's error is above)"));
+  }
 #endif
 }
 
@@ -290,18 +329,31 @@ void add_dcp_command(CLI::App& app) {
       "dcp",
       "Decode-context-parallel verify attention across GPUs: starts one process per GPU (NCCL), "
       "shards every request's KV in fixed chunks, and reports the time per verify step on rank 0.");
-  cmd->add_option("--world", cli->world, "Ranks (one GPU each)")->capture_default_str();
-  cmd->add_option("-B,--batch", cli->batch, "Requests")->capture_default_str();
-  cmd->add_option("-H,--heads", cli->heads, "Query heads")->capture_default_str();
-  cmd->add_option("-q,--q-len", cli->q_len, "Query tokens per request")->capture_default_str();
-  cmd->add_option("-S,--seq-len", cli->seq_len, "Context length per request")
+  cmd->add_option("--world", cli->world, "Ranks (one GPU each)")
+      ->check(CLI::Range(1, 64))
       ->capture_default_str();
-  cmd->add_option("--kv", cli->kv, "KV dtype: bf16 or fp8")->capture_default_str();
+  cmd->add_option("-B,--batch", cli->batch, "Requests")
+      ->check(CLI::Range(1, 1 << 20))
+      ->capture_default_str();
+  cmd->add_option("-H,--heads", cli->heads, "Query heads")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  cmd->add_option("-q,--q-len", cli->q_len, "Query tokens per request")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  cmd->add_option("-S,--seq-len", cli->seq_len, "Context length per request")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
+      ->capture_default_str();
+  cmd->add_option("--kv", cli->kv, "KV dtype: bf16 or fp8")
+      ->check(CLI::IsMember({"bf16", "fp8"}))
+      ->capture_default_str();
   cmd->add_option("--chunk", cli->chunk,
                   "Tokens per DCP chunk (multiple of 64); 0 = deterministic mode's chunk for -H "
                   "(1024 per 64 heads), the one the one-GPU check is bitwise equal at")
       ->capture_default_str();
-  cmd->add_option("--reps", cli->reps, "Timed steps")->capture_default_str();
+  cmd->add_option("--reps", cli->reps, "Timed steps")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
   cmd->add_flag("--check", cli->check,
                 "Rank 0 also computes the one-GPU deterministic result and compares (bitwise; with "
                 "--premerge to a tolerance)");
@@ -312,6 +364,7 @@ void add_dcp_command(CLI::App& app) {
   cmd->add_option("--nccl-id", cli->nccl_id, "(internal) NCCL unique id")->group("");
   cmd->callback([cli] {
     if (cli->chunk == 0) cli->chunk = attn::deterministic_chunk_tokens(cli->heads);
+    check_args(*cli);
     if (cli->rank < 0) {
       // The children get the same problem options, then their rank and the NCCL id.
       std::vector<std::string> tail = {
@@ -325,7 +378,13 @@ void add_dcp_command(CLI::App& app) {
       return;
     }
 #if defined(MLASPEC_WITH_CUDA)
-    run_rank(*cli);
+    try {
+      run_rank(*cli);
+    } catch (const Error& e) {
+      std::fprintf(stderr, "mlaspec dcp: rank %d: error: %s\n", cli->rank, e.what());
+      std::fflush(stderr);
+      std::_Exit(rank_exit_code(e.status().code()));
+    }
 #else
     throw Error(unsupported("mlaspec dcp needs a CUDA build with NCCL"));
 #endif

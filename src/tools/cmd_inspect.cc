@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -11,12 +12,14 @@
 #include "mlaspec/attention/registry.h"
 #include "mlaspec/core/log.h"
 #include "tools/commands.h"
+#include "tools/shape_spec.h"
 
 namespace mlaspec::tools {
 namespace {
 
 struct InspectCli {
   std::string explain;
+  bool explain_given = false;  // --explain was given, even empty: explain that shape
   std::string profile;
   std::string gpu;
   std::string backend = "auto";
@@ -64,7 +67,9 @@ void print_model(const attn::CostModel& m) {
 void print_crossovers(const attn::BackendRegistry& reg, const attn::CostModel& m) {
   auto fold = reg.index_of("cuda_fold"), row = reg.index_of("cuda_rowwise");
   if (!fold.ok() || !row.ok()) return;
-  std::printf("\ncrossover by the cost model (B=1; below it cuda_rowwise is cheaper):\n");
+  std::printf(
+      "\ncrossover by the cost model (B=1): the backend estimated cheaper below the crossover S, "
+      "and the one from there on:\n");
   std::printf("  %-5s %5s %4s %-7s  %s\n", "kv", "H", "q", "mode", "crossover");
   // The grid the profile was calibrated on: every (mode, kv, H, q_len) with a cuda_fold entry.
   std::set<std::tuple<bool, int, int, int>> grid;
@@ -88,6 +93,14 @@ void print_crossovers(const attn::BackendRegistry& reg, const attn::CostModel& m
 }
 
 void run_inspect(const InspectCli& cli) {
+  // The shape is checked before anything is printed: a bad spec is an error, not a listing.
+  std::optional<Device> dev;
+  std::optional<attn::VerifyShape> shape;
+  if (cli.explain_given) {
+    Result<attn::VerifyShape> parsed = parse_shape_spec(cli.explain, &dev);
+    throw_if_error(parsed.status().with_context("--explain"));
+    shape = parsed.value();
+  }
   attn::DispatchSetupOptions o;
   o.policy = cli.backend;
   o.profile_path = cli.profile;
@@ -112,7 +125,7 @@ void run_inspect(const InspectCli& cli) {
   for (const auto& n : cost.notes) std::printf("  note: %s\n", n.c_str());
   for (const auto& w : cost.warnings) std::printf("  warning: %s\n", w.c_str());
 
-  if (cli.explain.empty()) {
+  if (!shape) {
     std::printf("\nbackends (capabilities from each kernel's compile-time traits):\n");
     for (int i = 0; i < reg.size(); ++i) {
       const attn::BackendCaps& c = reg.caps(i);
@@ -128,20 +141,17 @@ void run_inspect(const InspectCli& cli) {
     return;
   }
 
-  std::optional<Device> dev;
-  auto shape = attn::parse_shape_spec(cli.explain, &dev);
-  throw_if_error(shape.status());
   attn::SelectOptions so;
   so.data_device = dev;
   so.quiet = true;
-  std::printf("\nshape: %s   policy: %s\n", shape.value().to_string().c_str(),
+  std::printf("\nshape: %s   policy: %s\n", shape->to_string().c_str(),
               disp.policy().to_string().c_str());
-  auto d = disp.select(shape.value(), so);
+  auto d = disp.select(*shape, so);
   if (d.ok()) {
     std::printf("%s", d.value().explain().c_str());
   } else {
     // The verdicts still say what each backend makes of the shape.
-    std::printf("%s", disp.evaluate(shape.value(), so).explain().c_str());
+    std::printf("%s", disp.evaluate(*shape, so).explain().c_str());
     std::printf("no pick: %s\n", d.status().message().c_str());
   }
   // Without a usable GPU here, also show what a machine with the CUDA backends would decide.
@@ -153,7 +163,7 @@ void run_inspect(const InspectCli& cli) {
     attn::SelectOptions all = so;
     all.assume_available = true;
     all.data_device = Device::kCUDA;
-    auto hypo = disp.select(shape.value(), all);
+    auto hypo = disp.select(*shape, all);
     std::printf("\nwith the CUDA backends available (%s model):\n", cost.model.machine().c_str());
     if (hypo.ok()) {
       const std::string& kernel = hypo.value().verdicts[hypo.value().backend_index].kernel;
@@ -175,7 +185,7 @@ void add_inspect_command(CLI::App& app) {
       "inspect",
       "List the attention backends (what each can serve, whether it is available here) and the "
       "cost model; with --explain, show how dispatch decides for one batch shape.");
-  cmd->add_option(
+  CLI::Option* explain = cmd->add_option(
       "--explain", cli->explain,
       "Shape to explain: B=1,H=16,q=8,S=131072,kv=fp8[,page=64][,det][,fp8math][,dev=cuda|cpu] "
       "(S accepts k/m suffixes; defaults B=1,H=16,q=1,kv=bf16,page=64). Prints each "
@@ -188,7 +198,10 @@ void add_inspect_command(CLI::App& app) {
                   "~/.cache/mlaspec/profile.json, else built-in defaults)");
   cmd->add_option("--gpu", cli->gpu,
                   "Use this GPU's cost model (default: the GPU found here, else NVIDIA H200)");
-  cmd->callback([cli] { run_inspect(*cli); });
+  cmd->callback([cli, explain] {
+    cli->explain_given = explain->count() > 0;
+    run_inspect(*cli);
+  });
 }
 
 }  // namespace mlaspec::tools

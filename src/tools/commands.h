@@ -19,8 +19,8 @@ void add_bench_command(CLI::App& app);
 void add_inspect_command(CLI::App& app);
 void add_calibrate_command(CLI::App& app);
 void add_dcp_command(CLI::App& app);
-void add_tokenize_command(CLI::App& app);
 void add_inspect_model_command(CLI::App& app);
+void add_tokenize_command(CLI::App& app);
 void add_generate_command(CLI::App& app);
 
 // Bad user input (a missing model directory, an empty prompt, a limit exceeded): main() prints it

@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <string>
 
 #include "mlaspec/core/status.h"
 #include "tools/commands.h"
@@ -18,9 +19,23 @@ int main(int argc, char** argv) {
   mlaspec::tools::add_inspect_command(app);
   mlaspec::tools::add_calibrate_command(app);
   mlaspec::tools::add_dcp_command(app);
-  mlaspec::tools::add_tokenize_command(app);
   mlaspec::tools::add_inspect_model_command(app);
+  mlaspec::tools::add_tokenize_command(app);
   mlaspec::tools::add_generate_command(app);
+  // CLI11 reports an unknown first word only as a missing subcommand: name it instead.
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string known;
+    bool found = false;
+    for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+      found |= sub->check_name(argv[1]);
+      known += (known.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!found) {
+      std::fprintf(stderr, "mlaspec: error: unknown subcommand \"%s\" (subcommands: %s)\n", argv[1],
+                   known.c_str());
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -124,6 +124,50 @@ TEST_F(MergeTest, EmptyRangesAreNeutral) {
   for (float v : none.lse) ASSERT_EQ(v, -std::numeric_limits<float>::infinity());
 }
 
+// An empty partial first must not lend the merge its lse as the max offset: merge({empty, a,
+// tail}) is merge({a, tail}) bit for bit (a merge offsetting by partial 0's lse = -inf would
+// compute exp(+inf) and give NaN or zero).
+TEST_F(MergeTest, EmptyPartialFirstIsNeutral) {
+  Partial empty = partial(61, 61);
+  Partial a = partial(0, 100), tail = partial(100, 1 << 20);
+  Partial without = merge({&a, &tail});
+  EXPECT_TRUE(same_bits(merge({&empty, &a, &tail}), without));
+  EXPECT_TRUE(same_bits(merge({&empty, &empty, &a, &tail}), without));
+  EXPECT_TRUE(same_bits(fold({&empty, &a, &tail}), fold({&a, &tail})));
+}
+
+// Partials whose lse differ by more than ~88 (exp underflows in fp32 past that): the merge must
+// offset by the largest lse, whichever partial holds it, giving a finite output equal to the
+// larger partial and its lse. Offsetting by partial 0's lse overflows exp() when partial 0 is the
+// small one.
+TEST_F(MergeTest, LseFarApartGivesTheLargerPartial) {
+  Partial small = partial(0, 37), large = partial(37, 1 << 20);
+  for (float& v : small.lse) v = -50.0f;  // a partial that (nearly) nothing attends to
+  for (float& v : large.lse) {
+    if (v != -std::numeric_limits<float>::infinity()) v = 60.0f;  // 110 above the other
+  }
+  for (const auto& parts :
+       {std::vector<Partial*>{&small, &large}, std::vector<Partial*>{&large, &small}}) {
+    for (bool use_fold : {false, true}) {
+      SCOPED_TRACE(std::string(use_fold ? "fold" : "merge") +
+                   (parts[0] == &small ? ", small first" : ", large first"));
+      Partial m = use_fold ? fold(parts) : merge(parts);
+      for (size_t r = 0; r < large.lse.size(); ++r) {
+        // Rows of request 1 past its 61 keys see nothing in `large`: the small partial alone.
+        const Partial& want =
+            large.lse[r] == -std::numeric_limits<float>::infinity() ? small : large;
+        ASSERT_TRUE(std::isfinite(m.lse[r])) << r;
+        ASSERT_EQ(m.lse[r], want.lse[r]) << r;
+        for (int d = 0; d < kHeadDimV; ++d) {
+          const size_t k = r * kHeadDimV + static_cast<size_t>(d);
+          ASSERT_TRUE(std::isfinite(m.o[k])) << k;
+          ASSERT_EQ(m.o[k], want.o[k]) << k;
+        }
+      }
+    }
+  }
+}
+
 // The deterministic block fold (level 1 of the merge tree): the full result within rounding,
 // a lone partial exactly, empty partials skipped bitwise, every element written.
 TEST_F(MergeTest, FoldIsTheFullResultAndSkipsEmpties) {

@@ -464,6 +464,48 @@ TEST(Dispatch, Fp8MathIsRefusedNotIgnored) {
   EXPECT_CONTAINS(forced.select(s).status().message(), "cuda_fold has no fp8-math mode");
 }
 
+// Every built-in backend declares a deterministic mode, so the guard's refusal is reached only
+// through a backend whose caps say no: the guard must refuse it by name, a forced dispatch must
+// fail with that reason, and auto must pass the call to a backend that has the mode, never run it
+// on one that would silently compute in the default mode.
+TEST(Dispatch, DeterministicIsRefusedByABackendWithoutIt) {
+  FakeCudaWorld w;
+  BackendCaps no_det = cuda::kFoldCaps;
+  no_det.name = "cuda_nodet";
+  no_det.deterministic = false;
+  int nodet_runs = 0;
+  ASSERT_TRUE(w.reg
+                  .add({no_det, KvReadPattern::kOncePerRequest,
+                        [&]() -> Result<std::unique_ptr<Backend>> {
+                          return std::unique_ptr<Backend>(new FakeBackend(no_det, &nodet_runs));
+                        }})
+                  .ok());
+  VerifyShape s = uniform_shape(1, 16, 8, 131072);
+  ASSERT_TRUE(can_serve(no_det, s).ok());
+  s.deterministic = true;
+  const Status refused = can_serve(no_det, s);
+  EXPECT_EQ(refused.code(), StatusCode::kUnsupported);
+  EXPECT_EQ(refused.message(), "cuda_nodet has no deterministic mode");
+
+  Dispatcher forced(w.reg, test_model(), DispatchPolicy::parse("cuda_nodet"));
+  ASSERT_TRUE(forced.select(uniform_shape(1, 16, 8, 131072)).ok());
+  auto dec = forced.select(s);
+  ASSERT_FALSE(dec.ok());
+  EXPECT_EQ(dec.status().code(), StatusCode::kUnsupported);
+  EXPECT_CONTAINS(dec.status().message(), "backend cuda_nodet was requested");
+  EXPECT_CONTAINS(dec.status().message(), "cuda_nodet has no deterministic mode");
+
+  Dispatcher autod(w.reg, test_model());
+  auto pick = autod.select(s);
+  ASSERT_TRUE(pick.ok()) << pick.status().to_string();
+  EXPECT_NE(pick->backend, "cuda_nodet");
+  const BackendVerdict& v =
+      pick->verdicts[static_cast<size_t>(w.reg.index_of("cuda_nodet").value())];
+  EXPECT_FALSE(v.capable);
+  EXPECT_CONTAINS(v.status.message(), "cuda_nodet has no deterministic mode");
+  EXPECT_EQ(nodet_runs, 0);
+}
+
 TEST(Dispatch, WithoutCudaAutoUsesTheCpuReferenceAndSaysSoOnce) {
   if (built_with_cuda()) GTEST_SKIP() << "CUDA build";
   auto reg = BackendRegistry::with_builtin_backends();
@@ -568,52 +610,6 @@ TEST(Dispatch, InvalidArgsAreRejectedBeforeDispatch) {
   Status st = d.run(empty, {});
   EXPECT_FALSE(st.ok());
   EXPECT_EQ(d.counters(0).calls, 0u);
-}
-
-// ---- Shape specs --------------------------------------------------------------------------------
-
-TEST(ShapeSpec, ParsesAndRejectsClearly) {
-  std::optional<Device> dev;
-  auto s = parse_shape_spec("B=1,H=16,q=8,S=131072,kv=fp8", &dev);
-  ASSERT_TRUE(s.ok()) << s.status().to_string();
-  EXPECT_EQ(s->batch, 1);
-  EXPECT_EQ(s->num_heads, 16);
-  EXPECT_EQ(s->q_len, 8);
-  EXPECT_EQ(s->max_seq_len, 131072);
-  EXPECT_EQ(s->total_kv, 131072);
-  EXPECT_EQ(s->kv_dtype, DType::kFP8E4M3);
-  EXPECT_EQ(s->page_size, 64);
-  EXPECT_FALSE(s->deterministic);
-  EXPECT_FALSE(dev.has_value());
-  s = parse_shape_spec("B=4, H=128, q=2, S=128k, page=16, det, dev=cpu", &dev);
-  ASSERT_TRUE(s.ok()) << s.status().to_string();
-  EXPECT_EQ(s->max_seq_len, 131072);
-  EXPECT_EQ(s->total_kv, 4 * 131072);
-  EXPECT_EQ(s->page_size, 16);
-  EXPECT_TRUE(s->deterministic);
-  EXPECT_EQ(dev, Device::kCPU);
-  EXPECT_EQ(parse_shape_spec("S=1m")->max_seq_len, 1 << 20);
-  EXPECT_FALSE(parse_shape_spec("S=1m")->fp8_math);
-  s = parse_shape_spec("S=4k,kv=fp8,fp8math");
-  ASSERT_TRUE(s.ok()) << s.status().to_string();
-  EXPECT_TRUE(s->fp8_math);
-  EXPECT_EQ(s->to_string(), "B=1,H=16,q=1,S=4096,kv=fp8,page=64,fp8math");
-  EXPECT_FALSE(parse_shape_spec("S=4k,kv=fp8,fp8math=0")->fp8_math);
-
-  auto err = [](const char* spec) { return parse_shape_spec(spec).status(); };
-  EXPECT_CONTAINS(err("B=1,X=3,S=10").message(), "unknown key \"X\"");
-  EXPECT_CONTAINS(err("B=1,X=3,S=10").message(), "expected B, H, q, S");
-  EXPECT_CONTAINS(err("H=abc,S=10").message(), "H=abc: expected a positive integer");
-  EXPECT_CONTAINS(err("q=0,S=10").message(), "q=0");
-  EXPECT_CONTAINS(err("kv=f32,S=10").message(), "expected bf16 or fp8");
-  EXPECT_CONTAINS(err("B=1,H=16").message(), "missing S=");
-  EXPECT_CONTAINS(err("q=8,S=4").message(), "shorter than q=8");
-  EXPECT_CONTAINS(err("S=10,S=20").message(), "given twice");
-  EXPECT_CONTAINS(err("S=10,dev=tpu").message(), "expected cuda or cpu");
-  EXPECT_CONTAINS(err("S=10,,q=1").message(), "empty item");
-  EXPECT_CONTAINS(err("S=10k5").message(), "S=10k5");
-  EXPECT_CONTAINS(err("S=10,fp8math=2").message(), "expected fp8math, fp8math=1 or fp8math=0");
-  EXPECT_EQ(err("B=1,H=16").code(), StatusCode::kInvalidArgument);
 }
 
 }  // namespace

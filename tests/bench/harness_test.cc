@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "bench/harness.h"
-#include "bench/random_fill.h"
+#include "mlaspec/bench/harness.h"
+#include "mlaspec/bench/random_fill.h"
 
 namespace mlaspec::bench {
 namespace {
@@ -25,6 +25,29 @@ TEST(Roofline, FloorsMatchPerfMdTable) {
   const auto fp8 = standard_configs(DType::kFP8E4M3);
   EXPECT_NEAR(roofline_floor(fp8[0], h200).memory_us, roofline_floor(cfgs[0], h200).memory_us / 2,
               1e-9);
+}
+
+// What `bench` warns about before a long CPU run: PERF.md's GPU rows take minutes on a CPU even
+// at its roofline, the CPU's own small set does not.
+TEST(Roofline, MinRunSecondsCountsEveryCall) {
+  const Roofline cpu{"cpu (test)", 10e9, 20e9};
+  TimeOptions o;
+  o.warmup = 3;
+  o.reps = 5;
+  o.check = true;
+  const BenchConfig row1 = standard_configs(DType::kBF16)[1];  // B=1,H=16,q=8,S=131072
+  EXPECT_NEAR(min_run_seconds(row1, cpu, o), 9 * roofline_floor(row1, cpu).us() * 1e-6, 1e-9);
+  o.check = false;
+  EXPECT_NEAR(min_run_seconds(row1, cpu, o), 8 * roofline_floor(row1, cpu).us() * 1e-6, 1e-9);
+  double standard = 0;
+  for (const BenchConfig& c : standard_configs(DType::kBF16))
+    standard += min_run_seconds(c, cpu, o);
+  EXPECT_GT(standard, 60.0);
+  BenchConfig small;
+  small.num_heads = 16;
+  small.q_len = 8;
+  small.seq_len = 4096;
+  EXPECT_LT(min_run_seconds(small, cpu, o), 1.0);
 }
 
 TEST(Configs, SweepsAreThePerfMdSweeps) {

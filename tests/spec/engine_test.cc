@@ -6,6 +6,8 @@
 #include <cstring>
 
 #include "engine_test_util.h"
+#include "mlaspec/model/dflash.h"
+#include "mlaspec/spec/dflash_drafter.h"
 #include "mlaspec/spec/ngram_drafter.h"
 
 namespace mlaspec::spec {
@@ -33,6 +35,43 @@ using testing::mixed_prompts;
 // Hundreds of prompts: engine_long_test.cc.
 TEST(EngineLossless, SpeculativeGreedyEqualsPlainGreedyForEveryDrafter) {
   for (const std::string& name : testing::kModels) check_lossless_greedy(name, 8, 16, 7);
+}
+
+// The DFlash drafter behind the engine: the target's captured hidden states reach it through
+// append_context (prefill chunks, then the anchor and accepted rows of every step); greedy output
+// equals plain greedy, in bf16 and fp8 target KV, with prefill in several chunks.
+TEST(EngineLossless, DFlashDrafterGetsTheTargetContextAndIsLossless) {
+  const std::string name = "v3_qlora_moe_yarn";
+  for (const DType kv : {DType::kBF16, DType::kFP8E4M3}) {
+    SCOPED_TRACE(std::string(dtype_name(kv)));
+    EngineConfig config;
+    config.kv_dtype = kv;
+    config.prefill_chunk_tokens = 16;
+    Engine plain = make_engine(name, nullptr, config);
+    const auto prompts = mixed_prompts(8, 256, 61);
+    const auto want = run_engine(plain, prompts, {}, 24);
+
+    model::Model target = load_model(name);
+    Result<model::DFlashNetwork> net =
+        model::DFlashNetwork::load(testing::model_dir(name + "-dflash"), target);
+    ASSERT_TRUE(net.ok()) << net.status().message();
+    DFlashDrafterConfig dconfig;
+    dconfig.max_tokens_per_request = 512;
+    dconfig.target_kv_dtype = kv;
+    Result<std::unique_ptr<DFlashDrafter>> drafter =
+        DFlashDrafter::create(std::move(*net), dconfig);
+    ASSERT_TRUE(drafter.ok()) << drafter.status().message();
+    config.num_draft = (*drafter)->num_draft();
+    Result<Engine> spec = Engine::create(std::move(target), std::move(*drafter), config);
+    ASSERT_TRUE(spec.ok()) << spec.status().message();
+    const auto got = run_engine(*spec, prompts, {}, 24);
+    EXPECT_EQ(got.outputs, want.outputs);
+    for (const Status& e : got.errors) EXPECT_TRUE(e.ok()) << e.message();
+    EXPECT_GT(got.stats.drafted, 0);
+    std::printf("[ info ] dflash (%s): tau %.2f, acceptance %.2f\n",
+                std::string(dtype_name(kv)).c_str(), got.stats.accept_length(),
+                got.stats.acceptance_rate());
+  }
 }
 
 TEST(EngineLossless, RaggedBatchesEqualEachRequestAlone) {

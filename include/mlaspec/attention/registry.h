@@ -203,10 +203,4 @@ struct DispatchSetup {
 // Errors: an unknown forced backend (kNotFound), an explicit --profile that cannot be used.
 Result<DispatchSetup> make_dispatch(const DispatchSetupOptions& options = {});
 
-// Parses "B=1,H=16,q=8,S=131072,kv=fp8[,page=64][,det][,fp8math][,dev=cuda]" (keys case-sensitive
-// as written, S accepts a k/m suffix: 128k = 131072). S is required; B=1, H=16, q=1, kv=bf16,
-// page=64 by default. `device` (optional) receives dev=.
-Result<VerifyShape> parse_shape_spec(std::string_view spec,
-                                     std::optional<Device>* device = nullptr);
-
 }  // namespace mlaspec::attn

@@ -12,9 +12,9 @@
 // A sampling drafter draws with model::random_uniform(seed, position, kDraft) so runs stay
 // reproducible and independent of batching.
 //
-// Deliberately minimal: a model-based drafter also needs the target's hidden states of the
-// committed tokens (DFlash's context); the engineer integrating the model extends commit (or adds
-// a context call) with them. Not thread-safe: the engine loop owns its drafter.
+// A drafter conditioned on the target's hidden states (DFlash) names the target layers it reads
+// (capture_layers) and receives their rows for committed positions through append_context; other
+// drafters ignore both. Not thread-safe: the engine loop owns its drafter.
 #pragma once
 
 #include <cstdint>
@@ -37,6 +37,17 @@ struct DraftSlot {
   std::vector<float> probs;     // out: empty (one-hot drafts) or tokens.size() * vocab values
 };
 
+// Target hidden states of committed positions (append_context).
+struct ContextRows {
+  // One row-major [>= first_row + rows, target hidden] matrix per entry of capture_layers(), in
+  // that order: a target forward's RequestOutput::hidden with ForwardOptions::capture_layers =
+  // capture_layers().
+  std::span<const std::vector<float>> hidden;
+  int64_t first_row = 0;  // rows [first_row, first_row + rows) of each matrix are appended
+  int64_t rows = 0;
+  int64_t first_position = 0;  // the absolute position of row first_row
+};
+
 class Drafter {
  public:
   virtual ~Drafter() = default;
@@ -56,6 +67,20 @@ class Drafter {
 
   // Forgets a finished or cancelled request. Unknown ids are kNotFound.
   virtual Status remove_request(RequestId id) = 0;
+
+  // The target layers whose residual-stream outputs this drafter reads (model.h's
+  // capture_layers); empty for drafters that read none.
+  virtual std::vector<int> capture_layers() const { return {}; }
+
+  // The captured rows of positions that became committed, in position order without gaps: after
+  // each prefill chunk its rows; after a verify step verify rows 0 .. num_accepted (the anchor and
+  // the accepted drafts; the emitted token's row comes with the next step). A drafter without
+  // capture layers accepts and ignores them.
+  virtual Status append_context(RequestId id, const ContextRows& rows) {
+    (void)id;
+    (void)rows;
+    return Status::Ok();
+  }
 };
 
 }  // namespace mlaspec::spec

@@ -177,6 +177,9 @@ class Engine {
   EngineConfig config_;
   kv::KvPool pool_;
   kv::PageTables tables_;
+  // The drafter's capture_layers(), read once: every target forward captures them and the
+  // committed rows go to Drafter::append_context (empty: the forward captures nothing).
+  std::vector<int> capture_layers_;
   std::map<RequestId, Request> requests_;
   RequestId next_id_ = 0;
   SpecStats stats_;

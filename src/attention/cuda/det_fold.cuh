@@ -6,7 +6,7 @@
 //   o'   = fma(exp(lse_s - lse'), o_s, exp(lse - lse') * o)   (lse = -inf: fma(1, o_s, 0))
 // with exp and log as the MUFU's ex2 / lg2 in the log2 domain (a step is a short dependent
 // chain: the combine folds 8 per block, and expf / log1pf made that chain cost decode calls
-// 3-8 µs, NOTES.md v34). Both the 64-row kernel (folding as it computes a block's splits) and the
+// 3-8 µs, measured). Both the 64-row kernel (folding as it computes a block's splits) and the
 // combine (folding the splits' partials) call these functions with the same operands, so both
 // give the same bits: the products and sums are written as intrinsics (never contracted), and the
 // MUFU ops are the same instructions wherever they are inlined.

@@ -20,7 +20,7 @@ template <typename KvT, int PAGE_SIZE>
 cudaError_t run_verify_kernel(const VerifyParams& params, int cluster, int grid_y,
                               cudaStream_t stream);
 
-// The narrow kernel (verify_narrow_sm90.cuh) for row tiles of at most kNarrowRows query rows
+// The narrow kernel (hopper/kernel_narrow.cuh) for row tiles of at most kNarrowRows query rows
 // (traits.h: uses_narrow_kernel): grid (plan.total_groups = total_splits, grid_y), no clusters.
 // init_verify_kernel prepares it too.
 template <typename KvT, int PAGE_SIZE>

@@ -3,9 +3,9 @@
 // this folder instantiates one pair, so the six kernel variants compile in parallel.
 #pragma once
 
+#include "../hopper/kernel_narrow.cuh"
+#include "../hopper/kernel_wide.cuh"
 #include "../launch.h"
-#include "../verify_kernel_sm90.cuh"
-#include "../verify_narrow_sm90.cuh"
 
 #define MLASPEC_INSTANTIATE_VERIFY(KV_T, PAGE)                                                   \
   namespace mlaspec::attn::cuda {                                                                \

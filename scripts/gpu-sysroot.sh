@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Source this on a machine without the engine's Debian library packages (the lent GPU machine):
+# unpacks .deps/debs (scripts/fetch-deps.sh) into .deps/sysroot and exports what CMake, pkg-config
+# and the loader need to find OpenBLAS, PCRE2 and ICU there. Sets MLASPEC_SYSROOT_CMAKE_ARGS.
+#   source scripts/gpu-sysroot.sh && cmake ... "${MLASPEC_SYSROOT_CMAKE_ARGS[@]}"
+MLASPEC_SYSROOT_CMAKE_ARGS=()
+if [[ -d .deps/debs ]] && ! ldconfig -p 2>/dev/null | grep -q libopenblas; then
+  sysroot=$PWD/.deps/sysroot
+  if [[ ! -d $sysroot/usr ]]; then
+    mkdir -p "$sysroot"
+    for f in .deps/debs/*.deb; do dpkg -x "$f" "$sysroot"; done
+  fi
+  lib=$sysroot/usr/lib/x86_64-linux-gnu
+  # Debian selects the BLAS through update-alternatives, which dpkg -x does not run: link the
+  # pthread OpenBLAS where the plain names are looked for.
+  ln -sf openblas-pthread/libopenblas.so.0 "$lib/libopenblas.so"
+  ln -sf openblas-pthread/libopenblas.so.0 "$lib/libopenblas.so.0"
+  ln -sf x86_64-linux-gnu/openblas-pthread/cblas.h "$sysroot/usr/include/cblas.h"
+  ln -sf x86_64-linux-gnu/openblas-pthread/openblas_config.h "$sysroot/usr/include/openblas_config.h"
+  export PKG_CONFIG_PATH=$lib/pkgconfig:$lib/openblas-pthread/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+  export PKG_CONFIG_SYSROOT_DIR=$sysroot
+  export LD_LIBRARY_PATH=$lib:$lib/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  MLASPEC_SYSROOT_CMAKE_ARGS=(-DCMAKE_PREFIX_PATH="$sysroot/usr" -DICU_ROOT="$sysroot/usr")
+  echo "gpu-sysroot: engine libraries from $sysroot"
+fi
