@@ -4,8 +4,8 @@
 #include <cmath>
 
 #include "layers.h"
-#include "row_invariant_gemm.h"
 #include "mlaspec/core/parallel.h"
+#include "row_invariant_gemm.h"
 
 namespace mlaspec::model::cpu {
 
