@@ -16,7 +16,9 @@
 
 #include "mlaspec/core/log.h"
 #include "mlaspec/core/status.h"
+#include "mlaspec/model/dflash.h"
 #include "mlaspec/model/model.h"
+#include "mlaspec/spec/dflash_drafter.h"
 #include "mlaspec/spec/engine.h"
 #include "mlaspec/spec/ngram_drafter.h"
 #include "mlaspec/tokenizer/tokenizer.h"
@@ -28,6 +30,7 @@ namespace {
 struct GenerateCli {
   std::string model;
   std::string draft = "ngram";
+  std::string draft_model;
   std::string prompt;
   std::string prompt_file;
   int64_t max_tokens = 128;
@@ -166,6 +169,22 @@ void run_generate(const GenerateCli& cli) {
   if (cli.draft == "ngram" && cli.num_draft > 0) {
     drafter = std::make_unique<spec::NgramDrafter>(*spec::NgramDrafter::create());
   }
+  if (cli.draft == "dflash") {
+    if (cli.draft_model.empty())
+      bad_input(invalid_argument("--draft dflash needs --draft-model DIR"));
+    Result<model::DFlashNetwork> net = model::DFlashNetwork::load(cli.draft_model, *model);
+    if (!net.ok()) bad_input(net.status().with_context("draft model " + cli.draft_model));
+    // The block size is the checkpoint's: --num-draft may only lower it.
+    config.num_draft = std::min(cli.num_draft, net->num_draft());
+    spec::DFlashDrafterConfig dconfig;
+    dconfig.max_requests = 1;
+    dconfig.max_tokens_per_request = config.max_tokens_per_request;
+    dconfig.target_kv_dtype = config.kv_dtype;
+    Result<std::unique_ptr<spec::DFlashDrafter>> d =
+        spec::DFlashDrafter::create(std::move(*net), dconfig);
+    if (!d.ok()) bad_input(d.status().with_context("draft model " + cli.draft_model));
+    drafter = std::move(*d);
+  }
   Result<spec::Engine> engine = spec::Engine::create(std::move(*model), std::move(drafter), config);
   if (!engine.ok()) bad_input(engine.status());
   log_debug("generate: " + engine->describe());
@@ -290,9 +309,13 @@ void add_generate_command(CLI::App& app) {
       "CPU: tokens stream to stdout, prefill progress and a stats line go to stderr. Greedy "
       "output with a drafter equals greedy output without one, token for token.");
   cmd->add_option("--model", cli->model, "Model directory (Hugging Face layout)")->required();
-  cmd->add_option("--draft", cli->draft, "Drafter: ngram (prompt lookup) or none (plain decoding)")
-      ->check(CLI::IsMember({"ngram", "none"}))
+  cmd->add_option("--draft", cli->draft,
+                  "Drafter: ngram (prompt lookup), dflash (a DFlash block drafter: --draft-model) "
+                  "or none (plain decoding)")
+      ->check(CLI::IsMember({"ngram", "dflash", "none"}))
       ->capture_default_str();
+  cmd->add_option("--draft-model", cli->draft_model,
+                  "With --draft dflash: the drafter's directory (config.json, safetensors)");
   auto* prompt = cmd->add_option("--prompt", cli->prompt, "Prompt text");
   auto* file = cmd->add_option("--prompt-file", cli->prompt_file, "Read the prompt from a file");
   prompt->excludes(file);
