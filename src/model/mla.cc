@@ -18,6 +18,7 @@
 #include "mlaspec/core/dtype.h"
 #include "mlaspec/core/parallel.h"
 #include "mlaspec/kvcache/writer.h"
+#include "row_invariant_gemm.h"
 
 namespace mlaspec::model::cpu {
 namespace {
@@ -114,6 +115,11 @@ Status mla_forward(const ModelConfig& c, const AttentionWeights& w, const Rope& 
   // Absorbed q rows: q_nope @ W_UK[h] (one GEMM per head over the T tokens) and rope(q_pe).
   std::vector<float> q_row(static_cast<size_t>(T * H * row));
   for (int64_t h = 0; h < H; ++h) {
+    if (row_invariant_gemm()) {
+      gemm_nn_row_invariant(q.data() + h * qk, T, H * qk, w.w_uk.row(h * nope), latent, latent,
+                            nope, q_row.data() + h * row, H * row);
+      continue;
+    }
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<blasint>(T),
                 static_cast<blasint>(latent), static_cast<blasint>(nope), 1.0f, q.data() + h * qk,
                 static_cast<blasint>(H * qk), w.w_uk.row(h * nope), static_cast<blasint>(latent),
@@ -143,6 +149,11 @@ Status mla_forward(const ModelConfig& c, const AttentionWeights& w, const Rope& 
 
   std::vector<float> heads(static_cast<size_t>(T * H * v));
   for (int64_t h = 0; h < H; ++h) {
+    if (row_invariant_gemm()) {
+      gemm_nt_row_invariant(o_f32.data() + h * latent, T, H * latent, w.w_uv.row(h * v), v, latent,
+                            heads.data() + h * v, H * v);
+      continue;
+    }
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<blasint>(T),
                 static_cast<blasint>(v), static_cast<blasint>(latent), 1.0f,
                 o_f32.data() + h * latent, static_cast<blasint>(H * latent), w.w_uv.row(h * v),

@@ -5,6 +5,7 @@
 
 #include "layers.h"
 #include "mlaspec/core/parallel.h"
+#include "row_invariant_gemm.h"
 
 namespace mlaspec::model::cpu {
 
@@ -12,6 +13,10 @@ void linear(const float* x, int64_t T, const Matrix& W, float* y, int64_t ldx, i
   if (T == 0) return;
   if (ldx == 0) ldx = W.cols;
   if (ldy == 0) ldy = W.rows;
+  if (row_invariant_gemm()) {
+    gemm_nt_row_invariant(x, T, ldx, W.ptr(), W.rows, W.cols, y, ldy);
+    return;
+  }
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<blasint>(T), W.rows, W.cols,
               1.0f, x, static_cast<blasint>(ldx), W.ptr(), W.cols, 0.0f, y,
               static_cast<blasint>(ldy));

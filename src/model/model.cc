@@ -7,6 +7,7 @@
 
 #include "layers.h"
 #include "mlaspec/attention/cpu_caps.h"
+#include "row_invariant_gemm.h"
 
 namespace mlaspec::model {
 
@@ -243,6 +244,7 @@ Status Model::Impl::run_request(const ForwardRequest& r, kv::KvPool& pool,
 Result<ForwardOutput> Model::forward(std::span<const ForwardRequest> batch, kv::KvPool& pool,
                                      const ForwardOptions& options) {
   MLASPEC_RETURN_IF_ERROR(impl_->validate(batch, pool, options));
+  const cpu::RowInvariantScope row_invariant(options.deterministic);
   ForwardOutput out;
   out.requests.resize(batch.size());
   for (size_t b = 0; b < batch.size(); ++b) {

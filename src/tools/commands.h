@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "mlaspec/core/dtype.h"
+#include "mlaspec/core/status.h"
 
 namespace CLI {
 class App;
@@ -20,6 +21,14 @@ void add_calibrate_command(CLI::App& app);
 void add_dcp_command(CLI::App& app);
 void add_inspect_model_command(CLI::App& app);
 void add_tokenize_command(CLI::App& app);
+void add_generate_command(CLI::App& app);
+
+// Bad user input (a missing model directory, an empty prompt, a limit exceeded): main() prints it
+// and exits with code 2 (other errors: 1).
+class InputError : public Error {
+ public:
+  using Error::Error;
+};
 
 // The KV dtypes of a `--kv bf16|fp8|both` option; anything else throws mlaspec::Error naming the
 // value.

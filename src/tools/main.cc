@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   mlaspec::tools::add_dcp_command(app);
   mlaspec::tools::add_inspect_model_command(app);
   mlaspec::tools::add_tokenize_command(app);
+  mlaspec::tools::add_generate_command(app);
   // CLI11 reports an unknown first word only as a missing subcommand: name it instead.
   if (argc > 1 && argv[1][0] != '-') {
     std::string known;
@@ -39,6 +40,9 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
+  } catch (const mlaspec::tools::InputError& e) {
+    std::fprintf(stderr, "mlaspec: error: %s\n", e.what());
+    return 2;
   } catch (const mlaspec::Error& e) {
     std::fprintf(stderr, "mlaspec: error: %s\n", e.what());
     return 1;

@@ -65,6 +65,11 @@ struct ForwardOptions {
   // a pure-f32 reference at ~1e-5. Each request must bring its whole sequence (positions[0] = 0);
   // it runs as one chunk. The KV rows are still written to the pool.
   bool f32_attention = false;
+  // Row-invariant GEMMs (src/model/row_invariant_gemm.h): a token's logits, hidden states and KV
+  // rows are bitwise the same whether its call carries 1 new token or many (a decode step and a
+  // verify block), which lossless greedy speculative decoding needs. Slower than BLAS GEMMs on
+  // long prefill chunks (docs/spec.md, "Deterministic mode").
+  bool deterministic = false;
 };
 
 // Prefill chunk length: at most the CPU reference attention's q_len limit (1024); 256 keeps the

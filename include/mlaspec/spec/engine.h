@@ -1,0 +1,191 @@
+// Engine: a target model, its paged KV cache and an optional drafter, generating for a batch of
+// requests (docs/spec.md, "Engine").
+//
+//   Engine e = Engine::create(std::move(model), std::move(drafter), {.num_draft = 7}).value();
+//   RequestId id = e.add_request({.prompt = ids, .max_new_tokens = 64}).value();
+//   e.prefill(id, progress);                      // chunked; emits the first token
+//   while (e.num_running() > 0) {
+//     StepOutput out = e.step().value();          // draft -> verify -> accept -> commit
+//     for (const RequestEvent& ev : out.events) { ... ev.tokens, ev.finished, ev.error ... }
+//   }
+//
+// A request's life: add_request (validated, registered with the page tables and the drafter) ->
+// prefill (the prompt's KV in chunks, then its first token from the last prompt row) -> steps,
+// each emitting 1 .. num_draft + 1 tokens -> finished (a stop token, max_new_tokens, finish()) or
+// failed (its own error, e.g. the pool ran out of pages for it). A finished or failed request has
+// returned its pages and left the drafter; its tokens and stats stay readable until release().
+//
+// Stop token ids end a request here, the stop token included in its output. Stop strings need the
+// tokenizer and are the caller's: it calls finish() when the text it decoded contains one (the
+// `generate` command does).
+//
+// Positions: the prompt takes 0 .. P-1; generated token n (from 0) sits at P + n, which is the
+// `position` its sampling draw uses (model/sampling.h), so plain and speculative runs draw from the
+// same counters. The KV cache holds every token but the last emitted one: that one is the next
+// step's anchor (verify row 0).
+//
+// Not thread-safe: one loop owns an Engine.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "mlaspec/core/dtype.h"
+#include "mlaspec/core/status.h"
+#include "mlaspec/kvcache/page_table.h"
+#include "mlaspec/kvcache/pool.h"
+#include "mlaspec/model/model.h"
+#include "mlaspec/model/sampling.h"
+#include "mlaspec/spec/drafter.h"
+#include "mlaspec/spec/stats.h"
+
+namespace mlaspec::spec {
+
+struct EngineConfig {
+  DType kv_dtype = DType::kBF16;  // target pool: kBF16 or kFP8E4M3
+  std::vector<float> kv_scales;   // fp8: one scale per layer (value = code * scale); empty = 1
+  int page_size = 64;
+  // Pages in the target pool; 0 = enough for max_requests requests of max_tokens_per_request.
+  int num_pages = 0;
+  int max_requests = 16;  // requests registered at once (page-table slots)
+  // Longest sequence (prompt + generated) of one request; 0 = the model's
+  // max_position_embeddings. Never more than that.
+  int64_t max_tokens_per_request = 0;
+  // Drafts per verify step (verify q_len = num_draft + 1); 0 or no drafter = plain decoding.
+  int num_draft = 7;
+  // Prompt tokens per prefill forward (one progress report each); at most 1024.
+  int prefill_chunk_tokens = 256;
+  // Row-invariant forwards (model::ForwardOptions::deterministic) for decode and verify steps, so
+  // speculative greedy output equals plain greedy output token for token. Prefill chunks are the
+  // same in both runs and keep the BLAS GEMMs.
+  bool deterministic = true;
+};
+
+struct GenerationRequest {
+  std::vector<int32_t> prompt;  // >= 1 token, ids in the model's vocabulary
+  model::SamplingParams sampling;
+  int32_t max_new_tokens = 16;          // >= 1
+  std::vector<int32_t> stop_token_ids;  // emitting one ends the request (it is kept)
+};
+
+enum class RequestState : uint8_t {
+  kWaiting,   // added, not prefilled
+  kRunning,   // prefilled, generating
+  kFinished,  // done; pages returned
+  kFailed,    // its own error; pages returned
+};
+const char* state_name(RequestState state);
+
+enum class FinishReason : uint8_t { kNone, kStopToken, kMaxTokens, kCaller };
+const char* finish_reason_name(FinishReason reason);
+
+// What one request got from a prefill or a step.
+struct RequestEvent {
+  RequestId id = 0;
+  std::vector<int32_t> tokens;  // emitted this time, in order
+  bool finished = false;
+  FinishReason reason = FinishReason::kNone;
+  Status error;  // not ok: the request failed in this step (pages freed; batchmates unaffected)
+};
+
+struct StepOutput {
+  std::vector<RequestEvent> events;  // one per request that was running, in id order
+  int32_t batch = 0;                 // requests verified in one forward
+};
+
+// Called after each prefill chunk: (prompt tokens done, prompt tokens in all).
+using PrefillProgress = std::function<void(int64_t done, int64_t total)>;
+
+class Engine {
+ public:
+  // `drafter` may be null (plain decoding). Validates the config against the model; allocates
+  // the pool; logs the decided policies once (dtype, pages, drafts, deterministic).
+  static Result<Engine> create(model::Model target, std::unique_ptr<Drafter> drafter,
+                               const EngineConfig& config);
+
+  Engine(Engine&&) noexcept;
+  Engine& operator=(Engine&&) noexcept;
+  ~Engine();
+
+  // Validates (prompt non-empty and in the vocabulary, prompt + max_new_tokens within
+  // max_tokens_per_request, sampling params, stop ids) and registers the request.
+  Result<RequestId> add_request(GenerationRequest request);
+  // Runs the prompt through the target in chunks and emits the first token. An error that is the
+  // request's own (the pool ran out for it) fails the request and is returned.
+  Result<RequestEvent> prefill(RequestId id, const PrefillProgress& progress = {});
+  // One draft -> verify -> accept -> commit step for every running request, in one target
+  // forward. A request's own failure is reported in its event; the returned status is an error
+  // only when the step as a whole could not run (then nothing changed).
+  Result<StepOutput> step();
+  // Ends a running or waiting request now (stop strings, cancellation): its pages and drafter
+  // state are released; its tokens stay readable.
+  Status finish(RequestId id);
+  // Forgets a request (any state).
+  Status release(RequestId id);
+
+  RequestState state(RequestId id) const;  // kFailed for unknown ids
+  // Generated tokens so far (not the prompt).
+  std::span<const int32_t> output(RequestId id) const;
+  // Step counts of one request (phase times are kept for the run only: a step's time serves the
+  // whole batch).
+  const SpecStats& request_stats(RequestId id) const;
+  const Status& request_error(RequestId id) const;
+  int num_running() const;
+
+  // Run totals: the step counts of every request and each step's draft / verify / accept+commit
+  // time; prefill time and tokens apart.
+  const SpecStats& stats() const { return stats_; }
+  double prefill_seconds() const { return prefill_seconds_; }
+  int64_t prefill_tokens() const { return prefill_tokens_; }
+
+  const model::Model& model() const { return target_; }
+  model::Model& model() { return target_; }
+  const kv::PageTables& page_tables() const { return tables_; }
+  const kv::KvPool& pool() const { return pool_; }
+  const EngineConfig& config() const { return config_; }
+  const Drafter* drafter() const { return drafter_.get(); }
+  // One line of the decided policies ("target kv bf16, 64 pages x 64, ngram num_draft 7, ...").
+  const std::string& describe() const { return description_; }
+
+ private:
+  struct Request {
+    GenerationRequest spec;
+    RequestState state = RequestState::kWaiting;
+    FinishReason reason = FinishReason::kNone;
+    std::vector<int32_t> output;
+    SpecStats stats;
+    Status error;
+    bool in_drafter = false;
+  };
+  Engine(model::Model target, std::unique_ptr<Drafter> drafter, const EngineConfig& config,
+         kv::KvPool pool, kv::PageTables tables);
+  Request* find(RequestId id);
+  const Request* find(RequestId id) const;
+  // Frees the request's pages and drafter state; state becomes `state`.
+  void retire(RequestId id, Request& r, RequestState state);
+  // Appends emitted tokens, cut at a stop token or max_new_tokens; returns how
+  // many were kept and finishes the request when it should stop.
+  int32_t emit(RequestId id, Request& r, std::span<const int32_t> tokens, RequestEvent& event);
+
+  model::Model target_;
+  std::unique_ptr<Drafter> drafter_;
+  EngineConfig config_;
+  kv::KvPool pool_;
+  kv::PageTables tables_;
+  // The drafter's capture_layers(), read once: every target forward captures them and the
+  // committed rows go to Drafter::append_context (empty: the forward captures nothing).
+  std::vector<int> capture_layers_;
+  std::map<RequestId, Request> requests_;
+  RequestId next_id_ = 0;
+  SpecStats stats_;
+  double prefill_seconds_ = 0.0;
+  int64_t prefill_tokens_ = 0;
+  std::string description_;
+};
+
+}  // namespace mlaspec::spec
