@@ -205,8 +205,8 @@ __device__ __forceinline__ void wgmma_wait() {
 }
 
 // The element type of a wgmma's A and B operands. bf16 for bf16 KV; f16 for fp8 KV, whose e4m3
-// codes expand exactly to f16 with one cvt per two codes (every e4m3 value is an f16). The accumulator is f32
-// either way.
+// codes expand exactly to f16 with one cvt per two codes (every e4m3 value is an f16). The
+// accumulator is f32 either way.
 enum class MmaType { kBf16, kF16 };
 
 // One wgmma instruction string per operand type (asm needs a literal), with the same operands.
