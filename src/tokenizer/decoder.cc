@@ -153,21 +153,7 @@ class ReplaceDecoder final : public Decoder {
   ReplaceDecoder(std::shared_ptr<const Regex> re, std::string content)
       : re_(std::move(re)), content_(std::move(content)) {}
   Status decode_chain(std::vector<std::string>& tokens) const override {
-    std::vector<Span> m;
-    for (std::string& t : tokens) {
-      m.clear();
-      MLASPEC_RETURN_IF_ERROR(re_->find_all(t, m));
-      if (m.empty()) continue;
-      std::string out;
-      size_t prev = 0;
-      for (const Span& s : m) {
-        out.append(t, prev, s.begin - prev);
-        out += content_;
-        prev = s.end;
-      }
-      out.append(t, prev, std::string::npos);
-      t = std::move(out);
-    }
+    for (std::string& t : tokens) MLASPEC_RETURN_IF_ERROR(re_->replace_all(t, content_));
     return Status::Ok();
   }
 

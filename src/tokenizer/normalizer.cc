@@ -88,21 +88,7 @@ class Replace final : public Normalizer {
  public:
   Replace(std::shared_ptr<const Regex> re, std::string content)
       : re_(std::move(re)), content_(std::move(content)) {}
-  Status normalize(std::string& text) const override {
-    std::vector<Span> matches;
-    MLASPEC_RETURN_IF_ERROR(re_->find_all(text, matches));
-    if (matches.empty()) return Status::Ok();
-    std::string out;
-    size_t prev = 0;
-    for (const Span& m : matches) {
-      out.append(text, prev, m.begin - prev);
-      out += content_;
-      prev = m.end;
-    }
-    out.append(text, prev, std::string::npos);
-    text = std::move(out);
-    return Status::Ok();
-  }
+  Status normalize(std::string& text) const override { return re_->replace_all(text, content_); }
 
  private:
   std::shared_ptr<const Regex> re_;

@@ -141,6 +141,22 @@ Regex::~Regex() {
   pcre2_code_free(static_cast<pcre2_code*>(code_));
 }
 
+Status Regex::replace_all(std::string& text, std::string_view content) const {
+  std::vector<Span> matches;
+  MLASPEC_RETURN_IF_ERROR(find_all(text, matches));
+  if (matches.empty()) return Status::Ok();
+  std::string out;
+  size_t prev = 0;
+  for (const Span& m : matches) {
+    out.append(text, prev, m.begin - prev);
+    out += content;
+    prev = m.end;
+  }
+  out.append(text, prev, std::string::npos);
+  text = std::move(out);
+  return Status::Ok();
+}
+
 Status Regex::find_all(std::string_view text, std::vector<Span>& out) const {
   MatchState& st = match_state();
   auto* code = static_cast<pcre2_code*>(code_);

@@ -31,6 +31,9 @@ class Regex {
   // matches, non-overlapping, an empty match right after the previous match skipped by one
   // character. Fails only when PCRE2 gives up (match limit), naming the pattern.
   Status find_all(std::string_view text, std::vector<Span>& out) const;
+  // Replaces every match of find_all in `text` with `content` (the Replace normalizer and
+  // decoder); text without a match is left as it is.
+  Status replace_all(std::string& text, std::string_view content) const;
 
   const std::string& pattern() const { return pattern_; }
   ~Regex();
