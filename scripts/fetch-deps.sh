@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Copies the header-only dependencies and GoogleTest's sources from this machine's Debian packages,
-# and downloads the engine's library packages, into .deps/ (git-ignored), so a machine without those packages (the lent GPU machine) can build:
-# carry .deps there and configure with -DMLASPEC_EXTRA_INCLUDE=.deps/include
-# -DMLASPEC_GTEST_SOURCE_DIR=.deps/googletest (scripts/gpu-check.sh does).
+# and a sysroot of the engine's library packages, into .deps/ (git-ignored), so a machine without
+# those packages (the lent GPU machine) can build: carry .deps there and configure with
+# -DMLASPEC_EXTRA_INCLUDE=.deps/include -DMLASPEC_GTEST_SOURCE_DIR=.deps/googletest and the
+# arguments scripts/gpu-sysroot.sh sets (scripts/gpu-check.sh does both).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 for f in /usr/src/googletest/CMakeLists.txt /usr/include/CLI/CLI.hpp /usr/include/nlohmann/json.hpp; do
@@ -14,9 +15,19 @@ cp -r /usr/include/CLI /usr/include/nlohmann .deps/include/
 # nccl.h for machines whose NCCL (e.g. a Python wheel) ships the library without the header.
 nccl_h=$(ls /usr/local/cuda/include/nccl.h /usr/include/nccl.h 2>/dev/null | head -1 || true)
 if [[ -n $nccl_h ]]; then mkdir -p .deps/nccl/include && cp "$nccl_h" .deps/nccl/include/; fi
-# The engine layers' shared libraries (OpenBLAS, PCRE2, ICU) as Debian packages: the lent GPU
-# machine has none of them and no package access. scripts/gpu-sysroot.sh unpacks them there.
-mkdir -p .deps/debs
-(cd .deps/debs && apt-get download libopenblas0-pthread libopenblas-pthread-dev libgfortran5 \
-   libpcre2-8-0 libpcre2-dev libicu72 libicu-dev libcpp-httplib-dev >/dev/null 2>&1)
+# The engine layers' shared libraries (OpenBLAS, PCRE2, ICU) from their Debian packages, as one
+# trimmed sysroot tarball (headers and shared libraries only: the whole working tree a GPU call
+# carries is limited to 64 MiB): the lent GPU machine has none of them and no package access.
+# scripts/gpu-sysroot.sh unpacks it there.
+tmp=$(mktemp -d)
+(cd "$tmp" && apt-get download libopenblas0-pthread libopenblas-pthread-dev libgfortran5 \
+   libpcre2-8-0 libpcre2-dev libicu72 libicu-dev >/dev/null 2>&1)
+mkdir -p "$tmp/root"
+for f in "$tmp"/*.deb; do dpkg -x "$f" "$tmp/root"; done
+find "$tmp/root" -name '*.a' -delete
+rm -rf "$tmp/root/usr/share" "$tmp/root/usr/bin" "$tmp/root/usr/sbin"
+lib=$tmp/root/usr/lib/x86_64-linux-gnu
+rm -f "$lib"/openblas-pthread/liblapack* "$lib"/libpcre2-{16,32,posix}* "$lib"/libicu{test,tu,io}*
+tar cJf .deps/sysroot.tar.xz -C "$tmp/root" .
+rm -rf "$tmp"
 echo "fetch-deps: .deps ready ($(du -sh .deps | cut -f1))"

@@ -1,14 +1,13 @@
 #!/usr/bin/env bash
 # Source this on a machine without the engine's Debian library packages (the lent GPU machine):
-# unpacks .deps/debs (scripts/fetch-deps.sh) into .deps/sysroot and exports what CMake, pkg-config
+# unpacks .deps/sysroot.tar.xz (scripts/fetch-deps.sh) into .deps/sysroot and exports what CMake, pkg-config
 # and the loader need to find OpenBLAS, PCRE2 and ICU there. Sets MLASPEC_SYSROOT_CMAKE_ARGS.
 #   source scripts/gpu-sysroot.sh && cmake ... "${MLASPEC_SYSROOT_CMAKE_ARGS[@]}"
 MLASPEC_SYSROOT_CMAKE_ARGS=()
-if [[ -d .deps/debs ]] && ! ldconfig -p 2>/dev/null | grep -q libopenblas; then
+if [[ -f .deps/sysroot.tar.xz ]] && ! ldconfig -p 2>/dev/null | grep -q libopenblas; then
   sysroot=$PWD/.deps/sysroot
   if [[ ! -d $sysroot/usr ]]; then
-    mkdir -p "$sysroot"
-    for f in .deps/debs/*.deb; do dpkg -x "$f" "$sysroot"; done
+    mkdir -p "$sysroot" && tar xJf .deps/sysroot.tar.xz -C "$sysroot"
   fi
   lib=$sysroot/usr/lib/x86_64-linux-gnu
   # Debian selects the BLAS through update-alternatives, which dpkg -x does not run: link the
