@@ -134,6 +134,8 @@ void run_generate(const GenerateCli& cli) {
   for (const std::string& s : cli.stop) {
     if (s.empty()) bad_input(invalid_argument("--stop: an empty stop string"));
   }
+  if (cli.draft == "dflash" && cli.draft_model.empty())
+    bad_input(invalid_argument("--draft dflash needs --draft-model DIR"));
   Result<tokenizer::Tokenizer> tok = tokenizer::Tokenizer::from_path(cli.model);
   if (!tok.ok()) bad_input(tok.status().with_context("tokenizer"));
   Result<model::Model> model = model::Model::load(cli.model);
@@ -170,8 +172,6 @@ void run_generate(const GenerateCli& cli) {
     drafter = std::make_unique<spec::NgramDrafter>(*spec::NgramDrafter::create());
   }
   if (cli.draft == "dflash") {
-    if (cli.draft_model.empty())
-      bad_input(invalid_argument("--draft dflash needs --draft-model DIR"));
     Result<model::DFlashNetwork> net = model::DFlashNetwork::load(cli.draft_model, *model);
     if (!net.ok()) bad_input(net.status().with_context("draft model " + cli.draft_model));
     // The block size is the checkpoint's: --num-draft may only lower it.
