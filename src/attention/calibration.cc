@@ -154,7 +154,9 @@ GridComparison compare_backends(const BackendRegistry& reg, const CostModel& mod
               const CostEntry* e = model.find(name, kv, h, q, det);
               if (!e) continue;
               CostEntry c = *e;
-              std::erase_if(c.curve, [&](const CurvePoint& p) { return p.seq_len == s; });
+              // A copy: clang 14 cannot capture a structured binding in a lambda.
+              const auto left_out = s;
+              std::erase_if(c.curve, [&](const CurvePoint& p) { return p.seq_len == left_out; });
               loo.add(std::move(c));
             }
             const int lpick = pick_of(loo);
