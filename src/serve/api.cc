@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <nlohmann/json.hpp>
 
@@ -67,7 +68,10 @@ class Parser {
       return fail(bad_request(std::string("the body is not valid JSON: ") + e.what(), {},
                               "invalid_json"));
     }
-    if (!doc.is_object()) return fail(wrong_type("the body", "a JSON object", doc));
+    if (!doc.is_object()) {
+      return fail(bad_request(std::string("the body must be a JSON object, not ") + type_name(doc),
+                              {}, "invalid_type"));
+    }
     ApiRequest r;
     r.endpoint = endpoint_;
     if (!field_model(doc, r)) return fail();
@@ -235,9 +239,9 @@ class Parser {
     if (!v->is_number()) return set(wrong_type(key, "a number", *v));
     const double x = v->get<double>();
     if (!std::isfinite(x) || x < lo || x > hi) {
-      return set(bad_request(std::string(key) + " " + v->dump() + " is outside [" +
-                                 json(lo).dump() + ", " + json(hi).dump() + "]",
-                             key));
+      char range[64];
+      std::snprintf(range, sizeof(range), " is outside [%g, %g]", lo, hi);
+      return set(bad_request(std::string(key) + " " + v->dump() + range, key));
     }
     *out = static_cast<float>(x);
     return true;
@@ -321,6 +325,10 @@ class Parser {
         }
         r.include_usage = u->get<bool>();
       }
+    }
+    if (const json* v = get(doc, "ignore_eos")) {
+      if (!v->is_boolean()) return set(wrong_type("ignore_eos", "a boolean", *v));
+      r.ignore_eos = v->get<bool>();
     }
     return true;
   }

@@ -118,7 +118,10 @@ SubmitOutcome Scheduler::submit(Job job) {
       out.error = server_error(503, "the server is shutting down", "shutting_down");
       return out;
     }
-    if (queued_ >= config_.max_queue) {
+    // A request that finds a free slot is admitted at the loop's next iteration: only those
+    // beyond the free slots wait.
+    const int free_slots = std::max(0, config_.max_running - running_count_);
+    if (queued_ >= config_.max_queue + free_slots) {
       out.error = server_error(429,
                                "the queue is full: " + std::to_string(queued_) +
                                    " requests are waiting (--max-queue " +
@@ -220,7 +223,7 @@ void Scheduler::admit() {
                                     .sampling = a->job.sampling,
                                     .max_new_tokens = a->job.max_tokens,
                                     .stop_token_ids = {}};
-    if (eos_) request.stop_token_ids.push_back(*eos_);
+    if (eos_ && !a->job.ignore_eos) request.stop_token_ids.push_back(*eos_);
     Result<spec::RequestId> id = engine_.add_request(std::move(request));
     if (!id.ok()) {
       end(*a, "error", bad_request(id.status().message(), "prompt"));
@@ -348,6 +351,7 @@ void Scheduler::publish() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     g.waiting = queued_;
+    running_count_ = g.running;
   }
   g.kv_pages_used = engine_.page_tables().used_pages();
   g.kv_pages_total = pool_pages_;

@@ -159,6 +159,7 @@ bool Server::Impl::stream_step(StreamState& st, httplib::DataSink& sink) {
   }
   st.started = true;
   Update u = st.channel->wait(std::chrono::milliseconds(100));
+  st.last = u;  // for the log line if the client leaves
   if (!sink.is_writable()) return false;
   if (!u.text.empty()) {
     if (!st.ttft) st.ttft = since(st.t0);
@@ -172,7 +173,6 @@ bool Server::Impl::stream_step(StreamState& st, httplib::DataSink& sink) {
     }
     return true;
   }
-  st.last = u;
   st.finished = true;
   if (u.finish_reason == "stop" || u.finish_reason == "length") {
     if (!event(dump(chunk(st, "", u.finish_reason)))) return false;
@@ -235,7 +235,8 @@ void Server::Impl::handle(Endpoint endpoint, const httplib::Request& req,
   Job job{.prompt = std::move(ids),
           .sampling = r.sampling,
           .max_tokens = static_cast<int32_t>(budget),
-          .stop = r.stop};
+          .stop = r.stop,
+          .ignore_eos = r.ignore_eos};
   SubmitOutcome sub = scheduler->submit(std::move(job));
   if (!sub.channel) return reply_error(res, sub.error, what, t0);
 

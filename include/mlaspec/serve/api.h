@@ -52,6 +52,7 @@ struct ApiRequest {
   std::vector<std::string> stop;
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage
+  bool ignore_eos = false;     // vLLM's extension: generate past the EOS token
 };
 
 // What parsing checks against: the model's name(s), context and vocabulary.

@@ -35,7 +35,8 @@ namespace mlaspec::serve {
 
 struct SchedulerConfig {
   int max_running = 16;  // requests in the engine at once (<= the engine's max_requests)
-  int max_queue = 64;    // requests waiting for admission; beyond: refused (429)
+  // Requests waiting for admission beyond the free request slots; more: refused (429).
+  int max_queue = 64;
   // From arrival to the last token; 0 = none. A request past it ends with finish "timeout".
   double request_timeout_seconds = 600.0;
   // Prompt tokens prefilled per loop iteration before the running requests step again (at least
@@ -49,6 +50,7 @@ struct Job {
   model::SamplingParams sampling;
   int32_t max_tokens = 16;
   std::vector<std::string> stop;
+  bool ignore_eos = false;  // the tokenizer's EOS does not end the request
 };
 
 // How a request ended: "stop" (EOS or a stop string), "length" (max_tokens), or one of the
@@ -137,6 +139,7 @@ class Scheduler {
   std::condition_variable cv_;
   std::deque<std::unique_ptr<Active>> inbox_;
   int queued_ = 0;  // inbox_ + waiting_
+  int running_count_ = 0;  // running_.size(), as the loop last published it
   bool stopping_ = false;
 
   // The loop's own (no lock).
