@@ -229,7 +229,7 @@ TEST(ServeHttp, ThirtyTwoConcurrentStreamsGetTheirOwnText) {
   ASSERT_TRUE(s);
   const std::vector<std::string> prompts = heldout_prompts(32);
   ASSERT_EQ(prompts.size(), 32u);
-  constexpr int kTokens = 24;
+  constexpr int kTokens = 12;
   Reference ref;
   std::vector<std::string> expected;
   for (const std::string& p : prompts) expected.push_back(ref.text(p, kTokens));
