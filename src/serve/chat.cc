@@ -1,15 +1,9 @@
 #include "mlaspec/serve/chat.h"
 
-#if __has_include("mlaspec/tokenizer/chat_template.h")
 #include "mlaspec/tokenizer/chat_template.h"
-#define MLASPEC_HAVE_CHAT_TEMPLATE 1
-#else
-#define MLASPEC_HAVE_CHAT_TEMPLATE 0
-#endif
 
 namespace mlaspec::serve {
 
-#if MLASPEC_HAVE_CHAT_TEMPLATE
 struct ChatFormatter::Impl {
   tokenizer::ChatTemplate tmpl;
 };
@@ -19,7 +13,9 @@ Result<ChatFormatter> ChatFormatter::load(const std::string& model_dir) {
   if (!t.ok()) return t.status().with_context("chat template of " + model_dir);
   ChatFormatter f;
   f.impl_ = std::make_shared<const Impl>(Impl{std::move(*t)});
-  Result<std::string> probe = f.render({{"user", "hello"}});
+  // A template that parses but cannot render a plain conversation fails here, not per request.
+  Result<std::string> probe = f.render({{"system", "probe"}, {"user", "probe"}});
+  if (!probe.ok()) probe = f.render({{"user", "probe"}});
   if (!probe.ok()) return probe.status().with_context("chat template of " + model_dir);
   return f;
 }
@@ -30,16 +26,5 @@ Result<std::string> ChatFormatter::render(const std::vector<Message>& messages) 
   for (const Message& m : messages) chat.push_back({m.role, m.content});
   return impl_->tmpl.render(chat, /*add_generation_prompt=*/true);
 }
-#else
-struct ChatFormatter::Impl {};
-
-Result<ChatFormatter> ChatFormatter::load(const std::string&) {
-  return unsupported("chat templates are not in this build (tokenizer/chat_template.h)");
-}
-
-Result<std::string> ChatFormatter::render(const std::vector<Message>&) const {
-  return unsupported("chat templates are not in this build");
-}
-#endif
 
 }  // namespace mlaspec::serve

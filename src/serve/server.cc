@@ -205,10 +205,10 @@ void Server::Impl::handle(Endpoint endpoint, const httplib::Request& req,
   std::vector<int32_t> ids;
   if (endpoint == Endpoint::kChat) {
     if (!chat) {
-      ApiError e = bad_request("chat completions are off: " + chat_status.message(), {},
-                               "unsupported");
-      e.http_status = 501;
-      return reply_error(res, e, what, t0);
+      return reply_error(res,
+                         bad_request("chat completions are off: " + chat_status.message(), {},
+                                     "no_chat_template"),
+                         what, t0);
     }
     Result<std::string> text = chat->render(r.messages);
     if (!text.ok()) {
@@ -362,11 +362,12 @@ Result<std::unique_ptr<Server>> Server::create(const ServeOptions& options) {
   }
   Result<LoadedEngine> loaded = load_engine(options);
   if (!loaded.ok()) return loaded.status();
+  // A model without a chat template serves completions only (chat requests get a 400 saying
+  // so); a template that is there but cannot be parsed or rendered stops the server here.
   Result<ChatFormatter> chat = ChatFormatter::load(options.model_dir);
   if (chat.ok()) {
     impl->chat = std::move(*chat);
-  } else if (chat.status().code() == StatusCode::kUnsupported &&
-             chat.status().message().find("not in this build") != std::string::npos) {
+  } else if (chat.status().code() == StatusCode::kNotFound) {
     impl->chat_status = chat.status();
     log_warn("serve: chat completions off: " + chat.status().message());
   } else {

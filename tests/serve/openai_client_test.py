@@ -95,25 +95,17 @@ def main():
                 check("logprobs refused", "logprobs not supported" in str(e), True)
 
             messages = [{"role": "user", "content": QUESTION}]
-            try:
-                chat = client.chat.completions.create(model="tiny", messages=messages,
-                                                      max_tokens=MAX_TOKENS, temperature=0)
-            except openai.APIStatusError as e:
-                if e.status_code == 501:
-                    print("SKIP chat: " + str(e))
-                    chat = None
-                else:
-                    raise
-            if chat is not None:
-                check("chat text", chat.choices[0].message.content, expected_completion)
-                check("chat role", chat.choices[0].message.role, "assistant")
-                text = ""
-                for chunk in client.chat.completions.create(model="tiny", messages=messages,
-                                                            max_tokens=MAX_TOKENS, temperature=0,
-                                                            stream=True):
-                    if chunk.choices and chunk.choices[0].delta.content:
-                        text += chunk.choices[0].delta.content
-                check("streamed chat text", text, expected_completion)
+            chat = client.chat.completions.create(model="tiny", messages=messages,
+                                                  max_tokens=MAX_TOKENS, temperature=0)
+            check("chat text", chat.choices[0].message.content, expected_completion)
+            check("chat role", chat.choices[0].message.role, "assistant")
+            text = ""
+            for chunk in client.chat.completions.create(model="tiny", messages=messages,
+                                                        max_tokens=MAX_TOKENS, temperature=0,
+                                                        stream=True):
+                if chunk.choices and chunk.choices[0].delta.content:
+                    text += chunk.choices[0].delta.content
+            check("streamed chat text", text, expected_completion)
         finally:
             proc.terminate()
             try:

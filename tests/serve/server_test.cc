@@ -198,6 +198,36 @@ TEST(ServeHttp, GreedyCompletionEqualsTheEngineAlone) {
   EXPECT_EQ(sj["choices"][0]["text"], expected.substr(0, expected.find("144")));
 }
 
+TEST(ServeHttp, ChatIsFormattedWithTheModelsTemplate) {
+  std::unique_ptr<Server> s = start(options());
+  ASSERT_TRUE(s);
+  const std::string question =
+      "Maya buys 9 oranges for 16 dollars each. She pays with 500 dollars. How much change does "
+      "she get?";
+  Reference ref;
+  // The model's chat_template: <|bos|><|user|>QUESTION<|assistant|>.
+  const std::string expected = ref.text(kPrompt, 48);
+  const json body = {{"model", "tiny"},
+                     {"messages", {{{"role", "user"}, {"content", question}}}},
+                     {"max_tokens", 48}};
+  httplib::Result res = post(s->port(), "/v1/chat/completions", body.dump());
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  const json j = json::parse(res->body);
+  EXPECT_EQ(j["object"], "chat.completion");
+  EXPECT_EQ(j["choices"][0]["message"]["role"], "assistant");
+  EXPECT_EQ(j["choices"][0]["message"]["content"], expected);
+  EXPECT_EQ(j["usage"]["prompt_tokens"], 31);
+  json stream_body = body;
+  stream_body["stream"] = true;
+  StreamResult st = post_stream(s->port(), "/v1/chat/completions", stream_body);
+  EXPECT_TRUE(st.done);
+  EXPECT_EQ(st.text, expected);
+  ASSERT_FALSE(st.events.empty());
+  EXPECT_EQ(st.events.front()["object"], "chat.completion.chunk");
+  EXPECT_EQ(st.events.front()["choices"][0]["delta"]["role"], "assistant");
+}
+
 TEST(ServeHttp, ModelsHealthMetrics) {
   std::unique_ptr<Server> s = start(options());
   ASSERT_TRUE(s);
