@@ -4,7 +4,8 @@
 Starts the server on the shipped pair (models/target + models/drafter) on a free loopback port,
 then: completions and chat completions, streaming and not, greedy; each text must equal what
 `mlaspec generate` prints for the same prompt (chat: the prompt the chat template makes). Also a
-refused request (logprobs) raises the client's BadRequestError.
+refused request (logprobs) raises the client's BadRequestError, and `mlaspec bench-serve` completes
+its requests against the same server.
 
 Exit 77 (ctest: skipped) when `openai` cannot be imported; scripts/install-deps.sh installs it.
 
@@ -106,6 +107,15 @@ def main():
                 if chunk.choices and chunk.choices[0].delta.content:
                     text += chunk.choices[0].delta.content
             check("streamed chat text", text, expected_completion)
+
+            # bench-serve against the same server: every request completes.
+            port = url.rsplit(":", 1)[1]
+            with tempfile.NamedTemporaryFile(suffix=".json") as out:
+                subprocess.run([mlaspec, "bench-serve", "--port", port, "--concurrency", "2",
+                                "--num-prompts", "4", "--max-tokens", "8", "--json", out.name],
+                               check=True, capture_output=True, text=True)
+                bench = json.load(open(out.name))
+            check("bench-serve completed", (bench["completed"], bench["failed"]), (4, 0))
         finally:
             proc.terminate()
             try:
