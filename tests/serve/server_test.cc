@@ -365,6 +365,25 @@ TEST(ServeHttp, FullQueueIsRefusedWithTheReason) {
   first.join();
 }
 
+TEST(ServeHttp, RequestPastItsTimeoutEndsWith504AndFreesItsPages) {
+  ServeOptions o = options();
+  o.scheduler.request_timeout_seconds = 0.3;
+  std::unique_ptr<Server> s = start(o);
+  ASSERT_TRUE(s);
+  httplib::Result res =
+      post(s->port(), "/v1/completions",
+           json{{"prompt", kPrompt}, {"max_tokens", 900}, {"ignore_eos", true}}.dump());
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 504) << res->body;
+  EXPECT_EQ(json::parse(res->body)["error"]["code"], "timeout");
+  // A short request right after is served.
+  httplib::Result ok = post(s->port(), "/v1/completions",
+                            json{{"prompt", kPrompt}, {"max_tokens", 4}}.dump());
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 200);
+  EXPECT_EQ(s->metrics().gauges().kv_pages_used, 0);
+}
+
 TEST(ServeHttp, ServerStartFailuresAreErrors) {
   ServeOptions o = options();
   o.model_dir = "/nonexistent";
