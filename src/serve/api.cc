@@ -65,8 +65,8 @@ class Parser {
       doc = json::parse(body.begin(), body.end());
     } catch (const json::exception& e) {
       // nlohmann names the byte and the reason (also for invalid UTF-8 inside strings).
-      return fail(bad_request(std::string("the body is not valid JSON: ") + e.what(), {},
-                              "invalid_json"));
+      return fail(
+          bad_request(std::string("the body is not valid JSON: ") + e.what(), {}, "invalid_json"));
     }
     if (!doc.is_object()) {
       return fail(bad_request(std::string("the body must be a JSON object, not ") + type_name(doc),
@@ -113,9 +113,9 @@ class Parser {
     r.model = v->get<std::string>();
     const auto& names = limits_.model_names;
     if (!names.empty() && std::find(names.begin(), names.end(), r.model) == names.end()) {
-      ApiError e = bad_request("the model `" + r.model + "` does not exist (this server serves `" +
-                                   names.front() + "`)",
-                               "model", "model_not_found");
+      ApiError e = bad_request(
+          "the model `" + r.model + "` does not exist (this server serves `" + names.front() + "`)",
+          "model", "model_not_found");
       e.http_status = 404;
       return set(std::move(e));
     }
@@ -181,9 +181,9 @@ class Parser {
       Message msg{role->get<std::string>(), {}};
       if (msg.role != "system" && msg.role != "user" && msg.role != "assistant" &&
           msg.role != "developer") {
-        return set(bad_request(at + ".role `" + msg.role +
-                                   "` is not one of system, developer, user, assistant",
-                               at + ".role"));
+        return set(bad_request(
+            at + ".role `" + msg.role + "` is not one of system, developer, user, assistant",
+            at + ".role"));
       }
       const json* content = get(m, "content");
       if (!content) {
@@ -257,8 +257,8 @@ class Parser {
       if (!as_int(*v, &k)) return set(wrong_type("top_k", "an integer", *v));
       // -1 and 0 both mean off (vLLM uses -1).
       if (k < -1 || k > std::numeric_limits<int32_t>::max()) {
-        return set(bad_request("top_k " + std::to_string(k) + " is below -1 (-1 or 0: off)",
-                               "top_k"));
+        return set(
+            bad_request("top_k " + std::to_string(k) + " is below -1 (-1 or 0: off)", "top_k"));
       }
       s.top_k = k <= 0 ? 0 : static_cast<int32_t>(k);
     }
@@ -316,8 +316,8 @@ class Parser {
     if (const json* v = get(doc, "stream_options")) {
       if (!v->is_object()) return set(wrong_type("stream_options", "an object", *v));
       if (!r.stream) {
-        return set(bad_request("stream_options is only allowed with stream: true",
-                               "stream_options"));
+        return set(
+            bad_request("stream_options is only allowed with stream: true", "stream_options"));
       }
       if (const json* u = get(*v, "include_usage")) {
         if (!u->is_boolean()) {
@@ -339,9 +339,10 @@ class Parser {
     const json* lp = get(doc, "logprobs");
     const bool wants_logprobs = lp && !(lp->is_boolean() && !lp->get<bool>());
     if (wants_logprobs || get(doc, "top_logprobs")) {
-      return set(bad_request("logprobs not supported: the engine does not keep the target's "
-                             "top-k log-probabilities",
-                             "logprobs", "unsupported"));
+      return set(
+          bad_request("logprobs not supported: the engine does not keep the target's "
+                      "top-k log-probabilities",
+                      "logprobs", "unsupported"));
     }
     for (const char* key : {"n", "best_of"}) {
       if (const json* v = get(doc, key)) {
@@ -354,9 +355,8 @@ class Parser {
     }
     for (const char* key : {"presence_penalty", "frequency_penalty", "repetition_penalty"}) {
       if (const json* v = get(doc, key)) {
-        if (!v->is_number() || v->get<double>() != (std::string_view(key) == "repetition_penalty"
-                                                        ? 1.0
-                                                        : 0.0)) {
+        if (!v->is_number() ||
+            v->get<double>() != (std::string_view(key) == "repetition_penalty" ? 1.0 : 0.0)) {
           return set(bad_request(std::string(key) + " is not supported", key, "unsupported"));
         }
       }
@@ -432,9 +432,8 @@ std::optional<ApiError> completion_budget(const ApiRequest& request, int64_t pro
   }
   if (*request.max_tokens > room) {
     return bad_request("the prompt's " + std::to_string(prompt_tokens) + " tokens + max_tokens " +
-                           std::to_string(*request.max_tokens) +
-                           " exceed the model's context of " + std::to_string(context) +
-                           " tokens",
+                           std::to_string(*request.max_tokens) + " exceed the model's context of " +
+                           std::to_string(context) + " tokens",
                        "max_tokens", "context_length_exceeded");
   }
   *budget = *request.max_tokens;

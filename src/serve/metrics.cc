@@ -14,8 +14,7 @@ std::string num(double v) {
   return buf;
 }
 
-void header(std::string& out, const std::string& name, const std::string& help,
-            const char* type) {
+void header(std::string& out, const std::string& name, const std::string& help, const char* type) {
   out += "# HELP " + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
 }
 
@@ -111,8 +110,8 @@ std::string Metrics::render() const {
          static_cast<double>(prompt_tokens_));
   scalar(out, "mlaspec_generation_tokens_total", "Tokens generated for completed requests",
          "counter", static_cast<double>(completion_tokens_));
-  ttft_.render("mlaspec_time_to_first_token_seconds",
-               "From arrival to the first generated token", out);
+  ttft_.render("mlaspec_time_to_first_token_seconds", "From arrival to the first generated token",
+               out);
   itl_.render("mlaspec_inter_token_latency_seconds",
               "Between a request's consecutive token deliveries (a speculative step delivers "
               "several tokens at once)",

@@ -12,7 +12,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+double seconds(Clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
 
 ApiError server_error(int http_status, std::string message, std::string code) {
   ApiError e;
@@ -79,7 +81,9 @@ Scheduler::Scheduler(spec::Engine engine, tokenizer::Tokenizer tokenizer, Schedu
   thread_ = std::thread([this] { loop(); });
 }
 
-Scheduler::~Scheduler() { stop(); }
+Scheduler::~Scheduler() {
+  stop();
+}
 
 void Scheduler::stop() {
   {
@@ -99,11 +103,11 @@ SubmitOutcome Scheduler::submit(Job job) {
   auto a = std::make_unique<Active>();
   a->pages = pages_for(static_cast<int64_t>(job.prompt.size()) + job.max_tokens);
   if (a->pages > pool_pages_) {
-    out.error = bad_request("the prompt's " + std::to_string(job.prompt.size()) +
-                                " tokens + max_tokens " + std::to_string(job.max_tokens) +
-                                " need " + std::to_string(a->pages) +
-                                " KV pages; the pool has " + std::to_string(pool_pages_),
-                            "max_tokens", "context_length_exceeded");
+    out.error =
+        bad_request("the prompt's " + std::to_string(job.prompt.size()) + " tokens + max_tokens " +
+                        std::to_string(job.max_tokens) + " need " + std::to_string(a->pages) +
+                        " KV pages; the pool has " + std::to_string(pool_pages_),
+                    "max_tokens", "context_length_exceeded");
     return out;
   }
   if (config_.request_timeout_seconds > 0) {
@@ -259,7 +263,8 @@ void Scheduler::run_step() {
   for (const spec::RequestEvent& ev : out->events) {
     for (auto& a : running_) {
       if (a->ended || a->id != ev.id) continue;
-      if (!ev.tokens.empty()) metrics_->record_accept_length(static_cast<int64_t>(ev.tokens.size()));
+      if (!ev.tokens.empty())
+        metrics_->record_accept_length(static_cast<int64_t>(ev.tokens.size()));
       deliver(*a, ev);
       break;
     }
@@ -282,7 +287,8 @@ void Scheduler::deliver(Active& a, const spec::RequestEvent& ev) {
     Result<std::string> piece = a.decoder->push(t);
     if (!piece.ok()) {
       end(a, "error",
-          server_error(500, "detokenization failed: " + piece.status().to_string(), "engine_error"));
+          server_error(500, "detokenization failed: " + piece.status().to_string(),
+                       "engine_error"));
       return;
     }
     if (a.filter->add(*piece)) {
@@ -296,7 +302,8 @@ void Scheduler::deliver(Active& a, const spec::RequestEvent& ev) {
   }
   if (!ev.error.ok()) {
     end(a, "error",
-        server_error(500, "the engine failed the request: " + ev.error.to_string(), "engine_error"));
+        server_error(500, "the engine failed the request: " + ev.error.to_string(),
+                     "engine_error"));
     return;
   }
   if (ev.finished) {

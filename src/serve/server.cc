@@ -30,7 +30,9 @@ constexpr size_t kMaxBodyBytes = size_t{16} << 20;
 // while its request waited is noticed (the write fails) and the request cancelled.
 constexpr auto kKeepAlive = std::chrono::seconds(1);
 
-std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+std::string dump(const json& j) {
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
 
 double since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
@@ -68,7 +70,9 @@ struct StreamState {
 
 }  // namespace
 
-bool server_available() { return true; }
+bool server_available() {
+  return true;
+}
 
 struct Server::Impl {
   ServeOptions options;
@@ -101,14 +105,14 @@ void Server::Impl::reply_error(httplib::Response& res, const ApiError& e, const 
   res.status = e.http_status;
   res.set_content(e.to_json(), "application/json");
   metrics->count_request(e.http_status == 429 || e.http_status == 503 ? "rejected"
-                         : e.http_status >= 500                      ? "failed"
-                                                                     : "error");
+                         : e.http_status >= 500                       ? "failed"
+                                                                      : "error");
   log_info("serve: " + what + " " + std::to_string(e.http_status) + " (" + e.message + ") " +
            std::to_string(static_cast<int>(since(t0) * 1000)) + " ms");
 }
 
-void Server::Impl::finish_log(const std::string& id, Endpoint endpoint, int status,
-                              const Update& u, std::optional<double> ttft, Clock::time_point t0) {
+void Server::Impl::finish_log(const std::string& id, Endpoint endpoint, int status, const Update& u,
+                              std::optional<double> ttft, Clock::time_point t0) {
   metrics->count_request(outcome_of(u));
   char buf[512];
   std::snprintf(buf, sizeof(buf),
@@ -134,12 +138,12 @@ json Server::Impl::chunk(const StreamState& st, const std::string& text,
   } else {
     choice["text"] = text;
   }
-  json j = {{"id", st.id},
-            {"object",
-             st.endpoint == Endpoint::kChat ? "chat.completion.chunk" : "text_completion"},
-            {"created", st.created},
-            {"model", st.model},
-            {"choices", json::array({choice})}};
+  json j = {
+      {"id", st.id},
+      {"object", st.endpoint == Endpoint::kChat ? "chat.completion.chunk" : "text_completion"},
+      {"created", st.created},
+      {"model", st.model},
+      {"choices", json::array({choice})}};
   if (st.include_usage) j["usage"] = nullptr;
   return j;
 }
@@ -177,13 +181,13 @@ bool Server::Impl::stream_step(StreamState& st, httplib::DataSink& sink) {
   if (u.finish_reason == "stop" || u.finish_reason == "length") {
     if (!event(dump(chunk(st, "", u.finish_reason)))) return false;
     if (st.include_usage) {
-      json j = {{"id", st.id},
-                {"object",
-                 st.endpoint == Endpoint::kChat ? "chat.completion.chunk" : "text_completion"},
-                {"created", st.created},
-                {"model", st.model},
-                {"choices", json::array()},
-                {"usage", usage_json(u)}};
+      json j = {
+          {"id", st.id},
+          {"object", st.endpoint == Endpoint::kChat ? "chat.completion.chunk" : "text_completion"},
+          {"created", st.created},
+          {"model", st.model},
+          {"choices", json::array()},
+          {"usage", usage_json(u)}};
       if (!event(dump(j))) return false;
     }
   } else if (u.finish_reason != "cancelled") {
@@ -194,8 +198,7 @@ bool Server::Impl::stream_step(StreamState& st, httplib::DataSink& sink) {
   return true;
 }
 
-void Server::Impl::handle(Endpoint endpoint, const httplib::Request& req,
-                          httplib::Response& res) {
+void Server::Impl::handle(Endpoint endpoint, const httplib::Request& req, httplib::Response& res) {
   const Clock::time_point t0 = Clock::now();
   const std::string what = std::string("POST ") + endpoint_path(endpoint);
   ParseOutcome parsed = parse_request(endpoint, req.body, limits);
@@ -205,20 +208,20 @@ void Server::Impl::handle(Endpoint endpoint, const httplib::Request& req,
   std::vector<int32_t> ids;
   if (endpoint == Endpoint::kChat) {
     if (!chat) {
-      return reply_error(res,
-                         bad_request("chat completions are off: " + chat_status.message(), {},
-                                     "no_chat_template"),
-                         what, t0);
+      return reply_error(
+          res,
+          bad_request("chat completions are off: " + chat_status.message(), {}, "no_chat_template"),
+          what, t0);
     }
     Result<std::string> text = chat->render(r.messages);
     if (!text.ok()) {
-      return reply_error(res, bad_request("the chat template: " + text.status().message(),
-                                          "messages"),
-                         what, t0);
+      return reply_error(
+          res, bad_request("the chat template: " + text.status().message(), "messages"), what, t0);
     }
     // The template writes the special tokens itself (transformers' apply_chat_template).
     Result<std::vector<int32_t>> enc = tok->encode(*text, {.add_special_tokens = false});
-    if (!enc.ok()) return reply_error(res, bad_request(enc.status().message(), "messages"), what, t0);
+    if (!enc.ok())
+      return reply_error(res, bad_request(enc.status().message(), "messages"), what, t0);
     ids = std::move(*enc);
   } else if (r.prompt_is_ids) {
     ids = r.prompt_ids;
@@ -357,8 +360,7 @@ Result<std::unique_ptr<Server>> Server::create(const ServeOptions& options) {
   auto impl = std::make_unique<Impl>();
   impl->options = options;
   if (impl->options.http_threads <= 0) {
-    impl->options.http_threads =
-        options.scheduler.max_running + options.scheduler.max_queue + 8;
+    impl->options.http_threads = options.scheduler.max_running + options.scheduler.max_queue + 8;
   }
   Result<LoadedEngine> loaded = load_engine(options);
   if (!loaded.ok()) return loaded.status();
@@ -404,8 +406,12 @@ Server::~Server() {
   if (impl_->thread.joinable()) impl_->thread.join();
 }
 
-int Server::port() const { return impl_->port; }
-const std::string& Server::model_name() const { return impl_->model_name; }
+int Server::port() const {
+  return impl_->port;
+}
+const std::string& Server::model_name() const {
+  return impl_->model_name;
+}
 
 std::string Server::describe() const {
   const ServeOptions& o = impl_->options;
@@ -414,12 +420,13 @@ std::string Server::describe() const {
          std::to_string(impl_->scheduler->config().max_running) + ", max-queue " +
          std::to_string(o.scheduler.max_queue) + ", context " +
          std::to_string(impl_->limits.context) + ", KV pages " +
-         std::to_string(impl_->scheduler->pool_pages()) + ", chat " +
-         (impl_->chat ? "on" : "off") + "); engine: " + impl_->scheduler->engine_description();
+         std::to_string(impl_->scheduler->pool_pages()) + ", chat " + (impl_->chat ? "on" : "off") +
+         "); engine: " + impl_->scheduler->engine_description();
 }
 
 Status Server::run() {
-  if (!impl_->http.listen_after_bind()) return internal_error("the HTTP server stopped with an error");
+  if (!impl_->http.listen_after_bind())
+    return internal_error("the HTTP server stopped with an error");
   return Status::Ok();
 }
 
@@ -439,7 +446,11 @@ void Server::stop() {
   if (impl_->thread.joinable()) impl_->thread.join();
 }
 
-const Metrics& Server::metrics() const { return *impl_->metrics; }
-Scheduler& Server::scheduler() { return *impl_->scheduler; }
+const Metrics& Server::metrics() const {
+  return *impl_->metrics;
+}
+Scheduler& Server::scheduler() {
+  return *impl_->scheduler;
+}
 
 }  // namespace mlaspec::serve

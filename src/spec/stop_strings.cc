@@ -38,7 +38,9 @@ bool StopStringFilter::add(const std::string& piece) {
   return false;
 }
 
-void StopStringFilter::finish() { release(text_.size()); }
+void StopStringFilter::finish() {
+  release(text_.size());
+}
 
 std::string StopStringFilter::take() {
   std::string out = text_.substr(taken_, released_ - taken_);
@@ -46,6 +48,8 @@ std::string StopStringFilter::take() {
   return out;
 }
 
-void StopStringFilter::release(size_t upto) { released_ = std::max(released_, upto); }
+void StopStringFilter::release(size_t upto) {
+  released_ = std::max(released_, upto);
+}
 
 }  // namespace mlaspec::spec

@@ -11,8 +11,8 @@
 #include <fstream>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -48,9 +48,9 @@ struct BenchServeCli {
 struct Sample {
   bool ok = false;
   std::string error;
-  double ttft = 0.0;              // s, to the first chunk with text
-  double e2e = 0.0;               // s
-  std::vector<double> itl;        // s, between chunks with text
+  double ttft = 0.0;        // s, to the first chunk with text
+  double e2e = 0.0;         // s
+  std::vector<double> itl;  // s, between chunks with text
   int64_t prompt_tokens = 0;
   int64_t completion_tokens = 0;  // from usage
   double accept_length = 0.0;     // from usage (mlaspec's field); 0 if absent
@@ -82,11 +82,9 @@ std::vector<std::string> read_prompts(const BenchServeCli& cli) {
     ++n;
     if (line.empty()) continue;
     json j = json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.is_object() || !j.contains(cli.field) ||
-        !j[cli.field].is_string()) {
+    if (j.is_discarded() || !j.is_object() || !j.contains(cli.field) || !j[cli.field].is_string()) {
       throw InputError(invalid_argument("--prompts " + cli.prompts + " line " + std::to_string(n) +
-                                        ": not a JSON object with a string \"" + cli.field +
-                                        "\""));
+                                        ": not a JSON object with a string \"" + cli.field + "\""));
     }
     out.push_back(j[cli.field].get<std::string>());
   }
@@ -162,9 +160,9 @@ Sample run_one(const BenchServeCli& cli, const std::string& prompt) {
 void run_bench_serve(const BenchServeCli& cli) {
 #if !MLASPEC_SERVE_HTTP
   (void)cli;
-  throw InputError(unsupported(
-      "mlaspec was built without cpp-httplib: install libcpp-httplib-dev "
-      "(scripts/install-deps.sh) and configure again"));
+  throw InputError(
+      unsupported("mlaspec was built without cpp-httplib: install libcpp-httplib-dev "
+                  "(scripts/install-deps.sh) and configure again"));
 #else
   std::vector<std::string> prompts = read_prompts(cli);
   std::optional<OutputFile> out;
@@ -238,9 +236,10 @@ void run_bench_serve(const BenchServeCli& cli) {
               ms(percentile(ttft, 50)), ms(percentile(ttft, 99)));
   std::printf("TPOT  ms        mean %.2f  p50 %.2f  p99 %.2f\n", ms(mean(tpot)),
               ms(percentile(tpot, 50)), ms(percentile(tpot, 99)));
-  std::printf("ITL   ms        mean %.2f  p50 %.2f  p99 %.2f  (between chunks; a chunk is one "
-              "verify step's tokens)\n",
-              ms(mean(itl)), ms(percentile(itl, 50)), ms(percentile(itl, 99)));
+  std::printf(
+      "ITL   ms        mean %.2f  p50 %.2f  p99 %.2f  (between chunks; a chunk is one "
+      "verify step's tokens)\n",
+      ms(mean(itl)), ms(percentile(itl, 50)), ms(percentile(itl, 99)));
   std::printf("E2E   ms        mean %.1f  p50 %.1f  p99 %.1f\n", ms(mean(e2e)),
               ms(percentile(e2e, 50)), ms(percentile(e2e, 99)));
   if (!tau.empty()) std::printf("accept length   mean %.2f tokens per verify step\n", mean(tau));
@@ -264,7 +263,8 @@ void run_bench_serve(const BenchServeCli& cli) {
               {"itl_s", stats(itl)},
               {"e2e_s", stats(e2e)},
               {"accept_length", tau.empty() ? json(nullptr) : json(mean(tau))}};
-    throw_if_error(out->write_and_close(j.dump(2, ' ', false, json::error_handler_t::replace) + "\n"));
+    throw_if_error(
+        out->write_and_close(j.dump(2, ' ', false, json::error_handler_t::replace) + "\n"));
   }
   if (failed > 0) {
     throw Error(internal_error(std::to_string(failed) + " of " + std::to_string(cli.num_prompts) +

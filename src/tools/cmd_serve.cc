@@ -34,14 +34,16 @@ struct ServeCli {
 // SIGINT / SIGTERM stop the server cleanly: the handler only flips a flag a watcher thread reads
 // (nothing else is safe in a signal handler).
 volatile std::sig_atomic_t g_stop_signal = 0;
-extern "C" void on_stop_signal(int) { g_stop_signal = 1; }
+extern "C" void on_stop_signal(int) {
+  g_stop_signal = 1;
+}
 
 void run_serve(const ServeCli& cli) {
   namespace fs = std::filesystem;
   if (!serve::server_available()) {
-    throw InputError(unsupported(
-        "mlaspec was built without cpp-httplib: install libcpp-httplib-dev "
-        "(scripts/install-deps.sh) and configure again"));
+    throw InputError(
+        unsupported("mlaspec was built without cpp-httplib: install libcpp-httplib-dev "
+                    "(scripts/install-deps.sh) and configure again"));
   }
   serve::ServeOptions o;
   o.model_dir = cli.model;
@@ -101,7 +103,8 @@ void add_serve_command(CLI::App& app) {
                   "Drafter: dflash (--draft-model), ngram or none; default dflash with the "
                   "drafter/ beside the model when present (the shipped pair), else ngram")
       ->check(CLI::IsMember({"ngram", "dflash", "none"}));
-  cmd->add_option("--draft-model", cli->draft_model, "With --draft dflash: the drafter's directory");
+  cmd->add_option("--draft-model", cli->draft_model,
+                  "With --draft dflash: the drafter's directory");
   cmd->add_option("--host", cli->host, "Address to listen on")->capture_default_str();
   cmd->add_option("--port", cli->port, "Port (0: any free port)")
       ->check(CLI::Range(0, 65535))

@@ -60,12 +60,11 @@ TEST(ServeApi, PromptAsTokenIdsAndSingletonLists) {
 }
 
 TEST(ServeApi, ChatMessagesWithTextParts) {
-  ParseOutcome p = parse_request(
-      Endpoint::kChat,
-      R"({"messages":[{"role":"system","content":"be brief"},
+  ParseOutcome p = parse_request(Endpoint::kChat,
+                                 R"({"messages":[{"role":"system","content":"be brief"},
                       {"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}],
           "max_completion_tokens":9,"logprobs":false})",
-      limits());
+                                 limits());
   ASSERT_TRUE(p.ok()) << p.error.message;
   ASSERT_EQ(p.request->messages.size(), 2u);
   EXPECT_EQ(p.request->messages[1].content, "ab");
@@ -114,8 +113,8 @@ TEST(ServeApi, RefusalsNameTheField) {
       {Endpoint::kChat, R"({"messages":[{"role":"user","content":"x"}],"logprobs":true})", 400,
        "logprobs", "logprobs not supported"},
       {Endpoint::kCompletions, R"({"prompt":"x","n":2})", 400, "n", "must be 1"},
-      {Endpoint::kCompletions, R"({"prompt":"x","presence_penalty":0.5})", 400,
-       "presence_penalty", "not supported"},
+      {Endpoint::kCompletions, R"({"prompt":"x","presence_penalty":0.5})", 400, "presence_penalty",
+       "not supported"},
       {Endpoint::kChat, R"({"messages":[]})", 400, "messages", "messages is empty"},
       {Endpoint::kChat, R"({"messages":[{"role":"wizard","content":"x"}]})", 400,
        "messages[0].role", "is not one of"},
@@ -153,8 +152,8 @@ TEST(ServeApi, CompletionBudget) {
   std::optional<ApiError> full = completion_budget(*p.request, 1024, 1024, &budget);
   ASSERT_TRUE(full);
   EXPECT_EQ(full->code, "context_length_exceeded");
-  ParseOutcome big = parse_request(Endpoint::kCompletions, R"({"prompt":"x","max_tokens":1000})",
-                                   limits());
+  ParseOutcome big =
+      parse_request(Endpoint::kCompletions, R"({"prompt":"x","max_tokens":1000})", limits());
   std::optional<ApiError> over = completion_budget(*big.request, 30, 1024, &budget);
   ASSERT_TRUE(over);
   EXPECT_EQ(over->param, "max_tokens");

@@ -29,7 +29,9 @@ using json = nlohmann::json;
 
 #if MLASPEC_SERVE_HTTP
 
-std::string models() { return std::string(MLASPEC_TEST_DATA_DIR) + "/../../models"; }
+std::string models() {
+  return std::string(MLASPEC_TEST_DATA_DIR) + "/../../models";
+}
 
 ServeOptions options(int max_running = 4, int max_queue = 64) {
   ServeOptions o;
@@ -156,8 +158,9 @@ TEST(ServeHttp, GreedyCompletionEqualsTheEngineAlone) {
   Reference ref;
   const std::string expected = ref.text(kPrompt, 64);
   ASSERT_FALSE(expected.empty());
-  httplib::Result res = post(s->port(), "/v1/completions",
-                             json{{"model", "tiny"}, {"prompt", kPrompt}, {"max_tokens", 64}}.dump());
+  httplib::Result res =
+      post(s->port(), "/v1/completions",
+           json{{"model", "tiny"}, {"prompt", kPrompt}, {"max_tokens", 64}}.dump());
   ASSERT_TRUE(res);
   ASSERT_EQ(res->status, 200) << res->body;
   const json j = json::parse(res->body);
@@ -167,8 +170,7 @@ TEST(ServeHttp, GreedyCompletionEqualsTheEngineAlone) {
   EXPECT_EQ(j["choices"][0]["finish_reason"], "stop");  // the model ends with its EOS
   EXPECT_EQ(j["usage"]["prompt_tokens"], 31);
   EXPECT_GT(j["usage"]["completion_tokens"].get<int>(), 10);
-  EXPECT_EQ(j["usage"]["total_tokens"].get<int>(),
-            31 + j["usage"]["completion_tokens"].get<int>());
+  EXPECT_EQ(j["usage"]["total_tokens"].get<int>(), 31 + j["usage"]["completion_tokens"].get<int>());
   EXPECT_GT(j["usage"]["accept_length"].get<double>(), 2.0);  // the trained drafter is good
 
   // Streaming gives the same text, then the usage chunk, then [DONE].
@@ -185,13 +187,14 @@ TEST(ServeHttp, GreedyCompletionEqualsTheEngineAlone) {
   EXPECT_EQ(st.events.back()["usage"]["completion_tokens"], j["usage"]["completion_tokens"]);
 
   // max_tokens cuts with finish_reason length; a stop string cuts before itself.
-  httplib::Result len = post(s->port(), "/v1/completions",
-                             json{{"prompt", kPrompt}, {"max_tokens", 5}}.dump());
+  httplib::Result len =
+      post(s->port(), "/v1/completions", json{{"prompt", kPrompt}, {"max_tokens", 5}}.dump());
   ASSERT_TRUE(len);
   EXPECT_EQ(json::parse(len->body)["choices"][0]["finish_reason"], "length");
   EXPECT_EQ(json::parse(len->body)["usage"]["completion_tokens"], 5);
-  httplib::Result stop = post(s->port(), "/v1/completions",
-                              json{{"prompt", kPrompt}, {"max_tokens", 64}, {"stop", "144"}}.dump());
+  httplib::Result stop =
+      post(s->port(), "/v1/completions",
+           json{{"prompt", kPrompt}, {"max_tokens", 64}, {"stop", "144"}}.dump());
   ASSERT_TRUE(stop);
   const json sj = json::parse(stop->body);
   EXPECT_EQ(sj["choices"][0]["finish_reason"], "stop");
@@ -238,14 +241,16 @@ TEST(ServeHttp, ModelsHealthMetrics) {
   httplib::Result health = cli.Get("/health");
   ASSERT_TRUE(health);
   EXPECT_EQ(health->status, 200);
-  ASSERT_TRUE(post(s->port(), "/v1/completions", json{{"prompt", kPrompt}, {"max_tokens", 16}}.dump()));
+  ASSERT_TRUE(
+      post(s->port(), "/v1/completions", json{{"prompt", kPrompt}, {"max_tokens", 16}}.dump()));
   httplib::Result m = cli.Get("/metrics");
   ASSERT_TRUE(m);
   for (const char* needle :
        {"mlaspec_requests_total{outcome=\"ok\"} 1", "mlaspec_generation_tokens_total 16",
         "mlaspec_time_to_first_token_seconds_count 1", "mlaspec_inter_token_latency_seconds_bucket",
-        "mlaspec_accept_length_bucket{le=\"8\"}", "mlaspec_spec_position_acceptance{position=\"0\"}",
-        "mlaspec_kv_pages_used 0", "mlaspec_kv_pages_total"}) {
+        "mlaspec_accept_length_bucket{le=\"8\"}",
+        "mlaspec_spec_position_acceptance{position=\"0\"}", "mlaspec_kv_pages_used 0",
+        "mlaspec_kv_pages_total"}) {
     EXPECT_NE(m->body.find(needle), std::string::npos) << needle << "\n" << m->body;
   }
   httplib::Result unknown = cli.Get("/v2/nothing");
@@ -326,10 +331,10 @@ TEST(ServeHttp, DisconnectedClientFreesItsPages) {
   std::unique_ptr<Server> s = start(options());
   ASSERT_TRUE(s);
   // ignore_eos keeps it generating for seconds; the client leaves after the first bytes.
-  StreamResult r = post_stream(s->port(), "/v1/completions",
-                               {{"prompt", kPrompt}, {"max_tokens", 900}, {"ignore_eos", true},
-                                {"stream", true}},
-                               /*stop_after=*/1);
+  StreamResult r = post_stream(
+      s->port(), "/v1/completions",
+      {{"prompt", kPrompt}, {"max_tokens", 900}, {"ignore_eos", true}, {"stream", true}},
+      /*stop_after=*/1);
   EXPECT_FALSE(r.done);
   // The server notices at its next write, cancels, and the loop frees the pages.
   bool freed = false;
@@ -347,8 +352,8 @@ TEST(ServeHttp, FullQueueIsRefusedWithTheReason) {
   // One request runs, none may wait: a second one while the first runs is refused at once.
   std::unique_ptr<Server> s = start(options(/*max_running=*/1, /*max_queue=*/0));
   ASSERT_TRUE(s);
-  const json long_request = {{"prompt", kPrompt}, {"max_tokens", 900}, {"ignore_eos", true},
-                             {"stream", true}};
+  const json long_request = {
+      {"prompt", kPrompt}, {"max_tokens", 900}, {"ignore_eos", true}, {"stream", true}};
   std::thread first([&] { post_stream(s->port(), "/v1/completions", long_request, 4000); });
   bool running = false;
   for (int i = 0; i < 200 && !running; ++i) {
@@ -377,8 +382,8 @@ TEST(ServeHttp, RequestPastItsTimeoutEndsWith504AndFreesItsPages) {
   EXPECT_EQ(res->status, 504) << res->body;
   EXPECT_EQ(json::parse(res->body)["error"]["code"], "timeout");
   // A short request right after is served.
-  httplib::Result ok = post(s->port(), "/v1/completions",
-                            json{{"prompt", kPrompt}, {"max_tokens", 4}}.dump());
+  httplib::Result ok =
+      post(s->port(), "/v1/completions", json{{"prompt", kPrompt}, {"max_tokens", 4}}.dump());
   ASSERT_TRUE(ok);
   EXPECT_EQ(ok->status, 200);
   EXPECT_EQ(s->metrics().gauges().kv_pages_used, 0);

@@ -46,7 +46,7 @@ struct ApiRequest {
   std::string prompt;
   std::vector<int32_t> prompt_ids;
   bool prompt_is_ids = false;
-  std::vector<Message> messages;     // chat
+  std::vector<Message> messages;      // chat
   std::optional<int64_t> max_tokens;  // absent: the endpoint's default (check_length)
   model::SamplingParams sampling;
   std::vector<std::string> stop;

@@ -138,7 +138,7 @@ class Scheduler {
   std::mutex mu_;  // guards inbox_, stopping_, queued_
   std::condition_variable cv_;
   std::deque<std::unique_ptr<Active>> inbox_;
-  int queued_ = 0;  // inbox_ + waiting_
+  int queued_ = 0;         // inbox_ + waiting_
   int running_count_ = 0;  // running_.size(), as the loop last published it
   bool stopping_ = false;
 

@@ -24,7 +24,7 @@ namespace mlaspec::serve {
 bool server_available();
 
 struct ServeOptions {
-  std::string model_dir;  // config.json, safetensors, tokenizer.json, tokenizer_config.json
+  std::string model_dir;         // config.json, safetensors, tokenizer.json, tokenizer_config.json
   std::string draft = "dflash";  // dflash, ngram or none
   std::string draft_model_dir;   // with dflash
   int num_draft = 7;             // dflash: at most the checkpoint's block size - 1

@@ -5,7 +5,9 @@ namespace mlaspec::serve {
 
 struct Server::Impl {};
 
-bool server_available() { return false; }
+bool server_available() {
+  return false;
+}
 
 Result<std::unique_ptr<Server>> Server::create(const ServeOptions&) {
   return unsupported(
@@ -15,19 +17,27 @@ Result<std::unique_ptr<Server>> Server::create(const ServeOptions&) {
 
 Server::Server(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Server::~Server() = default;
-int Server::port() const { return 0; }
+int Server::port() const {
+  return 0;
+}
 const std::string& Server::model_name() const {
   static const std::string kNone;
   return kNone;
 }
-std::string Server::describe() const { return {}; }
-Status Server::run() { return unsupported("mlaspec was built without cpp-httplib"); }
+std::string Server::describe() const {
+  return {};
+}
+Status Server::run() {
+  return unsupported("mlaspec was built without cpp-httplib");
+}
 void Server::start() {}
 void Server::stop() {}
 const Metrics& Server::metrics() const {
   static const Metrics kNone;
   return kNone;
 }
-Scheduler& Server::scheduler() { throw Error(unsupported("mlaspec was built without cpp-httplib")); }
+Scheduler& Server::scheduler() {
+  throw Error(unsupported("mlaspec was built without cpp-httplib"));
+}
 
 }  // namespace mlaspec::serve
