@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <utility>
 
 #include "mlaspec/core/log.h"
@@ -184,16 +185,15 @@ void Scheduler::loop() {
 }
 
 void Scheduler::sweep(Clock::time_point now) {
+  char limit[64];
+  std::snprintf(limit, sizeof(limit), "the request passed its time limit of %g s (--timeout)",
+                config_.request_timeout_seconds);
   auto check = [&](Active& a) {
     if (a.ended) return;
     if (a.channel->cancelled()) {
       end(a, "cancelled");
     } else if (a.deadline && now >= *a.deadline) {
-      end(a, "timeout",
-          server_error(504,
-                       "the request timed out after " +
-                           std::to_string(config_.request_timeout_seconds) + " s",
-                       "timeout"));
+      end(a, "timeout", server_error(504, limit, "timeout"));
     }
   };
   for (auto& a : waiting_) check(*a);
