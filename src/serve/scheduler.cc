@@ -349,12 +349,15 @@ void Scheduler::end(Active& a, const std::string& reason, ApiError error) {
     metrics_->record_done(a.state.prompt_tokens, a.state.completion_tokens,
                           seconds(Clock::now() - a.arrival));
   }
+  // The gauges first: a client that reads /metrics right after its answer sees its pages freed.
+  publish();
   a.channel->post(text, a.state);
 }
 
 void Scheduler::publish() {
   EngineGauges g;
-  g.running = static_cast<int>(running_.size());
+  g.running = static_cast<int>(
+      std::count_if(running_.begin(), running_.end(), [](const auto& a) { return !a->ended; }));
   {
     std::lock_guard<std::mutex> lock(mu_);
     g.waiting = queued_;

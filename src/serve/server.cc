@@ -13,6 +13,8 @@
 #include <optional>
 #include <thread>
 
+#include <sys/socket.h>
+
 #include "mlaspec/core/log.h"
 #include "mlaspec/serve/api.h"
 #include "mlaspec/serve/chat.h"
@@ -29,6 +31,7 @@ constexpr size_t kMaxBodyBytes = size_t{16} << 20;
 // A stream with nothing to send for this long gets an SSE comment, so a client that went away
 // while its request waited is noticed (the write fails) and the request cancelled.
 constexpr auto kKeepAlive = std::chrono::seconds(1);
+constexpr int kListenBacklog = 1024;
 
 std::string dump(const json& j) {
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
@@ -86,6 +89,7 @@ struct Server::Impl {
   ApiLimits limits;
   httplib::Server http;
   int port = 0;
+  int listen_fd = -1;
   std::atomic<uint64_t> next_id{0};
   std::thread thread;
 
@@ -385,6 +389,15 @@ Result<std::unique_ptr<Server>> Server::create(const ServeOptions& options) {
   impl->limits.context = impl->scheduler->context();
   impl->limits.vocab_size = impl->scheduler->vocab_size();
   impl->install_routes();
+  // cpp-httplib listens with a backlog of 5 (a compile-time constant of Debian's library): a
+  // burst of clients connecting at once would see SYNs dropped and retried a second later. The
+  // socket is kept so the backlog can be raised once it listens (Linux takes a second listen()).
+  Impl* raw = impl.get();
+  impl->http.set_socket_options([raw](socket_t sock) {
+    int yes = 1;
+    (void)::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    raw->listen_fd = sock;
+  });
   if (options.port == 0) {
     impl->port = impl->http.bind_to_any_port(options.host);
   } else if (impl->http.bind_to_port(options.host, options.port)) {
@@ -392,6 +405,7 @@ Result<std::unique_ptr<Server>> Server::create(const ServeOptions& options) {
   } else {
     impl->port = -1;
   }
+  if (impl->port > 0 && impl->listen_fd >= 0) (void)::listen(impl->listen_fd, kListenBacklog);
   if (impl->port <= 0) {
     return unsupported("cannot listen on " + options.host + ":" + std::to_string(options.port) +
                        " (address in use or not local)");
