@@ -75,8 +75,9 @@ TEST(ServeSoak, NoGrowthInOpenFilesOrMemory) {
   const int port = (*server)->port();
   const char* env = std::getenv("MLASPEC_SOAK_ROUNDS");
   const int rounds = env ? std::max(2, std::atoi(env)) : 20;
-  const std::string prompt = "<|bos|><|user|>Quinn is 14 years old. Quinn's cousin is 5 times as old. "
-                             "How old is the cousin?<|assistant|>";
+  const std::string prompt =
+      "<|bos|><|user|>Quinn is 14 years old. Quinn's cousin is 5 times as old. "
+      "How old is the cousin?<|assistant|>";
   int files0 = 0;
   int64_t rss0 = 0;
   for (int r = 0; r < rounds; ++r) {
@@ -127,7 +128,9 @@ TEST(ServeSoak, NoGrowthInOpenFilesOrMemory) {
 
 #else
 
-TEST(ServeSoak, NotBuilt) { GTEST_SKIP() << "built without cpp-httplib (libcpp-httplib-dev)"; }
+TEST(ServeSoak, NotBuilt) {
+  GTEST_SKIP() << "built without cpp-httplib (libcpp-httplib-dev)";
+}
 
 #endif
 

@@ -354,19 +354,39 @@ TEST(ServeHttp, FullQueueIsRefusedWithTheReason) {
   ASSERT_TRUE(s);
   const json long_request = {
       {"prompt", kPrompt}, {"max_tokens", 900}, {"ignore_eos", true}, {"stream", true}};
-  std::thread first([&] { post_stream(s->port(), "/v1/completions", long_request, 4000); });
+  // The first client holds its stream open until the second request has its answer, then leaves.
+  std::atomic<bool> checked{false};
+  std::thread first([&] {
+    httplib::Client cli("127.0.0.1", s->port());
+    httplib::Request req;
+    req.method = "POST";
+    req.path = "/v1/completions";
+    req.body = long_request.dump();
+    req.set_header("Content-Type", "application/json");
+    req.content_receiver = [&](const char*, size_t, uint64_t, uint64_t) {
+      while (!checked.load()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      return false;
+    };
+    (void)cli.send(req);
+  });
   bool running = false;
-  for (int i = 0; i < 200 && !running; ++i) {
+  for (int i = 0; i < 3000 && !running; ++i) {
     running = s->metrics().gauges().running == 1;
     if (!running) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  ASSERT_TRUE(running);
-  httplib::Result second = post(s->port(), "/v1/completions", long_request.dump());
-  ASSERT_TRUE(second);
-  EXPECT_EQ(second->status, 429) << second->body;
-  EXPECT_EQ(json::parse(second->body)["error"]["code"], "queue_full");
-  EXPECT_NE(json::parse(second->body)["error"]["message"].get<std::string>().find("--max-queue 0"),
-            std::string::npos);
+  EXPECT_TRUE(running);
+  if (running) {
+    // No ASSERT here: the first client's thread must be joined below.
+    httplib::Result second = post(s->port(), "/v1/completions", long_request.dump());
+    EXPECT_TRUE(second);
+    if (second) {
+      EXPECT_EQ(second->status, 429) << second->body;
+      const json e = json::parse(second->body)["error"];
+      EXPECT_EQ(e["code"], "queue_full");
+      EXPECT_NE(e["message"].get<std::string>().find("--max-queue 0"), std::string::npos);
+    }
+  }
+  checked.store(true);
   first.join();
 }
 
