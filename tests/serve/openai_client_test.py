@@ -111,11 +111,14 @@ def main():
             # bench-serve against the same server: every request completes.
             port = url.rsplit(":", 1)[1]
             with tempfile.NamedTemporaryFile(suffix=".json") as out:
-                subprocess.run([mlaspec, "bench-serve", "--port", port, "--concurrency", "2",
-                                "--num-prompts", "4", "--max-tokens", "8", "--json", out.name],
-                               check=True, capture_output=True, text=True)
-                bench = json.load(open(out.name))
-            check("bench-serve completed", (bench["completed"], bench["failed"]), (4, 0))
+                run = subprocess.run(
+                    [mlaspec, "bench-serve", "--port", port, "--concurrency", "2",
+                     "--num-prompts", "4", "--max-tokens", "8", "--json", out.name,
+                     "--prompts", os.path.join(MODELS, "eval", "heldout.jsonl")],
+                    capture_output=True, text=True)
+                bench = json.load(open(out.name)) if run.returncode == 0 else None
+            check("bench-serve completed",
+                  (bench["completed"], bench["failed"]) if bench else run.stderr, (4, 0))
         finally:
             proc.terminate()
             try:
