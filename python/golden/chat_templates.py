@@ -1,0 +1,193 @@
+#!/usr/bin/env python3
+"""Goldens for mlaspec's chat-template renderer: jinja2's rendering of the in-repo templates.
+
+The environment is the one transformers' apply_chat_template builds: an
+ImmutableSandboxedEnvironment with trim_blocks and lstrip_blocks, the loop-controls extension,
+a tojson filter that calls json.dumps (no HTML escaping, ensure_ascii=False) and a
+raise_exception global; the variables are messages, add_generation_prompt, tools, documents and
+the special tokens.
+
+    python3 python/golden/chat_templates.py            # writes tests/data/chat_templates/goldens.json
+    python3 python/golden/chat_templates.py --check    # renders again, compares with the file;
+                                                       # exit 77 when jinja2 is not importable
+
+Templates: models/target's chat_template (the shipped model) and tests/data/chat_templates/*.jinja.
+"""
+
+import argparse
+import json
+import random
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "tests" / "data" / "chat_templates"
+OUT = DATA / "goldens.json"
+
+
+def hf_environment():
+    import jinja2
+    import jinja2.ext
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    def raise_exception(message):
+        raise jinja2.exceptions.TemplateError(message)
+
+    def tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False):
+        return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators,
+                          sort_keys=sort_keys)
+
+    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True,
+                                        extensions=[jinja2.ext.loopcontrols])
+    env.filters["tojson"] = tojson
+    env.globals["raise_exception"] = raise_exception
+    return env
+
+
+def templates():
+    config = json.loads((ROOT / "models" / "target" / "tokenizer_config.json").read_text())
+    out = [("shipped_target", config["chat_template"],
+            {"bos_token": config["bos_token"], "eos_token": config["eos_token"]})]
+    for path in sorted(DATA.glob("*.jinja")):
+        out.append((path.stem, path.read_text(encoding="utf-8"),
+                    {"bos_token": "<s>", "eos_token": "</s>"}))
+    return out
+
+
+QUOTES = "He said \"hi\" and {{ not a tag }} {% neither %} {# nor #} it's 'quoted' \\ back\n\tslash"
+UNICODE = "héllo 世界 😀 \u200b مرحبا שלום e\u0301 \u00a0nbsp"
+LONG = "The quick brown fox jumps over the lazy dog. " * 6
+
+FIXED = [
+    ("user", [("user", "Hello!")]),
+    ("system_user", [("system", "You are terse."), ("user", "What is 2+2?")]),
+    ("multi_turn", [("user", "Hi"), ("assistant", "Hello! How can I help?"), ("user", "Sum 3 and 4.")]),
+    ("think", [("system", "Reason first."), ("user", "Q1"),
+               ("assistant", "<think>step by step</think>The answer is 7."), ("user", "Q2")]),
+    ("two_systems", [("system", "Rule one."), ("system", "Rule two."), ("user", "Go")]),
+    ("unicode", [("user", UNICODE), ("assistant", UNICODE[::-1])]),
+    ("empty_content", [("user", ""), ("assistant", ""), ("user", "  padded  ")]),
+    ("quotes_braces", [("system", QUOTES), ("user", QUOTES)]),
+    ("assistant_first", [("assistant", "I speak first."), ("user", "ok")]),
+    ("tool_role", [("user", "weather?"), ("tool", "sunny")]),
+    ("reverse_long", [("user", "/reverse abc😀d"), ("assistant", LONG), ("user", LONG)]),
+    ("no_messages", []),
+]
+
+FRAGMENTS = ["Hello", "  ", "\n", "{{", "}}", "{%", "%}", "'", '"', "\\", "世界", "😀", "</think>",
+             "/reverse ", "x" * 30, "\t", "é", "-", "+", "#}", "0", "None"]
+
+
+def random_cases(seed, count):
+    rng = random.Random(seed)
+    cases = []
+    for k in range(count):
+        n = rng.randint(1, 6)
+        msgs = []
+        for _ in range(n):
+            role = rng.choice(["system", "user", "user", "assistant", "assistant", "tool"])
+            content = "".join(rng.choice(FRAGMENTS) for _ in range(rng.randint(0, 8)))
+            msgs.append((role, content))
+        cases.append((f"random_{k}", msgs))
+    return cases
+
+
+TOOLS = [
+    {"type": "function",
+     "function": {"name": "get_weather", "description": "Weather for a city, in °C",
+                  "parameters": {"type": "object",
+                                 "properties": {"city": {"type": "string"},
+                                                "days": {"type": "integer", "minimum": 1}},
+                                 "required": ["city"]}}},
+    {"type": "function", "function": {"name": "noop", "parameters": {}}},
+]
+TOOL_MESSAGES = [
+    {"role": "system", "content": "Use tools."},
+    {"role": "user", "content": "Weather in Paris for 2 days?"},
+    {"role": "assistant", "content": "",
+     "tool_calls": [{"type": "function",
+                     "function": {"name": "get_weather",
+                                  "arguments": {"days": 2, "city": "Paris", "ratio": 0.5,
+                                                "tags": ["a", None, True]}}}]},
+    {"role": "tool", "content": "{\"temp\": 21.5}"},
+    {"role": "tool", "content": ""},
+    {"role": "assistant", "content": "It is 21.5 °C."},
+]
+
+
+def contexts(specials):
+    out = []
+    for name, msgs in FIXED + random_cases(1234, 16):
+        for agp in (True, False):
+            ctx = {"messages": [{"role": r, "content": c} for r, c in msgs],
+                   "add_generation_prompt": agp, "tools": None, "documents": None}
+            ctx.update(specials)
+            out.append((f"{name}/{'gen' if agp else 'nogen'}", ctx))
+    ctx = {"messages": TOOL_MESSAGES, "add_generation_prompt": True, "tools": TOOLS,
+           "documents": None}
+    ctx.update(specials)
+    out.append(("tool_calls/gen", ctx))
+    return out
+
+
+def render_all():
+    import jinja2
+
+    env = hf_environment()
+    result = {"generator": "python/golden/chat_templates.py", "jinja2": jinja2.__version__,
+              "templates": []}
+    for name, source, specials in templates():
+        compiled = env.from_string(source)
+        cases = []
+        for case_name, ctx in contexts(specials):
+            case = {"name": case_name, "context": ctx}
+            try:
+                case["output"] = compiled.render(**ctx)
+            except jinja2.exceptions.TemplateError as e:
+                # raise_exception's TemplateError carries the template's own message; other
+                # errors (undefined values, type errors) only need to be errors.
+                kind = "raise_exception" if type(e) is jinja2.exceptions.TemplateError else "error"
+                case["error"] = {"kind": kind, "message": str(e)}
+            except (TypeError, ValueError, IndexError, KeyError) as e:
+                case["error"] = {"kind": "error", "message": f"{type(e).__name__}: {e}"}
+            cases.append(case)
+        result["templates"].append({"name": name, "cases": cases})
+    return result
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--check", action="store_true",
+                        help="compare a fresh rendering with the committed goldens")
+    args = parser.parse_args()
+    try:
+        import jinja2  # noqa: F401
+    except ImportError:
+        print("jinja2 is not importable: skipped")
+        return 77 if args.check else 1
+    fresh = render_all()
+    if args.check:
+        committed = json.loads(OUT.read_text(encoding="utf-8"))
+        bad = 0
+        for t_new, t_old in zip(fresh["templates"], committed["templates"]):
+            for c_new, c_old in zip(t_new["cases"], t_old["cases"]):
+                if c_new != c_old:
+                    bad += 1
+                    print(f"differs: {t_new['name']} / {c_new['name']}")
+        if len(fresh["templates"]) != len(committed["templates"]):
+            bad += 1
+            print("the set of templates differs")
+        n = sum(len(t["cases"]) for t in fresh["templates"])
+        print(f"jinja2 {fresh['jinja2']}: {n} renderings, {bad} differ from {OUT.name}")
+        return 1 if bad else 0
+    OUT.write_text(json.dumps(fresh, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    n = sum(len(t["cases"]) for t in fresh["templates"])
+    errors = sum(1 for t in fresh["templates"] for c in t["cases"] if "error" in c)
+    print(f"wrote {OUT.relative_to(ROOT)}: {len(fresh['templates'])} templates, {n} cases "
+          f"({errors} errors)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
