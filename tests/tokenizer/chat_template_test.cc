@@ -238,7 +238,9 @@ TEST(ChatTemplate, RenderIsBounded) {
   const Case cases[] = {
       {"{% for i in range(100000000) %}{% endfor %}", "range() of more than"},
       {"{{ 'abcd' * 100000000 }}", "exceeds the limit of"},
-      {"{% for a in range(100000) %}{% for b in range(100000) %}{% endfor %}{% endfor %}",
+      // Comparing, printing or iterating a value costs its size: a loop cannot hide that work.
+      {"{% set x = range(1000000) | list %}{% for i in range(100) %}{% if x == x %}{% endif %}"
+       "{% endfor %}",
        "steps"},
       {"{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}", "macro calls nested deeper"},
       {"{% set ns = namespace(l=[]) %}{% for i in range(1000) %}{% set ns.l = [ns.l] %}"
@@ -252,6 +254,16 @@ TEST(ChatTemplate, RenderIsBounded) {
     EXPECT_NE(out.status().message().find(c.message), std::string::npos)
         << c.source << ": " << out.status().to_string();
   }
+  // Recursion inside nested expressions reaches the evaluator's depth bound before the macro one.
+  std::string nots;
+  for (int i = 0; i < 40; ++i) nots += "not ";
+  const std::string recursive =
+      "{% macro f(n) %}{{ " + nots + "f(n) }}{% endmacro %}{{ f(0) }}";
+  Result<std::string> out = render_text(recursive);
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.status().message().find("evaluation nested deeper than 1024 levels"),
+            std::string::npos)
+      << out.status().to_string();
   const std::string deep = "{{ " + std::string(300, '(') + "1" + std::string(300, ')') + " }}";
   Result<ChatTemplate> t = ChatTemplate::parse(deep);
   ASSERT_FALSE(t.ok());

@@ -249,6 +249,7 @@ Value apply_filter(Budget& budget, const Pos& pos, const std::string& name, cons
                    const std::vector<Value>& args, const Kwargs& kwargs) {
   const std::string what = "filter '" + name + "'";
   budget.charge(pos, 1);
+  if (name != "default" && name != "d" && name != "safe") charge(pos, v.weight());
   if (name == "default" || name == "d") {
     check_arity(pos, what, args, kwargs, {"default_value", "boolean"});
     const Value* dflt = arg(args, kwargs, 0, "default_value");
@@ -257,7 +258,7 @@ Value apply_filter(Budget& budget, const Pos& pos, const std::string& name, cons
     return use ? (dflt ? *dflt : Value::string("")) : v;
   }
   if (name == "safe") return v;
-  if (name == "string") return Value::string(to_output(v));
+  if (name == "string") return Value::string(output_of(pos, v));
   if (name == "length" || name == "count") return Value::integer(length_of(pos, v));
   if (name == "tojson") {
     check_arity(pos, what, args, kwargs, {"ensure_ascii", "indent", "separators", "sort_keys"});
@@ -303,7 +304,7 @@ Value apply_filter(Budget& budget, const Pos& pos, const std::string& name, cons
     const Value* repl = arg(args, kwargs, 1, "new");
     const Value* count = arg(args, kwargs, 2, "count");
     if (!old || !repl) fail_at(pos, what + " needs old and new strings");
-    const std::string s = to_output(v);
+    const std::string s = output_of(pos, v);
     return Value::string(replace(budget, pos, s, need_string(pos, what, *old),
                                  need_string(pos, what, *repl),
                                  count && !count->is_none() ? need_int(pos, what, *count) : -1));
@@ -312,13 +313,13 @@ Value apply_filter(Budget& budget, const Pos& pos, const std::string& name, cons
     check_arity(pos, what, args, kwargs, {"d", "attribute"});
     const Value* sep = arg(args, kwargs, 0, "d");
     const Value* attr = arg(args, kwargs, 1, "attribute");
-    const std::string d = sep ? to_output(*sep) : "";
+    const std::string d = sep ? output_of(pos, *sep) : "";
     std::string out;
     bool first = true;
     for (const Value& item : iterate(pos, v)) {
       if (!first) out += d;
       first = false;
-      out += to_output(attr ? attribute_of(item, to_output(*attr)) : item);
+      out += output_of(pos, attr ? attribute_of(item, output_of(pos, *attr)) : item);
       check_string(pos, out.size());
     }
     budget.charge(pos, static_cast<int64_t>(out.size() / 64));
@@ -379,7 +380,7 @@ Value apply_filter(Budget& budget, const Pos& pos, const std::string& name, cons
       if (n < 0 || n > 1024) fail_at(pos, "indent width " + std::to_string(n) + " is outside 0..1024");
       pad = std::string(static_cast<size_t>(n), ' ');
     }
-    const std::string s = to_output(v);
+    const std::string s = output_of(pos, v);
     std::string out = indent(s, pad, first && first->truthy(), blank && blank->truthy());
     check_string(pos, out.size());
     budget.charge(pos, static_cast<int64_t>(out.size() / 64));
@@ -394,7 +395,7 @@ Value apply_filter(Budget& budget, const Pos& pos, const std::string& name, cons
     budget.charge(pos, static_cast<int64_t>(items.size()) * 20);
     std::vector<std::pair<Value, size_t>> keyed;
     for (size_t i = 0; i < items.size(); ++i) {
-      Value key = attr ? attribute_of(items[i], to_output(*attr)) : items[i];
+      Value key = attr ? attribute_of(items[i], output_of(pos, *attr)) : items[i];
       if (key.is_string() && !(cs && cs->truthy())) {
         std::string lowered = key.as_string();
         for (char& c : lowered) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -416,7 +417,7 @@ Value apply_filter(Budget& budget, const Pos& pos, const std::string& name, cons
     if (attr) {
       const Value* dflt = arg({}, kwargs, 0, "default");
       for (const Value& item : iterate(pos, v)) {
-        Value x = attribute_of(item, to_output(*attr));
+        Value x = attribute_of(item, output_of(pos, *attr));
         out.push_back(x.is_undefined() && dflt ? *dflt : x);
       }
       return checked_list(pos, std::move(out));
@@ -439,7 +440,7 @@ Value apply_filter(Budget& budget, const Pos& pos, const std::string& name, cons
     std::string attr;
     if (by_attr) {
       if (args.empty()) fail_at(pos, what + " needs an attribute name");
-      attr = to_output(args[k++]);
+      attr = output_of(pos, args[k++]);
     }
     std::string test;
     if (k < args.size()) {
@@ -465,6 +466,7 @@ Value call_method(Budget& budget, const Pos& pos, const Value& obj, const std::s
                   const std::vector<Value>& args, const Kwargs& kwargs) {
   const std::string what = std::string(obj.type_name()) + "." + name + "()";
   budget.charge(pos, 1);
+  charge(pos, obj.weight());
   if (obj.is_dict() && kDictMethods.count(name)) {
     if (name == "get") {
       check_arity(pos, what, args, kwargs, {"key", "default"});

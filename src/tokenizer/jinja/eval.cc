@@ -39,6 +39,23 @@ Value checked_list(const Pos& pos, List items, bool tuple) {
 }
 
 namespace {
+thread_local Budget* active_budget = nullptr;
+}  // namespace
+
+void charge(const Pos& pos, uint64_t n) {
+  if (active_budget) {
+    active_budget->charge(pos, static_cast<int64_t>(std::min<uint64_t>(n, uint64_t{1} << 40)));
+  }
+}
+
+std::string output_of(const Pos& pos, const Value& v) {
+  charge(pos, v.weight());
+  std::string s = to_output(v);
+  check_string(pos, s.size());
+  return s;
+}
+
+namespace {
 
 enum class Flow { kNormal, kBreak, kContinue };
 
@@ -46,7 +63,13 @@ using Frame = std::map<std::string, Value>;
 
 class Renderer {
  public:
-  explicit Renderer(const Context& context) : root_(context) { scopes_.push_back(&root_); }
+  explicit Renderer(const Context& context) : root_(context) {
+    scopes_.push_back(&root_);
+    active_budget = &budget_;
+  }
+  ~Renderer() { active_budget = nullptr; }
+  Renderer(const Renderer&) = delete;
+  Renderer& operator=(const Renderer&) = delete;
 
   std::string run(const Body& body) {
     std::string out;
@@ -69,8 +92,22 @@ class Renderer {
     out += text;
   }
 
+  // Bounds the evaluator's recursion (nested expressions inside recursive macros), which the
+  // parser's nesting limit alone does not.
+  struct Deeper {
+    Renderer* r;
+    Deeper(Renderer* renderer, const Pos& pos) : r(renderer) {
+      if (++r->depth_ > kMaxEvalDepth) {
+        exhausted_at(pos, "evaluation nested deeper than " + std::to_string(kMaxEvalDepth) +
+                              " levels");
+      }
+    }
+    ~Deeper() { --r->depth_; }
+  };
+
   Flow exec(const Stmt& s, std::string& out) {
     budget_.charge(s.pos, 1);
+    Deeper deeper(this, s.pos);
     switch (s.kind) {
       case Stmt::Kind::kText:
         emit(s.pos, out, s.text);
@@ -80,7 +117,7 @@ class Renderer {
         if (v.type() == Value::Type::kNamespace || v.type() == Value::Type::kMacro) {
           fail_at(s.pos, std::string("printing a ") + v.type_name() + " is not supported");
         }
-        emit(s.pos, out, to_output(v));
+        emit(s.pos, out, output_of(s.pos, v));
         return Flow::kNormal;
       }
       case Stmt::Kind::kIf:
@@ -238,6 +275,7 @@ class Renderer {
         if (i < 0) i += n;
         if (i >= 0 && i < n) return obj.items()[static_cast<size_t>(i)];
       } else {
+        charge(pos, obj.weight());
         const std::vector<std::string> chars = characters(obj.as_string());
         const auto n = static_cast<int64_t>(chars.size());
         int64_t i = key.as_int();
@@ -330,7 +368,7 @@ class Renderer {
   Value call_global(const Pos& pos, const std::string& name, const std::vector<Value>& args,
                     const Kwargs& kwargs) {
     if (name == "raise_exception") {
-      const std::string msg = args.empty() ? "" : to_output(args[0]);
+      const std::string msg = args.empty() ? "" : output_of(pos, args[0]);
       throw RenderError{invalid_argument("chat template raised an exception: " + msg)};
     }
     if (name == "namespace" || name == "dict") {
@@ -424,6 +462,7 @@ class Renderer {
 
   Value eval(const Expr& e) {
     budget_.charge(e.pos, 1);
+    Deeper deeper(this, e.pos);
     switch (e.kind) {
       case Expr::Kind::kLiteral:
         return e.value;
@@ -529,6 +568,7 @@ class Renderer {
   std::vector<Frame*> scopes_;
   Budget budget_;
   int macro_depth_ = 0;
+  int depth_ = 0;
 };
 
 }  // namespace

@@ -21,6 +21,7 @@ inline constexpr size_t kMaxStringBytes = size_t{32} << 20;    // output and any
 inline constexpr size_t kMaxListItems = size_t{1} << 20;       // any one list
 inline constexpr int kMaxMacroDepth = 64;                      // nested macro calls
 inline constexpr int kMaxNestingValues = 256;                  // lists and dicts in each other
+inline constexpr int kMaxEvalDepth = 1024;                     // evaluator recursion (the stack)
 
 using Context = std::map<std::string, Value>;
 
@@ -46,6 +47,12 @@ struct Budget {
     }
   }
 };
+
+// Charges the render in progress on this thread (builtins reach it without a parameter);
+// nothing outside a render.
+void charge(const Pos& pos, uint64_t n);
+// to_output(v), charged by the value's weight and checked against the string limit.
+std::string output_of(const Pos& pos, const Value& v);
 
 // Size checks, failing with the value and the limit.
 void check_string(const Pos& pos, size_t bytes);

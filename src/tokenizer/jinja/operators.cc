@@ -1,4 +1,5 @@
 // Python's operators and comparisons on template values, and what iterating a value yields.
+#include <algorithm>
 #include <cmath>
 
 #include "tokenizer/jinja/builtins.h"
@@ -16,6 +17,7 @@ namespace {
 }  // namespace
 
 List iterate(const Pos& pos, const Value& v) {
+  charge(pos, v.weight());
   switch (v.type()) {
     case Value::Type::kUndefined:
       return {};
@@ -39,7 +41,7 @@ List iterate(const Pos& pos, const Value& v) {
 Value binary_op(Budget& budget, const Pos& pos, const std::string& op, const Value& a,
                 const Value& b) {
   if (op == "~") {
-    std::string s = to_output(a) + to_output(b);
+    std::string s = output_of(pos, a) + output_of(pos, b);
     check_string(pos, s.size());
     budget.charge(pos, static_cast<int64_t>(s.size() / 64));
     return Value::string(std::move(s));
@@ -154,6 +156,8 @@ Value binary_op(Budget& budget, const Pos& pos, const std::string& op, const Val
 }
 
 bool compare_op(const Pos& pos, const std::string& op, const Value& a, const Value& b) {
+  // Equality and `in` may walk a whole value.
+  charge(pos, std::min(a.weight(), b.weight()) + (op == "in" || op == "not in" ? b.weight() : 0));
   if (op == "==") return a.equals(b);
   if (op == "!=") return !a.equals(b);
   if (op == "in" || op == "not in") {
