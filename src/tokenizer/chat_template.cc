@@ -132,7 +132,8 @@ Result<ChatTemplate> ChatTemplate::load(const std::filesystem::path& model_dir) 
         }
       }
       if (!found) {
-        return not_found(config_path.string() + ": chat_template has no \"default\" entry (it has " +
+        return not_found(config_path.string() +
+                         ": chat_template has no \"default\" entry (it has " +
                          (names.empty() ? std::string("none") : names) + ")");
       }
     } else {
@@ -181,8 +182,8 @@ Result<std::string> ChatTemplate::render(std::span<const ChatMessage> messages,
   jinja::Context context;
   jinja::List list;
   for (const ChatMessage& m : messages) {
-    list.push_back(Value::dict(
-        {{"role", Value::string(m.role)}, {"content", Value::string(m.content)}}));
+    list.push_back(
+        Value::dict({{"role", Value::string(m.role)}, {"content", Value::string(m.content)}}));
   }
   context["messages"] = Value::list(std::move(list));
   context["add_generation_prompt"] = Value::boolean(add_generation_prompt);

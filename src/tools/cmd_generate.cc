@@ -156,8 +156,7 @@ void run_generate(const GenerateCli& cli) {
         "--max-tokens " + std::to_string(cli.max_tokens) + " exceeds the model's context of " +
         std::to_string(mc.max_position_embeddings) + " tokens (max_position_embeddings)"));
   }
-  Result<std::vector<int32_t>> prompt =
-      tok->encode(prompt_text, {.add_special_tokens = !cli.chat});
+  Result<std::vector<int32_t>> prompt = tok->encode(prompt_text, {.add_special_tokens = !cli.chat});
   if (!prompt.ok()) bad_input(prompt.status().with_context("prompt"));
   const int64_t prompt_len = static_cast<int64_t>(prompt->size());
   if (prompt_len + cli.max_tokens > mc.max_position_embeddings) {

@@ -15,8 +15,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path data_dir() { return fs::path(MLASPEC_TEST_DATA_DIR); }
-fs::path shipped_model() { return data_dir().parent_path().parent_path() / "models" / "target"; }
+fs::path data_dir() {
+  return fs::path(MLASPEC_TEST_DATA_DIR);
+}
+fs::path shipped_model() {
+  return data_dir().parent_path().parent_path() / "models" / "target";
+}
 
 std::string read_text(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -40,8 +44,8 @@ Result<std::string> render_text(const std::string& source, const std::string& co
 }
 
 TEST(ChatTemplate, MatchesJinja2Goldens) {
-  const auto goldens = nlohmann::ordered_json::parse(
-      read_text(data_dir() / "chat_templates" / "goldens.json"));
+  const auto goldens =
+      nlohmann::ordered_json::parse(read_text(data_dir() / "chat_templates" / "goldens.json"));
   int rendered = 0, errors = 0, plain = 0;
   for (const auto& t : goldens["templates"]) {
     const std::string name = t["name"];
@@ -55,8 +59,9 @@ TEST(ChatTemplate, MatchesJinja2Goldens) {
       const auto& ctx = c["context"];
       Result<std::string> out = tmpl->render_json(ctx.dump());
       if (c.contains("error")) {
-        ASSERT_FALSE(out.ok()) << label << " rendered, jinja2 failed with "
-                               << c["error"]["message"] << "\n" << *out;
+        ASSERT_FALSE(out.ok()) << label << " rendered, jinja2 failed with " << c["error"]["message"]
+                               << "\n"
+                               << *out;
         if (c["error"]["kind"] == "raise_exception") {
           EXPECT_NE(out.status().message().find(c["error"]["message"].get<std::string>()),
                     std::string::npos)
@@ -174,8 +179,7 @@ TEST(ChatTemplate, RefusesUnsupportedConstructsByName) {
 TEST(ChatTemplate, RenderErrorsNameTheProblem) {
   Result<std::string> raised = render_text("{{ raise_exception('roles must alternate') }}");
   ASSERT_FALSE(raised.ok());
-  EXPECT_EQ(raised.status().message(),
-            "chat template raised an exception: roles must alternate");
+  EXPECT_EQ(raised.status().message(), "chat template raised an exception: roles must alternate");
   Result<std::string> undefined_attr = render_text("{{ nothing.role }}");
   ASSERT_FALSE(undefined_attr.ok());
   EXPECT_NE(undefined_attr.status().message().find("line 1 col 11: 'nothing' is undefined"),
@@ -183,8 +187,9 @@ TEST(ChatTemplate, RenderErrorsNameTheProblem) {
       << undefined_attr.status().to_string();
   Result<std::string> type_error = render_text("{{ 1 + 'a' }}");
   ASSERT_FALSE(type_error.ok());
-  EXPECT_NE(type_error.status().message().find("unsupported operand type(s) for +: 'int' and 'str'"),
-            std::string::npos);
+  EXPECT_NE(
+      type_error.status().message().find("unsupported operand type(s) for +: 'int' and 'str'"),
+      std::string::npos);
 }
 
 TEST(ChatTemplate, JinjaSemantics) {
@@ -257,8 +262,7 @@ TEST(ChatTemplate, RenderIsBounded) {
   // Recursion inside nested expressions reaches the evaluator's depth bound before the macro one.
   std::string nots;
   for (int i = 0; i < 40; ++i) nots += "not ";
-  const std::string recursive =
-      "{% macro f(n) %}{{ " + nots + "f(n) }}{% endmacro %}{{ f(0) }}";
+  const std::string recursive = "{% macro f(n) %}{{ " + nots + "f(n) }}{% endmacro %}{{ f(0) }}";
   Result<std::string> out = render_text(recursive);
   ASSERT_FALSE(out.ok());
   EXPECT_NE(out.status().message().find("evaluation nested deeper than 1024 levels"),

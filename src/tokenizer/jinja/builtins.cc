@@ -15,31 +15,32 @@ namespace mlaspec::tokenizer::jinja {
 namespace {
 
 const std::set<std::string_view> kFilters = {
-    "abs",    "capitalize", "count",     "d",    "default", "first",  "float",  "indent",
-    "int",    "items",      "join",      "last", "length",  "list",   "lower",  "map",
-    "reject", "rejectattr", "replace",   "reverse", "safe", "select", "selectattr", "sort",
-    "string", "title",      "tojson",    "trim", "upper"};
+    "abs",    "capitalize", "count",   "d",       "default", "first",  "float",      "indent",
+    "int",    "items",      "join",    "last",    "length",  "list",   "lower",      "map",
+    "reject", "rejectattr", "replace", "reverse", "safe",    "select", "selectattr", "sort",
+    "string", "title",      "tojson",  "trim",    "upper"};
 const std::set<std::string_view> kTests = {
-    "boolean", "callable", "defined", "divisibleby", "eq",  "equalto", "even",    "false",
-    "float",   "ge",       "gt",      "in",          "integer", "iterable", "le", "lower",
-    "lt",      "mapping",  "ne",      "none",        "number",  "odd",      "sameas", "sequence",
-    "string",  "true",     "undefined", "upper"};
+    "boolean", "callable", "defined",  "divisibleby", "eq",   "equalto",   "even",
+    "false",   "float",    "ge",       "gt",          "in",   "integer",   "iterable",
+    "le",      "lower",    "lt",       "mapping",     "ne",   "none",      "number",
+    "odd",     "sameas",   "sequence", "string",      "true", "undefined", "upper"};
 const std::set<std::string_view> kGlobals = {"raise_exception", "namespace", "range",
                                              "strftime_now", "dict"};
 const std::set<std::string_view> kStringMethods = {
-    "startswith", "endswith", "strip", "lstrip",     "rstrip",  "split", "rsplit", "upper",
-    "lower",      "title",    "capitalize", "replace", "find",  "count", "join"};
+    "startswith", "endswith", "strip",      "lstrip",  "rstrip", "split", "rsplit", "upper",
+    "lower",      "title",    "capitalize", "replace", "find",   "count", "join"};
 const std::set<std::string_view> kDictMethods = {"items", "keys", "values", "get"};
 
-[[noreturn]] void type_error(const Pos& pos, const std::string& what) { fail_at(pos, what); }
+[[noreturn]] void type_error(const Pos& pos, const std::string& what) {
+  fail_at(pos, what);
+}
 
 [[noreturn]] void undefined_error(const Pos& pos, const Value& v) {
   fail_at(pos, v.undefined_name().empty() ? "undefined value" : v.undefined_name());
 }
 
 // Positional argument i, else keyword `name`, else nullptr.
-const Value* arg(const std::vector<Value>& args, const Kwargs& kwargs, size_t i,
-                 const char* name) {
+const Value* arg(const std::vector<Value>& args, const Kwargs& kwargs, size_t i, const char* name) {
   if (i < args.size()) return &args[i];
   for (const auto& kw : kwargs) {
     if (kw.first == name) return &kw.second;
@@ -176,13 +177,21 @@ std::string indent(const std::string& s, const std::string& pad, bool first, boo
   return first ? pad + out : out;
 }
 
-bool less(const Pos& pos, const Value& a, const Value& b) { return compare_op(pos, "<", a, b); }
+bool less(const Pos& pos, const Value& a, const Value& b) {
+  return compare_op(pos, "<", a, b);
+}
 
 }  // namespace
 
-bool is_known_filter(std::string_view name) { return kFilters.count(name) > 0; }
-bool is_known_test(std::string_view name) { return kTests.count(name) > 0; }
-bool is_known_global(std::string_view name) { return kGlobals.count(name) > 0; }
+bool is_known_filter(std::string_view name) {
+  return kFilters.count(name) > 0;
+}
+bool is_known_test(std::string_view name) {
+  return kTests.count(name) > 0;
+}
+bool is_known_global(std::string_view name) {
+  return kGlobals.count(name) > 0;
+}
 bool is_known_method(std::string_view name) {
   return kStringMethods.count(name) > 0 || kDictMethods.count(name) > 0;
 }
@@ -234,7 +243,8 @@ bool apply_test(const Pos& pos, const std::string& name, const Value& v,
     if (!v.is_string()) return false;
     bool cased = false;
     for (const char c : v.as_string()) {
-      if (static_cast<unsigned char>(c) >= 0x80) fail_at(pos, "test '" + name + "' of non-ASCII text is not supported");
+      if (static_cast<unsigned char>(c) >= 0x80)
+        fail_at(pos, "test '" + name + "' of non-ASCII text is not supported");
       if (std::isalpha(static_cast<unsigned char>(c))) {
         cased = true;
         if ((name == "lower") != (std::islower(static_cast<unsigned char>(c)) != 0)) return false;
@@ -377,7 +387,8 @@ Value apply_filter(Budget& budget, const Pos& pos, const std::string& name, cons
       pad = width->as_string();
     } else if (width) {
       const int64_t n = need_int(pos, what, *width);
-      if (n < 0 || n > 1024) fail_at(pos, "indent width " + std::to_string(n) + " is outside 0..1024");
+      if (n < 0 || n > 1024)
+        fail_at(pos, "indent width " + std::to_string(n) + " is outside 0..1024");
       pad = std::string(static_cast<size_t>(n), ' ');
     }
     const std::string s = output_of(pos, v);

@@ -98,8 +98,8 @@ class Renderer {
     Renderer* r;
     Deeper(Renderer* renderer, const Pos& pos) : r(renderer) {
       if (++r->depth_ > kMaxEvalDepth) {
-        exhausted_at(pos, "evaluation nested deeper than " + std::to_string(kMaxEvalDepth) +
-                              " levels");
+        exhausted_at(pos,
+                     "evaluation nested deeper than " + std::to_string(kMaxEvalDepth) + " levels");
       }
     }
     ~Deeper() { --r->depth_; }
@@ -361,7 +361,8 @@ class Renderer {
     const std::string& name = callee.name;
     const Value v = lookup(name);
     if (v.type() == Value::Type::kMacro) return call_macro(e.pos, *v.macro_def(), args, kwargs);
-    if (!v.is_undefined()) fail_at(callee.pos, "'" + name + "' (a " + v.type_name() + ") is not callable");
+    if (!v.is_undefined())
+      fail_at(callee.pos, "'" + name + "' (a " + v.type_name() + ") is not callable");
     return call_global(e.pos, name, args, kwargs);
   }
 
@@ -406,7 +407,8 @@ class Renderer {
       return Value::list(std::move(out));
     }
     if (name == "strftime_now") {
-      if (args.size() != 1 || !args[0].is_string()) fail_at(pos, "strftime_now() takes a format string");
+      if (args.size() != 1 || !args[0].is_string())
+        fail_at(pos, "strftime_now() takes a format string");
       const std::time_t now = std::time(nullptr);
       std::tm tm{};
       localtime_r(&now, &tm);
@@ -479,8 +481,8 @@ class Renderer {
         for (size_t i = 0; i + 1 < e.args.size(); i += 2) {
           const Value key = eval(*e.args[i]);
           if (!key.is_string()) {
-            fail_at(e.args[i]->pos, std::string("dict keys must be strings here, not ") +
-                                        key.type_name());
+            fail_at(e.args[i]->pos,
+                    std::string("dict keys must be strings here, not ") + key.type_name());
           }
           Value v = eval(*e.args[i + 1]);
           bool replaced = false;
@@ -558,8 +560,9 @@ class Renderer {
       case Expr::Kind::kCondition:
         if (eval(*e.args[1]).truthy()) return eval(*e.args[0]);
         if (e.args[2]) return eval(*e.args[2]);
-        return Value::undefined("the inline if expression evaluated to false and no else "
-                                "section was defined");
+        return Value::undefined(
+            "the inline if expression evaluated to false and no else "
+            "section was defined");
     }
     return {};
   }

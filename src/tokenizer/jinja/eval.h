@@ -16,12 +16,12 @@
 
 namespace mlaspec::tokenizer::jinja {
 
-inline constexpr int64_t kMaxSteps = 5'000'000;                // expression and statement steps
-inline constexpr size_t kMaxStringBytes = size_t{32} << 20;    // output and any one string
-inline constexpr size_t kMaxListItems = size_t{1} << 20;       // any one list
-inline constexpr int kMaxMacroDepth = 64;                      // nested macro calls
-inline constexpr int kMaxNestingValues = 256;                  // lists and dicts in each other
-inline constexpr int kMaxEvalDepth = 1024;                     // evaluator recursion (the stack)
+inline constexpr int64_t kMaxSteps = 5'000'000;              // expression and statement steps
+inline constexpr size_t kMaxStringBytes = size_t{32} << 20;  // output and any one string
+inline constexpr size_t kMaxListItems = size_t{1} << 20;     // any one list
+inline constexpr int kMaxMacroDepth = 64;                    // nested macro calls
+inline constexpr int kMaxNestingValues = 256;                // lists and dicts in each other
+inline constexpr int kMaxEvalDepth = 1024;                   // evaluator recursion (the stack)
 
 using Context = std::map<std::string, Value>;
 

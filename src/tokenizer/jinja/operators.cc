@@ -12,7 +12,9 @@ namespace {
   fail_at(pos, v.undefined_name().empty() ? "undefined value" : v.undefined_name());
 }
 
-[[noreturn]] void type_error(const Pos& pos, const std::string& what) { fail_at(pos, what); }
+[[noreturn]] void type_error(const Pos& pos, const std::string& what) {
+  fail_at(pos, what);
+}
 
 }  // namespace
 
@@ -140,9 +142,11 @@ Value binary_op(Budget& budget, const Pos& pos, const std::string& op, const Val
     }
     if (seq->is_list()) {
       const size_t unit = seq->items().size();
-      if (unit > 0 && static_cast<uint64_t>(n) > kMaxListItems / unit) check_list(pos, kMaxListItems + 1);
+      if (unit > 0 && static_cast<uint64_t>(n) > kMaxListItems / unit)
+        check_list(pos, kMaxListItems + 1);
       List out;
-      for (int64_t i = 0; i < n; ++i) out.insert(out.end(), seq->items().begin(), seq->items().end());
+      for (int64_t i = 0; i < n; ++i)
+        out.insert(out.end(), seq->items().begin(), seq->items().end());
       budget.charge(pos, static_cast<int64_t>(out.size()) + n / 64);
       return checked_list(pos, std::move(out), seq->is_tuple());
     }

@@ -37,9 +37,7 @@ class Parser {
 
  private:
   // ---- tokens ----
-  const Token& peek(size_t k = 0) const {
-    return t_[std::min(i_ + k, t_.size() - 1)];
-  }
+  const Token& peek(size_t k = 0) const { return t_[std::min(i_ + k, t_.size() - 1)]; }
   const Token& next() {
     const Token& tok = t_[i_];
     if (i_ + 1 < t_.size()) ++i_;
@@ -174,7 +172,7 @@ class Parser {
       expect_block_end();
       return s;
     }
-    static const std::set<std::string> kClosers = {"elif",   "else",   "endif",   "endfor",
+    static const std::set<std::string> kClosers = {"elif",   "else",     "endif",        "endfor",
                                                    "endset", "endmacro", "endgeneration"};
     if (kClosers.count(k)) fail(kw.pos, "unexpected '" + k + "'");
     unsupported_at(kw.pos, "tag '" + k + "' is not supported");
@@ -540,8 +538,8 @@ class Parser {
         } else if (tok.type == TT::kInt) {
           auto it = node(Expr::Kind::kItem, pos);
           it->args.push_back(std::move(e));
-          it->args.push_back(literal(Value::integer(std::strtoll(tok.text.c_str(), nullptr, 10)),
-                                     tok.pos));
+          it->args.push_back(
+              literal(Value::integer(std::strtoll(tok.text.c_str(), nullptr, 10)), tok.pos));
           e = std::move(it);
         } else {
           fail(tok.pos, "expected an attribute name after '.', got " + describe(tok));
@@ -568,7 +566,8 @@ class Parser {
       }
       if (parts[colons]) fail(peek().pos, "expected ':' or ']', got " + describe(peek()));
       parts[colons] = parse_expression(true);
-      if (colons == 0 && at_op(",")) unsupported_at(peek().pos, "tuple subscripts are not supported");
+      if (colons == 0 && at_op(","))
+        unsupported_at(peek().pos, "tuple subscripts are not supported");
     }
     next();
     if (colons == 0) {
@@ -592,13 +591,15 @@ class Parser {
       if (!first) expect_op(",");
       first = false;
       if (at_op(")")) break;
-      if (at_op("*") || at_op("**")) unsupported_at(peek().pos, "*args and **kwargs are not supported");
+      if (at_op("*") || at_op("**"))
+        unsupported_at(peek().pos, "*args and **kwargs are not supported");
       if (peek().type == TT::kName && at_op("=", 1)) {
         std::string key = next().text;
         next();
         e->kwargs.emplace_back(std::move(key), parse_expression(true));
       } else {
-        if (!e->kwargs.empty()) fail(peek().pos, "a positional argument follows a keyword argument");
+        if (!e->kwargs.empty())
+          fail(peek().pos, "a positional argument follows a keyword argument");
         e->args.push_back(parse_expression(true));
       }
     }

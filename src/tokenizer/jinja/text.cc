@@ -70,8 +70,8 @@ std::string ascii_case(const Pos& pos, const std::string& what, const std::strin
     const char c = out[i];
     const bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
     bool upper = mode == 1;
-    if (mode == 2) upper = i == 0;          // capitalize
-    if (mode == 3) upper = word_start;      // title
+    if (mode == 2) upper = i == 0;      // capitalize
+    if (mode == 3) upper = word_start;  // title
     if (alpha) out[i] = static_cast<char>(upper ? std::toupper(c) : std::tolower(c));
     word_start = !alpha;
   }
@@ -99,13 +99,15 @@ std::vector<std::string> split(const Pos& pos, const std::string& s, const Value
     }
     return out;
   }
-  if (!sep->is_string()) fail_at(pos, std::string("split() needs a string separator, not ") + sep->type_name());
+  if (!sep->is_string())
+    fail_at(pos, std::string("split() needs a string separator, not ") + sep->type_name());
   const std::string& d = sep->as_string();
   if (d.empty()) fail_at(pos, "split(): empty separator");
   size_t from = 0;
   while (true) {
     const size_t at = s.find(d, from);
-    if (at == std::string::npos || (maxsplit >= 0 && static_cast<int64_t>(out.size()) == maxsplit)) {
+    if (at == std::string::npos ||
+        (maxsplit >= 0 && static_cast<int64_t>(out.size()) == maxsplit)) {
       out.push_back(s.substr(from));
       return out;
     }

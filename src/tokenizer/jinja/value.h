@@ -23,7 +23,18 @@ using Dict = std::vector<std::pair<std::string, Value>>;
 
 class Value {
  public:
-  enum class Type { kUndefined, kNone, kBool, kInt, kFloat, kString, kList, kDict, kNamespace, kMacro };
+  enum class Type {
+    kUndefined,
+    kNone,
+    kBool,
+    kInt,
+    kFloat,
+    kString,
+    kList,
+    kDict,
+    kNamespace,
+    kMacro
+  };
 
   Value() = default;  // undefined
   static Value undefined(std::string name = {}) {
