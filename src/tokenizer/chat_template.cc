@@ -1,12 +1,11 @@
 #include "mlaspec/tokenizer/chat_template.h"
 
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "tokenizer/jinja/eval.h"
 #include "tokenizer/jinja/lexer.h"
 #include "tokenizer/jinja/parser.h"
+#include "tokenizer/read_file.h"
 
 namespace mlaspec::tokenizer {
 namespace {
@@ -61,14 +60,6 @@ Result<Value> from_json(const OrderedJson& j, int depth) {
     default:
       return invalid_argument("chat context holds a JSON value of unsupported type");
   }
-}
-
-Result<std::string> read_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return not_found("cannot open " + path.string());
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 // "bos_token": "<s>" or {"content": "<s>", ...} or null.

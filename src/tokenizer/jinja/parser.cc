@@ -349,21 +349,27 @@ class Parser {
     return b;
   }
 
-  ExprPtr parse_or() {
-    ExprPtr left = parse_and();
-    while (at_name("or")) {
+  // One level of left-associative binary operators (names such as `or` or symbols such as `+`)
+  // over the next tighter level.
+  template <typename Operand>
+  ExprPtr binary_level(std::initializer_list<const char*> ops, Operand operand) {
+    ExprPtr left = operand();
+    while (true) {
+      const char* op = nullptr;
+      for (const char* candidate : ops) {
+        if (at_op(candidate) || at_name(candidate)) op = candidate;
+      }
+      if (!op) return left;
       const Pos pos = next().pos;
-      left = binary("or", std::move(left), parse_and(), pos);
+      left = binary(op, std::move(left), operand(), pos);
     }
-    return left;
+  }
+
+  ExprPtr parse_or() {
+    return binary_level({"or"}, [this] { return parse_and(); });
   }
   ExprPtr parse_and() {
-    ExprPtr left = parse_not();
-    while (at_name("and")) {
-      const Pos pos = next().pos;
-      left = binary("and", std::move(left), parse_not(), pos);
-    }
-    return left;
+    return binary_level({"and"}, [this] { return parse_not(); });
   }
   ExprPtr parse_not() {
     if (at_name("not")) {
@@ -405,36 +411,16 @@ class Parser {
     return cmp ? std::move(cmp) : std::move(first);
   }
   ExprPtr parse_math1() {
-    ExprPtr left = parse_concat();
-    while (at_op("+") || at_op("-")) {
-      const Token& op = next();
-      left = binary(op.text, std::move(left), parse_concat(), op.pos);
-    }
-    return left;
+    return binary_level({"+", "-"}, [this] { return parse_concat(); });
   }
   ExprPtr parse_concat() {
-    ExprPtr left = parse_math2();
-    while (at_op("~")) {
-      const Pos pos = next().pos;
-      left = binary("~", std::move(left), parse_math2(), pos);
-    }
-    return left;
+    return binary_level({"~"}, [this] { return parse_math2(); });
   }
   ExprPtr parse_math2() {
-    ExprPtr left = parse_pow();
-    while (at_op("*") || at_op("/") || at_op("//") || at_op("%")) {
-      const Token& op = next();
-      left = binary(op.text, std::move(left), parse_pow(), op.pos);
-    }
-    return left;
+    return binary_level({"*", "/", "//", "%"}, [this] { return parse_pow(); });
   }
   ExprPtr parse_pow() {
-    ExprPtr left = parse_unary(true);
-    while (at_op("**")) {
-      const Pos pos = next().pos;
-      left = binary("**", std::move(left), parse_unary(true), pos);
-    }
-    return left;
+    return binary_level({"**"}, [this] { return parse_unary(true); });
   }
   ExprPtr parse_unary(bool with_filter) {
     Nest nest(this, peek().pos);
