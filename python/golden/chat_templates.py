@@ -115,6 +115,70 @@ TOOL_MESSAGES = [
 ]
 
 
+# One-line templates, each rendered once against SNIPPET_CONTEXT: the filters, tests, methods,
+# operators, literals, loops and whitespace rules one by one.
+SNIPPETS = [
+    '{{ "%s" }}',
+    '{{ [1,2,3]|join(", ") }}|{{ "abc"|list }}|{{ {"a":1}|list }}',
+    '{{ "  hi  "|trim }}|{{ "xxhixx"|trim("x") }}',
+    '{{ "Hello World"|lower }}|{{ "hello world"|title }}|{{ "hELLO"|capitalize }}',
+    '{{ "a-b-c"|replace("-", "+", 1) }}|{{ "abc"|replace("", "_") }}',
+    '{{ [3,1,2]|sort }}|{{ ["b","A","c"]|sort }}|{{ [3,1,2]|sort(reverse=true) }}',
+    '{{ [1,2,3]|first }}{{ [1,2,3]|last }}{{ []|first }}|',
+    '{{ "42"|int + 1 }}|{{ "4.7"|int }}|{{ "x"|int(7) }}|{{ "2.5"|float }}|{{ 3|float }}',
+    '{{ -3|abs }}|{{ (-3)|abs }}|{{ -3.5|abs }}',
+    '{{ [1,2,3]|reverse|list }}|{{ "abc"|reverse }}',
+    '{{ {"b":1,"a":2}|items|list }}|{{ {"b":1,"a":2}.keys()|list }}|{{ {"b":1}.values()|list }}',
+    '{{ {"a":1}.get("a") }}|{{ {"a":1}.get("z") }}|{{ {"a":1}.get("z", 5) }}',
+    '{{ "a,b,,c".split(",") }}|{{ " a  b ".split() }}|{{ "a b c".split(" ", 1) }}|{{ "a b c".split(none, 1) }}',
+    '{{ "hello".startswith("he") }}{{ "hello".endswith(("x","lo")) }}{{ "hello".find("l") }}{{ "hello".count("l") }}',
+    '{{ "-".join(["a","b"]) }}|{{ "  x ".strip() }}|{{ "  x ".lstrip() }}|{{ "  x ".rstrip() }}|{{ "xyx".strip("x") }}',
+    '{{ 1 == 1.0 }}{{ true == 1 }}{{ "1" == 1 }}{{ none == none }}{{ [1,2] == [1,2] }}{{ (1,2) == [1,2] }}',
+    '{{ 1 in [1,2] }}{{ "a" in {"a":1} }}{{ "x" not in "abc" }}{{ 3 in (1,2) }}',
+    '{{ 10 % 3 }}|{{ -10 % 3 }}|{{ 10 % -3 }}|{{ 7.5 % 2 }}|{{ -7.5 // 2 }}|{{ 2 ** -1 }}|{{ 2 ** 0.5 }}',
+    '{{ "ab" * 3 }}|{{ 3 * "ab" }}|{{ [0] * 3 }}|{{ "ab" * 0 }}|{{ "ab" * -1 }}',
+    '{{ 1 ~ 2 ~ none ~ true }}|{{ [1] ~ "x" }}',
+    '{{ x is defined }}{{ x is undefined }}{{ none is none }}{{ 1 is number }}{{ true is number }}{{ true is boolean }}{{ 1 is integer }}{{ 1.0 is float }}{{ "a" is string }}{{ {} is mapping }}{{ [] is iterable }}{{ "a" is sequence }}',
+    '{{ 3 is odd }}{{ 4 is even }}{{ 9 is divisibleby 3 }}{{ 9 is divisibleby(4) }}{{ 1 is eq 1 }}{{ 2 is gt 1 }}{{ 1 is in [1] }}{{ none is sameas none }}{{ "abc" is lower }}{{ "ABC" is upper }}{{ "1" is lower }}',
+    '{% for i in range(3) %}{{ loop.index }}{{ loop.revindex }}{{ loop.first }}{{ loop.last }}{{ loop.length }}{% endfor %}',
+    '{% for i in range(1, 10, 3) %}{{ i }}{% endfor %}|{% for i in range(5, 0, -2) %}{{ i }}{% endfor %}',
+    '{% for a, b in [(1, 2), (3, 4)] %}{{ a + b }}{% endfor %}|{% for k in {"x":1,"y":2} %}{{ k }}{% endfor %}',
+    '{% for c in "héllo" %}[{{ c }}]{% endfor %}',
+    '{% for i in [1,2,3,4] %}{% if i == 3 %}{% break %}{% endif %}{{ i }}{% else %}E{% endfor %}|{% for i in [] %}x{% else %}empty{% endfor %}',
+    '{% for i in [1,2,3] if i != 2 %}{{ i }}{{ loop.length }}{% endfor %}',
+    '{% set a, b = 1, 2 %}{{ a }}{{ b }}{% set t = 1, 2 %}{{ t }}',
+    '{% set ns = namespace(a=1) %}{% set ns.b = 2 %}{{ ns.a + ns.b }}',
+    '{{ (1, ) }}|{{ () }}|{{ (1) }}|{{ [1, 2, ] }}|{{ {"a": 1, } }}',
+    '{{ 1 if true else 2 }}{{ 1 if false else 2 if true else 3 }}',
+    '{{ not true or true }}{{ not (true or true) }}{{ true and false or true }}{{ 0 or "x" }}{{ 1 and "y" }}{{ none or [] }}',
+    '{{ [1,2,3,4,5][1:4:2] }}|{{ [1,2,3][-1] }}|{{ [1,2,3][5] }}|{{ "abc"[-2:] }}|{{ [1,2,3][::-2] }}|{{ [1,2,3][10:] }}|{{ "abc"[1] }}',
+    '{{ messages|selectattr("role", "equalto", "user")|list|length }}|{{ messages|map(attribute="role")|join(",") }}|{{ messages|rejectattr("role", "in", ["user"])|map(attribute="content")|list }}',
+    '{{ [0, 1, "", "a", none]|select|list }}|{{ [0, 1, "", "a"]|reject|list }}|{{ [1,2,3,4]|select("odd")|list }}|{{ ["a","b"]|map("upper")|list }}',
+    '{{ messages[0].content }}|{{ messages[0]["role"] }}|{{ messages[5] }}|{{ messages[0].nope }}|{{ messages.0.role }}',
+    '{% macro greet(name, greeting="Hi") %}{{ greeting }}, {{ name }}!{% endmacro %}{{ greet("A") }} {{ greet("B", "Yo") }} {{ greet(greeting="Hey", name="C") }}',
+    '{%- set x -%}\n  inside\n{%- endset %}[{{ x }}]',
+    '{{ "x\\ty\\nz"|indent(2) }}|{{ "a\\nb"|indent(2, true) }}|{{ "a\\n\\nb"|indent(2, blank=true) }}|{{ "a\\nb"|indent("--") }}',
+    '{{ {"a": [1, 2.5, none, true], "b": "é\\"\\n"}|tojson }}|{{ [1, [2, {}]]|tojson(indent=1) }}|{{ {"b": 1, "a": 2}|tojson(sort_keys=true) }}|{{ {"a": 1}|tojson(separators=(",", ":")) }}',
+    '{{ 1.5 }}|{{ 2.0 }}|{{ 1e100 }}|{{ 0.000123 }}|{{ 123456789.123 }}|{{ -0.0 }}|{{ 1/3 }}|{{ 3.0 * 1.1 }}',
+    '{{ "it\'s" }}|{{ ["it\'s", \'say "x"\', "both \' \\""] }}|{{ ["tab\\there", "nl\\n", "\\x01"] }}',
+    '{{ "\\u00e9\\x41\\101\\777" }}|{{ \'single \\\'q\\\'\' }}|{{ "a" "b" \'c\' }}',
+    '{{ 1 < 2.5 }}{{ "abc" < "abd" }}{{ [1, 2] < [1, 3] }}{{ (1, 2) <= (1, 2) }}{{ 2 >= 3 }}',
+    '{{ 9223372036854775807 }}|{{ -9223372036854775807 - 1 }}|{{ 5 // 2 * 2 + 5 % 2 }}|{{ 2 ** 3 ** 2 }}|{{ -2 ** 2 }}',
+    '{{ messages|length }}{{ messages[0].content|length }}{{ ""|length }}{{ {}|length }}',
+    '{{ "abc"|string }}{{ 12|string }}{{ none|string }}{{ [1]|string }}',
+    '{{ x|default("d") }}{{ none|default("d") }}{{ none|default("d", true) }}{{ ""|d("e", true) }}{{ 0|default(5, boolean=true) }}',
+    '{{ y.z is defined if y is defined else "nope" }}',
+    '{{ range(3)|list }}|{{ range(0)|list }}|{{ dict(a=1, b="x") }}',
+    '{% if messages %}has{% endif %}{% if not messages[0].content %}empty{% else %}full{% endif %}',
+    '{{ "%s" }}|{{ 1 if none }}|{{ [none] }}',
+    '{%raw%} {{ raw }} {%endraw%}|{%- raw -%} x {%- endraw -%}|\n   {%- if true %}  A  {% endif -%}   |\n{% if true %}\n  line\n{% endif %}\n  {# c #}\nx {{- " y " -}} z\n{%+ if true %}keep{% endif %}\n{{ "a" }}\n{{ "b" }}',
+]
+SNIPPET_CONTEXT = {"messages": [{"role": "user", "content": "Hi é"},
+                                {"role": "assistant", "content": ""},
+                                {"role": "system", "content": "s"}],
+                   "add_generation_prompt": True}
+
+
 def contexts(specials):
     out = []
     for name, msgs in FIXED + random_cases(1234, 16):
@@ -152,6 +216,15 @@ def render_all():
                 case["error"] = {"kind": "error", "message": f"{type(e).__name__}: {e}"}
             cases.append(case)
         result["templates"].append({"name": name, "cases": cases})
+    result["snippet_context"] = SNIPPET_CONTEXT
+    result["snippets"] = []
+    for source in SNIPPETS:
+        case = {"source": source}
+        try:
+            case["output"] = env.from_string(source).render(**SNIPPET_CONTEXT)
+        except Exception as e:  # noqa: BLE001 - any jinja2 failure only needs to be a failure
+            case["error"] = f"{type(e).__name__}: {e}"
+        result["snippets"].append(case)
     return result
 
 
@@ -175,6 +248,13 @@ def main():
                 if c_new != c_old:
                     bad += 1
                     print(f"differs: {t_new['name']} / {c_new['name']}")
+        for s_new, s_old in zip(fresh["snippets"], committed.get("snippets", [])):
+            if s_new != s_old:
+                bad += 1
+                print(f"differs: snippet {s_new['source']!r}")
+        if len(fresh["snippets"]) != len(committed.get("snippets", [])):
+            bad += 1
+            print("the set of snippets differs")
         if len(fresh["templates"]) != len(committed["templates"]):
             bad += 1
             print("the set of templates differs")
@@ -185,7 +265,7 @@ def main():
     n = sum(len(t["cases"]) for t in fresh["templates"])
     errors = sum(1 for t in fresh["templates"] for c in t["cases"] if "error" in c)
     print(f"wrote {OUT.relative_to(ROOT)}: {len(fresh['templates'])} templates, {n} cases "
-          f"({errors} errors)")
+          f"({errors} errors), {len(fresh['snippets'])} snippets")
     return 0
 
 

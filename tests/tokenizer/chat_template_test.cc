@@ -98,6 +98,27 @@ TEST(ChatTemplate, MatchesJinja2Goldens) {
   RecordProperty("errors", errors);
 }
 
+// One-line templates exercising each filter, test, method, operator, literal form, loop variable
+// and whitespace rule, against one conversation.
+TEST(ChatTemplate, MatchesJinja2OnSnippets) {
+  const auto goldens =
+      nlohmann::ordered_json::parse(read_text(data_dir() / "chat_templates" / "goldens.json"));
+  const std::string context = goldens["snippet_context"].dump();
+  int checked = 0;
+  for (const auto& c : goldens["snippets"]) {
+    const std::string source = c["source"];
+    Result<std::string> out = render_text(source, context);
+    if (c.contains("error")) {
+      EXPECT_FALSE(out.ok()) << source << " rendered, jinja2 failed with " << c["error"];
+    } else {
+      ASSERT_TRUE(out.ok()) << source << ": " << out.status().to_string();
+      EXPECT_EQ(*out, c["output"].get<std::string>()) << source;
+    }
+    ++checked;
+  }
+  EXPECT_GE(checked, 50);
+}
+
 TEST(ChatTemplate, LoadsTheShippedModel) {
   Result<ChatTemplate> t = ChatTemplate::load(shipped_model());
   ASSERT_TRUE(t.ok()) << t.status().to_string();

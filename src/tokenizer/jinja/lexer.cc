@@ -344,8 +344,21 @@ class Lexer {
           out += '\r';
           break;
         case '0':
-          out += '\0';
+        case '1':
+        case '2':
+        case '3':
+        case '4':
+        case '5':
+        case '6':
+        case '7': {
+          // Up to three octal digits, as Python reads "\101".
+          unsigned v = static_cast<unsigned>(e - '0');
+          for (int k = 0; k < 2 && p < s_.size() && s_[p] >= '0' && s_[p] <= '7'; ++k) {
+            v = v * 8 + static_cast<unsigned>(s_[p++] - '0');
+          }
+          append_utf8(out, v);
           break;
+        }
         case 'a':
           out += '\a';
           break;
