@@ -11,7 +11,9 @@ the special tokens.
     python3 python/golden/chat_templates.py --check    # renders again, compares with the file;
                                                        # exit 77 when jinja2 is not importable
 
-Templates: models/target's chat_template (the shipped model) and tests/data/chat_templates/*.jinja.
+Templates: models/target's chat_template (the shipped model) and tests/data/chat_templates/*.jinja,
+over fixed and seeded random conversations; then SNIPPETS (one-line templates, one construct
+each) and 200 seeded random templates mixing every whitespace control, against one conversation.
 """
 
 import argparse
@@ -173,10 +175,55 @@ SNIPPETS = [
     '{{ "%s" }}|{{ 1 if none }}|{{ [none] }}',
     '{%raw%} {{ raw }} {%endraw%}|{%- raw -%} x {%- endraw -%}|\n   {%- if true %}  A  {% endif -%}   |\n{% if true %}\n  line\n{% endif %}\n  {# c #}\nx {{- " y " -}} z\n{%+ if true %}keep{% endif %}\n{{ "a" }}\n{{ "b" }}',
 ]
-SNIPPET_CONTEXT = {"messages": [{"role": "user", "content": "Hi é"},
+SNIPPET_CONTEXT = {"messages": [{"role": "user", "content": " Hi é"},
                                 {"role": "assistant", "content": ""},
-                                {"role": "system", "content": "s"}],
+                                {"role": "system", "content": "s\n"}],
                    "add_generation_prompt": True}
+
+
+def random_templates(seed, count):
+    """Templates built at random from tags with every whitespace control, comments, text runs
+    of spaces and newlines, nested if/else/for and namespace updates: jinja2's trimming rules
+    meet in every combination."""
+    rng = random.Random(seed)
+    opens, closes = ["{%", "{%-", "{%+"], ["%}", "-%}", "+%}"]
+    texts = ["", " ", "  ", "\n", " \n ", "\t", "x", "a b", "\n\n", "  \n", "é "]
+    exprs = ["m.content", "m.role|upper", "loop.index", "ns.n", "'q'", "m.content|length",
+             "loop.last", "messages|length", "m.role ~ '!'", "(m.content ~ 'x')[1:]",
+             "m.content.strip()"]
+    conds = ["m.role == 'user'", "loop.first", "not loop.last", "m.content", "ns.n > 1",
+             "m.role in ['system']"]
+
+    def tag(body):
+        return rng.choice(opens) + " " + body + " " + rng.choice(closes)
+
+    def block(depth):
+        parts = []
+        for _ in range(rng.randint(1, 4)):
+            k = rng.random()
+            if k < 0.3:
+                parts.append(rng.choice(texts))
+            elif k < 0.55:
+                parts.append(rng.choice(["{{", "{{-"]) + " " + rng.choice(exprs) + " " +
+                             rng.choice(["}}", "-}}"]))
+            elif k < 0.65:
+                parts.append(rng.choice(["{#", "{#-"]) + " c " + rng.choice(["#}", "-#}"]))
+            elif k < 0.8 and depth < 3:
+                parts.append(tag("if " + rng.choice(conds)) + block(depth + 1) +
+                             (tag("else") + block(depth + 1) if rng.random() < 0.4 else "") +
+                             tag("endif"))
+            elif k < 0.9:
+                parts.append(tag("set ns.n = ns.n + 1"))
+            elif depth < 3:
+                parts.append(tag("for m in messages") + block(depth + 1) + tag("endfor"))
+        return "".join(rng.choice(texts) + p for p in parts) + rng.choice(texts)
+
+    out = []
+    for _ in range(count):
+        tail = block(1).replace("m.", "messages[0].").replace("loop.", "messages[0].")
+        out.append("{% set ns = namespace(n=0) %}{% for m in messages %}" + block(1) +
+                   "{% endfor %}" + tail)
+    return out
 
 
 def contexts(specials):
@@ -218,7 +265,7 @@ def render_all():
         result["templates"].append({"name": name, "cases": cases})
     result["snippet_context"] = SNIPPET_CONTEXT
     result["snippets"] = []
-    for source in SNIPPETS:
+    for source in SNIPPETS + random_templates(99, 200):
         case = {"source": source}
         try:
             case["output"] = env.from_string(source).render(**SNIPPET_CONTEXT)
@@ -259,7 +306,8 @@ def main():
             bad += 1
             print("the set of templates differs")
         n = sum(len(t["cases"]) for t in fresh["templates"])
-        print(f"jinja2 {fresh['jinja2']}: {n} renderings, {bad} differ from {OUT.name}")
+        print(f"jinja2 {fresh['jinja2']}: {n} renderings and {len(fresh['snippets'])} snippets, "
+              f"{bad} differ from {OUT.name}")
         return 1 if bad else 0
     OUT.write_text(json.dumps(fresh, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     n = sum(len(t["cases"]) for t in fresh["templates"])
