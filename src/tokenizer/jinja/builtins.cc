@@ -101,7 +101,7 @@ int64_t length_of(const Pos& pos, const Value& v) {
     case Value::Type::kUndefined:
       return 0;
     case Value::Type::kString:
-      return static_cast<int64_t>(characters(v.as_string()).size());
+      return static_cast<int64_t>(count_chars(v.as_string()));
     case Value::Type::kList:
       return static_cast<int64_t>(v.items().size());
     case Value::Type::kDict:
@@ -293,7 +293,7 @@ Value apply_filter(Budget& budget, const Pos& pos, const std::string& name, cons
     Result<std::string> json = to_json(v, f);
     if (!json.ok()) fail_at(pos, json.status().message());
     check_string(pos, json->size());
-    budget.charge(pos, static_cast<int64_t>(json->size() / 64));
+    budget.charge(pos, static_cast<int64_t>(json->size() / kBytesPerStep));
     return Value::string(std::move(*json));
   }
   if (name == "trim") {
@@ -332,7 +332,7 @@ Value apply_filter(Budget& budget, const Pos& pos, const std::string& name, cons
       out += output_of(pos, attr ? attribute_of(item, output_of(pos, *attr)) : item);
       check_string(pos, out.size());
     }
-    budget.charge(pos, static_cast<int64_t>(out.size() / 64));
+    budget.charge(pos, static_cast<int64_t>(out.size() / kBytesPerStep));
     return Value::string(std::move(out));
   }
   if (name == "first" || name == "last") {
@@ -352,9 +352,9 @@ Value apply_filter(Budget& budget, const Pos& pos, const std::string& name, cons
   if (name == "list") return checked_list(pos, iterate(pos, v));
   if (name == "reverse") {
     if (v.is_string()) {
-      std::vector<std::string> cs = characters(v.as_string());
+      const Chars cs(v.as_string());
       std::string out;
-      for (auto it = cs.rbegin(); it != cs.rend(); ++it) out += *it;
+      for (size_t i = cs.size(); i > 0; --i) out += cs[i - 1];
       return Value::string(std::move(out));
     }
     List items = iterate(pos, v);
@@ -394,7 +394,7 @@ Value apply_filter(Budget& budget, const Pos& pos, const std::string& name, cons
     const std::string s = output_of(pos, v);
     std::string out = indent(s, pad, first && first->truthy(), blank && blank->truthy());
     check_string(pos, out.size());
-    budget.charge(pos, static_cast<int64_t>(out.size() / 64));
+    budget.charge(pos, static_cast<int64_t>(out.size() / kBytesPerStep));
     return Value::string(std::move(out));
   }
   if (name == "sort") {
@@ -550,9 +550,9 @@ Value call_method(Budget& budget, const Pos& pos, const Value& obj, const std::s
       if (name == "find") {
         const size_t at = s.find(sub);
         if (at == std::string::npos) return Value::integer(-1);
-        return Value::integer(static_cast<int64_t>(characters(s.substr(0, at)).size()));
+        return Value::integer(static_cast<int64_t>(count_chars(s.substr(0, at))));
       }
-      if (sub.empty()) return Value::integer(static_cast<int64_t>(characters(s).size()) + 1);
+      if (sub.empty()) return Value::integer(static_cast<int64_t>(count_chars(s)) + 1);
       int64_t n = 0;
       for (size_t at = s.find(sub); at != std::string::npos; at = s.find(sub, at + sub.size())) ++n;
       return Value::integer(n);

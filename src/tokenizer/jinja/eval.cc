@@ -3,6 +3,7 @@
 #include <ctime>
 
 #include "tokenizer/jinja/lexer.h"
+#include "tokenizer/jinja/text.h"
 
 namespace mlaspec::tokenizer::jinja {
 
@@ -276,11 +277,11 @@ class Renderer {
         if (i >= 0 && i < n) return obj.items()[static_cast<size_t>(i)];
       } else {
         charge(pos, obj.weight());
-        const std::vector<std::string> chars = characters(obj.as_string());
+        const Chars chars(obj.as_string());
         const auto n = static_cast<int64_t>(chars.size());
         int64_t i = key.as_int();
         if (i < 0) i += n;
-        if (i >= 0 && i < n) return Value::string(chars[static_cast<size_t>(i)]);
+        if (i >= 0 && i < n) return Value::string(std::string(chars[static_cast<size_t>(i)]));
       }
       return Value::undefined(object_name(obj) + " has no element " + to_output(key));
     }
@@ -304,12 +305,12 @@ class Renderer {
     }
     const int64_t step = bound[2];
     if (step == 0) fail_at(e.pos, "slice step cannot be zero");
-    std::vector<std::string> chars;
-    if (obj.is_string()) {
-      chars = characters(obj.as_string());
-    } else if (!obj.is_list()) {
+    if (!obj.is_string() && !obj.is_list()) {
       fail_at(e.pos, std::string("'") + obj.type_name() + "' object is not subscriptable");
     }
+    static const std::string kNoText;
+    budget_.charge(e.pos, static_cast<int64_t>(obj.weight()));
+    const Chars chars(obj.is_string() ? obj.as_string() : kNoText);
     const auto n = static_cast<int64_t>(obj.is_string() ? chars.size() : obj.items().size());
     // Python's slice.indices().
     auto clamp = [&](int64_t v, bool is_given, int64_t dflt) {
@@ -320,7 +321,6 @@ class Renderer {
     };
     const int64_t start = clamp(bound[0], given[0], step > 0 ? 0 : n - 1);
     const int64_t stop = clamp(bound[1], given[1], step > 0 ? n : -1);
-    budget_.charge(e.pos, n);
     if (obj.is_string()) {
       std::string out;
       for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {

@@ -17,8 +17,8 @@
 namespace mlaspec::tokenizer::jinja {
 
 inline constexpr int64_t kMaxSteps = 5'000'000;              // expression and statement steps
-inline constexpr size_t kMaxStringBytes = size_t{32} << 20;  // output and any one string
-inline constexpr size_t kMaxListItems = size_t{1} << 20;     // any one list
+inline constexpr size_t kMaxStringBytes = size_t{16} << 20;  // output and any one string
+inline constexpr size_t kMaxListItems = size_t{1} << 18;     // any one list
 inline constexpr int kMaxMacroDepth = 64;                    // nested macro calls
 inline constexpr int kMaxNestingValues = 256;                // lists and dicts in each other
 inline constexpr int kMaxEvalDepth = 1024;                   // evaluator recursion (the stack)
@@ -74,8 +74,5 @@ Value call_method(Budget& budget, const Pos& pos, const Value& target, const std
 Value binary_op(Budget& budget, const Pos& pos, const std::string& op, const Value& a,
                 const Value& b);
 bool compare_op(const Pos& pos, const std::string& op, const Value& a, const Value& b);
-
-// UTF-8 helpers: the code points of s as separate strings.
-std::vector<std::string> characters(const std::string& s);
 
 }  // namespace mlaspec::tokenizer::jinja

@@ -4,6 +4,7 @@
 
 #include "tokenizer/jinja/builtins.h"
 #include "tokenizer/jinja/eval.h"
+#include "tokenizer/jinja/text.h"
 
 namespace mlaspec::tokenizer::jinja {
 namespace {
@@ -32,7 +33,12 @@ List iterate(const Pos& pos, const Value& v) {
     }
     case Value::Type::kString: {
       List chars;
-      for (std::string& c : characters(v.as_string())) chars.push_back(Value::string(std::move(c)));
+      // One value per character: bounded and charged by the count before any is made.
+      const Chars cs(v.as_string());
+      check_list(pos, cs.size());
+      charge(pos, cs.size());
+      chars.reserve(cs.size());
+      for (size_t i = 0; i < cs.size(); ++i) chars.push_back(Value::string(std::string(cs[i])));
       return chars;
     }
     default:
@@ -45,7 +51,7 @@ Value binary_op(Budget& budget, const Pos& pos, const std::string& op, const Val
   if (op == "~") {
     std::string s = output_of(pos, a) + output_of(pos, b);
     check_string(pos, s.size());
-    budget.charge(pos, static_cast<int64_t>(s.size() / 64));
+    budget.charge(pos, static_cast<int64_t>(s.size() / kBytesPerStep));
     return Value::string(std::move(s));
   }
   if (a.is_undefined()) undefined_error(pos, a);
@@ -112,7 +118,8 @@ Value binary_op(Budget& budget, const Pos& pos, const std::string& op, const Val
   if (op == "+") {
     if (a.is_string() && b.is_string()) {
       check_string(pos, a.as_string().size() + b.as_string().size());
-      budget.charge(pos, static_cast<int64_t>((a.as_string().size() + b.as_string().size()) / 64));
+      budget.charge(
+          pos, static_cast<int64_t>((a.as_string().size() + b.as_string().size()) / kBytesPerStep));
       return Value::string(a.as_string() + b.as_string());
     }
     if (a.is_list() && b.is_list() && a.is_tuple() == b.is_tuple()) {
@@ -137,7 +144,7 @@ Value binary_op(Budget& budget, const Pos& pos, const std::string& op, const Val
       }
       std::string out;
       for (int64_t i = 0; i < n; ++i) out += seq->as_string();
-      budget.charge(pos, static_cast<int64_t>(out.size() / 64) + n / 64);
+      budget.charge(pos, static_cast<int64_t>(out.size() / kBytesPerStep) + n / 64);
       return Value::string(std::move(out));
     }
     if (seq->is_list()) {

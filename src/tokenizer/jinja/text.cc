@@ -9,23 +9,34 @@
 
 namespace mlaspec::tokenizer::jinja {
 
-std::vector<std::string> characters(const std::string& s) {
-  std::vector<std::string> out;
-  out.reserve(s.size());
-  for (size_t i = 0; i < s.size();) {
-    const auto b = static_cast<unsigned char>(s[i]);
-    size_t n = b < 0x80 ? 1 : (b >> 5) == 6 ? 2 : (b >> 4) == 14 ? 3 : (b >> 3) == 30 ? 4 : 1;
-    if (i + n > s.size()) n = 1;
-    for (size_t k = 1; k < n; ++k) {
-      if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) n = 1;
-    }
-    out.push_back(s.substr(i, n));
-    i += n;
+namespace {
+
+// Byte length of the character starting at s[i] (1 for an invalid byte).
+size_t char_len(const std::string& s, size_t i) {
+  const auto b = static_cast<unsigned char>(s[i]);
+  size_t n = b < 0x80 ? 1 : (b >> 5) == 6 ? 2 : (b >> 4) == 14 ? 3 : (b >> 3) == 30 ? 4 : 1;
+  if (i + n > s.size()) return 1;
+  for (size_t k = 1; k < n; ++k) {
+    if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 1;
   }
-  return out;
+  return n;
 }
 
-bool is_space_cp(const std::string& ch) {
+}  // namespace
+
+Chars::Chars(const std::string& s) : s_(s) {
+  starts_.reserve(s.size() / 2 + 2);
+  for (size_t i = 0; i < s.size(); i += char_len(s, i)) starts_.push_back(static_cast<uint32_t>(i));
+  starts_.push_back(static_cast<uint32_t>(s.size()));
+}
+
+size_t count_chars(const std::string& s) {
+  size_t n = 0;
+  for (size_t i = 0; i < s.size(); i += char_len(s, i)) ++n;
+  return n;
+}
+
+bool is_space_cp(std::string_view ch) {
   size_t i = 0;
   char32_t cp = 0;
   const auto b = static_cast<unsigned char>(ch[0]);
@@ -37,13 +48,14 @@ bool is_space_cp(const std::string& ch) {
 
 // str.strip / lstrip / rstrip: whitespace, or the characters of `chars`.
 std::string strip(const std::string& s, const Value* chars, bool left, bool right) {
-  const std::vector<std::string> cs = characters(s);
-  std::set<std::string> set;
+  const Chars cs(s);
+  std::set<std::string, std::less<>> set;
   const bool custom = chars && !chars->is_none();
   if (custom) {
-    for (const std::string& c : characters(chars->as_string())) set.insert(c);
+    const Chars strip_chars(chars->as_string());
+    for (size_t i = 0; i < strip_chars.size(); ++i) set.emplace(strip_chars[i]);
   }
-  auto strip_it = [&](const std::string& c) { return custom ? set.count(c) > 0 : is_space_cp(c); };
+  auto strip_it = [&](std::string_view c) { return custom ? set.count(c) > 0 : is_space_cp(c); };
   size_t b = 0, e = cs.size();
   if (left) {
     while (b < e && strip_it(cs[b])) ++b;
@@ -82,7 +94,7 @@ std::vector<std::string> split(const Pos& pos, const std::string& s, const Value
                                int64_t maxsplit) {
   std::vector<std::string> out;
   if (!sep || sep->is_none()) {
-    const std::vector<std::string> cs = characters(s);
+    const Chars cs(s);
     size_t i = 0;
     while (i < cs.size()) {
       while (i < cs.size() && is_space_cp(cs[i])) ++i;
@@ -122,13 +134,13 @@ std::string replace(Budget& budget, const Pos& pos, const std::string& s, const 
   int64_t done = 0;
   if (old.empty()) {
     // Python inserts the replacement before every character and at the end.
-    const std::vector<std::string> cs = characters(s);
-    for (const std::string& c : cs) {
+    const Chars cs(s);
+    for (size_t i = 0; i < cs.size(); ++i) {
       if (count < 0 || done < count) {
         out += repl;
         ++done;
       }
-      out += c;
+      out += cs[i];
       check_string(pos, out.size());
     }
     if (count < 0 || done < count) out += repl;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tokenizer/jinja/ast.h"
@@ -11,8 +12,25 @@
 
 namespace mlaspec::tokenizer::jinja {
 
+// The code points of a UTF-8 string (an invalid byte counts as one), by offset: Python's view
+// of a str for indexing, slicing and iterating, at 4 bytes per character.
+class Chars {
+ public:
+  explicit Chars(const std::string& s);
+  size_t size() const { return starts_.size() - 1; }
+  std::string_view operator[](size_t i) const {
+    return std::string_view(s_).substr(starts_[i], starts_[i + 1] - starts_[i]);
+  }
+
+ private:
+  const std::string& s_;
+  std::vector<uint32_t> starts_;
+};
+// len(str): the number of code points.
+size_t count_chars(const std::string& s);
+
 // Whether one code point (as its UTF-8 bytes) is Python whitespace.
-bool is_space_cp(const std::string& ch);
+bool is_space_cp(std::string_view ch);
 // str.strip / lstrip / rstrip: whitespace, or the characters of `chars` (a string value).
 std::string strip(const std::string& s, const Value* chars, bool left, bool right);
 // mode 0 lower, 1 upper, 2 capitalize, 3 title. Non-ASCII text is refused: this layer carries

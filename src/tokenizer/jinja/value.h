@@ -18,6 +18,9 @@ namespace mlaspec::tokenizer::jinja {
 
 struct Stmt;
 class Value;
+
+// Text costs one render step per this many bytes wherever it is built, copied or walked.
+inline constexpr size_t kBytesPerStep = 16;
 using List = std::vector<Value>;
 using Dict = std::vector<std::pair<std::string, Value>>;
 
@@ -60,7 +63,7 @@ class Value {
   }
   static Value string(std::string s) {
     Value v(Type::kString);
-    v.weight_ = 1 + s.size() / 64;
+    v.weight_ = 1 + s.size() / kBytesPerStep;
     v.str_ = std::move(s);
     return v;
   }
@@ -78,7 +81,8 @@ class Value {
     Value v(Type::kDict);
     for (const auto& entry : items) {
       v.depth_ = std::max(v.depth_, entry.second.depth_ + 1);
-      v.weight_ = add_weight(v.weight_, 1 + entry.first.size() / 64 + entry.second.weight_);
+      v.weight_ =
+          add_weight(v.weight_, 1 + entry.first.size() / kBytesPerStep + entry.second.weight_);
     }
     v.dict_ = std::make_shared<Dict>(std::move(items));
     return v;
@@ -120,7 +124,7 @@ class Value {
   // why a namespace holding itself never makes printing or comparing recurse forever).
   uint32_t depth() const { return depth_; }
   // The work of walking the whole value (printing, comparing, serialising it): one per
-  // element plus one per 64 bytes of text, saturating. Renders are charged by it.
+  // element plus one per kBytesPerStep bytes of text, saturating. Renders are charged by it.
   uint64_t weight() const { return weight_; }
 
   // The entry of a dict or namespace, or nullptr.
