@@ -98,39 +98,38 @@ void expect_matches_oracle(Ragged& r, const std::string& what) {
 }
 
 // Sweep: H 8..128, page sizes 1..64, bf16 and fp8, q_len 1 mixed with 32, seq_len == q_len,
-// contexts that are not page multiples, batches of 1..9.
+// contexts that are not page multiples, batches of 1..6 (1..3 at H >= 64, to keep it fast).
 TEST(RaggedVerify, EachRequestEqualsItselfAloneAndTheOracle) {
   std::mt19937_64 rng(7);
   int cases = 0;
   for (const int H : {8, 16, 64, 128}) {
     for (const int page : {1, 16, 64}) {
-      for (const DType kv : {DType::kBF16, DType::kFP8E4M3}) {
-        ProblemSpec spec;
-        spec.num_heads = H;
-        spec.page_size = page;
-        spec.kv_dtype = kv;
-        spec.kv_scale = kv == DType::kFP8E4M3 ? 0.25f : 1.0f;
-        spec.batch = 1 + static_cast<int>(rng() % 9);
-        spec.seed = rng();
-        std::vector<int32_t> q_lens;
-        for (int b = 0; b < spec.batch; ++b) {
-          const int32_t n = b == 0 ? 1 : (b == 1 ? 32 : 1 + static_cast<int32_t>(rng() % 32));
-          q_lens.push_back(n);
-          // seq_len == q_len for request 2; otherwise up to 300 more keys.
-          spec.seq_lens.push_back(b == 2 ? n : n + static_cast<int32_t>(rng() % 300));
-        }
-        spec.q_len = 1;  // the Problem's own q is unused
-        Ragged r(spec, q_lens);
-        const VerifyArgs a = r.args();
-        ASSERT_TRUE(cpu_verify(a).ok()) << spec.to_string();
-        const std::string what = spec.to_string() + " H=" + std::to_string(H);
-        expect_matches_oracle(r, what);
-        expect_each_request_equals_alone(r);
-        ++cases;
+      const DType kv = (cases % 2) ? DType::kFP8E4M3 : DType::kBF16;
+      ProblemSpec spec;
+      spec.num_heads = H;
+      spec.page_size = page;
+      spec.kv_dtype = kv;
+      spec.kv_scale = kv == DType::kFP8E4M3 ? 0.25f : 1.0f;
+      spec.batch = 1 + static_cast<int>(rng() % (H >= 64 ? 3 : 6));
+      spec.seed = rng();
+      std::vector<int32_t> q_lens;
+      for (int b = 0; b < spec.batch; ++b) {
+        const int32_t n = b == 0 ? 1 : (b == 1 ? 32 : 1 + static_cast<int32_t>(rng() % 32));
+        q_lens.push_back(n);
+        // seq_len == q_len for request 2; otherwise up to 150 more keys.
+        spec.seq_lens.push_back(b == 2 ? n : n + static_cast<int32_t>(rng() % 150));
       }
+      spec.q_len = 1;  // the Problem's own q is unused
+      Ragged r(spec, q_lens);
+      const VerifyArgs a = r.args();
+      ASSERT_TRUE(cpu_verify(a).ok()) << spec.to_string();
+      const std::string what = spec.to_string() + " H=" + std::to_string(H);
+      expect_matches_oracle(r, what);
+      expect_each_request_equals_alone(r);
+      ++cases;
     }
   }
-  EXPECT_EQ(cases, 24);
+  EXPECT_EQ(cases, 12);
 }
 
 TEST(RaggedVerify, ShapeAndGuard) {
