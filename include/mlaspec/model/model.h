@@ -39,6 +39,7 @@
 #include "mlaspec/attention/registry.h"
 #include "mlaspec/kvcache/pool.h"
 #include "mlaspec/model/config.h"
+#include "mlaspec/model/recurrent_state.h"
 #include "mlaspec/model/weights.h"
 
 namespace mlaspec::model {
@@ -110,6 +111,10 @@ class Model {
   const ModelConfig& config() const;
   const ModelWeights& weights() const;
   attn::Dispatcher& dispatcher();
+  // The model's recurrent-state layers (model/recurrent_state.h), or null when it has none. Every
+  // family this runtime loads (DeepSeek-V2/V3, Kimi-K2) is pure MLA: always null, so the
+  // speculative step never commits recurrent state for it.
+  RecurrentState* recurrent_state() { return nullptr; }
 
   // Where forward() runs (LoadOptions::device).
   Device device() const;
