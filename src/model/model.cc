@@ -70,8 +70,7 @@ Result<Model> Model::load(const std::filesystem::path& dir, const LoadOptions& o
   dopts.log_warnings = false;
   Result<attn::DispatchSetup> dispatch = attn::make_dispatch(dopts);
   if (!dispatch.ok()) return dispatch.status();
-  auto impl =
-      std::make_unique<Impl>(std::move(*config), std::move(*weights), std::move(*dispatch));
+  auto impl = std::make_unique<Impl>(std::move(*config), std::move(*weights), std::move(*dispatch));
   impl->device = options.device;
   if (options.device == Device::kCUDA) {
     // The CUDA attention backends' head range (one caps for both).
@@ -80,8 +79,8 @@ Result<Model> Model::load(const std::filesystem::path& dir, const LoadOptions& o
       const attn::BackendCaps& caps = impl->dispatch.registry->caps(*fold);
       const int H = impl->config.num_attention_heads;
       if (H < caps.min_heads || H > caps.max_heads) {
-        return unsupported("model device cuda: num_attention_heads " + str(H) +
-                           " is outside [" + str(caps.min_heads) + ", " + str(caps.max_heads) +
+        return unsupported("model device cuda: num_attention_heads " + str(H) + " is outside [" +
+                           str(caps.min_heads) + ", " + str(caps.max_heads) +
                            "], the heads the CUDA attention backends serve");
       }
     }

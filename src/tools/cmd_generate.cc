@@ -337,9 +337,10 @@ void add_generate_command(CLI::App& app) {
   cmd->add_option("--num-draft", cli->num_draft, "Drafts per verify step (verify q_len - 1)")
       ->check(CLI::Range(0, 64))
       ->capture_default_str();
-  cmd->add_option("--device", cli->device,
-                  "Where the target model runs: cpu, or cuda (bf16 on the GPU; the drafter stays on "
-                  "the CPU)")
+  cmd->add_option(
+         "--device", cli->device,
+         "Where the target model runs: cpu, or cuda (bf16 on the GPU; the drafter stays on "
+         "the CPU)")
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();
   cmd->add_flag("--json", cli->json,

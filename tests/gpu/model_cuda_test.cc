@@ -216,10 +216,11 @@ TEST_P(CudaForward, MatchesCpuRuntime) {
     step(slice(seq, pos, pos + 8), LogitsMode::kAll, "verify");
     pos += 8;
     step(slice(seq, pos, seq.size()), LogitsMode::kAll, "tail");
-    std::printf("[cuda vs cpu] %-40s logits: worst row %.2e, %d of %d rows over %.0e; hidden: "
-                "worst row %.2e, %d of %d rows over %.0e\n",
-                tag.c_str(), logit.worst, logit.over, logit.rows, kLogitRel, hid.worst, hid.over,
-                hid.rows, kHiddenRel);
+    std::printf(
+        "[cuda vs cpu] %-40s logits: worst row %.2e, %d of %d rows over %.0e; hidden: "
+        "worst row %.2e, %d of %d rows over %.0e\n",
+        tag.c_str(), logit.worst, logit.over, logit.rows, kLogitRel, hid.worst, hid.over, hid.rows,
+        kHiddenRel);
     EXPECT_LE(logit.over, kMaxRowsOver * logit.rows) << tag;
     EXPECT_LE(hid.over, kMaxRowsOver * hid.rows) << tag;
   }
@@ -249,8 +250,8 @@ TEST_P(CudaForward, ChunkedPrefillAndDecodeEqualOneShot) {
       for (size_t i = 0; i < got.size(); ++i) diff += std::memcmp(&got[i], &full.logits[i], 4) != 0;
       EXPECT_EQ(diff, 0u) << name << ": " << diff << " logits differ bitwise";
     } else {
-      const Errors e = compare_rows(got, full.logits, vocab, kLogitRel, true,
-                                    name + " chunked vs one-shot");
+      const Errors e =
+          compare_rows(got, full.logits, vocab, kLogitRel, true, name + " chunked vs one-shot");
       std::printf("[chunked vs one-shot] %-22s default mode: worst row %.2e, %d of %d rows over\n",
                   name.c_str(), e.worst, e.over, e.rows);
       EXPECT_LE(e.over, kMaxRowsOver * e.rows) << name;
@@ -275,7 +276,8 @@ TEST_P(CudaForward, DeterministicEightRowsEqualOneRow) {
   for (size_t p = 40; p < 48; ++p) {
     const RequestOutput d = b.run({seq[p]}, LogitsMode::kLast, o);
     rows.insert(rows.end(), d.logits.begin(), d.logits.end());
-    for (size_t k = 0; k < 2; ++k) hidden[k].insert(hidden[k].end(), d.hidden[k].begin(), d.hidden[k].end());
+    for (size_t k = 0; k < 2; ++k)
+      hidden[k].insert(hidden[k].end(), d.hidden[k].begin(), d.hidden[k].end());
   }
   ASSERT_EQ(rows.size(), block.logits.size());
   EXPECT_EQ(std::memcmp(rows.data(), block.logits.data(), rows.size() * 4), 0) << name << " logits";
@@ -305,7 +307,8 @@ TEST(CudaModel, RefusesAHostPool) {
       << out.status().to_string();
 }
 
-// ---- the engine with a CUDA target ---------------------------------------------------------------
+// ---- the engine with a CUDA target
+// ---------------------------------------------------------------
 
 struct Problem {
   std::string prompt;
@@ -336,7 +339,8 @@ std::vector<std::vector<int32_t>> generate(const tokenizer::Tokenizer& tok,
   } else {
     config.num_draft = 0;
   }
-  Result<spec::Engine> engine = spec::Engine::create(std::move(*target), std::move(drafter), config);
+  Result<spec::Engine> engine =
+      spec::Engine::create(std::move(*target), std::move(drafter), config);
   EXPECT_TRUE(engine.ok()) << engine.status().to_string();
   std::vector<spec::RequestId> ids;
   for (const std::string& p : prompts) {
@@ -383,12 +387,14 @@ TEST(CudaEngine, SpeculativeGreedyEqualsPlainGreedyWithCpuDrafter) {
     EXPECT_EQ(specd[p], plain[p]) << "prompt " << p;
     same_as_cpu += plain[p] == cpu_plain[p];
   }
-  std::printf("[engine cuda target] spec == plain on %zu prompts; %d of them equal the CPU "
-              "runtime's greedy output; tau %.2f\n",
-              prompts.size(), same_as_cpu, stats.accept_length());
+  std::printf(
+      "[engine cuda target] spec == plain on %zu prompts; %d of them equal the CPU "
+      "runtime's greedy output; tau %.2f\n",
+      prompts.size(), same_as_cpu, stats.accept_length());
 }
 
-// ---- timings of the shipped target (printed) -----------------------------------------------------
+// ---- timings of the shipped target (printed)
+// -----------------------------------------------------
 
 TEST(CudaModelPerf, ShippedTargetTimings) {
   MLASPEC_SKIP_WITHOUT_GPU();
@@ -421,10 +427,11 @@ TEST(CudaModelPerf, ShippedTargetTimings) {
     }
     t1 = clock::now();
     const double verify_ms = ms(t0, t1) / 16;
-    std::printf("[perf target] %-13s prefill 512: %.1f ms (%.0f tok/s); decode: %.3f ms/step "
-                "(%.0f tok/s) at S~550; verify q_len 8: %.3f ms/step\n",
-                det ? "deterministic" : "default", prefill_ms, 512 / (prefill_ms / 1e3), decode_ms,
-                1e3 / decode_ms, verify_ms);
+    std::printf(
+        "[perf target] %-13s prefill 512: %.1f ms (%.0f tok/s); decode: %.3f ms/step "
+        "(%.0f tok/s) at S~550; verify q_len 8: %.3f ms/step\n",
+        det ? "deterministic" : "default", prefill_ms, 512 / (prefill_ms / 1e3), decode_ms,
+        1e3 / decode_ms, verify_ms);
   }
 }
 

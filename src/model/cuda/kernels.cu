@@ -41,14 +41,14 @@ __global__ void embed_kernel(const uint16_t* table, const int32_t* tokens, int64
                              float* x) {
   const int64_t t = blockIdx.x;
   const uint16_t* row = table + int64_t{tokens[t]} * hidden;
-  for (int64_t i = threadIdx.x; i < hidden; i += blockDim.x) x[t * hidden + i] = bits_to_float(row[i]);
+  for (int64_t i = threadIdx.x; i < hidden; i += blockDim.x)
+    x[t * hidden + i] = bits_to_float(row[i]);
 }
 
 constexpr int kNormThreads = 256;
 
-__global__ void rms_norm_kernel(const float* x, int64_t ldx, int64_t dim, const float* w,
-                                float eps, float* y_f32, int64_t ldy, uint16_t* y_bf16,
-                                int64_t ldyb) {
+__global__ void rms_norm_kernel(const float* x, int64_t ldx, int64_t dim, const float* w, float eps,
+                                float* y_f32, int64_t ldy, uint16_t* y_bf16, int64_t ldyb) {
   __shared__ double partial[kNormThreads];
   const int64_t t = blockIdx.x;
   const float* xr = x + t * ldx;
@@ -60,8 +60,8 @@ __global__ void rms_norm_kernel(const float* x, int64_t ldx, int64_t dim, const 
     if (threadIdx.x < s) partial[threadIdx.x] += partial[threadIdx.x + s];
     __syncthreads();
   }
-  const float inv =
-      static_cast<float>(1.0 / sqrt(partial[0] / static_cast<double>(dim) + static_cast<double>(eps)));
+  const float inv = static_cast<float>(
+      1.0 / sqrt(partial[0] / static_cast<double>(dim) + static_cast<double>(eps)));
   for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) {
     const float v = w[i] * (xr[i] * inv);
     if (y_bf16 != nullptr) y_bf16[t * ldyb + i] = float_to_bits(v);
@@ -109,7 +109,8 @@ __global__ void split_q_kernel(const float* q, int64_t H, int64_t nope, int64_t 
   const int64_t t = th / H;
   const int64_t qk = nope + rope.dim;
   const float* in = q + th * qk;
-  for (int64_t i = threadIdx.x; i < nope; i += blockDim.x) q_nope[th * nope + i] = float_to_bits(in[i]);
+  for (int64_t i = threadIdx.x; i < nope; i += blockDim.x)
+    q_nope[th * nope + i] = float_to_bits(in[i]);
   uint16_t* out = q_att + th * (latent + rope.dim) + latent;
   const int half = rope.dim / 2;
   for (int i = threadIdx.x; i < half; i += blockDim.x) {
@@ -242,8 +243,8 @@ Status add_inplace(float* x, const float* d, int64_t n, void* stream) {
 Status kv_rows(const float* ckv, int64_t T, int64_t latent, int64_t first_position,
                const RopeArgs& rope, uint16_t* rows, void* stream) {
   if (T == 0) return Status::Ok();
-  kv_rows_kernel<<<static_cast<unsigned>(T), 256, 0, as_stream(stream)>>>(ckv, latent,
-                                                                          first_position, rope, rows);
+  kv_rows_kernel<<<static_cast<unsigned>(T), 256, 0, as_stream(stream)>>>(
+      ckv, latent, first_position, rope, rows);
   return launched("kv_rows");
 }
 
@@ -262,18 +263,18 @@ Status silu_mul(const float* gu, int64_t T, int64_t inter, uint16_t* act, void* 
   return launched("silu_mul");
 }
 
-Status gather_rows(const uint16_t* src, const int32_t* idx, int64_t n, int64_t cols,
-                   uint16_t* dst, void* stream) {
+Status gather_rows(const uint16_t* src, const int32_t* idx, int64_t n, int64_t cols, uint16_t* dst,
+                   void* stream) {
   if (n == 0) return Status::Ok();
   gather_rows_kernel<<<static_cast<unsigned>(n), 256, 0, as_stream(stream)>>>(src, idx, cols, dst);
   return launched("gather_rows");
 }
 
-Status moe_combine(const float* ys, const int32_t* pos, const float* w, int k,
-                   const float* shared, int64_t T, int64_t hidden, float* out, void* stream) {
+Status moe_combine(const float* ys, const int32_t* pos, const float* w, int k, const float* shared,
+                   int64_t T, int64_t hidden, float* out, void* stream) {
   if (T == 0) return Status::Ok();
-  moe_combine_kernel<<<static_cast<unsigned>(T), 256, 0, as_stream(stream)>>>(ys, pos, w, k,
-                                                                              shared, hidden, out);
+  moe_combine_kernel<<<static_cast<unsigned>(T), 256, 0, as_stream(stream)>>>(ys, pos, w, k, shared,
+                                                                              hidden, out);
   return launched("moe_combine");
 }
 

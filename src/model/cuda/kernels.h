@@ -45,16 +45,17 @@ Status split_q(const float* q, int64_t T, int64_t H, int64_t nope, int64_t laten
 Status silu_mul(const float* gu, int64_t T, int64_t inter, uint16_t* act, void* stream);
 
 // dst[r, :] = src[idx[r], :] for r < n (bf16 rows of `cols`).
-Status gather_rows(const uint16_t* src, const int32_t* idx, int64_t n, int64_t cols,
-                   uint16_t* dst, void* stream);
+Status gather_rows(const uint16_t* src, const int32_t* idx, int64_t n, int64_t cols, uint16_t* dst,
+                   void* stream);
 
 // out[t, :] = sum_{i < k} w[t * k + i] * ys[pos[t * k + i], :] in i order, then + shared[t, :]
 // when shared is not null (the CPU runtime's order: experts ascending, then the shared experts).
-Status moe_combine(const float* ys, const int32_t* pos, const float* w, int k,
-                   const float* shared, int64_t T, int64_t hidden, float* out, void* stream);
+Status moe_combine(const float* ys, const int32_t* pos, const float* w, int k, const float* shared,
+                   int64_t T, int64_t hidden, float* out, void* stream);
 
 // The row-invariant GEMM (ForwardOptions::deterministic): for b < batch, t < T, j < N
-//   y[b * stride_y + t * ldy + j] = sum_k x[b * stride_x + t * ldx + k] * w[b * stride_w + j * ldw + k]
+//   y[b * stride_y + t * ldy + j] = sum_k x[b * stride_x + t * ldx + k] * w[b * stride_w + j * ldw
+//   + k]
 // with f32 accumulation in one fixed order per element (lane l of a warp sums k = l, l + 32, ...
 // in order; the 32 lanes then fold as a butterfly), which depends on K only, never on T.
 enum class GemmType : uint8_t { kBF16, kF32 };

@@ -1,6 +1,7 @@
 // The CUDA runtime's forward (ARCHITECTURE.md §3: bf16 activations, f32 accumulation, the same
 // layer sequence as the CPU runtime). Per request and per chunk of at most max_chunk_tokens:
-//   embed -> per layer: rms_norm -> MLA (absorbed) -> +residual -> rms_norm -> MLP / MoE -> +residual
+//   embed -> per layer: rms_norm -> MLA (absorbed) -> +residual -> rms_norm -> MLP / MoE ->
+//   +residual
 //   -> final norm -> lm_head
 // GEMMs: cuBLAS (bf16 in, f32 accumulate) by default; the row-invariant kernel (kernels.h) in
 // deterministic mode and for the MoE router, which runs in f32 as transformers' does. The residual
@@ -8,14 +9,13 @@
 //
 // Attention: the model's dispatcher on the CUDA pool (cuda_fold / cuda_rowwise serve q_len <=
 // kMaxQLen = 32), always in deterministic mode as the CPU runtime asks. A chunk of T tokens is
-// cut into blocks of 32 queries, passed as one batch of T / 32 "requests" sharing the page table
-// with seq_lens first + 32 (b + 1) (bottom-right causal gives each query exactly the keys it sees
-// in the full chunk), plus one call for the remainder.
+// cut into blocks of 32 queries (../gpu_plan.h: one batched call for the full blocks, one for the
+// remainder).
 //
 // MoE routing: the router logits come back to the host and cpu::route_token picks the experts (the
 // CPU runtime's code, so ties break the same way); then per touched expert a gather -> SwiGLU
 // GEMMs, and a combine that sums each token's experts in ascending expert order, then the shared
-// experts (the CPU runtime's order).
+// experts (the CPU runtime's order; ../gpu_plan.h).
 //
 // Scratch buffers grow as needed and are filled with 0xff bytes (NaN in f32 and bf16) when
 // allocated, so an element a kernel failed to write shows as NaN downstream (the tests check that
@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "../gpu_plan.h"
 #include "kernels.h"
 #include "mlaspec/attention/verify.h"
 #include "mlaspec/core/dtype.h"
@@ -157,8 +158,7 @@ class Runtime final : public CudaRuntime {
   Status linear(const uint16_t* x, int64_t T, const DMat& w, void* y, GemmType y_type);
   Status mlp(const DMlp& m, const uint16_t* x, int64_t T, float* out);
   Status mla(int layer, int64_t T, int64_t first, kv::KvPool& pool, attn::Dispatcher& dispatcher,
-             const std::vector<int32_t>& slots, const std::vector<int32_t>& table,
-             int64_t used_pages);
+             const std::vector<int32_t>& slots, const std::vector<int32_t>& table);
   Status moe(int layer, int64_t T);
   Status reserve(int64_t T, int64_t pages);
 
@@ -294,8 +294,8 @@ Status Runtime::gemm(const RowInvariantGemm& g) {
   return cublas_status(
       cublasGemmStridedBatchedEx(
           blas_, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(g.N), static_cast<int>(g.T),
-          static_cast<int>(g.K), &alpha, g.w, CUDA_R_16BF, static_cast<int>(g.ldw), g.stride_w,
-          g.x, CUDA_R_16BF, static_cast<int>(g.ldx), g.stride_x, &beta, g.y,
+          static_cast<int>(g.K), &alpha, g.w, CUDA_R_16BF, static_cast<int>(g.ldw), g.stride_w, g.x,
+          CUDA_R_16BF, static_cast<int>(g.ldx), g.stride_x, &beta, g.y,
           g.y_type == GemmType::kF32 ? CUDA_R_32F : CUDA_R_16BF, static_cast<int>(g.ldy),
           g.stride_y, g.batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
       "cublasGemmStridedBatchedEx [" + str(g.T) + " x " + str(g.K) + "] @ [" + str(g.K) + " x " +
@@ -325,7 +325,7 @@ Status Runtime::mlp(const DMlp& m, const uint16_t* x, int64_t T, float* out) {
 
 Status Runtime::mla(int layer, int64_t T, int64_t first, kv::KvPool& pool,
                     attn::Dispatcher& dispatcher, const std::vector<int32_t>& slots,
-                    const std::vector<int32_t>& table, int64_t used_pages) {
+                    const std::vector<int32_t>& table) {
   const DLayer& d = layers_[static_cast<size_t>(layer)];
   const int64_t H = c_.num_attention_heads, nope = c_.qk_nope_head_dim;
   const int64_t latent = c_.kv_lora_rank, row = latent + c_.qk_rope_head_dim, v = c_.v_head_dim;
@@ -337,7 +337,8 @@ Status Runtime::mla(int layer, int64_t T, int64_t first, kv::KvPool& pool,
     MLASPEC_RETURN_IF_ERROR(rms_norm(at<float>(qa_), c_.q_lora_rank, T, c_.q_lora_rank,
                                      d.q_a_norm.ptr(), kLatentNormEps, nullptr, 0,
                                      at<uint16_t>(qab_), c_.q_lora_rank, nullptr));
-    MLASPEC_RETURN_IF_ERROR(linear(at<uint16_t>(qab_), T, d.q_b_proj, at<float>(q_), GemmType::kF32));
+    MLASPEC_RETURN_IF_ERROR(
+        linear(at<uint16_t>(qab_), T, d.q_b_proj, at<float>(q_), GemmType::kF32));
   } else {
     MLASPEC_RETURN_IF_ERROR(linear(hb, T, d.q_proj, at<float>(q_), GemmType::kF32));
   }
@@ -346,14 +347,14 @@ Status Runtime::mla(int layer, int64_t T, int64_t first, kv::KvPool& pool,
   MLASPEC_RETURN_IF_ERROR(linear(hb, T, d.kv_a_proj, at<float>(ckv_), GemmType::kF32));
   MLASPEC_RETURN_IF_ERROR(rms_norm(at<float>(ckv_), row, T, latent, d.kv_a_norm.ptr(),
                                    kLatentNormEps, at<float>(ckv_), row, nullptr, 0, nullptr));
-  MLASPEC_RETURN_IF_ERROR(kv_rows(at<float>(ckv_), T, latent, first, rope_, at<uint16_t>(kvr_), nullptr));
+  MLASPEC_RETURN_IF_ERROR(
+      kv_rows(at<float>(ckv_), T, latent, first, rope_, at<uint16_t>(kvr_), nullptr));
   kv::WriteOptions wo;
   wo.slots_host = TensorView(const_cast<int32_t*>(slots.data()), DType::kI32, {T});
-  MLASPEC_RETURN_IF_ERROR(kv::write_rows(pool, layer,
-                                         TensorView(slots_.data(), DType::kI32, {T}, Device::kCUDA),
-                                         TensorView(kvr_.data(), DType::kBF16, {T, row}, Device::kCUDA),
-                                         wo)
-                              .with_context("layer " + str(layer)));
+  MLASPEC_RETURN_IF_ERROR(
+      kv::write_rows(pool, layer, TensorView(slots_.data(), DType::kI32, {T}, Device::kCUDA),
+                     TensorView(kvr_.data(), DType::kBF16, {T, row}, Device::kCUDA), wo)
+          .with_context("layer " + str(layer)));
 
   // Absorbed q rows: [q_nope @ W_UK[h] | rope(q_pe)].
   MLASPEC_RETURN_IF_ERROR(split_q(at<float>(q_), T, H, nope, latent, first, rope_,
@@ -375,28 +376,22 @@ Status Runtime::mla(int layer, int64_t T, int64_t first, kv::KvPool& pool,
   uk.batch = static_cast<int>(H);
   MLASPEC_RETURN_IF_ERROR(gemm(uk));
 
-  // Attention in blocks of kAttentionBlock queries (see the file comment).
-  const int64_t full = T / kAttentionBlock, rem = T % kAttentionBlock;
-  const int64_t nb = full + (rem > 0 ? 1 : 0);
-  std::vector<int32_t> bt(static_cast<size_t>(nb * used_pages)), sl(static_cast<size_t>(nb));
-  for (int64_t b = 0; b < nb; ++b) {
-    std::copy(table.begin(), table.begin() + used_pages, bt.begin() + b * used_pages);
-    sl[static_cast<size_t>(b)] =
-        static_cast<int32_t>(first + std::min(T, (b + 1) * kAttentionBlock));
-  }
-  MLASPEC_RETURN_IF_ERROR(cuda_status(
-      cudaMemcpy(table_.data(), bt.data(), bt.size() * sizeof(int32_t), cudaMemcpyHostToDevice),
-      "block table upload"));
-  MLASPEC_RETURN_IF_ERROR(cuda_status(
-      cudaMemcpy(seq_lens_.data(), sl.data(), sl.size() * sizeof(int32_t), cudaMemcpyHostToDevice),
-      "seq_lens upload"));
+  // Attention in blocks of kAttentionBlock queries (gpu_plan.h).
+  const AttentionBlockPlan plan =
+      plan_attention_blocks(T, first, table, pool.page_size(), kAttentionBlock);
+  const int64_t used_pages = plan.pages;
+  MLASPEC_RETURN_IF_ERROR(
+      cuda_status(cudaMemcpy(table_.data(), plan.block_table.data(),
+                             plan.block_table.size() * sizeof(int32_t), cudaMemcpyHostToDevice),
+                  "block table upload"));
+  MLASPEC_RETURN_IF_ERROR(
+      cuda_status(cudaMemcpy(seq_lens_.data(), plan.seq_lens.data(),
+                             plan.seq_lens.size() * sizeof(int32_t), cudaMemcpyHostToDevice),
+                  "seq_lens upload"));
   attn::VerifyOptions vo;
   vo.deterministic = true;
-  for (int part = 0; part < 2; ++part) {
-    const int64_t B = part == 0 ? full : (rem > 0 ? 1 : 0);
-    const int64_t q_len = part == 0 ? kAttentionBlock : rem;
-    if (B == 0) continue;
-    const int64_t b0 = part == 0 ? 0 : full;  // first block
+  for (const AttentionBlockCall& call : plan.calls) {
+    const int64_t B = call.batch, q_len = call.q_len, b0 = call.first_block;
     const int64_t t0 = b0 * kAttentionBlock;  // first query token
     attn::VerifyArgs args;
     args.q = TensorView(at<uint16_t>(qatt_, t0 * H * row), DType::kBF16, {B, q_len, H, row},
@@ -406,8 +401,10 @@ Status Runtime::mla(int layer, int64_t T, int64_t first, kv::KvPool& pool,
                                   {B, used_pages}, Device::kCUDA);
     args.seq_lens = TensorView(at<int32_t>(seq_lens_, b0), DType::kI32, {B}, Device::kCUDA);
     args.block_table_host =
-        TensorView(bt.data() + b0 * used_pages, DType::kI32, {B, used_pages});
-    args.seq_lens_host = TensorView(sl.data() + b0, DType::kI32, {B});
+        TensorView(const_cast<int32_t*>(plan.block_table.data()) + b0 * used_pages, DType::kI32,
+                   {B, used_pages});
+    args.seq_lens_host =
+        TensorView(const_cast<int32_t*>(plan.seq_lens.data()) + b0, DType::kI32, {B});
     args.sm_scale = static_cast<float>(c_.softmax_scale());
     args.out = TensorView(at<uint16_t>(o_, t0 * H * latent), DType::kBF16, {B, q_len, H, latent},
                           Device::kCUDA);
@@ -456,47 +453,21 @@ Status Runtime::moe(int layer, int64_t T) {
   rg.K = hidden;
   MLASPEC_RETURN_IF_ERROR(gemm(rg));
   std::vector<float> logits(static_cast<size_t>(T * E));
-  MLASPEC_RETURN_IF_ERROR(cuda_status(cudaMemcpy(logits.data(), router_logits_.data(),
-                                                 logits.size() * sizeof(float),
-                                                 cudaMemcpyDeviceToHost),
-                                      "router logits download"));
+  MLASPEC_RETURN_IF_ERROR(
+      cuda_status(cudaMemcpy(logits.data(), router_logits_.data(), logits.size() * sizeof(float),
+                             cudaMemcpyDeviceToHost),
+                  "router logits download"));
   std::vector<int> chosen(static_cast<size_t>(T * k));
   std::vector<float> weight(static_cast<size_t>(T * k));
   for (int64_t t = 0; t < T; ++t) {
     cpu::route_token(c_, hw, logits.data() + t * E, chosen.data() + t * k, weight.data() + t * k);
   }
 
-  // Rows grouped per expert (ascending), tokens in order within an expert.
-  std::vector<int32_t> gidx;
-  std::vector<int64_t> begin(static_cast<size_t>(E) + 1, 0);
-  std::vector<int32_t> pos_of(static_cast<size_t>(T * k), -1);
-  for (int e = 0; e < E; ++e) {
-    begin[static_cast<size_t>(e)] = static_cast<int64_t>(gidx.size());
-    for (int64_t t = 0; t < T; ++t) {
-      for (int i = 0; i < k; ++i) {
-        if (chosen[static_cast<size_t>(t * k + i)] == e) {
-          pos_of[static_cast<size_t>(t * k + i)] = static_cast<int32_t>(gidx.size());
-          gidx.push_back(static_cast<int32_t>(t));
-        }
-      }
-    }
-  }
-  begin[static_cast<size_t>(E)] = static_cast<int64_t>(gidx.size());
-  // Each token's experts in ascending expert order.
-  std::vector<int32_t> cpos(static_cast<size_t>(T * k));
-  std::vector<float> cw(static_cast<size_t>(T * k));
-  for (int64_t t = 0; t < T; ++t) {
-    std::vector<int> order(static_cast<size_t>(k));
-    for (int i = 0; i < k; ++i) order[static_cast<size_t>(i)] = i;
-    std::sort(order.begin(), order.end(), [&](int a, int b) {
-      return chosen[static_cast<size_t>(t * k + a)] < chosen[static_cast<size_t>(t * k + b)];
-    });
-    for (int r = 0; r < k; ++r) {
-      const size_t src = static_cast<size_t>(t * k + order[static_cast<size_t>(r)]);
-      cpos[static_cast<size_t>(t * k + r)] = pos_of[src];
-      cw[static_cast<size_t>(t * k + r)] = weight[src];
-    }
-  }
+  const MoeGroupPlan plan = plan_moe_groups(chosen, weight, T, k, E);
+  const std::vector<int32_t>& gidx = plan.rows;
+  const std::vector<int64_t>& begin = plan.expert_begin;
+  const std::vector<int32_t>& cpos = plan.combine_row;
+  const std::vector<float>& cw = plan.combine_weight;
   const int64_t N = static_cast<int64_t>(gidx.size());
   MLASPEC_RETURN_IF_ERROR(cuda_status(
       cudaMemcpy(gidx_.data(), gidx.data(), gidx.size() * sizeof(int32_t), cudaMemcpyHostToDevice),
@@ -512,8 +483,8 @@ Status Runtime::moe(int layer, int64_t T) {
   for (int e = 0; e < E; ++e) {
     const int64_t b = begin[static_cast<size_t>(e)], n = begin[static_cast<size_t>(e) + 1] - b;
     if (n == 0) continue;
-    MLASPEC_RETURN_IF_ERROR(mlp(d.experts[static_cast<size_t>(e)], at<uint16_t>(xs_, b * hidden),
-                                n, at<float>(ys_, b * hidden)));
+    MLASPEC_RETURN_IF_ERROR(mlp(d.experts[static_cast<size_t>(e)], at<uint16_t>(xs_, b * hidden), n,
+                                at<float>(ys_, b * hidden)));
   }
   const float* shared = nullptr;
   if (!d.shared.empty()) {
@@ -530,8 +501,8 @@ Status Runtime::run_request(const ForwardRequest& r, kv::KvPool& pool,
   deterministic_ = options.deterministic;
   const int64_t hidden = c_.hidden_size, vocab = c_.vocab_size;
   const int64_t n = static_cast<int64_t>(r.tokens.size());
-  const int64_t max_chunk = options.max_chunk_tokens > 0 ? options.max_chunk_tokens
-                                                         : kDefaultChunkTokens;
+  const int64_t max_chunk =
+      options.max_chunk_tokens > 0 ? options.max_chunk_tokens : kDefaultChunkTokens;
   const int64_t page_size = pool.page_size();
   const std::vector<int32_t> table(r.pages.begin(), r.pages.end());
   MLASPEC_RETURN_IF_ERROR(reserve(std::min(n, max_chunk), static_cast<int64_t>(table.size())));
@@ -553,15 +524,14 @@ Status Runtime::run_request(const ForwardRequest& r, kv::KvPool& pool,
       slots[static_cast<size_t>(t)] = static_cast<int32_t>(
           table[static_cast<size_t>(pos / page_size)] * page_size + pos % page_size);
     }
-    const int64_t used_pages = (first + T + page_size - 1) / page_size;
-    MLASPEC_RETURN_IF_ERROR(cuda_status(
-        cudaMemcpy(tokens_.data(), r.tokens.data() + begin, static_cast<size_t>(T) * sizeof(int32_t),
-                   cudaMemcpyHostToDevice),
-        "token upload"));
-    MLASPEC_RETURN_IF_ERROR(cuda_status(cudaMemcpy(slots_.data(), slots.data(),
-                                                   slots.size() * sizeof(int32_t),
-                                                   cudaMemcpyHostToDevice),
-                                        "slot upload"));
+    MLASPEC_RETURN_IF_ERROR(
+        cuda_status(cudaMemcpy(tokens_.data(), r.tokens.data() + begin,
+                               static_cast<size_t>(T) * sizeof(int32_t), cudaMemcpyHostToDevice),
+                    "token upload"));
+    MLASPEC_RETURN_IF_ERROR(
+        cuda_status(cudaMemcpy(slots_.data(), slots.data(), slots.size() * sizeof(int32_t),
+                               cudaMemcpyHostToDevice),
+                    "slot upload"));
     float* x = at<float>(x_);
     MLASPEC_RETURN_IF_ERROR(embed(embed_.ptr(), at<int32_t>(tokens_), T, hidden, x, nullptr));
     const float eps = static_cast<float>(c_.rms_norm_eps);
@@ -569,10 +539,10 @@ Status Runtime::run_request(const ForwardRequest& r, kv::KvPool& pool,
       const DLayer& d = layers_[static_cast<size_t>(l)];
       MLASPEC_RETURN_IF_ERROR(rms_norm(x, hidden, T, hidden, d.input_norm.ptr(), eps, nullptr, 0,
                                        at<uint16_t>(hb_), hidden, nullptr));
-      MLASPEC_RETURN_IF_ERROR(mla(l, T, first, pool, dispatcher, slots, table, used_pages));
+      MLASPEC_RETURN_IF_ERROR(mla(l, T, first, pool, dispatcher, slots, table));
       MLASPEC_RETURN_IF_ERROR(add_inplace(x, at<float>(delta_), T * hidden, nullptr));
-      MLASPEC_RETURN_IF_ERROR(rms_norm(x, hidden, T, hidden, d.post_norm.ptr(), eps,
-                                       at<float>(hf_), hidden, at<uint16_t>(hb_), hidden, nullptr));
+      MLASPEC_RETURN_IF_ERROR(rms_norm(x, hidden, T, hidden, d.post_norm.ptr(), eps, at<float>(hf_),
+                                       hidden, at<uint16_t>(hb_), hidden, nullptr));
       if (d.is_moe) {
         MLASPEC_RETURN_IF_ERROR(moe(l, T));
       } else {
@@ -598,7 +568,8 @@ Status Runtime::run_request(const ForwardRequest& r, kv::KvPool& pool,
       MLASPEC_RETURN_IF_ERROR(rms_norm(x + row0 * hidden, hidden, rows, hidden, norm_.ptr(), eps,
                                        nullptr, 0, at<uint16_t>(hb_), hidden, nullptr));
       const DMat& head = head_.empty() ? embed_ : head_;
-      MLASPEC_RETURN_IF_ERROR(linear(at<uint16_t>(hb_), rows, head, logits_.data(), GemmType::kF32));
+      MLASPEC_RETURN_IF_ERROR(
+          linear(at<uint16_t>(hb_), rows, head, logits_.data(), GemmType::kF32));
       MLASPEC_RETURN_IF_ERROR(cuda_status(
           cudaMemcpy(out->logits.data() + dst * vocab, logits_.data(),
                      static_cast<size_t>(rows * vocab) * sizeof(float), cudaMemcpyDeviceToHost),
