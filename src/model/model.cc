@@ -200,12 +200,7 @@ Status Model::Impl::run_request(const ForwardRequest& r, kv::KvPool& pool,
   const int64_t page_size = pool.page_size();
   std::vector<int32_t> table(r.pages.begin(), r.pages.end());
 
-  out->hidden.assign(options.capture_layers.size(),
-                     std::vector<float>(static_cast<size_t>(n * hidden)));
-  out->logit_rows = r.logits == LogitsMode::kAll    ? static_cast<int>(n)
-                    : r.logits == LogitsMode::kLast ? 1
-                                                    : 0;
-  out->logits.assign(static_cast<size_t>(out->logit_rows * vocab), 0.0f);
+  size_output(r.logits, n, options.capture_layers.size(), hidden, vocab, out);
 
   std::vector<float> x, h, delta;
   std::vector<int32_t> slots;
@@ -256,12 +251,7 @@ Status Model::Impl::run_request(const ForwardRequest& r, kv::KvPool& pool,
     }
 
     // Final norm and lm_head for the rows asked for.
-    int64_t row0 = 0, rows = 0, dst = 0;
-    if (r.logits == LogitsMode::kAll) {
-      row0 = 0, rows = T, dst = begin;
-    } else if (r.logits == LogitsMode::kLast && begin + T == n) {
-      row0 = T - 1, rows = 1, dst = 0;
-    }
+    const auto [row0, rows, dst] = logit_rows(r.logits, begin, T, n);
     if (rows > 0) {
       cpu::rms_norm(x.data() + row0 * hidden, rows, hidden, weights.norm, c.rms_norm_eps, h.data());
       cpu::linear(h.data(), rows, weights.head(), out->logits.data() + dst * vocab);

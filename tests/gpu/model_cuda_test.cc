@@ -28,6 +28,7 @@
 #include "mlaspec/spec/dflash_drafter.h"
 #include "mlaspec/spec/engine.h"
 #include "mlaspec/tokenizer/tokenizer.h"
+#include "model/model_test_util.h"
 
 namespace mlaspec::model {
 namespace {
@@ -89,27 +90,11 @@ class Seq {
   int32_t len_ = 0;
 };
 
+using testing::argmax;
+using testing::top2_gap;
+
 float max_abs(const std::vector<float>& v) {
-  float m = 0.0f;
-  for (float x : v) m = std::max(m, std::fabs(x));
-  return m;
-}
-
-int argmax(const float* v, int n) {
-  return static_cast<int>(std::max_element(v, v + n) - v);
-}
-
-float top2_gap(const float* v, int n) {
-  float a = -INFINITY, b = -INFINITY;
-  for (int i = 0; i < n; ++i) {
-    if (v[i] > a) {
-      b = a;
-      a = v[i];
-    } else if (v[i] > b) {
-      b = v[i];
-    }
-  }
-  return a - b;
+  return testing::max_abs(v.data(), v.size());
 }
 
 // Row-wise errors relative to the call's max |ref| value. The random routers of the golden

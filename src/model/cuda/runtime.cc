@@ -157,6 +157,10 @@ class Runtime final : public CudaRuntime {
   // y[T, W.rows] = x[T, W.cols] @ W^T (x bf16 packed).
   Status linear(const uint16_t* x, int64_t T, const DMat& w, void* y, GemmType y_type);
   Status mlp(const DMlp& m, const uint16_t* x, int64_t T, float* out);
+  // Every head h at once (one strided-batched GEMM): y[t, h, 0:N] = bf16(x[t, h, 0:K] @ W[h]^T),
+  // x bf16 with x_row values per head, W bf16 [H][N, K], y with y_row values per head.
+  Status per_head(const void* x, int64_t x_row, const uint16_t* w, int64_t N, int64_t K, void* y,
+                  int64_t y_row, int64_t T);
   Status mla(int layer, int64_t T, int64_t first, kv::KvPool& pool, attn::Dispatcher& dispatcher,
              const std::vector<int32_t>& slots, const std::vector<int32_t>& table);
   Status moe(int layer, int64_t T);
@@ -323,6 +327,27 @@ Status Runtime::mlp(const DMlp& m, const uint16_t* x, int64_t T, float* out) {
   return linear(at<uint16_t>(act_), T, m.down, out, GemmType::kF32);
 }
 
+Status Runtime::per_head(const void* x, int64_t x_row, const uint16_t* w, int64_t N, int64_t K,
+                         void* y, int64_t y_row, int64_t T) {
+  const int64_t H = c_.num_attention_heads;
+  RowInvariantGemm g;
+  g.x = x;
+  g.ldx = H * x_row;
+  g.stride_x = x_row;
+  g.w = w;
+  g.ldw = K;
+  g.stride_w = N * K;
+  g.y = y;
+  g.y_type = GemmType::kBF16;
+  g.ldy = H * y_row;
+  g.stride_y = y_row;
+  g.T = T;
+  g.N = N;
+  g.K = K;
+  g.batch = static_cast<int>(H);
+  return gemm(g);
+}
+
 Status Runtime::mla(int layer, int64_t T, int64_t first, kv::KvPool& pool,
                     attn::Dispatcher& dispatcher, const std::vector<int32_t>& slots,
                     const std::vector<int32_t>& table) {
@@ -359,22 +384,8 @@ Status Runtime::mla(int layer, int64_t T, int64_t first, kv::KvPool& pool,
   // Absorbed q rows: [q_nope @ W_UK[h] | rope(q_pe)].
   MLASPEC_RETURN_IF_ERROR(split_q(at<float>(q_), T, H, nope, latent, first, rope_,
                                   at<uint16_t>(qn_), at<uint16_t>(qatt_), nullptr));
-  RowInvariantGemm uk;
-  uk.x = qn_.data();
-  uk.ldx = H * nope;
-  uk.stride_x = nope;
-  uk.w = d.w_uk_t.ptr();
-  uk.ldw = nope;
-  uk.stride_w = latent * nope;
-  uk.y = qatt_.data();
-  uk.y_type = GemmType::kBF16;
-  uk.ldy = H * row;
-  uk.stride_y = row;
-  uk.T = T;
-  uk.N = latent;
-  uk.K = nope;
-  uk.batch = static_cast<int>(H);
-  MLASPEC_RETURN_IF_ERROR(gemm(uk));
+  MLASPEC_RETURN_IF_ERROR(
+      per_head(qn_.data(), nope, d.w_uk_t.ptr(), latent, nope, qatt_.data(), row, T));
 
   // Attention in blocks of kAttentionBlock queries (gpu_plan.h).
   const AttentionBlockPlan plan =
@@ -413,22 +424,8 @@ Status Runtime::mla(int layer, int64_t T, int64_t first, kv::KvPool& pool,
   }
 
   // o[h] @ W_UV[h]^T per head, then o_proj.
-  RowInvariantGemm uv;
-  uv.x = o_.data();
-  uv.ldx = H * latent;
-  uv.stride_x = latent;
-  uv.w = d.w_uv.ptr();
-  uv.ldw = latent;
-  uv.stride_w = v * latent;
-  uv.y = heads_.data();
-  uv.y_type = GemmType::kBF16;
-  uv.ldy = H * v;
-  uv.stride_y = v;
-  uv.T = T;
-  uv.N = v;
-  uv.K = latent;
-  uv.batch = static_cast<int>(H);
-  MLASPEC_RETURN_IF_ERROR(gemm(uv));
+  MLASPEC_RETURN_IF_ERROR(
+      per_head(o_.data(), latent, d.w_uv.ptr(), v, latent, heads_.data(), v, T));
   return linear(at<uint16_t>(heads_), T, d.o_proj, delta_.data(), GemmType::kF32);
 }
 
@@ -507,12 +504,7 @@ Status Runtime::run_request(const ForwardRequest& r, kv::KvPool& pool,
   const std::vector<int32_t> table(r.pages.begin(), r.pages.end());
   MLASPEC_RETURN_IF_ERROR(reserve(std::min(n, max_chunk), static_cast<int64_t>(table.size())));
 
-  out->hidden.assign(options.capture_layers.size(),
-                     std::vector<float>(static_cast<size_t>(n * hidden)));
-  out->logit_rows = r.logits == LogitsMode::kAll    ? static_cast<int>(n)
-                    : r.logits == LogitsMode::kLast ? 1
-                                                    : 0;
-  out->logits.assign(static_cast<size_t>(out->logit_rows * vocab), 0.0f);
+  size_output(r.logits, n, options.capture_layers.size(), hidden, vocab, out);
 
   std::vector<int32_t> slots;
   for (int64_t begin = 0; begin < n; begin += max_chunk) {
@@ -558,12 +550,7 @@ Status Runtime::run_request(const ForwardRequest& r, kv::KvPool& pool,
       }
     }
 
-    int64_t row0 = 0, rows = 0, dst = 0;
-    if (r.logits == LogitsMode::kAll) {
-      row0 = 0, rows = T, dst = begin;
-    } else if (r.logits == LogitsMode::kLast && begin + T == n) {
-      row0 = T - 1, rows = 1, dst = 0;
-    }
+    const auto [row0, rows, dst] = logit_rows(r.logits, begin, T, n);
     if (rows > 0) {
       MLASPEC_RETURN_IF_ERROR(rms_norm(x + row0 * hidden, hidden, rows, hidden, norm_.ptr(), eps,
                                        nullptr, 0, at<uint16_t>(hb_), hidden, nullptr));
