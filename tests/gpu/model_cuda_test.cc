@@ -273,6 +273,80 @@ TEST_P(CudaForward, DeterministicEightRowsEqualOneRow) {
   }
 }
 
+// A batch mixing a prefill chunk, a decode step and a verify block equals each request alone
+// (bitwise: the runtime runs each request apart, as the CPU runtime does).
+TEST_P(CudaForward, MixedBatchEqualsEachAlone) {
+  const std::string name = GetParam();
+  Model& gpu = cached(name, Device::kCUDA);
+  const std::vector<int32_t> seq = sequence(name, 64);
+  for (bool det : {true, false}) {
+    ForwardOptions o;
+    o.deterministic = det;
+    o.capture_layers = {gpu.config().num_hidden_layers - 1};
+    // Three requests on one pool with disjoint pages; each first gets a prefix of its own.
+    const int pages_per = 4;  // 64 tokens
+    kv::KvPool pool = kv::KvPool::create(gpu.kv_pool_spec(3 * pages_per, 16, DType::kBF16)).value();
+    throw_if_error(pool.buffer().fill_bytes(0xff));
+    std::vector<std::vector<int32_t>> pages(3);
+    for (int r = 0; r < 3; ++r) {
+      for (int j = 0; j < pages_per; ++j) pages[static_cast<size_t>(r)].push_back(j * 3 + r);
+    }
+    const auto positions = [](int32_t first, size_t n) {
+      std::vector<int32_t> p(n);
+      for (size_t i = 0; i < n; ++i) p[i] = first + static_cast<int32_t>(i);
+      return p;
+    };
+    const std::vector<int32_t> pre1 = slice(seq, 0, 20), pre2 = slice(seq, 0, 30);
+    const std::vector<int32_t> chunk = slice(seq, 0, 37), dec = {seq[20]}, ver = slice(seq, 30, 38);
+    const std::vector<int32_t> p1 = positions(0, 20), p2 = positions(0, 30);
+    const std::vector<int32_t> pc = positions(0, 37), pd = positions(20, 1), pv = positions(30, 8);
+    const auto prefixes = [&]() {
+      ForwardRequest a{pre1, p1, pages[1], LogitsMode::kNone};
+      ForwardRequest b{pre2, p2, pages[2], LogitsMode::kNone};
+      ASSERT_TRUE(gpu.forward({&a, 1}, pool, o).ok());
+      ASSERT_TRUE(gpu.forward({&b, 1}, pool, o).ok());
+    };
+    std::vector<ForwardRequest> batch = {{chunk, pc, pages[0], LogitsMode::kAll},
+                                         {dec, pd, pages[1], LogitsMode::kLast},
+                                         {ver, pv, pages[2], LogitsMode::kAll}};
+    prefixes();
+    Result<ForwardOutput> together = gpu.forward(batch, pool, o);
+    ASSERT_TRUE(together.ok()) << together.status().to_string();
+    prefixes();
+    for (size_t r = 0; r < 3; ++r) {
+      Result<ForwardOutput> alone = gpu.forward({&batch[r], 1}, pool, o);
+      ASSERT_TRUE(alone.ok()) << alone.status().to_string();
+      const RequestOutput& x = together->requests[r];
+      const RequestOutput& y = alone->requests[0];
+      ASSERT_EQ(x.logits.size(), y.logits.size());
+      EXPECT_EQ(std::memcmp(x.logits.data(), y.logits.data(), x.logits.size() * 4), 0)
+          << name << " request " << r << (det ? " deterministic" : " default");
+      EXPECT_EQ(std::memcmp(x.hidden[0].data(), y.hidden[0].data(), x.hidden[0].size() * 4), 0)
+          << name << " request " << r << " hidden";
+    }
+  }
+}
+
+// Against transformers' goldens (tests/data/models/*/goldens.*): the whole golden sequence in one
+// prefill, every row's logits vs HF with the attention op's bf16 rounding points.
+TEST_P(CudaForward, MatchesTransformersGoldens) {
+  const std::string name = GetParam();
+  if (name == "target") GTEST_SKIP() << "no goldens for the shipped target";
+  Model& gpu = cached(name, Device::kCUDA);
+  const int vocab = gpu.config().vocab_size;
+  const testing::Golden g = testing::load_golden(name);
+  Errors all;
+  for (const testing::GoldenPrompt& p : g.prompts) {
+    const std::vector<int32_t> s = p.sequence();
+    Seq q(gpu, static_cast<int>(s.size()) + 16);
+    const RequestOutput out = q.run(s, LogitsMode::kAll);
+    all.add(compare_rows(out.logits, p.logits_bf16, vocab, kLogitRel, true, name + " vs HF"));
+  }
+  std::printf("[cuda vs transformers] %-22s logits: worst row %.2e, %d of %d rows over %.0e\n",
+              name.c_str(), all.worst, all.over, all.rows, kLogitRel);
+  EXPECT_LE(all.over, kMaxRowsOver * all.rows) << name;
+}
+
 INSTANTIATE_TEST_SUITE_P(Models, CudaForward,
                          ::testing::Values("v3_qlora_moe_yarn", "v3_plain_q_tied", "v2_lite_greedy",
                                            "v2_group_limited_yarn", "kimi_k2_fp8", "target"));
