@@ -1,7 +1,8 @@
 // The CUDA runtime of Model (LoadOptions::device = kCUDA): bf16 weights on the device, the
 // forward's layers as kernels and GEMMs, attention through the model's dispatcher on a CUDA pool.
 // Model::Impl validates a batch and calls run_request() per request, as the CPU runtime does.
-// Built with CUDA: runtime.cc; without: ../no_cuda/runtime_unavailable.cc refuses create().
+// Built with CUDA: this folder (runtime_impl.h lists its files); without: ../no_cuda/ refuses
+// create().
 #pragma once
 
 #include <memory>
