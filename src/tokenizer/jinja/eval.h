@@ -16,7 +16,7 @@
 
 namespace mlaspec::tokenizer::jinja {
 
-inline constexpr int64_t kMaxSteps = 5'000'000;              // expression and statement steps
+inline constexpr int64_t kMaxSteps = 2'000'000;              // expression and statement steps
 inline constexpr size_t kMaxStringBytes = size_t{16} << 20;  // output and any one string
 inline constexpr size_t kMaxListItems = size_t{1} << 18;     // any one list
 inline constexpr int kMaxMacroDepth = 64;                    // nested macro calls

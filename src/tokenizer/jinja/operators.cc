@@ -34,9 +34,10 @@ List iterate(const Pos& pos, const Value& v) {
     case Value::Type::kString: {
       List chars;
       // One value per character: bounded and charged by the count before any is made.
+      const size_t n = count_chars(v.as_string());
+      check_list(pos, n);
+      charge(pos, n);
       const Chars cs(v.as_string());
-      check_list(pos, cs.size());
-      charge(pos, cs.size());
       chars.reserve(cs.size());
       for (size_t i = 0; i < cs.size(); ++i) chars.push_back(Value::string(std::string(cs[i])));
       return chars;
