@@ -2,6 +2,15 @@
 // token, head); scores in a vector, then max, exp, sum and the weighted V sum, all in `Acc`
 // precision (float for the reference, double for the oracle). The KV is read through the block
 // table exactly as the kernels read it.
+//
+// cpu_verify (the cpu_reference backend, which the CPU model runtime calls) computes the same
+// float arithmetic folded: the rows of a request are taken 16 at a time, each KV row is widened to
+// float once per tile and serves all 16 rows, and the dot products run SIMD across rows (one lane
+// per row, each lane summing over d in order) and 4 keys at once. Every row's operations and their
+// order are row_attention<float>'s, so its output is bitwise the per-row helper's
+// (CpuReference.FoldedCallEqualsRowHelperBitwise) and a row's result never depends on q_len: a
+// decode step and a verify block give the same bits. The file is built with -ffp-contract=off so
+// no compiler fuses a multiply and an add in one path and not in the other.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -106,22 +115,113 @@ Acc row_attention(const float* q_row, const KvReader& reader, int64_t begin, int
   return max_score + std::log(sum);
 }
 
+// The folded path of cpu_verify. Rows r = i * H + h of one request, kRowTile per task.
+constexpr int kRowTile = 16;
+constexpr int kKeyTile = 4;
+
+// acc[kk][r] = sum over d in order of q[r][d] * k[kk][d] for kKeyTile keys and kRowTile rows.
+// qT is [576][kRowTile] (row r of the tile in lane r), k is kKeyTile rows of 576 floats.
+inline void qk_tile(const float* qT, const float* k, float (&acc)[kKeyTile][kRowTile]) {
+  for (auto& a : acc)
+    for (float& x : a) x = 0.0f;
+  for (int d = 0; d < kHeadDimQK; ++d) {
+    const float* qd = qT + d * kRowTile;
+    for (int kk = 0; kk < kKeyTile; ++kk) {
+      const float kv = k[kk * kHeadDimQK + d];
+      for (int r = 0; r < kRowTile; ++r) acc[kk][r] += qd[r] * kv;
+    }
+  }
+}
+
+// One tile of rows [r0, r0 + n) of request b (n <= kRowTile). Built for several x86 ISAs (GCC
+// picks one at load time); every lane does the same IEEE operations in any of them.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+void fold_tile(const VerifyArgs& a, int64_t b, int64_t r0, int64_t n) {
+  const int64_t q_len = a.q.size(1), H = a.q.size(2);
+  const TensorView& sl = a.seq_lens_host.empty() ? a.seq_lens : a.seq_lens_host;
+  const TensorView& bt = a.block_table_host.empty() ? a.block_table : a.block_table_host;
+  const int64_t seq_len = sl.data_as<const int32_t>()[b * sl.stride(0)];
+  KvReader reader{static_cast<const uint8_t*>(a.kv.pages.data()), a.kv.pages.dtype(),
+                  a.kv.pages.size(1), a.kv.kv_scale,
+                  bt.data_as<const int32_t>() + b * bt.stride(0)};
+  // Bottom-right causal mask: token i sees [0, seq_len - q_len + i].
+  int64_t end[kRowTile] = {};
+  int64_t end_max = 0;
+  for (int64_t t = 0; t < n; ++t) {
+    const int64_t i = (r0 + t) / H;
+    end[t] = std::max<int64_t>(0, seq_len - q_len + i + 1);
+    end_max = std::max(end_max, end[t]);
+  }
+  // The tile's q transposed (lane = row; missing rows 0) and its keys widened once, padded to a
+  // whole key tile with zero rows.
+  thread_local std::vector<float> qT, keys, scores, o;
+  qT.assign(static_cast<size_t>(kHeadDimQK * kRowTile), 0.0f);
+  for (int64_t t = 0; t < n; ++t) {
+    const int64_t i = (r0 + t) / H, h = (r0 + t) % H;
+    const auto* q =
+        a.q.data_as<const uint16_t>() + b * a.q.stride(0) + i * a.q.stride(1) + h * a.q.stride(2);
+    for (int d = 0; d < kHeadDimQK; ++d) qT[d * kRowTile + t] = bf16_bits_to_float(q[d]);
+  }
+  const int64_t keys_padded = (end_max + kKeyTile - 1) / kKeyTile * kKeyTile;
+  keys.assign(static_cast<size_t>(keys_padded * kHeadDimQK), 0.0f);
+  for (int64_t j = 0; j < end_max; ++j) reader.row(j, keys.data() + j * kHeadDimQK);
+
+  // Scores and each row's max, as row_attention computes them.
+  scores.resize(static_cast<size_t>(kRowTile * keys_padded));
+  float max_score[kRowTile];
+  for (float& m : max_score) m = -std::numeric_limits<float>::infinity();
+  for (int64_t j = 0; j < keys_padded; j += kKeyTile) {
+    float acc[kKeyTile][kRowTile];
+    qk_tile(qT.data(), keys.data() + j * kHeadDimQK, acc);
+    for (int kk = 0; kk < kKeyTile; ++kk) {
+      for (int64_t t = 0; t < n; ++t) {
+        if (j + kk >= end[t]) continue;
+        const float s = acc[kk][t] * a.sm_scale;
+        scores[static_cast<size_t>(t * keys_padded + j + kk)] = s;
+        max_score[t] = std::max(max_score[t], s);
+      }
+    }
+  }
+  // exp, sum and the weighted V sum, key by key in order.
+  o.assign(static_cast<size_t>(kRowTile * kHeadDimV), 0.0f);
+  float sum[kRowTile] = {};
+  for (int64_t j = 0; j < end_max; ++j) {
+    const float* v = keys.data() + j * kHeadDimQK;  // V = the first 512 values of the row
+    for (int64_t t = 0; t < n; ++t) {
+      if (j >= end[t]) continue;
+      const float p = std::exp(scores[static_cast<size_t>(t * keys_padded + j)] - max_score[t]);
+      sum[t] += p;
+      float* ot = o.data() + t * kHeadDimV;
+      for (int d = 0; d < kHeadDimV; ++d) ot[d] += p * v[d];
+    }
+  }
+  for (int64_t t = 0; t < n; ++t) {
+    const int64_t i = (r0 + t) / H, h = (r0 + t) % H;
+    float* ot = o.data() + t * kHeadDimV;
+    float lse = -std::numeric_limits<float>::infinity();
+    if (end[t] > 0) {
+      for (int d = 0; d < kHeadDimV; ++d) ot[d] /= sum[t];
+      lse = max_score[t] + std::log(sum[t]);
+    }
+    auto* out =
+        a.out.data_as<uint16_t>() + b * a.out.stride(0) + i * a.out.stride(1) + h * a.out.stride(2);
+    for (int d = 0; d < kHeadDimV; ++d) out[d] = float_to_bf16_bits(ot[d]);
+    a.lse.data_as<float>()[b * a.lse.stride(0) + i * a.lse.stride(1) + h * a.lse.stride(2)] = lse;
+  }
+}
+
 }  // namespace
 
 Status cpu_verify(const VerifyArgs& a) {
   MLASPEC_RETURN_IF_ERROR(validate_verify_args(a, Device::kCPU));
-  for_each_row(
-      a, 0, std::numeric_limits<int64_t>::max(),
-      [&](int64_t b, int64_t i, int64_t h, int64_t begin, int64_t end, const float* q_row,
-          const KvReader& reader) {
-        float o[kHeadDimV];
-        const float lse = row_attention<float>(q_row, reader, begin, end, a.sm_scale, o);
-        auto* out = a.out.data_as<uint16_t>() + b * a.out.stride(0) + i * a.out.stride(1) +
-                    h * a.out.stride(2);
-        for (int d = 0; d < kHeadDimV; ++d) out[d] = float_to_bf16_bits(o[d]);
-        a.lse.data_as<float>()[b * a.lse.stride(0) + i * a.lse.stride(1) + h * a.lse.stride(2)] =
-            lse;
-      });
+  const int64_t B = a.q.size(0), rows = a.q.size(1) * a.q.size(2);
+  const int64_t tiles = (rows + kRowTile - 1) / kRowTile;
+  parallel_for(0, B * tiles, [&](int64_t task) {
+    const int64_t b = task / tiles, r0 = (task % tiles) * kRowTile;
+    fold_tile(a, b, r0, std::min<int64_t>(kRowTile, rows - r0));
+  });
   return Status::Ok();
 }
 
