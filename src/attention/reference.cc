@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -119,17 +120,17 @@ Acc row_attention(const float* q_row, const KvReader& reader, int64_t begin, int
 constexpr int kRowTile = 16;
 constexpr int kKeyTile = 4;
 
-// acc[kk][r] = sum over d in order of q[r][d] * k[kk][d] for kKeyTile keys and kRowTile rows.
+// 16 floats as one value (GCC/Clang vector extension): lanewise IEEE multiply and add.
+typedef float RowLanes __attribute__((vector_size(kRowTile * sizeof(float))));
+
+// acc[kk] lane r = sum over d in order of q[r][d] * k[kk][d] for kKeyTile keys and kRowTile rows.
 // qT is [576][kRowTile] (row r of the tile in lane r), k is kKeyTile rows of 576 floats.
-inline void qk_tile(const float* qT, const float* k, float (&acc)[kKeyTile][kRowTile]) {
-  for (auto& a : acc)
-    for (float& x : a) x = 0.0f;
+inline void qk_tile(const float* qT, const float* k, RowLanes (&acc)[kKeyTile]) {
+  for (RowLanes& a : acc) a = RowLanes{};
   for (int d = 0; d < kHeadDimQK; ++d) {
-    const float* qd = qT + d * kRowTile;
-    for (int kk = 0; kk < kKeyTile; ++kk) {
-      const float kv = k[kk * kHeadDimQK + d];
-      for (int r = 0; r < kRowTile; ++r) acc[kk][r] += qd[r] * kv;
-    }
+    RowLanes qd;
+    std::memcpy(&qd, qT + d * kRowTile, sizeof qd);
+    for (int kk = 0; kk < kKeyTile; ++kk) acc[kk] += qd * k[kk * kHeadDimQK + d];
   }
 }
 
@@ -173,7 +174,7 @@ void fold_tile(const VerifyArgs& a, int64_t b, int64_t r0, int64_t n) {
   float max_score[kRowTile];
   for (float& m : max_score) m = -std::numeric_limits<float>::infinity();
   for (int64_t j = 0; j < keys_padded; j += kKeyTile) {
-    float acc[kKeyTile][kRowTile];
+    RowLanes acc[kKeyTile];
     qk_tile(qT.data(), keys.data() + j * kHeadDimQK, acc);
     for (int kk = 0; kk < kKeyTile; ++kk) {
       for (int64_t t = 0; t < n; ++t) {

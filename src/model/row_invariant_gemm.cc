@@ -1,6 +1,7 @@
 #include "row_invariant_gemm.h"
 
 #include <algorithm>
+#include <cstring>
 #include <functional>
 
 #include "mlaspec/core/parallel.h"
@@ -14,18 +15,90 @@ constexpr int kLanes = 16;
 
 // The fixed-order dot product: lane i sums k = i, i + 16, ... in order; lanes then fold as a
 // balanced tree (8 pairs, 4, 2, 1). Written with lanes so the compiler vectorises it without
-// reassociating anything.
-inline float dot_fixed(const float* a, const float* b, int64_t K) {
-  float acc[kLanes] = {};
+// reassociating anything. dot_tile computes RT x CT of them at once (RT rows of x against CT rows
+// of W), each exactly as this order says: the tile only shares loads and runs RT * CT independent
+// accumulator chains, so a result does not depend on the tile it was computed in.
+// 16 floats as one value (GCC/Clang vector extension): lanewise IEEE multiply and add, lowered to
+// one AVX-512 register, two AVX2 or four SSE registers.
+typedef float Lanes __attribute__((vector_size(kLanes * sizeof(float))));
+
+inline Lanes load_lanes(const float* p) {
+  Lanes v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+template <int RT, int CT>
+inline void dot_tile(const float* const (&a)[RT], const float* const (&w)[CT], int64_t K,
+                     float (&out)[RT][CT]) {
+  Lanes acc[RT][CT] = {};
   int64_t k = 0;
   for (; k + kLanes <= K; k += kLanes) {
-    for (int i = 0; i < kLanes; ++i) acc[i] += a[k + i] * b[k + i];
+    Lanes xa[RT];
+    for (int r = 0; r < RT; ++r) xa[r] = load_lanes(a[r] + k);
+    for (int c = 0; c < CT; ++c) {
+      const Lanes wc = load_lanes(w[c] + k);
+      for (int r = 0; r < RT; ++r) acc[r][c] += xa[r] * wc;
+    }
   }
-  for (int i = 0; k + i < K; ++i) acc[i] += a[k + i] * b[k + i];
-  for (int w = kLanes / 2; w >= 1; w /= 2) {
-    for (int i = 0; i < w; ++i) acc[i] += acc[i + w];
+  for (int r = 0; r < RT; ++r) {
+    for (int c = 0; c < CT; ++c) {
+      float lane[kLanes];
+      std::memcpy(lane, &acc[r][c], sizeof lane);
+      for (int i = 0; k + i < K; ++i) lane[i] += a[r][k + i] * w[c][k + i];
+      for (int wd = kLanes / 2; wd >= 1; wd /= 2)
+        for (int i = 0; i < wd; ++i) lane[i] += lane[i + wd];
+      out[r][c] = lane[0];
+    }
   }
-  return acc[0];
+}
+
+// y[t, j] for t < T and j in [j0, j1): tiles of 4 rows x 2 columns while 4 rows remain, then
+// single rows against 8 columns (a decode step), then what is left one by one. Built for several
+// x86 ISAs (GCC picks one at load time); every lane does the same IEEE operations in each, and
+// the file is compiled with -ffp-contract=off so none fuses a multiply and an add.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+void gemm_nt_block(const float* x, int64_t T, int64_t ldx, const float* W, int64_t K, int64_t j0,
+                   int64_t j1, float* y, int64_t ldy) {
+  int64_t t = 0;
+  for (; t + 4 <= T; t += 4) {
+    const float* const a[4] = {x + t * ldx, x + (t + 1) * ldx, x + (t + 2) * ldx,
+                               x + (t + 3) * ldx};
+    int64_t j = j0;
+    for (; j + 2 <= j1; j += 2) {
+      const float* const w[2] = {W + j * K, W + (j + 1) * K};
+      float out[4][2];
+      dot_tile<4, 2>(a, w, K, out);
+      for (int r = 0; r < 4; ++r)
+        for (int c = 0; c < 2; ++c) y[(t + r) * ldy + j + c] = out[r][c];
+    }
+    for (; j < j1; ++j) {
+      const float* const w[1] = {W + j * K};
+      float out[4][1];
+      dot_tile<4, 1>(a, w, K, out);
+      for (int r = 0; r < 4; ++r) y[(t + r) * ldy + j] = out[r][0];
+    }
+  }
+  for (; t < T; ++t) {
+    const float* const a[1] = {x + t * ldx};
+    int64_t j = j0;
+    for (; j + 8 <= j1; j += 8) {
+      const float* const w[8] = {W + j * K,       W + (j + 1) * K, W + (j + 2) * K,
+                                 W + (j + 3) * K, W + (j + 4) * K, W + (j + 5) * K,
+                                 W + (j + 6) * K, W + (j + 7) * K};
+      float out[1][8];
+      dot_tile<1, 8>(a, w, K, out);
+      for (int c = 0; c < 8; ++c) y[t * ldy + j + c] = out[0][c];
+    }
+    for (; j < j1; ++j) {
+      const float* const w[1] = {W + j * K};
+      float out[1][1];
+      dot_tile<1, 1>(a, w, K, out);
+      y[t * ldy + j] = out[0][0];
+    }
+  }
 }
 
 // Below this many multiply-adds a call runs on the calling thread: parallel_for starts threads per
@@ -61,10 +134,7 @@ void gemm_nt_row_invariant(const float* x, int64_t T, int64_t ldx, const float* 
   const int64_t blocks = (N + kBlock - 1) / kBlock;
   run(blocks, T * N * K, [&](int64_t b) {
     const int64_t j0 = b * kBlock, j1 = std::min(N, j0 + kBlock);
-    for (int64_t t = 0; t < T; ++t) {
-      const float* xt = x + t * ldx;
-      for (int64_t j = j0; j < j1; ++j) y[t * ldy + j] = dot_fixed(xt, W + j * K, K);
-    }
+    gemm_nt_block(x, T, ldx, W, K, j0, j1, y, ldy);
   });
 }
 
