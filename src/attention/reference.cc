@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <vector>
@@ -134,6 +135,15 @@ inline void qk_tile(const float* qT, const float* k, RowLanes (&acc)[kKeyTile]) 
   }
 }
 
+// n zeroed floats at a 64-byte boundary inside `storage` (a 16-lane load that straddles two cache
+// lines costs about twice one that does not).
+float* zeroed_aligned(std::vector<float>& storage, int64_t n) {
+  constexpr int64_t kAlign = 64 / sizeof(float);
+  storage.assign(static_cast<size_t>(n + kAlign), 0.0f);
+  float* p = storage.data();
+  return p + (kAlign - reinterpret_cast<uintptr_t>(p) / sizeof(float) % kAlign) % kAlign;
+}
+
 // One tile of rows [r0, r0 + n) of request b (n <= kRowTile). Built for several x86 ISAs (GCC
 // picks one at load time); every lane does the same IEEE operations in any of them.
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
@@ -157,8 +167,8 @@ void fold_tile(const VerifyArgs& a, int64_t b, int64_t r0, int64_t n) {
   }
   // The tile's q transposed (lane = row; missing rows 0) and its keys widened once, padded to a
   // whole key tile with zero rows.
-  thread_local std::vector<float> qT, keys, scores, o;
-  qT.assign(static_cast<size_t>(kHeadDimQK * kRowTile), 0.0f);
+  thread_local std::vector<float> qT_storage, keys_storage, scores, o;
+  float* qT = zeroed_aligned(qT_storage, kHeadDimQK * kRowTile);
   for (int64_t t = 0; t < n; ++t) {
     const int64_t i = (r0 + t) / H, h = (r0 + t) % H;
     const auto* q =
@@ -166,8 +176,8 @@ void fold_tile(const VerifyArgs& a, int64_t b, int64_t r0, int64_t n) {
     for (int d = 0; d < kHeadDimQK; ++d) qT[d * kRowTile + t] = bf16_bits_to_float(q[d]);
   }
   const int64_t keys_padded = (end_max + kKeyTile - 1) / kKeyTile * kKeyTile;
-  keys.assign(static_cast<size_t>(keys_padded * kHeadDimQK), 0.0f);
-  for (int64_t j = 0; j < end_max; ++j) reader.row(j, keys.data() + j * kHeadDimQK);
+  float* keys = zeroed_aligned(keys_storage, keys_padded * kHeadDimQK);
+  for (int64_t j = 0; j < end_max; ++j) reader.row(j, keys + j * kHeadDimQK);
 
   // Scores and each row's max, as row_attention computes them.
   scores.resize(static_cast<size_t>(kRowTile * keys_padded));
@@ -175,7 +185,7 @@ void fold_tile(const VerifyArgs& a, int64_t b, int64_t r0, int64_t n) {
   for (float& m : max_score) m = -std::numeric_limits<float>::infinity();
   for (int64_t j = 0; j < keys_padded; j += kKeyTile) {
     RowLanes acc[kKeyTile];
-    qk_tile(qT.data(), keys.data() + j * kHeadDimQK, acc);
+    qk_tile(qT, keys + j * kHeadDimQK, acc);
     for (int kk = 0; kk < kKeyTile; ++kk) {
       for (int64_t t = 0; t < n; ++t) {
         if (j + kk >= end[t]) continue;
@@ -189,7 +199,7 @@ void fold_tile(const VerifyArgs& a, int64_t b, int64_t r0, int64_t n) {
   o.assign(static_cast<size_t>(kRowTile * kHeadDimV), 0.0f);
   float sum[kRowTile] = {};
   for (int64_t j = 0; j < end_max; ++j) {
-    const float* v = keys.data() + j * kHeadDimQK;  // V = the first 512 values of the row
+    const float* v = keys + j * kHeadDimQK;  // V = the first 512 values of the row
     for (int64_t t = 0; t < n; ++t) {
       if (j >= end[t]) continue;
       const float p = std::exp(scores[static_cast<size_t>(t * keys_padded + j)] - max_score[t]);

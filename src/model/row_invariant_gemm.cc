@@ -114,6 +114,24 @@ void gemm_nt_block(const float* x, int64_t T, int64_t ldx, const float* W, int64
   }
 }
 
+// y[t, c] = sum_k x[t, k] * B[k, c] for the T rows of a tile, k outermost so each row of B is read
+// once for all of them; per element one running sum in k order, as for a single row.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+void gemm_nn_rows(const float* x, int64_t T, int64_t ldx, const float* B, int64_t ldb, int64_t N,
+                  int64_t K, float* y, int64_t ldy) {
+  for (int64_t t = 0; t < T; ++t) std::fill(y + t * ldy, y + t * ldy + N, 0.0f);
+  for (int64_t k = 0; k < K; ++k) {
+    const float* bk = B + k * ldb;
+    for (int64_t t = 0; t < T; ++t) {
+      const float a = x[t * ldx + k];
+      float* yt = y + t * ldy;
+      for (int64_t c = 0; c < N; ++c) yt[c] += a * bk[c];
+    }
+  }
+}
+
 // Below this many multiply-adds a call runs on the calling thread: parallel_for starts threads per
 // call, which costs more than a small GEMM. Threads never change a result (each element is
 // computed whole by one thread).
@@ -157,21 +175,24 @@ void gemm_nt_row_invariant(const float* x, int64_t T, int64_t ldx, const float* 
   const int64_t blocks = (N + kBlock - 1) / kBlock;
   run(blocks, T * N * K, [&](int64_t b) {
     const int64_t j0 = b * kBlock, j1 = std::min(N, j0 + kBlock);
+    // The weights stream from memory once per call (they are far larger than the caches): ask for
+    // this block's and the next block's lines up front. The tiles read only 2 (or 8) weight rows
+    // at a time, too few streams for the hardware prefetcher to keep memory busy; with the
+    // requests in flight a 4 x 2 tile pass over 8 rows ran ~1.5x faster on weights from DRAM.
+    for (int64_t e = j0 * K, end = std::min(N, j1 + kBlock) * K; e < end; e += kLanes)
+      __builtin_prefetch(W + e);
     gemm_nt_block(xa, T, ldxa, W, K, j0, j1, y, ldy);
   });
 }
 
 void gemm_nn_row_invariant(const float* x, int64_t T, int64_t ldx, const float* B, int64_t ldb,
                            int64_t N, int64_t K, float* y, int64_t ldy) {
-  run(T, T * N * K, [&](int64_t t) {
-    float* yt = y + t * ldy;
-    const float* xt = x + t * ldx;
-    std::fill(yt, yt + N, 0.0f);
-    for (int64_t k = 0; k < K; ++k) {
-      const float a = xt[k];
-      const float* bk = B + k * ldb;
-      for (int64_t c = 0; c < N; ++c) yt[c] += a * bk[c];
-    }
+  // Up to 8 rows share each pass over B (a row of B serves every row of the tile); each element
+  // is still one running sum in k order.
+  constexpr int64_t kRows = 8;
+  run((T + kRows - 1) / kRows, T * N * K, [&](int64_t tile) {
+    const int64_t t0 = tile * kRows;
+    gemm_nn_rows(x + t0 * ldx, std::min(kRows, T - t0), ldx, B, ldb, N, K, y + t0 * ldy, ldy);
   });
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <ctime>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -19,6 +20,12 @@ namespace {
 
 double since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
 }  // namespace
@@ -145,6 +152,7 @@ Result<EvalRun> run_eval(Engine& engine, const tokenizer::Tokenizer& tokenizer,
     return Status::Ok();
   };
 
+  const SpecStats engine_before = engine.stats();
   const auto t_run = std::chrono::steady_clock::now();
   int next = 0;
   while (next < total || !in_flight.empty()) {
@@ -171,8 +179,11 @@ Result<EvalRun> run_eval(Engine& engine, const tokenizer::Tokenizer& tokenizer,
     }
     if (engine.num_running() == 0) continue;
     const auto t0 = std::chrono::steady_clock::now();
+    const double cpu0 = thread_cpu_seconds();
     Result<StepOutput> step = engine.step();
+    run.decode_thread_cpu_seconds += thread_cpu_seconds() - cpu0;
     run.decode_seconds += since(t0);
+    ++run.engine_steps;
     if (!step.ok()) return step.status();
     for (const RequestEvent& ev : step->events) {
       run.decode_tokens += static_cast<int64_t>(ev.tokens.size());
@@ -180,6 +191,8 @@ Result<EvalRun> run_eval(Engine& engine, const tokenizer::Tokenizer& tokenizer,
     }
   }
   run.wall_seconds = since(t_run);
+  run.draft_seconds = engine.stats().draft_seconds - engine_before.draft_seconds;
+  run.verify_seconds = engine.stats().verify_seconds - engine_before.verify_seconds;
   return run;
 }
 

@@ -194,11 +194,15 @@ void run_eval_command(const EvalCli& cli) {
                        {"acceptance_rate", st.acceptance_rate()},
                        {"per_position_acceptance", pp},
                        {"verify_steps", st.verify_steps},
+                       {"engine_steps", r.run.engine_steps},
                        {"drafted", st.drafted},
                        {"accepted", st.accepted},
                        {"decode_tokens", r.run.decode_tokens},
                        {"decode_seconds", r.run.decode_seconds},
                        {"decode_tokens_per_second", r.run.decode_tokens_per_second()},
+                       {"decode_thread_cpu_seconds", r.run.decode_thread_cpu_seconds},
+                       {"draft_seconds", r.run.draft_seconds},
+                       {"verify_seconds", r.run.verify_seconds},
                        {"prefill_seconds", r.run.prefill_seconds},
                        {"wall_seconds", r.run.wall_seconds},
                        {"speedup", r.speedup}});
@@ -220,13 +224,18 @@ void run_eval_command(const EvalCli& cli) {
     std::printf("eval: %zu problems of %s, %s, kv %s, cpu, greedy, max %d new tokens\n",
                 problems->size(), cli.data.c_str(), cli.model.c_str(), cli.kv.c_str(),
                 cli.max_tokens);
-    std::printf("| draft | batch | accuracy | tau | accept %% per position | tok/s | speedup |\n");
-    std::printf("|---|---|---|---|---|---|---|\n");
+    std::printf(
+        "| draft | batch | accuracy | tau | accept %% per position | ms/step draft, verify | tok/s "
+        "| speedup |\n");
+    std::printf("|---|---|---|---|---|---|---|---|\n");
     for (const Row& r : rows) {
       const spec::SpecStats& st = r.run.stats;
-      std::printf("| %s | %d | %.3f (%d/%zu) | %.2f | %s | %.1f | %.2fx |\n", r.draft.c_str(),
-                  r.run.batch, r.run.accuracy(), r.run.correct, r.run.outputs.size(),
-                  st.accept_length(), per_position(st).c_str(),
+      // Engine steps (one forward for the whole batch), not the per-request verify steps.
+      const double steps = static_cast<double>(std::max<int64_t>(1, r.run.engine_steps));
+      std::printf("| %s | %d | %.3f (%d/%zu) | %.2f | %s | %.2f, %.2f | %.1f | %.2fx |\n",
+                  r.draft.c_str(), r.run.batch, r.run.accuracy(), r.run.correct,
+                  r.run.outputs.size(), st.accept_length(), per_position(st).c_str(),
+                  1e3 * r.run.draft_seconds / steps, 1e3 * r.run.verify_seconds / steps,
                   r.run.decode_tokens_per_second(), r.speedup);
     }
     std::printf("greedy outputs identical with and without speculation (every run): %s\n",
