@@ -4,8 +4,8 @@
 // table exactly as the kernels read it.
 //
 // cpu_verify (the cpu_reference backend, which the CPU model runtime calls) computes the same
-// float arithmetic folded: the rows of a request are taken 16 at a time, each KV row is widened to
-// float once per tile and serves all 16 rows, and the dot products run SIMD across rows (one lane
+// float arithmetic folded: a request's KV rows are widened to float once per call, its rows are
+// taken 16 at a time and each KV row serves all 16, and the dot products run SIMD across rows (one lane
 // per row, each lane summing over d in order) and 4 keys at once. Every row's operations and their
 // order are row_attention<float>'s, so its output is bitwise the per-row helper's
 // (CpuReference.FoldedCallEqualsRowHelperBitwise) and a row's result never depends on q_len: a
@@ -149,14 +149,12 @@ float* zeroed_aligned(std::vector<float>& storage, int64_t n) {
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
 __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
-void fold_tile(const VerifyArgs& a, int64_t b, int64_t r0, int64_t n) {
+// `keys` holds the request's key rows [0, seq_len) widened to float, zero rows up to a whole key
+// tile after them.
+void fold_tile(const VerifyArgs& a, int64_t b, int64_t r0, int64_t n, const float* keys) {
   const int64_t q_len = a.q.size(1), H = a.q.size(2);
   const TensorView& sl = a.seq_lens_host.empty() ? a.seq_lens : a.seq_lens_host;
-  const TensorView& bt = a.block_table_host.empty() ? a.block_table : a.block_table_host;
   const int64_t seq_len = sl.data_as<const int32_t>()[b * sl.stride(0)];
-  KvReader reader{static_cast<const uint8_t*>(a.kv.pages.data()), a.kv.pages.dtype(),
-                  a.kv.pages.size(1), a.kv.kv_scale,
-                  bt.data_as<const int32_t>() + b * bt.stride(0)};
   // Bottom-right causal mask: token i sees [0, seq_len - q_len + i].
   int64_t end[kRowTile] = {};
   int64_t end_max = 0;
@@ -165,9 +163,8 @@ void fold_tile(const VerifyArgs& a, int64_t b, int64_t r0, int64_t n) {
     end[t] = std::max<int64_t>(0, seq_len - q_len + i + 1);
     end_max = std::max(end_max, end[t]);
   }
-  // The tile's q transposed (lane = row; missing rows 0) and its keys widened once, padded to a
-  // whole key tile with zero rows.
-  thread_local std::vector<float> qT_storage, keys_storage, scores, o;
+  // The tile's q transposed (lane = row; missing rows 0).
+  thread_local std::vector<float> qT_storage, scores, o;
   float* qT = zeroed_aligned(qT_storage, kHeadDimQK * kRowTile);
   for (int64_t t = 0; t < n; ++t) {
     const int64_t i = (r0 + t) / H, h = (r0 + t) % H;
@@ -176,8 +173,6 @@ void fold_tile(const VerifyArgs& a, int64_t b, int64_t r0, int64_t n) {
     for (int d = 0; d < kHeadDimQK; ++d) qT[d * kRowTile + t] = bf16_bits_to_float(q[d]);
   }
   const int64_t keys_padded = (end_max + kKeyTile - 1) / kKeyTile * kKeyTile;
-  float* keys = zeroed_aligned(keys_storage, keys_padded * kHeadDimQK);
-  for (int64_t j = 0; j < end_max; ++j) reader.row(j, keys + j * kHeadDimQK);
 
   // Scores and each row's max, as row_attention computes them.
   scores.resize(static_cast<size_t>(kRowTile * keys_padded));
@@ -229,10 +224,23 @@ Status cpu_verify(const VerifyArgs& a) {
   MLASPEC_RETURN_IF_ERROR(validate_verify_args(a, Device::kCPU));
   const int64_t B = a.q.size(0), rows = a.q.size(1) * a.q.size(2);
   const int64_t tiles = (rows + kRowTile - 1) / kRowTile;
-  parallel_for(0, B * tiles, [&](int64_t task) {
-    const int64_t b = task / tiles, r0 = (task % tiles) * kRowTile;
-    fold_tile(a, b, r0, std::min<int64_t>(kRowTile, rows - r0));
-  });
+  const TensorView& sl = a.seq_lens_host.empty() ? a.seq_lens : a.seq_lens_host;
+  const TensorView& bt = a.block_table_host.empty() ? a.block_table : a.block_table_host;
+  // Per request: its KV rows widened to float once, then every tile of its rows over them.
+  thread_local std::vector<float> keys_storage;
+  for (int64_t b = 0; b < B; ++b) {
+    const int64_t seq_len = sl.data_as<const int32_t>()[b * sl.stride(0)];
+    const KvReader reader{static_cast<const uint8_t*>(a.kv.pages.data()), a.kv.pages.dtype(),
+                          a.kv.pages.size(1), a.kv.kv_scale,
+                          bt.data_as<const int32_t>() + b * bt.stride(0)};
+    const int64_t keys_padded = (seq_len + kKeyTile - 1) / kKeyTile * kKeyTile;
+    float* keys = zeroed_aligned(keys_storage, keys_padded * kHeadDimQK);
+    for (int64_t j = 0; j < seq_len; ++j) reader.row(j, keys + j * kHeadDimQK);
+    parallel_for(0, tiles, [&](int64_t tile) {
+      const int64_t r0 = tile * kRowTile;
+      fold_tile(a, b, r0, std::min<int64_t>(kRowTile, rows - r0), keys);
+    });
+  }
   return Status::Ok();
 }
 

@@ -40,30 +40,26 @@ TEST(ShippedModels, DFlashIsLosslessAccurateAndAcceptsLongBlocks) {
       load_eval_problems(kModels + "/eval/heldout.jsonl", kProblems);
   ASSERT_TRUE(problems.ok()) << problems.status().to_string();
 
-  // Plain decoding 8 at a time; the drafter 8 at a time and 3 at a time (continuous batching
-  // admits problems at other steps, so requests meet other batchmates and other step counts).
+  // Plain decoding 8 at a time, the drafter 5 at a time: with continuous batching each request
+  // runs beside other batchmates in the two runs, and its tokens must still be the same.
   Engine plain_engine = engine("none");
   Engine dflash_engine = engine("dflash");
   Result<EvalRun> plain = run_eval(plain_engine, *tok, *problems,
                                    {.batch = 8, .max_new_tokens = kMaxNewTokens});
   ASSERT_TRUE(plain.ok()) << plain.status().to_string();
-  for (const int batch : {8, 3}) {
-    Result<EvalRun> spec = run_eval(dflash_engine, *tok, *problems,
-                                    {.batch = batch, .max_new_tokens = kMaxNewTokens});
-    ASSERT_TRUE(spec.ok()) << spec.status().to_string();
-    // Lossless greedy: the same tokens with and without the drafter, at any batch.
-    for (int p = 0; p < kProblems; ++p)
-      EXPECT_EQ(spec->outputs[p], plain->outputs[p]) << "problem " << p << " batch " << batch;
-    EXPECT_EQ(spec->correct, plain->correct);
-    const double tau = spec->stats.accept_length();
-    std::printf(
-        "shipped pair on %d held-out problems, batch %d: accuracy %.3f (with and without "
-        "DFlash), tau %.2f, %s\n",
-        kProblems, batch, plain->accuracy(), tau, format_summary(spec->stats, "dflash").c_str());
-    // The shipped bar (sglang's is 2.0): at least 3 tokens per verify step of 8.
-    EXPECT_GE(tau, 3.0) << "batch " << batch;
-    EXPECT_EQ(spec->stats.verify_steps > 0, true);
-  }
+  Result<EvalRun> spec =
+      run_eval(dflash_engine, *tok, *problems, {.batch = 5, .max_new_tokens = kMaxNewTokens});
+  ASSERT_TRUE(spec.ok()) << spec.status().to_string();
+  // Lossless greedy: the same tokens with and without the drafter.
+  for (int p = 0; p < kProblems; ++p) EXPECT_EQ(spec->outputs[p], plain->outputs[p]) << "problem " << p;
+  EXPECT_EQ(spec->correct, plain->correct);
+  const double tau = spec->stats.accept_length();
+  std::printf(
+      "shipped pair on %d held-out problems: accuracy %.3f (with and without DFlash), tau %.2f, "
+      "%s\n",
+      kProblems, plain->accuracy(), tau, format_summary(spec->stats, "dflash").c_str());
+  // The shipped bar (sglang's is 2.0): at least 3 tokens per verify step of 8.
+  EXPECT_GE(tau, 3.0);
   EXPECT_EQ(plain->stats.accept_length(), 1.0);
   // The training run measured 0.938 on all 500 with transformers (bf16); mlaspec's CPU forward
   // (f32, bf16 at the attention op) measured 0.833 on these 24. The bar leaves room for another
