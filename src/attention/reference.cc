@@ -5,9 +5,9 @@
 //
 // cpu_verify (the cpu_reference backend, which the CPU model runtime calls) computes the same
 // float arithmetic folded: a request's KV rows are widened to float once per call, its rows are
-// taken 16 at a time and each KV row serves all 16, and the dot products run SIMD across rows (one lane
-// per row, each lane summing over d in order) and 4 keys at once. Every row's operations and their
-// order are row_attention<float>'s, so its output is bitwise the per-row helper's
+// taken 16 at a time and each KV row serves all 16, and the dot products run SIMD across rows (one
+// lane per row, each lane summing over d in order) and 4 keys at once. Every row's operations and
+// their order are row_attention<float>'s, so its output is bitwise the per-row helper's
 // (CpuReference.FoldedCallEqualsRowHelperBitwise) and a row's result never depends on q_len: a
 // decode step and a verify block give the same bits. The file is built with -ffp-contract=off so
 // no compiler fuses a multiply and an add in one path and not in the other.

@@ -31,7 +31,8 @@ double thread_cpu_seconds() {
 }  // namespace
 
 Result<std::vector<EvalProblem>> load_eval_problems(const std::filesystem::path& file, int n) {
-  if (n < 1) return invalid_argument("the number of problems is " + std::to_string(n) + ", need >= 1");
+  if (n < 1)
+    return invalid_argument("the number of problems is " + std::to_string(n) + ", need >= 1");
   std::ifstream in(file);
   if (!in) return not_found(file.string() + ": cannot open");
   std::vector<EvalProblem> out;
@@ -119,8 +120,7 @@ Result<EvalRun> run_eval(Engine& engine, const tokenizer::Tokenizer& tokenizer,
                         std::to_string(max_batch) + " (the engine's max_requests)");
   }
   if (options.max_new_tokens < 1) {
-    return invalid_argument("max_new_tokens " + std::to_string(options.max_new_tokens) +
-                            " is < 1");
+    return invalid_argument("max_new_tokens " + std::to_string(options.max_new_tokens) + " is < 1");
   }
   if (!tokenizer.eos_id()) return invalid_argument("the tokenizer has no EOS token");
   const int total = static_cast<int>(problems.size());
@@ -135,8 +135,7 @@ Result<EvalRun> run_eval(Engine& engine, const tokenizer::Tokenizer& tokenizer,
   auto finish = [&](RequestId id) -> Status {
     const int p = in_flight.at(id);
     if (engine.state(id) == RequestState::kFailed) {
-      return engine.request_error(id).with_context("problem " +
-                                                   std::to_string(problems[p].id));
+      return engine.request_error(id).with_context("problem " + std::to_string(problems[p].id));
     }
     const auto out = engine.output(id);
     run.outputs[p].assign(out.begin(), out.end());

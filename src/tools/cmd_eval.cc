@@ -89,8 +89,9 @@ void run_eval_command(const EvalCli& cli) {
   namespace fs = std::filesystem;
   // Inputs first: every refusal here is exit code 2, before anything loads.
   if (cli.device == "cuda") {
-    bad_input(unsupported("--device cuda: the CUDA model runtime is not built yet (use --device "
-                          "cpu)"));
+    bad_input(
+        unsupported("--device cuda: the CUDA model runtime is not built yet (use --device "
+                    "cpu)"));
   }
   if (cli.n < 1) bad_input(invalid_argument("-n " + std::to_string(cli.n) + " is < 1"));
   if (cli.max_tokens < 1)
@@ -148,8 +149,8 @@ void run_eval_command(const EvalCli& cli) {
       spec::EvalOptions options{.batch = batch,
                                 .max_new_tokens = static_cast<int32_t>(cli.max_tokens),
                                 .progress = [&](int done, int total) {
-                                  std::fprintf(stderr, "\reval %s: %d / %d problems",
-                                               label.c_str(), done, total);
+                                  std::fprintf(stderr, "\reval %s: %d / %d problems", label.c_str(),
+                                               done, total);
                                 }};
       Result<spec::EvalRun> run = spec::run_eval(engines[e], *tok, *problems, options);
       std::fprintf(stderr, "\n");
@@ -174,7 +175,8 @@ void run_eval_command(const EvalCli& cli) {
   }
   const bool identical = differ.empty();
   std::string differ_text;
-  for (const int64_t id : differ) differ_text += (differ_text.empty() ? "" : ", ") + std::to_string(id);
+  for (const int64_t id : differ)
+    differ_text += (differ_text.empty() ? "" : ", ") + std::to_string(id);
 
   if (cli.json) {
     nlohmann::json jrows = nlohmann::json::array();

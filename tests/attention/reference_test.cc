@@ -204,7 +204,6 @@ TEST(CpuReference, RowHelperMatchesFullCall) {
     ASSERT_EQ(float_to_bf16_bits(row[d]), o.out[r * kHeadDimV + d]);
 }
 
-
 // The folded full call (rows 16 at a time, SIMD across rows) does row_attention's float
 // operations in its order for every row: bitwise the per-row helper's o (before and after bf16
 // rounding) and lse, for q_len 1..17 (tiles that split a token's heads, partial last tiles),
@@ -233,8 +232,8 @@ TEST(CpuReference, FoldedCallEqualsRowHelperBitwise) {
               float row[kHeadDimV];
               const float lse = cpu_verify_row(a, b, i, h, row);
               const int64_t r = (b * q_len + i) * heads + h;
-              ASSERT_EQ(0, std::memcmp(&lse, &o.lse[r], sizeof lse)) << s.to_string() << " row "
-                                                                     << r;
+              ASSERT_EQ(0, std::memcmp(&lse, &o.lse[r], sizeof lse))
+                  << s.to_string() << " row " << r;
               for (int d = 0; d < kHeadDimV; ++d)
                 ASSERT_EQ(float_to_bf16_bits(row[d]), o.out[r * kHeadDimV + d])
                     << s.to_string() << " row " << r << " d " << d;

@@ -41,8 +41,7 @@ TEST(RowInvariantGemm, NtEqualsTheDocumentedOrderForEveryRowCount) {
       // Each row alone (a decode step) is the reference for the same row in a bigger call.
       std::vector<float> alone(static_cast<size_t>(17 * N));
       for (int64_t t = 0; t < 17; ++t) {
-        gemm_nt_row_invariant(x.data() + t * ldx, 1, ldx, W.data(), N, K,
-                              alone.data() + t * N, N);
+        gemm_nt_row_invariant(x.data() + t * ldx, 1, ldx, W.data(), N, K, alone.data() + t * N, N);
         for (int64_t j = 0; j < N; ++j) {
           const float expect = documented_dot(x.data() + t * ldx, W.data() + j * K, K);
           ASSERT_EQ(0, std::memcmp(&expect, &alone[t * N + j], 4))

@@ -44,14 +44,15 @@ TEST(ShippedModels, DFlashIsLosslessAccurateAndAcceptsLongBlocks) {
   // runs beside other batchmates in the two runs, and its tokens must still be the same.
   Engine plain_engine = engine("none");
   Engine dflash_engine = engine("dflash");
-  Result<EvalRun> plain = run_eval(plain_engine, *tok, *problems,
-                                   {.batch = 8, .max_new_tokens = kMaxNewTokens});
+  Result<EvalRun> plain =
+      run_eval(plain_engine, *tok, *problems, {.batch = 8, .max_new_tokens = kMaxNewTokens});
   ASSERT_TRUE(plain.ok()) << plain.status().to_string();
   Result<EvalRun> spec =
       run_eval(dflash_engine, *tok, *problems, {.batch = 5, .max_new_tokens = kMaxNewTokens});
   ASSERT_TRUE(spec.ok()) << spec.status().to_string();
   // Lossless greedy: the same tokens with and without the drafter.
-  for (int p = 0; p < kProblems; ++p) EXPECT_EQ(spec->outputs[p], plain->outputs[p]) << "problem " << p;
+  for (int p = 0; p < kProblems; ++p)
+    EXPECT_EQ(spec->outputs[p], plain->outputs[p]) << "problem " << p;
   EXPECT_EQ(spec->correct, plain->correct);
   const double tau = spec->stats.accept_length();
   std::printf(

@@ -1,8 +1,8 @@
 // Evaluation on held-out problems: the `#### N` answer task the shipped models are trained on,
 // run through the engine with continuous batching (docs/spec.md, "Evaluation").
 //
-//   std::vector<EvalProblem> problems = load_eval_problems("models/eval/heldout.jsonl", 24).value();
-//   Engine engine = make_engine({.target = "models/target", .draft = "dflash",
+//   std::vector<EvalProblem> problems = load_eval_problems("models/eval/heldout.jsonl",
+//   24).value(); Engine engine = make_engine({.target = "models/target", .draft = "dflash",
 //                                .draft_model = "models/drafter", .max_requests = 16,
 //                                .max_tokens_per_request = 256}).value();
 //   EvalRun run = run_eval(engine, tokenizer, problems, {.batch = 8}).value();
@@ -49,7 +49,7 @@ std::optional<int64_t> final_answer(std::string_view text);
 // An engine for a model directory and a drafter, as `generate` and `eval` build one.
 struct EngineSpec {
   std::filesystem::path target;
-  std::string draft = "none";        // "none", "ngram" or "dflash"
+  std::string draft = "none";         // "none", "ngram" or "dflash"
   std::filesystem::path draft_model;  // dflash: the drafter's directory
   DType kv_dtype = DType::kBF16;
   int num_draft = 7;  // dflash: at most the drafter's block size - 1 (lowered to it)
@@ -69,12 +69,19 @@ struct EvalOptions {
 // What one pass over the problems measured.
 struct EvalRun {
   int batch = 0;
-  std::vector<std::vector<int32_t>> outputs;   // per problem, in the problems' order
+  std::vector<std::vector<int32_t>> outputs;    // per problem, in the problems' order
   std::vector<std::optional<int64_t>> answers;  // the final answer read from each output
   int correct = 0;
-  SpecStats stats;  // the requests' step counts, merged
-  int64_t decode_tokens = 0;   // tokens emitted by steps (after each prefill's first token)
+  SpecStats stats;              // the requests' step counts, merged
+  int64_t decode_tokens = 0;    // tokens emitted by steps (after each prefill's first token)
   double decode_seconds = 0.0;  // wall time inside Engine::step
+  // CPU time of the calling thread inside Engine::step: with one worker thread
+  // (MLASPEC_THREADS=1) the steps' whole cost, steadier than wall time on a shared machine.
+  double decode_thread_cpu_seconds = 0.0;
+  // The engine's phase times over the steps of this run (wall).
+  double draft_seconds = 0.0;
+  double verify_seconds = 0.0;
+  int64_t engine_steps = 0;  // Engine::step calls (one forward each, for the whole batch)
   double prefill_seconds = 0.0;
   double wall_seconds = 0.0;
 
