@@ -190,17 +190,40 @@ void fold_tile(const VerifyArgs& a, int64_t b, int64_t r0, int64_t n, const floa
       }
     }
   }
-  // exp, sum and the weighted V sum, key by key in order.
+  // exp, sum and the weighted V sum, key by key in order; a row's output is loaded and stored
+  // once per 4 keys (its element still adds p_j * v_j for j = 0, 1, 2, ... one at a time).
   o.assign(static_cast<size_t>(kRowTile * kHeadDimV), 0.0f);
   float sum[kRowTile] = {};
-  for (int64_t j = 0; j < end_max; ++j) {
-    const float* v = keys + j * kHeadDimQK;  // V = the first 512 values of the row
+  for (int64_t j = 0; j < end_max; j += kKeyTile) {
+    // V = the first 512 values of each row.
+    const float* __restrict v0 = keys + j * kHeadDimQK;
+    const float* __restrict v1 = v0 + kHeadDimQK;
+    const float* __restrict v2 = v1 + kHeadDimQK;
+    const float* __restrict v3 = v2 + kHeadDimQK;
     for (int64_t t = 0; t < n; ++t) {
-      if (j >= end[t]) continue;
-      const float p = std::exp(scores[static_cast<size_t>(t * keys_padded + j)] - max_score[t]);
-      sum[t] += p;
-      float* ot = o.data() + t * kHeadDimV;
-      for (int d = 0; d < kHeadDimV; ++d) ot[d] += p * v[d];
+      const int64_t m = std::min<int64_t>(kKeyTile, end[t] - j);
+      if (m <= 0) continue;
+      float p[kKeyTile] = {};
+      for (int64_t kk = 0; kk < m; ++kk) {
+        p[kk] = std::exp(scores[static_cast<size_t>(t * keys_padded + j + kk)] - max_score[t]);
+        sum[t] += p[kk];
+      }
+      float* __restrict ot = o.data() + t * kHeadDimV;
+      if (m == kKeyTile) {
+        for (int d = 0; d < kHeadDimV; ++d) {
+          float acc = ot[d];
+          acc += p[0] * v0[d];
+          acc += p[1] * v1[d];
+          acc += p[2] * v2[d];
+          acc += p[3] * v3[d];
+          ot[d] = acc;
+        }
+      } else {
+        for (int64_t kk = 0; kk < m; ++kk) {
+          const float* vk = v0 + kk * kHeadDimQK;
+          for (int d = 0; d < kHeadDimV; ++d) ot[d] += p[kk] * vk[d];
+        }
+      }
     }
   }
   for (int64_t t = 0; t < n; ++t) {
