@@ -33,6 +33,13 @@ Engine engine(const std::string& draft) {
   return std::move(*e);
 }
 
+EvalOptions options(int batch) {
+  EvalOptions o;
+  o.batch = batch;
+  o.max_new_tokens = kMaxNewTokens;
+  return o;
+}
+
 TEST(ShippedModels, DFlashIsLosslessAccurateAndAcceptsLongBlocks) {
   Result<tokenizer::Tokenizer> tok = tokenizer::Tokenizer::from_path(kModels + "/target");
   ASSERT_TRUE(tok.ok()) << tok.status().to_string();
@@ -44,11 +51,9 @@ TEST(ShippedModels, DFlashIsLosslessAccurateAndAcceptsLongBlocks) {
   // runs beside other batchmates in the two runs, and its tokens must still be the same.
   Engine plain_engine = engine("none");
   Engine dflash_engine = engine("dflash");
-  Result<EvalRun> plain =
-      run_eval(plain_engine, *tok, *problems, {.batch = 8, .max_new_tokens = kMaxNewTokens});
+  Result<EvalRun> plain = run_eval(plain_engine, *tok, *problems, options(8));
   ASSERT_TRUE(plain.ok()) << plain.status().to_string();
-  Result<EvalRun> spec =
-      run_eval(dflash_engine, *tok, *problems, {.batch = 5, .max_new_tokens = kMaxNewTokens});
+  Result<EvalRun> spec = run_eval(dflash_engine, *tok, *problems, options(5));
   ASSERT_TRUE(spec.ok()) << spec.status().to_string();
   // Lossless greedy: the same tokens with and without the drafter.
   for (int p = 0; p < kProblems; ++p)
@@ -103,7 +108,7 @@ TEST(EvalProblems, BatchOutsideTheEngineIsRefused) {
       load_eval_problems(kModels + "/eval/heldout.jsonl", 1);
   ASSERT_TRUE(problems.ok());
   for (const int batch : {0, 9}) {
-    Result<EvalRun> run = run_eval(e, *tok, *problems, {.batch = batch});
+    Result<EvalRun> run = run_eval(e, *tok, *problems, options(batch));
     EXPECT_NE(run.status().to_string().find("is outside 1 .. 8 (the engine's max_requests)"),
               std::string::npos)
         << run.status().to_string();
