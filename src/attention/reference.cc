@@ -57,33 +57,70 @@ struct KvReader {
   }
 };
 
-struct Geometry {
-  int64_t B, q_len, H;
+// One query row of a call: request b, its query token i (row = the token's index among all of the
+// call's tokens), head h.
+struct RowRef {
+  int64_t b, i, row, h;
 };
 
-// Calls fn(b, i, h, key_begin, key_end, q_row_float, reader) for each row, in parallel.
+// Element offset of a row's vector in q / out / lse / o_part / lse_part: [B, q_len, H, ...] for a
+// uniform call, [T, H, ...] for a ragged one.
+int64_t offset(const TensorView& t, bool ragged, const RowRef& r) {
+  return ragged ? r.row * t.stride(0) + r.h * t.stride(1)
+                : r.b * t.stride(0) + r.i * t.stride(1) + r.h * t.stride(2);
+}
+
+KvReader reader_for(const VerifyArgs& a, int64_t b) {
+  const TensorView& bt = a.block_table_host.empty() ? a.block_table : a.block_table_host;
+  return KvReader{static_cast<const uint8_t*>(a.kv.pages.data()), a.kv.pages.dtype(),
+                  a.kv.pages.size(1), a.kv.kv_scale,
+                  bt.data_as<const int32_t>() + b * bt.stride(0)};
+}
+
+int64_t seq_len_of(const VerifyArgs& a, int64_t b) {
+  const TensorView& sl = a.seq_lens_host.empty() ? a.seq_lens : a.seq_lens_host;
+  return sl.data_as<const int32_t>()[b * sl.stride(0)];
+}
+
+void load_q_row(const VerifyArgs& a, const RowRef& r, float* q_row) {
+  const auto* q = a.q.data_as<const uint16_t>() + offset(a.q, a.ragged(), r);
+  for (int d = 0; d < kHeadDimQK; ++d) q_row[d] = bf16_bits_to_float(q[d]);
+}
+
+int64_t num_heads(const VerifyArgs& a) {
+  return a.ragged() ? a.q.size(1) : a.q.size(2);
+}
+
+// Calls fn(row_ref, key_begin, key_end, q_row_float, reader) for each row, in parallel.
 template <typename Fn>
 void for_each_row(const VerifyArgs& a, int64_t kv_begin, int64_t kv_end, Fn&& fn) {
-  const Geometry g{a.q.size(0), a.q.size(1), a.q.size(2)};
-  const TensorView& sl = a.seq_lens_host.empty() ? a.seq_lens : a.seq_lens_host;
-  const TensorView& bt = a.block_table_host.empty() ? a.block_table : a.block_table_host;
-  parallel_for(0, g.B * g.q_len * g.H, [&](int64_t task) {
-    const int64_t h = task % g.H;
-    const int64_t i = (task / g.H) % g.q_len;
-    const int64_t b = task / (g.H * g.q_len);
-    const int64_t seq_len = sl.data_as<const int32_t>()[b * sl.stride(0)];
+  const QueryRows rows(a);
+  const int64_t H = num_heads(a);
+  parallel_for(0, rows.total * H, [&](int64_t task) {
+    RowRef r{};
+    r.h = task % H;
+    r.row = task / H;
+    if (rows.indptr == nullptr) {
+      r.b = r.row / rows.uniform_q_len;
+    } else {
+      int64_t lo = 0, hi = rows.batch - 1;  // the last b with begin(b) <= row
+      while (lo < hi) {
+        const int64_t mid = (lo + hi + 1) / 2;
+        if (rows.begin(mid) <= r.row)
+          lo = mid;
+        else
+          hi = mid - 1;
+      }
+      r.b = lo;
+    }
+    r.i = r.row - rows.begin(r.b);
     // Bottom-right causal mask: token i sees [0, seq_len - q_len + i].
-    const int64_t visible_end = seq_len - g.q_len + i + 1;
+    const int64_t visible_end = seq_len_of(a, r.b) - rows.q_len(r.b) + r.i + 1;
     const int64_t begin = std::max<int64_t>(0, kv_begin);
     const int64_t end = std::min(visible_end, kv_end);
-    KvReader reader{static_cast<const uint8_t*>(a.kv.pages.data()), a.kv.pages.dtype(),
-                    a.kv.pages.size(1), a.kv.kv_scale,
-                    bt.data_as<const int32_t>() + b * bt.stride(0)};
-    const auto* q =
-        a.q.data_as<const uint16_t>() + b * a.q.stride(0) + i * a.q.stride(1) + h * a.q.stride(2);
     float q_row[kHeadDimQK];
-    for (int d = 0; d < kHeadDimQK; ++d) q_row[d] = bf16_bits_to_float(q[d]);
-    fn(b, i, h, begin, end, q_row, reader);
+    load_q_row(a, r, q_row);
+    fn(r, begin, end, q_row, reader_for(a, r.b));
   });
 }
 
@@ -149,12 +186,17 @@ float* zeroed_aligned(std::vector<float>& storage, int64_t n) {
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
 __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
-// `keys` holds the request's key rows [0, seq_len) widened to float, zero rows up to a whole key
-// tile after them.
-void fold_tile(const VerifyArgs& a, int64_t b, int64_t r0, int64_t n, const float* keys) {
-  const int64_t q_len = a.q.size(1), H = a.q.size(2);
-  const TensorView& sl = a.seq_lens_host.empty() ? a.seq_lens : a.seq_lens_host;
-  const int64_t seq_len = sl.data_as<const int32_t>()[b * sl.stride(0)];
+// Rows [r0, r0 + n) of request b (row r = i * H + h of its q_len tokens, which start at the
+// call's token `first`). `keys` holds its key rows [0, seq_len) widened to float, zero rows up to
+// a whole key tile after them.
+void fold_tile(const VerifyArgs& a, int64_t b, int64_t first, int64_t q_len, int64_t r0, int64_t n,
+               const float* keys) {
+  const int64_t H = num_heads(a);
+  const int64_t seq_len = seq_len_of(a, b);
+  const auto ref = [&](int64_t t) {
+    const int64_t i = (r0 + t) / H;
+    return RowRef{b, i, first + i, (r0 + t) % H};
+  };
   // Bottom-right causal mask: token i sees [0, seq_len - q_len + i].
   int64_t end[kRowTile] = {};
   int64_t end_max = 0;
@@ -167,9 +209,7 @@ void fold_tile(const VerifyArgs& a, int64_t b, int64_t r0, int64_t n, const floa
   thread_local std::vector<float> qT_storage, scores, o;
   float* qT = zeroed_aligned(qT_storage, kHeadDimQK * kRowTile);
   for (int64_t t = 0; t < n; ++t) {
-    const int64_t i = (r0 + t) / H, h = (r0 + t) % H;
-    const auto* q =
-        a.q.data_as<const uint16_t>() + b * a.q.stride(0) + i * a.q.stride(1) + h * a.q.stride(2);
+    const auto* q = a.q.data_as<const uint16_t>() + offset(a.q, a.ragged(), ref(t));
     for (int d = 0; d < kHeadDimQK; ++d) qT[d * kRowTile + t] = bf16_bits_to_float(q[d]);
   }
   const int64_t keys_padded = (end_max + kKeyTile - 1) / kKeyTile * kKeyTile;
@@ -227,17 +267,15 @@ void fold_tile(const VerifyArgs& a, int64_t b, int64_t r0, int64_t n, const floa
     }
   }
   for (int64_t t = 0; t < n; ++t) {
-    const int64_t i = (r0 + t) / H, h = (r0 + t) % H;
     float* ot = o.data() + t * kHeadDimV;
     float lse = -std::numeric_limits<float>::infinity();
     if (end[t] > 0) {
       for (int d = 0; d < kHeadDimV; ++d) ot[d] /= sum[t];
       lse = max_score[t] + std::log(sum[t]);
     }
-    auto* out =
-        a.out.data_as<uint16_t>() + b * a.out.stride(0) + i * a.out.stride(1) + h * a.out.stride(2);
+    auto* out = a.out.data_as<uint16_t>() + offset(a.out, a.ragged(), ref(t));
     for (int d = 0; d < kHeadDimV; ++d) out[d] = float_to_bf16_bits(ot[d]);
-    a.lse.data_as<float>()[b * a.lse.stride(0) + i * a.lse.stride(1) + h * a.lse.stride(2)] = lse;
+    a.lse.data_as<float>()[offset(a.lse, a.ragged(), ref(t))] = lse;
   }
 }
 
@@ -245,23 +283,22 @@ void fold_tile(const VerifyArgs& a, int64_t b, int64_t r0, int64_t n, const floa
 
 Status cpu_verify(const VerifyArgs& a) {
   MLASPEC_RETURN_IF_ERROR(validate_verify_args(a, Device::kCPU));
-  const int64_t B = a.q.size(0), rows = a.q.size(1) * a.q.size(2);
-  const int64_t tiles = (rows + kRowTile - 1) / kRowTile;
-  const TensorView& sl = a.seq_lens_host.empty() ? a.seq_lens : a.seq_lens_host;
-  const TensorView& bt = a.block_table_host.empty() ? a.block_table : a.block_table_host;
+  const QueryRows rows(a);
+  const int64_t H = num_heads(a);
   // Per request: its KV rows widened to float once, then every tile of its rows over them.
   thread_local std::vector<float> keys_storage;
-  for (int64_t b = 0; b < B; ++b) {
-    const int64_t seq_len = sl.data_as<const int32_t>()[b * sl.stride(0)];
-    const KvReader reader{static_cast<const uint8_t*>(a.kv.pages.data()), a.kv.pages.dtype(),
-                          a.kv.pages.size(1), a.kv.kv_scale,
-                          bt.data_as<const int32_t>() + b * bt.stride(0)};
+  for (int64_t b = 0; b < rows.batch; ++b) {
+    const int64_t seq_len = seq_len_of(a, b), q_len = rows.q_len(b);
+    const KvReader reader = reader_for(a, b);
     const int64_t keys_padded = (seq_len + kKeyTile - 1) / kKeyTile * kKeyTile;
     float* keys = zeroed_aligned(keys_storage, keys_padded * kHeadDimQK);
     for (int64_t j = 0; j < seq_len; ++j) reader.row(j, keys + j * kHeadDimQK);
+    const int64_t request_rows = q_len * H;
+    const int64_t tiles = (request_rows + kRowTile - 1) / kRowTile;
     parallel_for(0, tiles, [&](int64_t tile) {
       const int64_t r0 = tile * kRowTile;
-      fold_tile(a, b, r0, std::min<int64_t>(kRowTile, rows - r0), keys);
+      fold_tile(a, b, rows.begin(b), q_len, r0, std::min<int64_t>(kRowTile, request_rows - r0),
+                keys);
     });
   }
   return Status::Ok();
@@ -271,52 +308,51 @@ Status cpu_verify_partial(const VerifyArgs& a, int64_t kv_begin, int64_t kv_end,
                           TensorView lse_part) {
   // The full-call outputs are not written: validate the inputs, then the partial outputs.
   MLASPEC_RETURN_IF_ERROR(validate_verify_inputs(a, Device::kCPU));
-  const int64_t B = a.q.size(0), q_len = a.q.size(1), H = a.q.size(2);
-  MLASPEC_RETURN_IF_ERROR(
-      o_part.expect("o_part", DType::kF32, {B, q_len, H, kHeadDimV}, Device::kCPU));
-  MLASPEC_RETURN_IF_ERROR(lse_part.expect("lse_part", DType::kF32, {B, q_len, H}, Device::kCPU));
+  const int64_t H = num_heads(a);
+  if (a.ragged()) {
+    const int64_t T = a.q.size(0);
+    MLASPEC_RETURN_IF_ERROR(o_part.expect("o_part", DType::kF32, {T, H, kHeadDimV}, Device::kCPU));
+    MLASPEC_RETURN_IF_ERROR(lse_part.expect("lse_part", DType::kF32, {T, H}, Device::kCPU));
+  } else {
+    const int64_t B = a.q.size(0), q_len = a.q.size(1);
+    MLASPEC_RETURN_IF_ERROR(
+        o_part.expect("o_part", DType::kF32, {B, q_len, H, kHeadDimV}, Device::kCPU));
+    MLASPEC_RETURN_IF_ERROR(lse_part.expect("lse_part", DType::kF32, {B, q_len, H}, Device::kCPU));
+  }
   if (kv_begin < 0 || kv_end < kv_begin) {
     return invalid_argument("kv range [" + std::to_string(kv_begin) + ", " +
                             std::to_string(kv_end) +
                             ") is not a valid range (need 0 <= begin <= end)");
   }
-  for_each_row(a, kv_begin, kv_end,
-               [&](int64_t b, int64_t i, int64_t h, int64_t begin, int64_t end, const float* q_row,
-                   const KvReader& reader) {
-                 float* o = o_part.data_as<float>() + b * o_part.stride(0) + i * o_part.stride(1) +
-                            h * o_part.stride(2);
-                 lse_part.data_as<float>()[b * lse_part.stride(0) + i * lse_part.stride(1) +
-                                           h * lse_part.stride(2)] =
-                     row_attention<float>(q_row, reader, begin, end, a.sm_scale, o);
-               });
+  for_each_row(
+      a, kv_begin, kv_end,
+      [&](const RowRef& r, int64_t begin, int64_t end, const float* q_row, const KvReader& reader) {
+        float* o = o_part.data_as<float>() + offset(o_part, a.ragged(), r);
+        lse_part.data_as<float>()[offset(lse_part, a.ragged(), r)] =
+            row_attention<float>(q_row, reader, begin, end, a.sm_scale, o);
+      });
   return Status::Ok();
 }
 
 float cpu_verify_row(const VerifyArgs& a, int64_t b, int64_t i, int64_t h, float* o) {
-  const TensorView& sl = a.seq_lens_host.empty() ? a.seq_lens : a.seq_lens_host;
-  const TensorView& bt = a.block_table_host.empty() ? a.block_table : a.block_table_host;
-  const int64_t q_len = a.q.size(1);
-  const int64_t seq_len = sl.data_as<const int32_t>()[b * sl.stride(0)];
-  KvReader reader{static_cast<const uint8_t*>(a.kv.pages.data()), a.kv.pages.dtype(),
-                  a.kv.pages.size(1), a.kv.kv_scale,
-                  bt.data_as<const int32_t>() + b * bt.stride(0)};
-  const auto* q =
-      a.q.data_as<const uint16_t>() + b * a.q.stride(0) + i * a.q.stride(1) + h * a.q.stride(2);
+  const QueryRows rows(a);
+  const RowRef r{b, i, rows.begin(b) + i, h};
   float q_row[kHeadDimQK];
-  for (int d = 0; d < kHeadDimQK; ++d) q_row[d] = bf16_bits_to_float(q[d]);
-  return row_attention<float>(q_row, reader, 0, seq_len - q_len + i + 1, a.sm_scale, o);
+  load_q_row(a, r, q_row);
+  return row_attention<float>(q_row, reader_for(a, b), 0, seq_len_of(a, b) - rows.q_len(b) + i + 1,
+                              a.sm_scale, o);
 }
 
 Result<OracleResult> oracle_verify(const VerifyArgs& a) {
   MLASPEC_RETURN_IF_ERROR(validate_verify_inputs(a, Device::kCPU));
-  const int64_t B = a.q.size(0), q_len = a.q.size(1), H = a.q.size(2);
+  const int64_t T = QueryRows(a).total, H = num_heads(a);
   OracleResult r;
-  r.out.assign(static_cast<size_t>(B * q_len * H * kHeadDimV), 0.0);
-  r.lse.assign(static_cast<size_t>(B * q_len * H), 0.0);
+  r.out.assign(static_cast<size_t>(T * H * kHeadDimV), 0.0);
+  r.lse.assign(static_cast<size_t>(T * H), 0.0);
   for_each_row(a, 0, std::numeric_limits<int64_t>::max(),
-               [&](int64_t b, int64_t i, int64_t h, int64_t begin, int64_t end, const float* q_row,
+               [&](const RowRef& ref, int64_t begin, int64_t end, const float* q_row,
                    const KvReader& reader) {
-                 const int64_t row = (b * q_len + i) * H + h;
+                 const int64_t row = ref.row * H + ref.h;
                  r.lse[row] = row_attention<double>(q_row, reader, begin, end, double(a.sm_scale),
                                                     r.out.data() + row * kHeadDimV);
                });

@@ -81,7 +81,9 @@ Result<Engine> make_engine(const EngineSpec& spec) {
   if (spec.draft != "none" && spec.draft != "ngram" && spec.draft != "dflash") {
     return invalid_argument("drafter '" + spec.draft + "' is not one of none, ngram, dflash");
   }
-  Result<model::Model> target = model::Model::load(spec.target);
+  model::LoadOptions load_options;
+  load_options.device = spec.device;
+  Result<model::Model> target = model::Model::load(spec.target, load_options);
   if (!target.ok()) return target.status().with_context("model " + spec.target.string());
   EngineConfig config;
   config.kv_dtype = spec.kv_dtype;

@@ -88,11 +88,6 @@ struct Row {
 void run_eval_command(const EvalCli& cli) {
   namespace fs = std::filesystem;
   // Inputs first: every refusal here is exit code 2, before anything loads.
-  if (cli.device == "cuda") {
-    bad_input(
-        unsupported("--device cuda: the CUDA model runtime is not built yet (use --device "
-                    "cpu)"));
-  }
   if (cli.n < 1) bad_input(invalid_argument("-n " + std::to_string(cli.n) + " is < 1"));
   if (cli.max_tokens < 1)
     bad_input(invalid_argument("--max-tokens " + std::to_string(cli.max_tokens) + " is < 1"));
@@ -127,6 +122,7 @@ void run_eval_command(const EvalCli& cli) {
                          .draft = "none",
                          .draft_model = cli.draft_model,
                          .kv_dtype = kv_dtypes_option(cli.kv).at(0),
+                         .device = cli.device == "cuda" ? Device::kCUDA : Device::kCPU,
                          .num_draft = cli.num_draft,
                          .max_requests = *std::max_element(batches.begin(), batches.end()),
                          .max_tokens_per_request = longest_prompt + cli.max_tokens};
@@ -223,9 +219,9 @@ void run_eval_command(const EvalCli& cli) {
                               {"differing_problems", differ}};
     std::printf("%s\n", j.dump().c_str());
   } else {
-    std::printf("eval: %zu problems of %s, %s, kv %s, cpu, greedy, max %d new tokens\n",
+    std::printf("eval: %zu problems of %s, %s, kv %s, %s, greedy, max %d new tokens\n",
                 problems->size(), cli.data.c_str(), cli.model.c_str(), cli.kv.c_str(),
-                cli.max_tokens);
+                cli.device.c_str(), cli.max_tokens);
     std::printf(
         "| draft | batch | accuracy | tau | accept %% per position | ms/step draft, verify | tok/s "
         "| speedup |\n");
@@ -273,7 +269,8 @@ void add_eval_command(CLI::App& app) {
   cmd->add_option("--kv", cli->kv, "Target KV cache dtype")
       ->check(CLI::IsMember({"bf16", "fp8"}))
       ->capture_default_str();
-  cmd->add_option("--device", cli->device, "Where the model runs")
+  cmd->add_option("--device", cli->device,
+                  "Where the target runs (cuda: the CUDA model runtime; drafters stay on the CPU)")
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();
   cmd->add_option("--batch", cli->batch,

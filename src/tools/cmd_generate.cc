@@ -43,6 +43,7 @@ struct GenerateCli {
   std::string kv = "bf16";
   int num_draft = 7;
   bool json = false;
+  std::string device = "cpu";
 };
 
 [[noreturn]] void bad_input(Status status) {
@@ -138,7 +139,9 @@ void run_generate(const GenerateCli& cli) {
     bad_input(invalid_argument("--draft dflash needs --draft-model DIR"));
   Result<tokenizer::Tokenizer> tok = tokenizer::Tokenizer::from_path(cli.model);
   if (!tok.ok()) bad_input(tok.status().with_context("tokenizer"));
-  Result<model::Model> model = model::Model::load(cli.model);
+  model::LoadOptions load_options;
+  load_options.device = cli.device == "cuda" ? Device::kCUDA : Device::kCPU;
+  Result<model::Model> model = model::Model::load(cli.model, load_options);
   if (!model.ok()) bad_input(model.status().with_context("model " + cli.model));
   const model::ModelConfig& mc = model->config();
   if (tok->vocab_size() > mc.vocab_size) {
@@ -333,6 +336,12 @@ void add_generate_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--num-draft", cli->num_draft, "Drafts per verify step (verify q_len - 1)")
       ->check(CLI::Range(0, 64))
+      ->capture_default_str();
+  cmd->add_option(
+         "--device", cli->device,
+         "Where the target model runs: cpu, or cuda (bf16 on the GPU; the drafter stays on "
+         "the CPU)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();
   cmd->add_flag("--json", cli->json,
                 "Print one JSON object (ids, text, timings, acceptance) instead of streaming");

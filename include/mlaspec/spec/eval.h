@@ -52,6 +52,8 @@ struct EngineSpec {
   std::string draft = "none";         // "none", "ngram" or "dflash"
   std::filesystem::path draft_model;  // dflash: the drafter's directory
   DType kv_dtype = DType::kBF16;
+  Device device =
+      Device::kCPU;   // the target's (model::LoadOptions::device); drafters run on the CPU
   int num_draft = 7;  // dflash: at most the drafter's block size - 1 (lowered to it)
   int max_requests = 16;
   int64_t max_tokens_per_request = 0;  // 0 = the model's max_position_embeddings
