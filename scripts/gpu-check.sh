@@ -7,9 +7,12 @@
 # Needs GoogleTest, CLI11 and nlohmann-json: installed packages, or a .deps/ folder made by
 # scripts/fetch-deps.sh (the lent GPU machine has no package access; carry .deps there).
 #
-# Usage: scripts/gpu-check.sh [--skip-tests] [--skip-bench] [--quick]
+# Usage: scripts/gpu-check.sh [--skip-tests] [--skip-bench] [--quick] [--model-only]
 #   --skip-tests  build, then calibrate + bench only      --skip-bench  build + tests only
 #   --quick       no q_len / S sweeps
+#   --model-only  build gpu_tests + mlaspec only; run the CUDA model runtime's tests (they print
+#                 its bounds and timings) and `generate` on the shipped pair with --device cpu and
+#                 cuda; nothing else
 set -uo pipefail
 cd "$(dirname "$0")/.."
 # Results are written to $RES and packed into $OUT/gpu-check.tgz after every stage (the lent GPU
@@ -19,12 +22,13 @@ OUT=${OUT:-$PWD/out}
 RES=${RES:-$OUT/results}
 mkdir -p "$OUT" "$RES"
 pack() { tar czf "$OUT/gpu-check.tgz" -C "$RES" . 2>/dev/null || true; }
-skip_tests=0 skip_bench=0 quick=0
+skip_tests=0 skip_bench=0 quick=0 model_only=0
 for a in "$@"; do
   case $a in
     --skip-tests) skip_tests=1 ;;
     --skip-bench) skip_bench=1 ;;
     --quick) quick=1 ;;
+    --model-only) model_only=1 ;;
     *) echo "gpu-check: unknown option $a" >&2; exit 2 ;;
   esac
 done
@@ -53,15 +57,33 @@ if [[ -n $nccl_root && -d $nccl_root/lib ]]; then
 fi
 gen=()
 command -v ninja >/dev/null && gen=(-G Ninja)
+targets=()
+((model_only)) && targets=(--target gpu_tests mlaspec)
 log "configure + build (CUDA ON)"
 if ! { cmake -S . -B build-gpu "${gen[@]}" -DMLASPEC_CUDA=ON -DCMAKE_BUILD_TYPE=Release "${extra[@]}" &&
-       cmake --build build-gpu -j"$(nproc)"; } > "$RES/build.log" 2>&1; then
+       cmake --build build-gpu -j"$(nproc)" "${targets[@]}"; } > "$RES/build.log" 2>&1; then
   tail -40 "$RES/build.log"
   log "BUILD FAILED"
   exit 1
 fi
 grep -E "spill|stack frame" "$RES/build.log" | sort -u | head -20 > "$RES/ptxas.txt" || true
 grep -E "mlaspec: (CUDA|NCCL)" "$RES/build.log" | sed 's/^-- //' | tee -a "$RES/gpu.txt"
+
+if ((model_only)); then
+  log "CUDA model runtime tests"
+  build-gpu/tests/gpu_tests --gtest_filter='*CudaForward*:CudaModel*:CudaEngine*' \
+    > "$RES/model-tests.log" 2>&1 || status=1
+  grep -E "^\[(cuda vs cpu|chunked|engine|perf)|FAILED|PASSED" "$RES/model-tests.log"
+  P='<|bos|><|user|>Maya buys 9 oranges for 16 dollars each. She pays with 500 dollars. How much change does she get?<|assistant|>'
+  for dev in cpu cuda; do
+    log "generate --device $dev (shipped pair, dflash)"
+    build-gpu/mlaspec generate --model models/target --draft dflash --draft-model models/drafter \
+      --device $dev --prompt "$P" > "$RES/generate-$dev.txt" 2>&1 || status=1
+    tail -3 "$RES/generate-$dev.txt"
+  done
+  log "done (status $status)"
+  exit $status
+fi
 
 tests_result="skipped"
 dcp_result="skipped"

@@ -46,6 +46,7 @@ Status ShardLayout::validate(int page_size) const {
 
 Result<RankShard> make_rank_shard(const VerifyArgs& g, const ShardLayout& layout, int rank) {
   MLASPEC_RETURN_IF_ERROR(validate_verify_inputs(g, Device::kCPU));
+  MLASPEC_RETURN_IF_ERROR(require_uniform_q_len(g, "DCP"));
   const int page_size = static_cast<int>(g.kv.pages.size(1));
   MLASPEC_RETURN_IF_ERROR(layout.validate(page_size));
   if (rank < 0 || rank >= layout.world) {
@@ -83,6 +84,7 @@ Result<RankShard> make_rank_shard(const VerifyArgs& g, const ShardLayout& layout
 Status rank_partials_cpu(const VerifyArgs& local, const ShardLayout& layout, int rank,
                          TensorView o_parts, TensorView lse_parts) {
   MLASPEC_RETURN_IF_ERROR(validate_verify_inputs(local, Device::kCPU));
+  MLASPEC_RETURN_IF_ERROR(require_uniform_q_len(local, "DCP"));
   MLASPEC_RETURN_IF_ERROR(layout.validate(static_cast<int>(local.kv.pages.size(1))));
   const int64_t B = local.q.size(0), Q = local.q.size(1), H = local.q.size(2);
   const int64_t cpr = layout.chunks_per_rank(local.seq_lens);

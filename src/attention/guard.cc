@@ -64,6 +64,12 @@ Status can_serve(const BackendCaps& c, const VerifyShape& s) {
     return unsupported("page_size " + std::to_string(s.page_size) + " is not supported by " + n +
                        " (supports " + page_sizes_string(c.page_size_mask) + ")");
   }
+  if (s.ragged && !c.ragged) {
+    return unsupported(n +
+                       " serves one q_len per call; this batch is ragged (per-request q_len up "
+                       "to " +
+                       std::to_string(s.q_len) + "): split it by q_len or pad it");
+  }
   if (s.deterministic && !c.deterministic) {
     return unsupported(n + " has no deterministic mode");
   }
@@ -86,7 +92,7 @@ std::string describe_caps(const BackendCaps& c) {
      << ", seq_len <= " << c.max_seq_len << ", kv " << dtypes_string(c.kv_dtypes) << ", page "
      << page_sizes_string(c.page_size_mask) << ", deterministic "
      << (c.deterministic ? "yes" : "no") << ", fp8-math " << (c.fp8_math ? "yes" : "no")
-     << ", split-kv " << (c.split_kv ? "yes" : "no");
+     << ", split-kv " << (c.split_kv ? "yes" : "no") << ", ragged " << (c.ragged ? "yes" : "no");
   return os.str();
 }
 

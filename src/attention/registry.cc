@@ -344,8 +344,9 @@ void Dispatcher::log_first_decision(const VerifyShape& s, const Decision& d) {
 void Dispatcher::record_call(int index, const VerifyShape& shape) {
   AtomicCounters& c = *counters_.at(index);
   c.calls.fetch_add(1, std::memory_order_relaxed);
-  c.rows.fetch_add(static_cast<uint64_t>(shape.batch) * shape.q_len * shape.num_heads,
-                   std::memory_order_relaxed);
+  const uint64_t tokens = shape.ragged ? static_cast<uint64_t>(shape.total_q)
+                                       : static_cast<uint64_t>(shape.batch) * shape.q_len;
+  c.rows.fetch_add(tokens * static_cast<uint64_t>(shape.num_heads), std::memory_order_relaxed);
   c.kv_bytes.fetch_add(kv_bytes_read(shape, registry_.entry(index).kv_reads),
                        std::memory_order_relaxed);
 }

@@ -53,32 +53,97 @@ std::string VerifyShape::to_string() const {
      << ",page=" << page_size;
   if (deterministic) os << ",det";
   if (fp8_math) os << ",fp8math";
+  if (ragged) os << ",ragged";
   return os.str();
 }
 
 Status validate_verify_args(const VerifyArgs& a, Device device) {
   MLASPEC_RETURN_IF_ERROR(validate_verify_inputs(a, device));
+  if (a.ragged()) {
+    const int64_t T = a.q.size(0), H = a.q.size(1);
+    MLASPEC_RETURN_IF_ERROR(a.out.expect("out", DType::kBF16, {T, H, kHeadDimV}, device));
+    return a.lse.expect("lse", DType::kF32, {T, H}, device);
+  }
   const int64_t B = a.q.size(0), q_len = a.q.size(1), H = a.q.size(2);
   MLASPEC_RETURN_IF_ERROR(a.out.expect("out", DType::kBF16, {B, q_len, H, kHeadDimV}, device));
   MLASPEC_RETURN_IF_ERROR(a.lse.expect("lse", DType::kF32, {B, q_len, H}, device));
   return Status::Ok();
 }
 
-Status validate_verify_inputs(const VerifyArgs& a, Device device) {
-  // q: [B, q_len, H, 576] bf16 with the [q_len, H, 576] part contiguous, so a request's rows are
-  // the [q_len*H, 576] matrix the kernels tile.
-  MLASPEC_RETURN_IF_ERROR(a.q.expect("q", DType::kBF16, {-1, -1, -1, kHeadDimQK}, device));
-  const int64_t B = a.q.size(0), q_len = a.q.size(1), H = a.q.size(2);
-  if (B < 1) return invalid_argument("batch size " + str(B) + " is below the minimum 1");
-  if (q_len < 1) return invalid_argument("q_len " + str(q_len) + " is below the minimum 1");
+Status require_uniform_q_len(const VerifyArgs& a, const char* who) {
+  if (!a.ragged()) return Status::Ok();
+  return unsupported(std::string(who) +
+                     " takes batches with one q_len; this one is ragged (q_indptr given)");
+}
+
+namespace {
+
+// q of a ragged call: [T, H, 576] contiguous, q_indptr [B+1] from 0 to T, strictly increasing.
+// Sets B and the longest q_len.
+Status validate_ragged_q(const VerifyArgs& a, Device device, int64_t* B, int64_t* max_q_len) {
+  MLASPEC_RETURN_IF_ERROR(a.q.expect("q", DType::kBF16, {-1, -1, kHeadDimQK}, device));
+  const int64_t T = a.q.size(0), H = a.q.size(1);
+  if (T < 1) return invalid_argument("ragged q has " + str(T) + " rows, below the minimum 1");
   if (H < 1) return invalid_argument("num_heads " + str(H) + " is below the minimum 1");
-  if (a.q.stride(2) != kHeadDimQK || a.q.stride(1) != H * kHeadDimQK ||
-      a.q.stride(0) < q_len * H * kHeadDimQK) {
-    return invalid_argument("q strides [" + str(a.q.stride(0)) + ", " + str(a.q.stride(1)) + ", " +
-                            str(a.q.stride(2)) + ", 1] are not contiguous within a request; " +
-                            "expected [>=" + str(q_len * H * kHeadDimQK) + ", " +
-                            str(H * kHeadDimQK) + ", " + str(kHeadDimQK) + ", 1]");
+  if (a.q.stride(1) != kHeadDimQK || a.q.stride(0) != H * kHeadDimQK) {
+    return invalid_argument("ragged q strides [" + str(a.q.stride(0)) + ", " + str(a.q.stride(1)) +
+                            ", 1] are not contiguous; expected [" + str(H * kHeadDimQK) + ", " +
+                            str(kHeadDimQK) + ", 1]");
   }
+  MLASPEC_RETURN_IF_ERROR(a.q_indptr.expect("q_indptr", DType::kI32, {-1}, device));
+  TensorView ip;
+  MLASPEC_RETURN_IF_ERROR(
+      host_metadata(a.q_indptr, a.q_indptr_host, "q_indptr", "q_indptr_host", &ip));
+  *B = ip.size(0) - 1;
+  if (*B < 1) {
+    return invalid_argument("q_indptr has " + str(ip.size(0)) +
+                            " entries; a batch of B requests needs B + 1 >= 2");
+  }
+  const int32_t* p = ip.data_as<const int32_t>();
+  const int64_t st = ip.stride(0);
+  if (p[0] != 0) return invalid_argument("q_indptr[0] = " + str(p[0]) + ", expected 0");
+  *max_q_len = 0;
+  for (int64_t b = 0; b < *B; ++b) {
+    const int64_t n = int64_t{p[(b + 1) * st]} - p[b * st];
+    if (n < 1) {
+      return invalid_argument("q_indptr[" + str(b + 1) + "] = " + str(p[(b + 1) * st]) +
+                              " is not above q_indptr[" + str(b) + "] = " + str(p[b * st]) +
+                              " (every request brings >= 1 query token)");
+    }
+    *max_q_len = std::max(*max_q_len, n);
+  }
+  if (p[*B * st] != T) {
+    return invalid_argument("q_indptr[" + str(*B) + "] = " + str(p[*B * st]) +
+                            " does not match q's " + str(T) + " rows");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status validate_verify_inputs(const VerifyArgs& a, Device device) {
+  int64_t B = 0, q_len = 0;
+  if (a.ragged()) {
+    MLASPEC_RETURN_IF_ERROR(validate_ragged_q(a, device, &B, &q_len));
+  } else {
+    // q: [B, q_len, H, 576] bf16 with the [q_len, H, 576] part contiguous, so a request's rows
+    // are the [q_len*H, 576] matrix the kernels tile.
+    MLASPEC_RETURN_IF_ERROR(a.q.expect("q", DType::kBF16, {-1, -1, -1, kHeadDimQK}, device));
+    B = a.q.size(0);
+    q_len = a.q.size(1);
+    const int64_t H = a.q.size(2);
+    if (B < 1) return invalid_argument("batch size " + str(B) + " is below the minimum 1");
+    if (q_len < 1) return invalid_argument("q_len " + str(q_len) + " is below the minimum 1");
+    if (H < 1) return invalid_argument("num_heads " + str(H) + " is below the minimum 1");
+    if (a.q.stride(2) != kHeadDimQK || a.q.stride(1) != H * kHeadDimQK ||
+        a.q.stride(0) < q_len * H * kHeadDimQK) {
+      return invalid_argument("q strides [" + str(a.q.stride(0)) + ", " + str(a.q.stride(1)) +
+                              ", " + str(a.q.stride(2)) + ", 1] are not contiguous within a " +
+                              "request; expected [>=" + str(q_len * H * kHeadDimQK) + ", " +
+                              str(H * kHeadDimQK) + ", " + str(kHeadDimQK) + ", 1]");
+    }
+  }
+  const QueryRows rows(a);
 
   // KV pool.
   const TensorView& kv = a.kv.pages;
@@ -121,9 +186,10 @@ Status validate_verify_inputs(const VerifyArgs& a, Device device) {
   const int64_t row_stride = bt.stride(0);
   for (int64_t b = 0; b < B; ++b) {
     const int64_t len = lens[b * lens_stride];
-    if (len < q_len) {
-      return invalid_argument("seq_lens[" + str(b) + "] = " + str(len) + " is below q_len " +
-                              str(q_len) + " (seq_len counts the KV written for the new tokens)");
+    if (len < rows.q_len(b)) {
+      return invalid_argument("seq_lens[" + str(b) + "] = " + str(len) + " is below " +
+                              (a.ragged() ? "its q_len " : "q_len ") + str(rows.q_len(b)) +
+                              " (seq_len counts the KV written for the new tokens)");
     }
     const int64_t pages = (len + page_size - 1) / page_size;
     if (pages > max_pages) {
@@ -142,13 +208,36 @@ Status validate_verify_inputs(const VerifyArgs& a, Device device) {
   return Status::Ok();
 }
 
+QueryRows::QueryRows(const VerifyArgs& a) {
+  if (!a.ragged()) {
+    batch = a.q.size(0);
+    uniform_q_len = a.q.size(1);
+    total = batch * uniform_q_len;
+    return;
+  }
+  const TensorView& ip = a.q_indptr_host.empty() ? a.q_indptr : a.q_indptr_host;
+  batch = ip.size(0) - 1;
+  indptr = ip.data_as<const int32_t>();
+  indptr_stride = ip.stride(0);
+  total = a.q.size(0);
+}
+
 VerifyShape shape_of(const VerifyArgs& a, const VerifyOptions& options) {
   VerifyShape s;
   s.deterministic = options.deterministic;
   s.fp8_math = options.fp8_math;
-  s.batch = static_cast<int>(a.q.size(0));
-  s.q_len = static_cast<int>(a.q.size(1));
-  s.num_heads = static_cast<int>(a.q.size(2));
+  s.ragged = a.ragged();
+  const QueryRows rows(a);
+  s.batch = static_cast<int>(rows.batch);
+  s.total_q = rows.total;
+  if (s.ragged) {
+    for (int64_t b = 0; b < rows.batch; ++b) {
+      s.q_len = std::max(s.q_len, static_cast<int>(rows.q_len(b)));
+    }
+  } else {
+    s.q_len = static_cast<int>(rows.uniform_q_len);
+  }
+  s.num_heads = static_cast<int>(a.ragged() ? a.q.size(1) : a.q.size(2));
   s.page_size = static_cast<int>(a.kv.pages.size(1));
   s.kv_dtype = a.kv.pages.dtype();
   const TensorView& sl = a.seq_lens_host.empty() ? a.seq_lens : a.seq_lens_host;

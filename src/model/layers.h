@@ -11,7 +11,34 @@
 #include "mlaspec/attention/registry.h"
 #include "mlaspec/kvcache/pool.h"
 #include "mlaspec/model/config.h"
+#include "mlaspec/model/model.h"
 #include "mlaspec/model/weights.h"
+
+namespace mlaspec::model {
+
+// The rows of a chunk (tokens begin .. begin + T - 1 of a request's n) that get logits: `rows`
+// rows from chunk row `row0`, written at logit row `dst` (both runtimes).
+struct LogitRows {
+  int64_t row0 = 0, rows = 0, dst = 0;
+};
+inline LogitRows logit_rows(LogitsMode mode, int64_t begin, int64_t T, int64_t n) {
+  if (mode == LogitsMode::kAll) return {0, T, begin};
+  if (mode == LogitsMode::kLast && begin + T == n) return {T - 1, 1, 0};
+  return {};
+}
+
+// Sizes a request's output for n new tokens: `captures` hidden states [n, hidden] and the logit
+// rows its mode asks for, [rows, vocab] (both runtimes).
+inline void size_output(LogitsMode mode, int64_t n, size_t captures, int64_t hidden, int64_t vocab,
+                        RequestOutput* out) {
+  out->hidden.assign(captures, std::vector<float>(static_cast<size_t>(n * hidden)));
+  out->logit_rows = mode == LogitsMode::kAll    ? static_cast<int>(n)
+                    : mode == LogitsMode::kLast ? 1
+                                                : 0;
+  out->logits.assign(static_cast<size_t>(out->logit_rows * vocab), 0.0f);
+}
+
+}  // namespace mlaspec::model
 
 namespace mlaspec::model::cpu {
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <string>
 
+#include "cuda/runtime.h"
 #include "layers.h"
 #include "mlaspec/attention/cpu_caps.h"
 #include "row_invariant_gemm.h"
@@ -16,6 +17,8 @@ struct Model::Impl {
   ModelWeights weights;
   cpu::Rope rope;
   attn::DispatchSetup dispatch;
+  Device device = Device::kCPU;
+  std::unique_ptr<gpu::CudaRuntime> cuda;  // device kCUDA: the CUDA runtime (src/model/cuda/)
 
   Impl(ModelConfig c, ModelWeights w, attn::DispatchSetup d)
       : config(std::move(c)),
@@ -51,6 +54,9 @@ const ModelWeights& Model::weights() const {
 attn::Dispatcher& Model::dispatcher() {
   return *impl_->dispatch.dispatcher;
 }
+Device Model::device() const {
+  return impl_->device;
+}
 
 Result<Model> Model::load(const std::filesystem::path& dir, const LoadOptions& options) {
   Result<ModelConfig> config = load_model_config(dir);
@@ -64,8 +70,26 @@ Result<Model> Model::load(const std::filesystem::path& dir, const LoadOptions& o
   dopts.log_warnings = false;
   Result<attn::DispatchSetup> dispatch = attn::make_dispatch(dopts);
   if (!dispatch.ok()) return dispatch.status();
-  return Model(
-      std::make_unique<Impl>(std::move(*config), std::move(*weights), std::move(*dispatch)));
+  auto impl = std::make_unique<Impl>(std::move(*config), std::move(*weights), std::move(*dispatch));
+  impl->device = options.device;
+  if (options.device == Device::kCUDA) {
+    // The CUDA attention backends' head range (one caps for both).
+    Result<int> fold = impl->dispatch.registry->index_of("cuda_fold");
+    if (fold.ok()) {
+      const attn::BackendCaps& caps = impl->dispatch.registry->caps(*fold);
+      const int H = impl->config.num_attention_heads;
+      if (H < caps.min_heads || H > caps.max_heads) {
+        return unsupported("model device cuda: num_attention_heads " + str(H) + " is outside [" +
+                           str(caps.min_heads) + ", " + str(caps.max_heads) +
+                           "], the heads the CUDA attention backends serve");
+      }
+    }
+    Result<std::unique_ptr<gpu::CudaRuntime>> rt =
+        gpu::CudaRuntime::create(impl->config, impl->weights, impl->rope);
+    if (!rt.ok()) return rt.status().with_context("loading " + dir.string());
+    impl->cuda = std::move(*rt);
+  }
+  return Model(std::move(impl));
 }
 
 kv::KvPoolSpec Model::kv_pool_spec(int num_pages, int page_size, DType dtype,
@@ -77,7 +101,7 @@ kv::KvPoolSpec Model::kv_pool_spec(int num_pages, int page_size, DType dtype,
   spec.num_pages = num_pages;
   spec.page_size = page_size;
   spec.dtype = dtype;
-  spec.device = Device::kCPU;
+  spec.device = impl_->device;
   spec.layer_scales = std::move(layer_scales);
   return spec;
 }
@@ -93,10 +117,15 @@ Status Model::Impl::validate(std::span<const ForwardRequest> batch, const kv::Kv
     return invalid_argument("KV pool " + pool.name() + " has " + str(pool.num_layers()) +
                             " layers; the model has " + str(c.num_hidden_layers));
   }
-  if (pool.device() != Device::kCPU) {
+  if (pool.device() != device) {
     return unsupported("KV pool " + pool.name() + " is on " +
-                       std::string(device_name(pool.device())) +
-                       "; the CPU runtime needs a host pool");
+                       std::string(device_name(pool.device())) + "; the " +
+                       std::string(device_name(device)) + " runtime needs a " +
+                       std::string(device_name(device)) + " pool (Model::kv_pool_spec)");
+  }
+  if (device == Device::kCUDA && options.f32_attention) {
+    return unsupported(
+        "f32_attention is a CPU runtime validation mode; the cuda runtime runs the attention op");
   }
   for (int l : options.capture_layers) {
     if (l < 0 || l >= c.num_hidden_layers) {
@@ -171,12 +200,7 @@ Status Model::Impl::run_request(const ForwardRequest& r, kv::KvPool& pool,
   const int64_t page_size = pool.page_size();
   std::vector<int32_t> table(r.pages.begin(), r.pages.end());
 
-  out->hidden.assign(options.capture_layers.size(),
-                     std::vector<float>(static_cast<size_t>(n * hidden)));
-  out->logit_rows = r.logits == LogitsMode::kAll    ? static_cast<int>(n)
-                    : r.logits == LogitsMode::kLast ? 1
-                                                    : 0;
-  out->logits.assign(static_cast<size_t>(out->logit_rows * vocab), 0.0f);
+  size_output(r.logits, n, options.capture_layers.size(), hidden, vocab, out);
 
   std::vector<float> x, h, delta;
   std::vector<int32_t> slots;
@@ -227,12 +251,7 @@ Status Model::Impl::run_request(const ForwardRequest& r, kv::KvPool& pool,
     }
 
     // Final norm and lm_head for the rows asked for.
-    int64_t row0 = 0, rows = 0, dst = 0;
-    if (r.logits == LogitsMode::kAll) {
-      row0 = 0, rows = T, dst = begin;
-    } else if (r.logits == LogitsMode::kLast && begin + T == n) {
-      row0 = T - 1, rows = 1, dst = 0;
-    }
+    const auto [row0, rows, dst] = logit_rows(r.logits, begin, T, n);
     if (rows > 0) {
       cpu::rms_norm(x.data() + row0 * hidden, rows, hidden, weights.norm, c.rms_norm_eps, h.data());
       cpu::linear(h.data(), rows, weights.head(), out->logits.data() + dst * vocab);
@@ -248,8 +267,11 @@ Result<ForwardOutput> Model::forward(std::span<const ForwardRequest> batch, kv::
   ForwardOutput out;
   out.requests.resize(batch.size());
   for (size_t b = 0; b < batch.size(); ++b) {
-    MLASPEC_RETURN_IF_ERROR(impl_->run_request(batch[b], pool, options, &out.requests[b])
-                                .with_context("request " + std::to_string(b)));
+    const Status st = impl_->cuda != nullptr
+                          ? impl_->cuda->run_request(batch[b], pool, options,
+                                                     *impl_->dispatch.dispatcher, &out.requests[b])
+                          : impl_->run_request(batch[b], pool, options, &out.requests[b]);
+    MLASPEC_RETURN_IF_ERROR(st.with_context("request " + std::to_string(b)));
   }
   return out;
 }

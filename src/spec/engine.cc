@@ -92,7 +92,8 @@ Engine& Engine::operator=(Engine&&) noexcept = default;
 Engine::~Engine() = default;
 
 Result<Engine> Engine::create(model::Model target, std::unique_ptr<Drafter> drafter,
-                              const EngineConfig& config_in) {
+                              const EngineConfig& config_in,
+                              std::unique_ptr<model::RecurrentState> recurrent) {
   EngineConfig config = config_in;
   const model::ModelConfig& m = target.config();
   MLASPEC_RETURN_IF_ERROR(validate_config(config, m));
@@ -123,6 +124,8 @@ Result<Engine> Engine::create(model::Model target, std::unique_ptr<Drafter> draf
 
   Engine e(std::move(target), std::move(drafter), config, std::move(*pool), std::move(*tables));
   if (e.drafter_) e.capture_layers_ = e.drafter_->capture_layers();
+  e.recurrent_owned_ = std::move(recurrent);
+  e.recurrent_ = e.recurrent_owned_ ? e.recurrent_owned_.get() : e.target_.recurrent_state();
   e.description_ =
       "target kv " + std::string(dtype_name(config.kv_dtype)) + ", " + str(config.num_pages) +
       " pages x " + str(config.page_size) + " tokens (" + str(e.pool_.bytes() >> 20) + " MiB), " +
@@ -130,7 +133,9 @@ Result<Engine> Engine::create(model::Model target, std::unique_ptr<Drafter> draf
       " tokens; " +
       (e.drafter_ ? std::string(e.drafter_->name()) + " num_draft " + str(config.num_draft)
                   : std::string("no drafter (plain decoding)")) +
-      "; deterministic " + (config.deterministic ? "on" : "off");
+      "; deterministic " + (config.deterministic ? "on" : "off") + "; recurrent-state commit " +
+      (e.recurrent_ ? "on (" + std::string(e.recurrent_->name()) + ")"
+                    : std::string("off (pure MLA)"));
   log_debug("engine: " + e.description_);
   return e;
 }
@@ -180,10 +185,19 @@ Result<RequestId> Engine::add_request(GenerationRequest request) {
       return s;
     }
   }
+  if (recurrent_) {
+    const Status s = recurrent_->add_request(id);
+    if (!s.ok()) {
+      (void)tables_.free(id);
+      if (drafter_) (void)drafter_->remove_request(id);
+      return s.with_context(std::string(recurrent_->name()));
+    }
+  }
   ++next_id_;
   Request r;
   r.spec = std::move(request);
   r.in_drafter = drafter_ != nullptr;
+  r.in_recurrent = recurrent_ != nullptr;
   requests_.emplace(id, std::move(r));
   return id;
 }
@@ -194,7 +208,17 @@ void Engine::retire(RequestId id, Request& r, RequestState state) {
     (void)drafter_->remove_request(id);
     r.in_drafter = false;
   }
+  if (r.in_recurrent) {
+    (void)recurrent_->remove_request(id);
+    r.in_recurrent = false;
+  }
   r.state = state;
+}
+
+Status Engine::commit_recurrent(RequestId id, Request& r, std::span<const int32_t> tokens,
+                                int32_t rows) {
+  if (!r.in_recurrent) return Status::Ok();
+  return recurrent_->commit(id, tokens, rows).with_context(std::string(recurrent_->name()));
 }
 
 int32_t Engine::emit(RequestId id, Request& r, std::span<const int32_t> tokens,
@@ -265,6 +289,9 @@ Result<RequestEvent> Engine::prefill(RequestId id, const PrefillProgress& progre
       return fail(out.status());
     }
     if (Status s = tables_.commit(id, T); !s.ok()) return fail(s);
+    if (Status s = commit_recurrent(id, *r, fr.tokens, static_cast<int32_t>(T)); !s.ok()) {
+      return fail(s);
+    }
     if (!capture_layers_.empty() && r->in_drafter) {
       const ContextRows rows{out->requests[0].hidden, 0, T, begin};
       if (Status s = drafter_->append_context(id, rows); !s.ok()) return fail(s);
@@ -388,6 +415,8 @@ Result<StepOutput> Engine::step() {
       Result<Acceptance> acc = accept_logits(slot.tokens, verified->requests[k].logits, slot.probs,
                                              vocab, r.spec.sampling, L + 1);
       Status s = acc.ok() ? tables_.commit(id, acc->num_accepted + 1) : acc.status();
+      // The anchor's and the accepted drafts' rows stay, in the recurrent state as in the KV.
+      if (s.ok()) s = commit_recurrent(id, r, tokens[b], acc->num_accepted + 1);
       if (!s.ok()) {
         r.error = s.with_context("request " + str(id));
         retire(id, r, RequestState::kFailed);

@@ -1,12 +1,11 @@
 #include "mlaspec/tokenizer/chat_template.h"
 
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "tokenizer/jinja/eval.h"
 #include "tokenizer/jinja/lexer.h"
 #include "tokenizer/jinja/parser.h"
+#include "tokenizer/read_file.h"
 
 namespace mlaspec::tokenizer {
 namespace {
@@ -61,14 +60,6 @@ Result<Value> from_json(const OrderedJson& j, int depth) {
     default:
       return invalid_argument("chat context holds a JSON value of unsupported type");
   }
-}
-
-Result<std::string> read_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return not_found("cannot open " + path.string());
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 // "bos_token": "<s>" or {"content": "<s>", ...} or null.
@@ -132,7 +123,8 @@ Result<ChatTemplate> ChatTemplate::load(const std::filesystem::path& model_dir) 
         }
       }
       if (!found) {
-        return not_found(config_path.string() + ": chat_template has no \"default\" entry (it has " +
+        return not_found(config_path.string() +
+                         ": chat_template has no \"default\" entry (it has " +
                          (names.empty() ? std::string("none") : names) + ")");
       }
     } else {
@@ -181,8 +173,8 @@ Result<std::string> ChatTemplate::render(std::span<const ChatMessage> messages,
   jinja::Context context;
   jinja::List list;
   for (const ChatMessage& m : messages) {
-    list.push_back(Value::dict(
-        {{"role", Value::string(m.role)}, {"content", Value::string(m.content)}}));
+    list.push_back(
+        Value::dict({{"role", Value::string(m.role)}, {"content", Value::string(m.content)}}));
   }
   context["messages"] = Value::list(std::move(list));
   context["add_generation_prompt"] = Value::boolean(add_generation_prompt);

@@ -23,6 +23,7 @@
 #include "mlaspec/spec/ngram_drafter.h"
 #include "mlaspec/spec/stop_strings.h"
 #include "mlaspec/tokenizer/tokenizer.h"
+#include "tools/chat_prompt.h"
 #include "tools/commands.h"
 
 namespace mlaspec::tools {
@@ -44,6 +45,8 @@ struct GenerateCli {
   std::string kv = "bf16";
   int num_draft = 7;
   bool json = false;
+  bool chat = false;
+  std::string device = "cpu";
 };
 
 [[noreturn]] void bad_input(Status status) {
@@ -95,9 +98,14 @@ void run_generate(const GenerateCli& cli) {
   }
   if (cli.draft == "dflash" && cli.draft_model.empty())
     bad_input(invalid_argument("--draft dflash needs --draft-model DIR"));
+  // --chat: the text is one user message in the model's chat format; the template writes BOS,
+  // so the tokenizer's post-processor must not add another.
+  const std::string prompt_text = cli.chat ? chat_prompt(cli.model, text) : text;
   Result<tokenizer::Tokenizer> tok = tokenizer::Tokenizer::from_path(cli.model);
   if (!tok.ok()) bad_input(tok.status().with_context("tokenizer"));
-  Result<model::Model> model = model::Model::load(cli.model);
+  model::LoadOptions load_options;
+  load_options.device = cli.device == "cuda" ? Device::kCUDA : Device::kCPU;
+  Result<model::Model> model = model::Model::load(cli.model, load_options);
   if (!model.ok()) bad_input(model.status().with_context("model " + cli.model));
   const model::ModelConfig& mc = model->config();
   if (tok->vocab_size() > mc.vocab_size) {
@@ -110,7 +118,7 @@ void run_generate(const GenerateCli& cli) {
         "--max-tokens " + std::to_string(cli.max_tokens) + " exceeds the model's context of " +
         std::to_string(mc.max_position_embeddings) + " tokens (max_position_embeddings)"));
   }
-  Result<std::vector<int32_t>> prompt = tok->encode(text);
+  Result<std::vector<int32_t>> prompt = tok->encode(prompt_text, {.add_special_tokens = !cli.chat});
   if (!prompt.ok()) bad_input(prompt.status().with_context("prompt"));
   const int64_t prompt_len = static_cast<int64_t>(prompt->size());
   if (prompt_len + cli.max_tokens > mc.max_position_embeddings) {
@@ -297,8 +305,19 @@ void add_generate_command(CLI::App& app) {
   cmd->add_option("--num-draft", cli->num_draft, "Drafts per verify step (verify q_len - 1)")
       ->check(CLI::Range(0, 64))
       ->capture_default_str();
+  cmd->add_option(
+         "--device", cli->device,
+         "Where the target model runs: cpu, or cuda (bf16 on the GPU; the drafter stays on "
+         "the CPU)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
   cmd->add_flag("--json", cli->json,
                 "Print one JSON object (ids, text, timings, acceptance) instead of streaming");
+  cmd->add_flag("--chat", cli->chat,
+                "Apply the model's chat format: the prompt becomes one user message rendered "
+                "with tokenizer_config.json's chat_template (add_generation_prompt), encoded "
+                "without the tokenizer's own BOS (the template writes it); a model without a "
+                "chat template is an error");
   cmd->callback([cli, prompt, file] {
     if (prompt->count() == 0 && file->count() == 0) {
       throw InputError(invalid_argument("give the prompt with --prompt or --prompt-file"));

@@ -29,6 +29,7 @@ struct BackendCaps {
   bool deterministic = false;   // honours VerifyOptions::deterministic
   bool fp8_math = false;        // honours VerifyOptions::fp8_math (fp8 tensor-core math)
   bool split_kv = false;        // honours VerifyOptions::num_splits
+  bool ragged = false;          // serves ragged batches (VerifyArgs::q_indptr)
 };
 
 // The guard: OK if `caps` can serve `shape`, else kUnsupported with a reason a user can act on

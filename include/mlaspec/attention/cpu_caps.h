@@ -20,6 +20,7 @@ inline constexpr BackendCaps kCpuReferenceCaps = [] {
   c.page_size_mask = 0;    // any page size
   c.deterministic = true;  // one fixed summation order, independent of batchmates and threads
   c.split_kv = false;
+  c.ragged = true;  // its loops go row by row, whatever each request's q_len
   return c;
 }();
 

@@ -12,6 +12,14 @@
 //   sm_scale     scale applied to q.k before the softmax
 // Mask: query token i sees key positions [0, seq_len - q_len + i] (bottom-right causal; no mask
 // when q_len = 1).
+//
+// Ragged batches (requests with different q_len in one call, e.g. a drafter that chooses each
+// request's verify width): give q_indptr [B+1] int32 with q_indptr[0] = 0 and q_indptr[b+1] >
+// q_indptr[b]; request b's query tokens are rows [q_indptr[b], q_indptr[b+1]) of
+//   q [T, H, 576], out [T, H, 512], lse [T, H]      (T = q_indptr[B])
+// and its q_len is q_indptr[b+1] - q_indptr[b] (<= seq_lens[b]); the mask is the same rule per
+// request. A backend serves ragged calls only if its caps say so (BackendCaps::ragged); the guard
+// refuses them elsewhere with the reason, and the uniform form stays the kernels' fast path.
 // Outputs: out [B, q_len, H, 512] bf16; lse [B, q_len, H] f32 = natural log of the softmax
 // denominator of the scaled scores: lse = log(sum_j exp(sm_scale * q.k_j)).
 //
@@ -49,6 +57,11 @@ struct VerifyArgs {
   float sm_scale = 0.0f;
   TensorView out;
   TensorView lse;
+  // Ragged batches only (see above): [B+1] int32, and its host copy when it lives on the device.
+  TensorView q_indptr;
+  TensorView q_indptr_host;
+
+  bool ragged() const { return !q_indptr.empty(); }
 };
 
 struct VerifyOptions {
@@ -95,8 +108,11 @@ struct VerifyShape {
   int64_t max_seq_len = 0;  // longest seq_len in the batch
   int64_t total_kv = 0;     // sum of seq_lens (KV tokens read once)
   bool deterministic = false;
-  bool fp8_math = false;          // VerifyOptions::fp8_math
-  std::string to_string() const;  // "B=1,H=16,q=8,S=131072,kv=fp8,page=64[,det][,fp8math]"
+  bool fp8_math = false;  // VerifyOptions::fp8_math
+  bool ragged = false;    // per-request q_len (q_indptr); q_len is then the longest
+  int64_t total_q = 0;    // query tokens in the call (B * q_len when uniform)
+  // "B=1,H=16,q=8,S=131072,kv=fp8,page=64[,det][,fp8math][,ragged]"
+  std::string to_string() const;
 };
 
 // Checks everything in §3.1 that does not depend on a backend: dtypes, ranks, shapes, strides,
@@ -106,6 +122,24 @@ struct VerifyShape {
 Status validate_verify_args(const VerifyArgs& args, Device device);
 // The same checks without out/lse (for partial computations that write elsewhere).
 Status validate_verify_inputs(const VerifyArgs& args, Device device);
+// kUnsupported naming `who` when the call is ragged: for code paths that take uniform batches
+// only (DCP).
+Status require_uniform_q_len(const VerifyArgs& args, const char* who);
+
+// Query-token rows of a validated call: where request b's tokens start (q_indptr[b], or b * q_len)
+// and its q_len. Reads q_indptr on the host.
+struct QueryRows {
+  explicit QueryRows(const VerifyArgs& args);
+  int64_t batch = 0;
+  int64_t total = 0;                // T
+  const int32_t* indptr = nullptr;  // ragged: [B+1] on the host; else null
+  int64_t indptr_stride = 1;
+  int64_t uniform_q_len = 0;
+  int64_t begin(int64_t b) const { return indptr ? indptr[b * indptr_stride] : b * uniform_q_len; }
+  int64_t q_len(int64_t b) const {
+    return indptr ? indptr[(b + 1) * indptr_stride] - indptr[b * indptr_stride] : uniform_q_len;
+  }
+};
 
 // The shape of a validated call made with `options` (reads seq_lens on the host; takes
 // deterministic from the options, so no backend can plan a deterministic call as a default one).

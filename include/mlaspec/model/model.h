@@ -19,6 +19,9 @@
 // business (kv::PageTables::commit): rows past a request's committed length are overwritten by
 // its next forward.
 //
+// CUDA runtime (LoadOptions::device = kCUDA): the same contract on a CUDA pool; logits and hidden
+// states still come back as host vectors. Bounds against the CPU runtime: docs/model.md.
+//
 // CPU runtime: f32 math, GEMMs through CBLAS; the attention op's boundary rounds q, KV rows and
 // its output to bf16 (docs/model.md). A prompt longer than max_chunk_tokens runs in chunks. A
 // request's rows are computed apart from every other request's (its own GEMMs, expert groups and
@@ -36,6 +39,7 @@
 #include "mlaspec/attention/registry.h"
 #include "mlaspec/kvcache/pool.h"
 #include "mlaspec/model/config.h"
+#include "mlaspec/model/recurrent_state.h"
 #include "mlaspec/model/weights.h"
 
 namespace mlaspec::model {
@@ -88,6 +92,11 @@ struct ForwardOutput {
 
 struct LoadOptions {
   std::string attention_policy = "auto";  // "auto" or a backend name (attention/registry.h)
+  // Where the forward runs. kCUDA (src/model/cuda/, docs/model.md "CUDA runtime"): weights are
+  // uploaded as bf16 (fp8 checkpoints dequantized to bf16), activations are bf16 at every GEMM
+  // input with f32 accumulation and an f32 residual stream, and the pool must be a CUDA pool.
+  // A build without CUDA refuses kCUDA with "built without CUDA".
+  Device device = Device::kCPU;
 };
 
 class Model {
@@ -102,8 +111,16 @@ class Model {
   const ModelConfig& config() const;
   const ModelWeights& weights() const;
   attn::Dispatcher& dispatcher();
+  // The model's recurrent-state layers (model/recurrent_state.h), or null when it has none. Every
+  // family this runtime loads (DeepSeek-V2/V3, Kimi-K2) is pure MLA: always null, so the
+  // speculative step never commits recurrent state for it.
+  RecurrentState* recurrent_state() { return nullptr; }
 
-  // A pool spec for this model: MLA rows, one layer per decoder layer, on the CPU. fp8 pools take
+  // Where forward() runs (LoadOptions::device).
+  Device device() const;
+
+  // A pool spec for this model: MLA rows, one layer per decoder layer, on the model's device
+  // (LoadOptions::device). fp8 pools take
   // one kv_scale per layer (value = code * scale), default 1.
   kv::KvPoolSpec kv_pool_spec(int num_pages, int page_size, DType dtype,
                               std::vector<float> layer_scales = {}) const;

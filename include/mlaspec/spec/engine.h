@@ -104,9 +104,14 @@ using PrefillProgress = std::function<void(int64_t done, int64_t total)>;
 class Engine {
  public:
   // `drafter` may be null (plain decoding). Validates the config against the model; allocates
-  // the pool; logs the decided policies once (dtype, pages, drafts, deterministic).
+  // the pool; logs the decided policies once (dtype, pages, drafts, deterministic, recurrent
+  // state). Recurrent-state commits are decided here, once: the engine commits the accepted
+  // prefix's state after every kept forward when the target has recurrent-state layers
+  // (target.recurrent_state() non-null) and never touches it otherwise. `recurrent` stands in for
+  // the target's own (a test double of a hybrid model); null = the target's.
   static Result<Engine> create(model::Model target, std::unique_ptr<Drafter> drafter,
-                               const EngineConfig& config);
+                               const EngineConfig& config,
+                               std::unique_ptr<model::RecurrentState> recurrent = nullptr);
 
   Engine(Engine&&) noexcept;
   Engine& operator=(Engine&&) noexcept;
@@ -149,6 +154,8 @@ class Engine {
   const kv::KvPool& pool() const { return pool_; }
   const EngineConfig& config() const { return config_; }
   const Drafter* drafter() const { return drafter_.get(); }
+  // The recurrent state the engine commits, or null (pure-MLA target: nothing to commit).
+  const model::RecurrentState* recurrent_state() const { return recurrent_; }
   // One line of the decided policies ("target kv bf16, 64 pages x 64, ngram num_draft 7, ...").
   const std::string& describe() const { return description_; }
 
@@ -161,9 +168,12 @@ class Engine {
     SpecStats stats;
     Status error;
     bool in_drafter = false;
+    bool in_recurrent = false;
   };
   Engine(model::Model target, std::unique_ptr<Drafter> drafter, const EngineConfig& config,
          kv::KvPool pool, kv::PageTables tables);
+  // Commits the recurrent state after `rows` of the forward's `tokens` (no-op without one).
+  Status commit_recurrent(RequestId id, Request& r, std::span<const int32_t> tokens, int32_t rows);
   Request* find(RequestId id);
   const Request* find(RequestId id) const;
   // Frees the request's pages and drafter state; state becomes `state`.
@@ -174,6 +184,10 @@ class Engine {
 
   model::Model target_;
   std::unique_ptr<Drafter> drafter_;
+  // The test double create() was given, if any; recurrent_ points to it or to the target's own
+  // recurrent state, and is null for a pure-MLA target (decided once in create()).
+  std::unique_ptr<model::RecurrentState> recurrent_owned_;
+  model::RecurrentState* recurrent_ = nullptr;
   EngineConfig config_;
   kv::KvPool pool_;
   kv::PageTables tables_;

@@ -30,6 +30,7 @@ Status rank_partials_cuda(const VerifyArgs& local, const ShardLayout& layout, in
   if (local.q.empty() || local.kv.pages.empty() || local.seq_lens_host.empty()) {
     return invalid_argument("DCP rank partials need q, kv.pages and seq_lens_host");
   }
+  MLASPEC_RETURN_IF_ERROR(require_uniform_q_len(local, "DCP"));
   MLASPEC_RETURN_IF_ERROR(layout.validate(static_cast<int>(local.kv.pages.size(1))));
   if (rank < 0 || rank >= layout.world) {
     return invalid_argument("rank " + std::to_string(rank) + " is outside [0, " +

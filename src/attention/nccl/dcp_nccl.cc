@@ -89,6 +89,7 @@ Status verify_step(NcclComm& comm, const VerifyArgs& local, const ShardLayout& l
   if (local.q.empty() || local.seq_lens_host.empty()) {
     return invalid_argument("DCP verify step needs q and seq_lens_host");
   }
+  MLASPEC_RETURN_IF_ERROR(require_uniform_q_len(local, "DCP"));
   const int64_t W = layout.world, B = local.q.size(0), Q = local.q.size(1), H = local.q.size(2);
   const int64_t cpr = layout.chunks_per_rank(local.seq_lens_host);
   // Partials per rank that travel through the all-gather: every chunk's, or one merged.

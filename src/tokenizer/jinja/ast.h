@@ -63,7 +63,7 @@ struct Stmt {
     kMacro,     // macro name(targets with defaults) bodies[0]
     kBreak,
     kContinue,
-    kScope      // a body rendered in place ({% generation %})
+    kScope  // a body rendered in place ({% generation %})
   };
   Kind kind = Kind::kText;
   Pos pos;

@@ -9,36 +9,38 @@
 
 #include "tokenizer/jinja/eval.h"
 #include "tokenizer/jinja/lexer.h"
+#include "tokenizer/jinja/text.h"
 
 namespace mlaspec::tokenizer::jinja {
 namespace {
 
 const std::set<std::string_view> kFilters = {
-    "abs",    "capitalize", "count",     "d",    "default", "first",  "float",  "indent",
-    "int",    "items",      "join",      "last", "length",  "list",   "lower",  "map",
-    "reject", "rejectattr", "replace",   "reverse", "safe", "select", "selectattr", "sort",
-    "string", "title",      "tojson",    "trim", "upper"};
+    "abs",    "capitalize", "count",   "d",       "default", "first",  "float",      "indent",
+    "int",    "items",      "join",    "last",    "length",  "list",   "lower",      "map",
+    "reject", "rejectattr", "replace", "reverse", "safe",    "select", "selectattr", "sort",
+    "string", "title",      "tojson",  "trim",    "upper"};
 const std::set<std::string_view> kTests = {
-    "boolean", "callable", "defined", "divisibleby", "eq",  "equalto", "even",    "false",
-    "float",   "ge",       "gt",      "in",          "integer", "iterable", "le", "lower",
-    "lt",      "mapping",  "ne",      "none",        "number",  "odd",      "sameas", "sequence",
-    "string",  "true",     "undefined", "upper"};
+    "boolean", "callable", "defined",  "divisibleby", "eq",   "equalto",   "even",
+    "false",   "float",    "ge",       "gt",          "in",   "integer",   "iterable",
+    "le",      "lower",    "lt",       "mapping",     "ne",   "none",      "number",
+    "odd",     "sameas",   "sequence", "string",      "true", "undefined", "upper"};
 const std::set<std::string_view> kGlobals = {"raise_exception", "namespace", "range",
                                              "strftime_now", "dict"};
 const std::set<std::string_view> kStringMethods = {
-    "startswith", "endswith", "strip", "lstrip",     "rstrip",  "split", "rsplit", "upper",
-    "lower",      "title",    "capitalize", "replace", "find",  "count", "join"};
+    "startswith", "endswith", "strip",      "lstrip",  "rstrip", "split", "rsplit", "upper",
+    "lower",      "title",    "capitalize", "replace", "find",   "count", "join"};
 const std::set<std::string_view> kDictMethods = {"items", "keys", "values", "get"};
 
-[[noreturn]] void type_error(const Pos& pos, const std::string& what) { fail_at(pos, what); }
+[[noreturn]] void type_error(const Pos& pos, const std::string& what) {
+  fail_at(pos, what);
+}
 
 [[noreturn]] void undefined_error(const Pos& pos, const Value& v) {
   fail_at(pos, v.undefined_name().empty() ? "undefined value" : v.undefined_name());
 }
 
 // Positional argument i, else keyword `name`, else nullptr.
-const Value* arg(const std::vector<Value>& args, const Kwargs& kwargs, size_t i,
-                 const char* name) {
+const Value* arg(const std::vector<Value>& args, const Kwargs& kwargs, size_t i, const char* name) {
   if (i < args.size()) return &args[i];
   for (const auto& kw : kwargs) {
     if (kw.first == name) return &kw.second;
@@ -72,130 +74,6 @@ int64_t need_int(const Pos& pos, const std::string& what, const Value& v) {
   return v.as_int();
 }
 
-bool is_space_cp(const std::string& ch) {
-  size_t i = 0;
-  char32_t cp = 0;
-  const auto b = static_cast<unsigned char>(ch[0]);
-  const size_t n = ch.size();
-  cp = n == 1 ? b : b & (0x7f >> n);
-  for (i = 1; i < n; ++i) cp = (cp << 6) | (static_cast<unsigned char>(ch[i]) & 0x3f);
-  return is_py_space(cp);
-}
-
-// str.strip / lstrip / rstrip: whitespace, or the characters of `chars`.
-std::string strip(const std::string& s, const Value* chars, bool left, bool right) {
-  const std::vector<std::string> cs = characters(s);
-  std::set<std::string> set;
-  const bool custom = chars && !chars->is_none();
-  if (custom) {
-    for (const std::string& c : characters(chars->as_string())) set.insert(c);
-  }
-  auto strip_it = [&](const std::string& c) { return custom ? set.count(c) > 0 : is_space_cp(c); };
-  size_t b = 0, e = cs.size();
-  if (left) {
-    while (b < e && strip_it(cs[b])) ++b;
-  }
-  if (right) {
-    while (e > b && strip_it(cs[e - 1])) --e;
-  }
-  std::string out;
-  for (size_t i = b; i < e; ++i) out += cs[i];
-  return out;
-}
-
-// ASCII case mapping; other letters would need Unicode tables this layer does not carry, so
-// non-ASCII text is refused rather than mapped differently from Python.
-std::string ascii_case(const Pos& pos, const std::string& what, const std::string& s, int mode) {
-  for (const char c : s) {
-    if (static_cast<unsigned char>(c) >= 0x80) {
-      fail_at(pos, what + " of non-ASCII text is not supported");
-    }
-  }
-  std::string out = s;
-  bool word_start = true;
-  for (size_t i = 0; i < out.size(); ++i) {
-    const char c = out[i];
-    const bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-    bool upper = mode == 1;
-    if (mode == 2) upper = i == 0;          // capitalize
-    if (mode == 3) upper = word_start;      // title
-    if (alpha) out[i] = static_cast<char>(upper ? std::toupper(c) : std::tolower(c));
-    word_start = !alpha;
-  }
-  return out;
-}
-
-std::vector<std::string> split(const Pos& pos, const std::string& s, const Value* sep,
-                               int64_t maxsplit) {
-  std::vector<std::string> out;
-  if (!sep || sep->is_none()) {
-    const std::vector<std::string> cs = characters(s);
-    size_t i = 0;
-    while (i < cs.size()) {
-      while (i < cs.size() && is_space_cp(cs[i])) ++i;
-      if (i == cs.size()) break;
-      std::string word;
-      if (maxsplit >= 0 && static_cast<int64_t>(out.size()) == maxsplit) {
-        while (i < cs.size()) word += cs[i++];
-        // Python keeps the remainder as is, minus trailing whitespace only when nothing follows.
-        out.push_back(strip(word, nullptr, false, true));
-        break;
-      }
-      while (i < cs.size() && !is_space_cp(cs[i])) word += cs[i++];
-      out.push_back(std::move(word));
-    }
-    return out;
-  }
-  const std::string& d = need_string(pos, "split()", *sep);
-  if (d.empty()) fail_at(pos, "split(): empty separator");
-  size_t from = 0;
-  while (true) {
-    const size_t at = s.find(d, from);
-    if (at == std::string::npos || (maxsplit >= 0 && static_cast<int64_t>(out.size()) == maxsplit)) {
-      out.push_back(s.substr(from));
-      return out;
-    }
-    out.push_back(s.substr(from, at - from));
-    from = at + d.size();
-  }
-}
-
-std::string replace(Budget& budget, const Pos& pos, const std::string& s, const std::string& old,
-                    const std::string& repl, int64_t count) {
-  std::string out;
-  int64_t done = 0;
-  if (old.empty()) {
-    // Python inserts the replacement before every character and at the end.
-    const std::vector<std::string> cs = characters(s);
-    for (const std::string& c : cs) {
-      if (count < 0 || done < count) {
-        out += repl;
-        ++done;
-      }
-      out += c;
-      check_string(pos, out.size());
-    }
-    if (count < 0 || done < count) out += repl;
-    budget.charge(pos, static_cast<int64_t>(cs.size()));
-    check_string(pos, out.size());
-    return out;
-  }
-  size_t from = 0;
-  while (true) {
-    const size_t at = s.find(old, from);
-    if (at == std::string::npos || (count >= 0 && done == count)) break;
-    out.append(s, from, at - from);
-    out += repl;
-    check_string(pos, out.size());
-    from = at + old.size();
-    ++done;
-  }
-  out.append(s, from, std::string::npos);
-  budget.charge(pos, done + 1);
-  check_string(pos, out.size());
-  return out;
-}
-
 // A dotted attribute path ("a.b", "0") of an item, as jinja2's attribute= arguments read it.
 Value attribute_of(const Value& item, const std::string& path) {
   Value v = item;
@@ -223,7 +101,7 @@ int64_t length_of(const Pos& pos, const Value& v) {
     case Value::Type::kUndefined:
       return 0;
     case Value::Type::kString:
-      return static_cast<int64_t>(characters(v.as_string()).size());
+      return static_cast<int64_t>(count_chars(v.as_string()));
     case Value::Type::kList:
       return static_cast<int64_t>(v.items().size());
     case Value::Type::kDict:
@@ -299,227 +177,23 @@ std::string indent(const std::string& s, const std::string& pad, bool first, boo
   return first ? pad + out : out;
 }
 
-bool less(const Pos& pos, const Value& a, const Value& b) { return compare_op(pos, "<", a, b); }
+bool less(const Pos& pos, const Value& a, const Value& b) {
+  return compare_op(pos, "<", a, b);
+}
 
 }  // namespace
 
-bool is_known_filter(std::string_view name) { return kFilters.count(name) > 0; }
-bool is_known_test(std::string_view name) { return kTests.count(name) > 0; }
-bool is_known_global(std::string_view name) { return kGlobals.count(name) > 0; }
+bool is_known_filter(std::string_view name) {
+  return kFilters.count(name) > 0;
+}
+bool is_known_test(std::string_view name) {
+  return kTests.count(name) > 0;
+}
+bool is_known_global(std::string_view name) {
+  return kGlobals.count(name) > 0;
+}
 bool is_known_method(std::string_view name) {
   return kStringMethods.count(name) > 0 || kDictMethods.count(name) > 0;
-}
-
-std::vector<std::string> characters(const std::string& s) {
-  std::vector<std::string> out;
-  out.reserve(s.size());
-  for (size_t i = 0; i < s.size();) {
-    const auto b = static_cast<unsigned char>(s[i]);
-    size_t n = b < 0x80 ? 1 : (b >> 5) == 6 ? 2 : (b >> 4) == 14 ? 3 : (b >> 3) == 30 ? 4 : 1;
-    if (i + n > s.size()) n = 1;
-    for (size_t k = 1; k < n; ++k) {
-      if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) n = 1;
-    }
-    out.push_back(s.substr(i, n));
-    i += n;
-  }
-  return out;
-}
-
-List iterate(const Pos& pos, const Value& v) {
-  switch (v.type()) {
-    case Value::Type::kUndefined:
-      return {};
-    case Value::Type::kList:
-      return v.items();
-    case Value::Type::kDict: {
-      List keys;
-      for (const auto& e : v.entries()) keys.push_back(Value::string(e.first));
-      return keys;
-    }
-    case Value::Type::kString: {
-      List chars;
-      for (std::string& c : characters(v.as_string())) chars.push_back(Value::string(std::move(c)));
-      return chars;
-    }
-    default:
-      type_error(pos, std::string("'") + v.type_name() + "' object is not iterable");
-  }
-}
-
-Value binary_op(Budget& budget, const Pos& pos, const std::string& op, const Value& a,
-                const Value& b) {
-  if (op == "~") {
-    std::string s = to_output(a) + to_output(b);
-    check_string(pos, s.size());
-    budget.charge(pos, static_cast<int64_t>(s.size() / 64));
-    return Value::string(std::move(s));
-  }
-  if (a.is_undefined()) undefined_error(pos, a);
-  if (b.is_undefined()) undefined_error(pos, b);
-  auto unsupported_types = [&]() {
-    type_error(pos, "unsupported operand type(s) for " + op + ": '" + a.type_name() + "' and '" +
-                        b.type_name() + "'");
-  };
-  if (a.is_number() && b.is_number()) {
-    const bool real = a.type() == Value::Type::kFloat || b.type() == Value::Type::kFloat;
-    const int64_t x = a.as_int(), y = b.as_int();
-    const double fx = a.as_float(), fy = b.as_float();
-    int64_t r = 0;
-    auto overflow = [&]() { fail_at(pos, "integer overflow in " + op + " (beyond 64 bits)"); };
-    if (op == "+") {
-      if (real) return Value::real(fx + fy);
-      if (__builtin_add_overflow(x, y, &r)) overflow();
-      return Value::integer(r);
-    }
-    if (op == "-") {
-      if (real) return Value::real(fx - fy);
-      if (__builtin_sub_overflow(x, y, &r)) overflow();
-      return Value::integer(r);
-    }
-    if (op == "*") {
-      if (real) return Value::real(fx * fy);
-      if (__builtin_mul_overflow(x, y, &r)) overflow();
-      return Value::integer(r);
-    }
-    if (op == "/") {
-      if (fy == 0) fail_at(pos, "division by zero");
-      return Value::real(fx / fy);
-    }
-    if (op == "//" || op == "%") {
-      if (real) {
-        if (fy == 0) fail_at(pos, "float division by zero");
-        const double m = std::fmod(fx, fy);
-        const double mod = (m != 0 && ((m < 0) != (fy < 0))) ? m + fy : m;
-        return op == "%" ? Value::real(mod) : Value::real(std::floor((fx - mod) / fy + 0.5));
-      }
-      if (y == 0) fail_at(pos, "integer division or modulo by zero");
-      if (x == INT64_MIN && y == -1) overflow();
-      int64_t q = x / y, m = x % y;
-      if (m != 0 && ((m < 0) != (y < 0))) {
-        m += y;
-        --q;
-      }
-      return Value::integer(op == "%" ? m : q);
-    }
-    if (op == "**") {
-      if (real || y < 0) return Value::real(std::pow(fx, fy));
-      int64_t result = 1, base = x, e = y;
-      while (e > 0) {
-        if (e & 1) {
-          if (__builtin_mul_overflow(result, base, &result)) overflow();
-        }
-        e >>= 1;
-        if (e > 0 && __builtin_mul_overflow(base, base, &base)) overflow();
-      }
-      return Value::integer(result);
-    }
-    unsupported_types();
-  }
-  if (op == "+") {
-    if (a.is_string() && b.is_string()) {
-      check_string(pos, a.as_string().size() + b.as_string().size());
-      budget.charge(pos, static_cast<int64_t>((a.as_string().size() + b.as_string().size()) / 64));
-      return Value::string(a.as_string() + b.as_string());
-    }
-    if (a.is_list() && b.is_list() && a.is_tuple() == b.is_tuple()) {
-      List items = a.items();
-      items.insert(items.end(), b.items().begin(), b.items().end());
-      budget.charge(pos, static_cast<int64_t>(items.size()));
-      return checked_list(pos, std::move(items), a.is_tuple());
-    }
-    unsupported_types();
-  }
-  if (op == "*") {
-    const Value* seq = a.is_number() ? &b : &a;
-    const Value* times = a.is_number() ? &a : &b;
-    if (times->type() != Value::Type::kInt && times->type() != Value::Type::kBool) {
-      unsupported_types();
-    }
-    const int64_t n = std::max<int64_t>(0, times->as_int());
-    if (seq->is_string()) {
-      const size_t unit = seq->as_string().size();
-      if (unit > 0 && static_cast<uint64_t>(n) > kMaxStringBytes / unit) {
-        check_string(pos, kMaxStringBytes + 1);
-      }
-      std::string out;
-      for (int64_t i = 0; i < n; ++i) out += seq->as_string();
-      budget.charge(pos, static_cast<int64_t>(out.size() / 64) + n / 64);
-      return Value::string(std::move(out));
-    }
-    if (seq->is_list()) {
-      const size_t unit = seq->items().size();
-      if (unit > 0 && static_cast<uint64_t>(n) > kMaxListItems / unit) check_list(pos, kMaxListItems + 1);
-      List out;
-      for (int64_t i = 0; i < n; ++i) out.insert(out.end(), seq->items().begin(), seq->items().end());
-      budget.charge(pos, static_cast<int64_t>(out.size()) + n / 64);
-      return checked_list(pos, std::move(out), seq->is_tuple());
-    }
-    unsupported_types();
-  }
-  if (op == "%" && a.is_string()) {
-    fail_at(pos, "printf-style string formatting ('...' % value) is not supported");
-  }
-  type_error(pos, "unsupported operand type(s) for " + op + ": '" + a.type_name() + "' and '" +
-                      b.type_name() + "'");
-}
-
-bool compare_op(const Pos& pos, const std::string& op, const Value& a, const Value& b) {
-  if (op == "==") return a.equals(b);
-  if (op == "!=") return !a.equals(b);
-  if (op == "in" || op == "not in") {
-    bool found = false;
-    if (b.is_string()) {
-      if (a.is_undefined()) undefined_error(pos, a);
-      if (!a.is_string()) {
-        type_error(pos, std::string("'in <string>' requires string as left operand, not ") +
-                            a.type_name());
-      }
-      found = b.as_string().find(a.as_string()) != std::string::npos;
-    } else if (b.is_list()) {
-      for (const Value& item : b.items()) found = found || item.equals(a);
-    } else if (b.is_dict()) {
-      found = a.is_string() && b.find(a.as_string()) != nullptr;
-    } else if (!b.is_undefined()) {
-      type_error(pos, std::string("argument of type '") + b.type_name() + "' is not iterable");
-    }
-    return op == "in" ? found : !found;
-  }
-  if (a.is_undefined()) undefined_error(pos, a);
-  if (b.is_undefined()) undefined_error(pos, b);
-  int c = 0;
-  if (a.is_number() && b.is_number()) {
-    const bool real = a.type() == Value::Type::kFloat || b.type() == Value::Type::kFloat;
-    if (real) {
-      const double x = a.as_float(), y = b.as_float();
-      if (std::isnan(x) || std::isnan(y)) return false;
-      c = x < y ? -1 : x > y ? 1 : 0;
-    } else {
-      c = a.as_int() < b.as_int() ? -1 : a.as_int() > b.as_int() ? 1 : 0;
-    }
-  } else if (a.is_string() && b.is_string()) {
-    // UTF-8 byte order is code point order, Python's str order.
-    const int r = a.as_string().compare(b.as_string());
-    c = r < 0 ? -1 : r > 0 ? 1 : 0;
-  } else if (a.is_list() && b.is_list() && a.is_tuple() == b.is_tuple()) {
-    const List& x = a.items();
-    const List& y = b.items();
-    size_t i = 0;
-    while (i < x.size() && i < y.size() && x[i].equals(y[i])) ++i;
-    if (i < x.size() && i < y.size()) {
-      c = compare_op(pos, "<", x[i], y[i]) ? -1 : 1;
-    } else {
-      c = x.size() < y.size() ? -1 : x.size() > y.size() ? 1 : 0;
-    }
-  } else {
-    type_error(pos, "'" + op + "' not supported between instances of '" + a.type_name() +
-                        "' and '" + b.type_name() + "'");
-  }
-  if (op == "<") return c < 0;
-  if (op == "<=") return c <= 0;
-  if (op == ">") return c > 0;
-  if (op == ">=") return c >= 0;
-  fail_at(pos, "unknown comparison " + op);
 }
 
 bool apply_test(const Pos& pos, const std::string& name, const Value& v,
@@ -569,7 +243,8 @@ bool apply_test(const Pos& pos, const std::string& name, const Value& v,
     if (!v.is_string()) return false;
     bool cased = false;
     for (const char c : v.as_string()) {
-      if (static_cast<unsigned char>(c) >= 0x80) fail_at(pos, "test '" + name + "' of non-ASCII text is not supported");
+      if (static_cast<unsigned char>(c) >= 0x80)
+        fail_at(pos, "test '" + name + "' of non-ASCII text is not supported");
       if (std::isalpha(static_cast<unsigned char>(c))) {
         cased = true;
         if ((name == "lower") != (std::islower(static_cast<unsigned char>(c)) != 0)) return false;
@@ -584,6 +259,7 @@ Value apply_filter(Budget& budget, const Pos& pos, const std::string& name, cons
                    const std::vector<Value>& args, const Kwargs& kwargs) {
   const std::string what = "filter '" + name + "'";
   budget.charge(pos, 1);
+  if (name != "default" && name != "d" && name != "safe") charge(pos, v.weight());
   if (name == "default" || name == "d") {
     check_arity(pos, what, args, kwargs, {"default_value", "boolean"});
     const Value* dflt = arg(args, kwargs, 0, "default_value");
@@ -592,7 +268,7 @@ Value apply_filter(Budget& budget, const Pos& pos, const std::string& name, cons
     return use ? (dflt ? *dflt : Value::string("")) : v;
   }
   if (name == "safe") return v;
-  if (name == "string") return Value::string(to_output(v));
+  if (name == "string") return Value::string(output_of(pos, v));
   if (name == "length" || name == "count") return Value::integer(length_of(pos, v));
   if (name == "tojson") {
     check_arity(pos, what, args, kwargs, {"ensure_ascii", "indent", "separators", "sort_keys"});
@@ -617,7 +293,7 @@ Value apply_filter(Budget& budget, const Pos& pos, const std::string& name, cons
     Result<std::string> json = to_json(v, f);
     if (!json.ok()) fail_at(pos, json.status().message());
     check_string(pos, json->size());
-    budget.charge(pos, static_cast<int64_t>(json->size() / 64));
+    budget.charge(pos, static_cast<int64_t>(json->size() / kBytesPerStep));
     return Value::string(std::move(*json));
   }
   if (name == "trim") {
@@ -638,7 +314,7 @@ Value apply_filter(Budget& budget, const Pos& pos, const std::string& name, cons
     const Value* repl = arg(args, kwargs, 1, "new");
     const Value* count = arg(args, kwargs, 2, "count");
     if (!old || !repl) fail_at(pos, what + " needs old and new strings");
-    const std::string s = to_output(v);
+    const std::string s = output_of(pos, v);
     return Value::string(replace(budget, pos, s, need_string(pos, what, *old),
                                  need_string(pos, what, *repl),
                                  count && !count->is_none() ? need_int(pos, what, *count) : -1));
@@ -647,16 +323,16 @@ Value apply_filter(Budget& budget, const Pos& pos, const std::string& name, cons
     check_arity(pos, what, args, kwargs, {"d", "attribute"});
     const Value* sep = arg(args, kwargs, 0, "d");
     const Value* attr = arg(args, kwargs, 1, "attribute");
-    const std::string d = sep ? to_output(*sep) : "";
+    const std::string d = sep ? output_of(pos, *sep) : "";
     std::string out;
     bool first = true;
     for (const Value& item : iterate(pos, v)) {
       if (!first) out += d;
       first = false;
-      out += to_output(attr ? attribute_of(item, to_output(*attr)) : item);
+      out += output_of(pos, attr ? attribute_of(item, output_of(pos, *attr)) : item);
       check_string(pos, out.size());
     }
-    budget.charge(pos, static_cast<int64_t>(out.size() / 64));
+    budget.charge(pos, static_cast<int64_t>(out.size() / kBytesPerStep));
     return Value::string(std::move(out));
   }
   if (name == "first" || name == "last") {
@@ -676,9 +352,9 @@ Value apply_filter(Budget& budget, const Pos& pos, const std::string& name, cons
   if (name == "list") return checked_list(pos, iterate(pos, v));
   if (name == "reverse") {
     if (v.is_string()) {
-      std::vector<std::string> cs = characters(v.as_string());
+      const Chars cs(v.as_string());
       std::string out;
-      for (auto it = cs.rbegin(); it != cs.rend(); ++it) out += *it;
+      for (size_t i = cs.size(); i > 0; --i) out += cs[i - 1];
       return Value::string(std::move(out));
     }
     List items = iterate(pos, v);
@@ -711,13 +387,14 @@ Value apply_filter(Budget& budget, const Pos& pos, const std::string& name, cons
       pad = width->as_string();
     } else if (width) {
       const int64_t n = need_int(pos, what, *width);
-      if (n < 0 || n > 1024) fail_at(pos, "indent width " + std::to_string(n) + " is outside 0..1024");
+      if (n < 0 || n > 1024)
+        fail_at(pos, "indent width " + std::to_string(n) + " is outside 0..1024");
       pad = std::string(static_cast<size_t>(n), ' ');
     }
-    const std::string s = to_output(v);
+    const std::string s = output_of(pos, v);
     std::string out = indent(s, pad, first && first->truthy(), blank && blank->truthy());
     check_string(pos, out.size());
-    budget.charge(pos, static_cast<int64_t>(out.size() / 64));
+    budget.charge(pos, static_cast<int64_t>(out.size() / kBytesPerStep));
     return Value::string(std::move(out));
   }
   if (name == "sort") {
@@ -729,7 +406,7 @@ Value apply_filter(Budget& budget, const Pos& pos, const std::string& name, cons
     budget.charge(pos, static_cast<int64_t>(items.size()) * 20);
     std::vector<std::pair<Value, size_t>> keyed;
     for (size_t i = 0; i < items.size(); ++i) {
-      Value key = attr ? attribute_of(items[i], to_output(*attr)) : items[i];
+      Value key = attr ? attribute_of(items[i], output_of(pos, *attr)) : items[i];
       if (key.is_string() && !(cs && cs->truthy())) {
         std::string lowered = key.as_string();
         for (char& c : lowered) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -751,7 +428,7 @@ Value apply_filter(Budget& budget, const Pos& pos, const std::string& name, cons
     if (attr) {
       const Value* dflt = arg({}, kwargs, 0, "default");
       for (const Value& item : iterate(pos, v)) {
-        Value x = attribute_of(item, to_output(*attr));
+        Value x = attribute_of(item, output_of(pos, *attr));
         out.push_back(x.is_undefined() && dflt ? *dflt : x);
       }
       return checked_list(pos, std::move(out));
@@ -774,7 +451,7 @@ Value apply_filter(Budget& budget, const Pos& pos, const std::string& name, cons
     std::string attr;
     if (by_attr) {
       if (args.empty()) fail_at(pos, what + " needs an attribute name");
-      attr = to_output(args[k++]);
+      attr = output_of(pos, args[k++]);
     }
     std::string test;
     if (k < args.size()) {
@@ -800,6 +477,7 @@ Value call_method(Budget& budget, const Pos& pos, const Value& obj, const std::s
                   const std::vector<Value>& args, const Kwargs& kwargs) {
   const std::string what = std::string(obj.type_name()) + "." + name + "()";
   budget.charge(pos, 1);
+  charge(pos, obj.weight());
   if (obj.is_dict() && kDictMethods.count(name)) {
     if (name == "get") {
       check_arity(pos, what, args, kwargs, {"key", "default"});
@@ -872,9 +550,9 @@ Value call_method(Budget& budget, const Pos& pos, const Value& obj, const std::s
       if (name == "find") {
         const size_t at = s.find(sub);
         if (at == std::string::npos) return Value::integer(-1);
-        return Value::integer(static_cast<int64_t>(characters(s.substr(0, at)).size()));
+        return Value::integer(static_cast<int64_t>(count_chars(s.substr(0, at))));
       }
-      if (sub.empty()) return Value::integer(static_cast<int64_t>(characters(s).size()) + 1);
+      if (sub.empty()) return Value::integer(static_cast<int64_t>(count_chars(s)) + 1);
       int64_t n = 0;
       for (size_t at = s.find(sub); at != std::string::npos; at = s.find(sub, at + sub.size())) ++n;
       return Value::integer(n);

@@ -3,6 +3,7 @@
 #include <ctime>
 
 #include "tokenizer/jinja/lexer.h"
+#include "tokenizer/jinja/text.h"
 
 namespace mlaspec::tokenizer::jinja {
 
@@ -39,6 +40,23 @@ Value checked_list(const Pos& pos, List items, bool tuple) {
 }
 
 namespace {
+thread_local Budget* active_budget = nullptr;
+}  // namespace
+
+void charge(const Pos& pos, uint64_t n) {
+  if (active_budget) {
+    active_budget->charge(pos, static_cast<int64_t>(std::min<uint64_t>(n, uint64_t{1} << 40)));
+  }
+}
+
+std::string output_of(const Pos& pos, const Value& v) {
+  charge(pos, v.weight());
+  std::string s = to_output(v);
+  check_string(pos, s.size());
+  return s;
+}
+
+namespace {
 
 enum class Flow { kNormal, kBreak, kContinue };
 
@@ -46,7 +64,13 @@ using Frame = std::map<std::string, Value>;
 
 class Renderer {
  public:
-  explicit Renderer(const Context& context) : root_(context) { scopes_.push_back(&root_); }
+  explicit Renderer(const Context& context) : root_(context) {
+    scopes_.push_back(&root_);
+    active_budget = &budget_;
+  }
+  ~Renderer() { active_budget = nullptr; }
+  Renderer(const Renderer&) = delete;
+  Renderer& operator=(const Renderer&) = delete;
 
   std::string run(const Body& body) {
     std::string out;
@@ -69,8 +93,22 @@ class Renderer {
     out += text;
   }
 
+  // Bounds the evaluator's recursion (nested expressions inside recursive macros), which the
+  // parser's nesting limit alone does not.
+  struct Deeper {
+    Renderer* r;
+    Deeper(Renderer* renderer, const Pos& pos) : r(renderer) {
+      if (++r->depth_ > kMaxEvalDepth) {
+        exhausted_at(pos,
+                     "evaluation nested deeper than " + std::to_string(kMaxEvalDepth) + " levels");
+      }
+    }
+    ~Deeper() { --r->depth_; }
+  };
+
   Flow exec(const Stmt& s, std::string& out) {
     budget_.charge(s.pos, 1);
+    Deeper deeper(this, s.pos);
     switch (s.kind) {
       case Stmt::Kind::kText:
         emit(s.pos, out, s.text);
@@ -80,7 +118,7 @@ class Renderer {
         if (v.type() == Value::Type::kNamespace || v.type() == Value::Type::kMacro) {
           fail_at(s.pos, std::string("printing a ") + v.type_name() + " is not supported");
         }
-        emit(s.pos, out, to_output(v));
+        emit(s.pos, out, output_of(s.pos, v));
         return Flow::kNormal;
       }
       case Stmt::Kind::kIf:
@@ -238,11 +276,12 @@ class Renderer {
         if (i < 0) i += n;
         if (i >= 0 && i < n) return obj.items()[static_cast<size_t>(i)];
       } else {
-        const std::vector<std::string> chars = characters(obj.as_string());
+        charge(pos, obj.weight());
+        const Chars chars(obj.as_string());
         const auto n = static_cast<int64_t>(chars.size());
         int64_t i = key.as_int();
         if (i < 0) i += n;
-        if (i >= 0 && i < n) return Value::string(chars[static_cast<size_t>(i)]);
+        if (i >= 0 && i < n) return Value::string(std::string(chars[static_cast<size_t>(i)]));
       }
       return Value::undefined(object_name(obj) + " has no element " + to_output(key));
     }
@@ -266,12 +305,12 @@ class Renderer {
     }
     const int64_t step = bound[2];
     if (step == 0) fail_at(e.pos, "slice step cannot be zero");
-    std::vector<std::string> chars;
-    if (obj.is_string()) {
-      chars = characters(obj.as_string());
-    } else if (!obj.is_list()) {
+    if (!obj.is_string() && !obj.is_list()) {
       fail_at(e.pos, std::string("'") + obj.type_name() + "' object is not subscriptable");
     }
+    static const std::string kNoText;
+    budget_.charge(e.pos, static_cast<int64_t>(obj.weight()));
+    const Chars chars(obj.is_string() ? obj.as_string() : kNoText);
     const auto n = static_cast<int64_t>(obj.is_string() ? chars.size() : obj.items().size());
     // Python's slice.indices().
     auto clamp = [&](int64_t v, bool is_given, int64_t dflt) {
@@ -282,7 +321,6 @@ class Renderer {
     };
     const int64_t start = clamp(bound[0], given[0], step > 0 ? 0 : n - 1);
     const int64_t stop = clamp(bound[1], given[1], step > 0 ? n : -1);
-    budget_.charge(e.pos, n);
     if (obj.is_string()) {
       std::string out;
       for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
@@ -323,14 +361,15 @@ class Renderer {
     const std::string& name = callee.name;
     const Value v = lookup(name);
     if (v.type() == Value::Type::kMacro) return call_macro(e.pos, *v.macro_def(), args, kwargs);
-    if (!v.is_undefined()) fail_at(callee.pos, "'" + name + "' (a " + v.type_name() + ") is not callable");
+    if (!v.is_undefined())
+      fail_at(callee.pos, "'" + name + "' (a " + v.type_name() + ") is not callable");
     return call_global(e.pos, name, args, kwargs);
   }
 
   Value call_global(const Pos& pos, const std::string& name, const std::vector<Value>& args,
                     const Kwargs& kwargs) {
     if (name == "raise_exception") {
-      const std::string msg = args.empty() ? "" : to_output(args[0]);
+      const std::string msg = args.empty() ? "" : output_of(pos, args[0]);
       throw RenderError{invalid_argument("chat template raised an exception: " + msg)};
     }
     if (name == "namespace" || name == "dict") {
@@ -368,7 +407,8 @@ class Renderer {
       return Value::list(std::move(out));
     }
     if (name == "strftime_now") {
-      if (args.size() != 1 || !args[0].is_string()) fail_at(pos, "strftime_now() takes a format string");
+      if (args.size() != 1 || !args[0].is_string())
+        fail_at(pos, "strftime_now() takes a format string");
       const std::time_t now = std::time(nullptr);
       std::tm tm{};
       localtime_r(&now, &tm);
@@ -424,6 +464,7 @@ class Renderer {
 
   Value eval(const Expr& e) {
     budget_.charge(e.pos, 1);
+    Deeper deeper(this, e.pos);
     switch (e.kind) {
       case Expr::Kind::kLiteral:
         return e.value;
@@ -440,8 +481,8 @@ class Renderer {
         for (size_t i = 0; i + 1 < e.args.size(); i += 2) {
           const Value key = eval(*e.args[i]);
           if (!key.is_string()) {
-            fail_at(e.args[i]->pos, std::string("dict keys must be strings here, not ") +
-                                        key.type_name());
+            fail_at(e.args[i]->pos,
+                    std::string("dict keys must be strings here, not ") + key.type_name());
           }
           Value v = eval(*e.args[i + 1]);
           bool replaced = false;
@@ -519,8 +560,9 @@ class Renderer {
       case Expr::Kind::kCondition:
         if (eval(*e.args[1]).truthy()) return eval(*e.args[0]);
         if (e.args[2]) return eval(*e.args[2]);
-        return Value::undefined("the inline if expression evaluated to false and no else "
-                                "section was defined");
+        return Value::undefined(
+            "the inline if expression evaluated to false and no else "
+            "section was defined");
     }
     return {};
   }
@@ -529,6 +571,7 @@ class Renderer {
   std::vector<Frame*> scopes_;
   Budget budget_;
   int macro_depth_ = 0;
+  int depth_ = 0;
 };
 
 }  // namespace

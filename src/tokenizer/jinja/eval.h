@@ -16,11 +16,12 @@
 
 namespace mlaspec::tokenizer::jinja {
 
-inline constexpr int64_t kMaxSteps = 20'000'000;               // expression and statement steps
-inline constexpr size_t kMaxStringBytes = size_t{32} << 20;    // output and any one string
-inline constexpr size_t kMaxListItems = size_t{1} << 20;       // any one list
-inline constexpr int kMaxMacroDepth = 64;                      // nested macro calls
-inline constexpr int kMaxNestingValues = 256;                  // lists and dicts in each other
+inline constexpr int64_t kMaxSteps = 2'000'000;              // expression and statement steps
+inline constexpr size_t kMaxStringBytes = size_t{16} << 20;  // output and any one string
+inline constexpr size_t kMaxListItems = size_t{1} << 18;     // any one list
+inline constexpr int kMaxMacroDepth = 64;                    // nested macro calls
+inline constexpr int kMaxNestingValues = 256;                // lists and dicts in each other
+inline constexpr int kMaxEvalDepth = 1024;                   // evaluator recursion (the stack)
 
 using Context = std::map<std::string, Value>;
 
@@ -47,6 +48,12 @@ struct Budget {
   }
 };
 
+// Charges the render in progress on this thread (builtins reach it without a parameter);
+// nothing outside a render.
+void charge(const Pos& pos, uint64_t n);
+// to_output(v), charged by the value's weight and checked against the string limit.
+std::string output_of(const Pos& pos, const Value& v);
+
 // Size checks, failing with the value and the limit.
 void check_string(const Pos& pos, size_t bytes);
 void check_list(const Pos& pos, size_t items);
@@ -67,8 +74,5 @@ Value call_method(Budget& budget, const Pos& pos, const Value& target, const std
 Value binary_op(Budget& budget, const Pos& pos, const std::string& op, const Value& a,
                 const Value& b);
 bool compare_op(const Pos& pos, const std::string& op, const Value& a, const Value& b);
-
-// UTF-8 helpers: the code points of s as separate strings.
-std::vector<std::string> characters(const std::string& s);
 
 }  // namespace mlaspec::tokenizer::jinja

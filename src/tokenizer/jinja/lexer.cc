@@ -82,7 +82,9 @@ class Cursor {
 bool is_name_start(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
 }
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
 
 void append_utf8(std::string& out, char32_t cp) {
   if (cp < 0x80) {
@@ -171,7 +173,8 @@ class Lexer {
   }
 
   void emit_text(std::string_view text, size_t offset) {
-    if (!text.empty()) tokens_.push_back({Token::Type::kText, std::string(text), cursor_.at(offset)});
+    if (!text.empty())
+      tokens_.push_back({Token::Type::kText, std::string(text), cursor_.at(offset)});
   }
 
   // After an end tag: "-" strips all following whitespace, "+" nothing, plain eats one newline.
@@ -233,8 +236,8 @@ class Lexer {
 
   Result<size_t> tag_tokens(size_t tag, char kind, size_t p, bool* line_starting) {
     const bool block = kind == '%';
-    tokens_.push_back({block ? Token::Type::kBlockBegin : Token::Type::kVarBegin, "",
-                       cursor_.at(tag)});
+    tokens_.push_back(
+        {block ? Token::Type::kBlockBegin : Token::Type::kVarBegin, "", cursor_.at(tag)});
     int depth = 0;
     while (true) {
       p += space_run(s_, p);
@@ -341,8 +344,21 @@ class Lexer {
           out += '\r';
           break;
         case '0':
-          out += '\0';
+        case '1':
+        case '2':
+        case '3':
+        case '4':
+        case '5':
+        case '6':
+        case '7': {
+          // Up to three octal digits, as Python reads "\101".
+          unsigned v = static_cast<unsigned>(e - '0');
+          for (int k = 0; k < 2 && p < s_.size() && s_[p] >= '0' && s_[p] <= '7'; ++k) {
+            v = v * 8 + static_cast<unsigned>(s_[p++] - '0');
+          }
+          append_utf8(out, v);
           break;
+        }
         case 'a':
           out += '\a';
           break;
@@ -418,7 +434,9 @@ Result<std::vector<Token>> lex(const std::string& source) {
   return Lexer(source).run();
 }
 
-Pos pos_of(const std::string& source, size_t offset) { return Cursor(source).at(offset); }
+Pos pos_of(const std::string& source, size_t offset) {
+  return Cursor(source).at(offset);
+}
 
 std::string where(const Pos& pos) {
   return "line " + std::to_string(pos.line) + " col " + std::to_string(pos.col);

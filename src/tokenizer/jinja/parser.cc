@@ -37,9 +37,7 @@ class Parser {
 
  private:
   // ---- tokens ----
-  const Token& peek(size_t k = 0) const {
-    return t_[std::min(i_ + k, t_.size() - 1)];
-  }
+  const Token& peek(size_t k = 0) const { return t_[std::min(i_ + k, t_.size() - 1)]; }
   const Token& next() {
     const Token& tok = t_[i_];
     if (i_ + 1 < t_.size()) ++i_;
@@ -174,7 +172,7 @@ class Parser {
       expect_block_end();
       return s;
     }
-    static const std::set<std::string> kClosers = {"elif",   "else",   "endif",   "endfor",
+    static const std::set<std::string> kClosers = {"elif",   "else",     "endif",        "endfor",
                                                    "endset", "endmacro", "endgeneration"};
     if (kClosers.count(k)) fail(kw.pos, "unexpected '" + k + "'");
     unsupported_at(kw.pos, "tag '" + k + "' is not supported");
@@ -351,21 +349,27 @@ class Parser {
     return b;
   }
 
-  ExprPtr parse_or() {
-    ExprPtr left = parse_and();
-    while (at_name("or")) {
+  // One level of left-associative binary operators (names such as `or` or symbols such as `+`)
+  // over the next tighter level.
+  template <typename Operand>
+  ExprPtr binary_level(std::initializer_list<const char*> ops, Operand operand) {
+    ExprPtr left = operand();
+    while (true) {
+      const char* op = nullptr;
+      for (const char* candidate : ops) {
+        if (at_op(candidate) || at_name(candidate)) op = candidate;
+      }
+      if (!op) return left;
       const Pos pos = next().pos;
-      left = binary("or", std::move(left), parse_and(), pos);
+      left = binary(op, std::move(left), operand(), pos);
     }
-    return left;
+  }
+
+  ExprPtr parse_or() {
+    return binary_level({"or"}, [this] { return parse_and(); });
   }
   ExprPtr parse_and() {
-    ExprPtr left = parse_not();
-    while (at_name("and")) {
-      const Pos pos = next().pos;
-      left = binary("and", std::move(left), parse_not(), pos);
-    }
-    return left;
+    return binary_level({"and"}, [this] { return parse_not(); });
   }
   ExprPtr parse_not() {
     if (at_name("not")) {
@@ -407,36 +411,16 @@ class Parser {
     return cmp ? std::move(cmp) : std::move(first);
   }
   ExprPtr parse_math1() {
-    ExprPtr left = parse_concat();
-    while (at_op("+") || at_op("-")) {
-      const Token& op = next();
-      left = binary(op.text, std::move(left), parse_concat(), op.pos);
-    }
-    return left;
+    return binary_level({"+", "-"}, [this] { return parse_concat(); });
   }
   ExprPtr parse_concat() {
-    ExprPtr left = parse_math2();
-    while (at_op("~")) {
-      const Pos pos = next().pos;
-      left = binary("~", std::move(left), parse_math2(), pos);
-    }
-    return left;
+    return binary_level({"~"}, [this] { return parse_math2(); });
   }
   ExprPtr parse_math2() {
-    ExprPtr left = parse_pow();
-    while (at_op("*") || at_op("/") || at_op("//") || at_op("%")) {
-      const Token& op = next();
-      left = binary(op.text, std::move(left), parse_pow(), op.pos);
-    }
-    return left;
+    return binary_level({"*", "/", "//", "%"}, [this] { return parse_pow(); });
   }
   ExprPtr parse_pow() {
-    ExprPtr left = parse_unary(true);
-    while (at_op("**")) {
-      const Pos pos = next().pos;
-      left = binary("**", std::move(left), parse_unary(true), pos);
-    }
-    return left;
+    return binary_level({"**"}, [this] { return parse_unary(true); });
   }
   ExprPtr parse_unary(bool with_filter) {
     Nest nest(this, peek().pos);
@@ -540,8 +524,8 @@ class Parser {
         } else if (tok.type == TT::kInt) {
           auto it = node(Expr::Kind::kItem, pos);
           it->args.push_back(std::move(e));
-          it->args.push_back(literal(Value::integer(std::strtoll(tok.text.c_str(), nullptr, 10)),
-                                     tok.pos));
+          it->args.push_back(
+              literal(Value::integer(std::strtoll(tok.text.c_str(), nullptr, 10)), tok.pos));
           e = std::move(it);
         } else {
           fail(tok.pos, "expected an attribute name after '.', got " + describe(tok));
@@ -568,7 +552,8 @@ class Parser {
       }
       if (parts[colons]) fail(peek().pos, "expected ':' or ']', got " + describe(peek()));
       parts[colons] = parse_expression(true);
-      if (colons == 0 && at_op(",")) unsupported_at(peek().pos, "tuple subscripts are not supported");
+      if (colons == 0 && at_op(","))
+        unsupported_at(peek().pos, "tuple subscripts are not supported");
     }
     next();
     if (colons == 0) {
@@ -592,13 +577,15 @@ class Parser {
       if (!first) expect_op(",");
       first = false;
       if (at_op(")")) break;
-      if (at_op("*") || at_op("**")) unsupported_at(peek().pos, "*args and **kwargs are not supported");
+      if (at_op("*") || at_op("**"))
+        unsupported_at(peek().pos, "*args and **kwargs are not supported");
       if (peek().type == TT::kName && at_op("=", 1)) {
         std::string key = next().text;
         next();
         e->kwargs.emplace_back(std::move(key), parse_expression(true));
       } else {
-        if (!e->kwargs.empty()) fail(peek().pos, "a positional argument follows a keyword argument");
+        if (!e->kwargs.empty())
+          fail(peek().pos, "a positional argument follows a keyword argument");
         e->args.push_back(parse_expression(true));
       }
     }

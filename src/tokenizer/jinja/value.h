@@ -18,12 +18,26 @@ namespace mlaspec::tokenizer::jinja {
 
 struct Stmt;
 class Value;
+
+// Text costs one render step per this many bytes wherever it is built, copied or walked.
+inline constexpr size_t kBytesPerStep = 16;
 using List = std::vector<Value>;
 using Dict = std::vector<std::pair<std::string, Value>>;
 
 class Value {
  public:
-  enum class Type { kUndefined, kNone, kBool, kInt, kFloat, kString, kList, kDict, kNamespace, kMacro };
+  enum class Type {
+    kUndefined,
+    kNone,
+    kBool,
+    kInt,
+    kFloat,
+    kString,
+    kList,
+    kDict,
+    kNamespace,
+    kMacro
+  };
 
   Value() = default;  // undefined
   static Value undefined(std::string name = {}) {
@@ -49,19 +63,27 @@ class Value {
   }
   static Value string(std::string s) {
     Value v(Type::kString);
+    v.weight_ = 1 + s.size() / kBytesPerStep;
     v.str_ = std::move(s);
     return v;
   }
   static Value list(List items, bool tuple = false) {
     Value v(Type::kList);
-    for (const Value& item : items) v.depth_ = std::max(v.depth_, item.depth_ + 1);
+    for (const Value& item : items) {
+      v.depth_ = std::max(v.depth_, item.depth_ + 1);
+      v.weight_ = add_weight(v.weight_, item.weight_);
+    }
     v.list_ = std::make_shared<List>(std::move(items));
     v.int_ = tuple;
     return v;
   }
   static Value dict(Dict items) {
     Value v(Type::kDict);
-    for (const auto& entry : items) v.depth_ = std::max(v.depth_, entry.second.depth_ + 1);
+    for (const auto& entry : items) {
+      v.depth_ = std::max(v.depth_, entry.second.depth_ + 1);
+      v.weight_ =
+          add_weight(v.weight_, 1 + entry.first.size() / kBytesPerStep + entry.second.weight_);
+    }
     v.dict_ = std::make_shared<Dict>(std::move(items));
     return v;
   }
@@ -101,6 +123,9 @@ class Value {
   // Nesting of lists and dicts (a scalar is 0; a namespace is not looked into, which is also
   // why a namespace holding itself never makes printing or comparing recurse forever).
   uint32_t depth() const { return depth_; }
+  // The work of walking the whole value (printing, comparing, serialising it): one per
+  // element plus one per kBytesPerStep bytes of text, saturating. Renders are charged by it.
+  uint64_t weight() const { return weight_; }
 
   // The entry of a dict or namespace, or nullptr.
   const Value* find(const std::string& key) const;
@@ -114,6 +139,10 @@ class Value {
 
  private:
   explicit Value(Type t) : type_(t) {}
+  static uint64_t add_weight(uint64_t a, uint64_t b) {
+    constexpr uint64_t kCap = uint64_t{1} << 62;
+    return a + b > kCap ? kCap : a + b;
+  }
   Type type_ = Type::kUndefined;
   int64_t int_ = 0;
   double float_ = 0;
@@ -122,6 +151,7 @@ class Value {
   std::shared_ptr<Dict> dict_;
   const Stmt* macro_ = nullptr;
   uint32_t depth_ = 0;
+  uint64_t weight_ = 1;
 };
 
 // str(value) as jinja2 prints it in {{ }}: undefined "", None "None", True "True", floats as

@@ -1,0 +1,299 @@
+// The CUDA runtime's kernels: gathers, norms, RoPE, the SwiGLU activation, the MoE combine and the
+// row-invariant GEMM. Plain, one-pass kernels (no tensor cores, no fusion across layers): the
+// GEMMs of the default mode go to cuBLAS (runtime.cc). No --use_fast_math: expf, cosf and sinf are
+// the accurate ones, so the CPU and CUDA runtimes differ by rounding only.
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <string>
+
+#include "kernels.h"
+
+namespace mlaspec::model::gpu {
+namespace {
+
+using bf16 = __nv_bfloat16;
+
+Status launched(const char* what) {
+  const cudaError_t err = cudaGetLastError();
+  if (err != cudaSuccess) {
+    return internal_error(std::string(what) + " launch failed: " + cudaGetErrorString(err));
+  }
+  return Status::Ok();
+}
+
+cudaStream_t as_stream(void* s) {
+  return static_cast<cudaStream_t>(s);
+}
+
+__device__ __forceinline__ float bits_to_float(uint16_t b) {
+  return __uint_as_float(static_cast<uint32_t>(b) << 16);
+}
+__device__ __forceinline__ uint16_t float_to_bits(float f) {
+  return __bfloat16_as_ushort(__float2bfloat16_rn(f));
+}
+
+unsigned blocks_for(int64_t n, int threads) {
+  return static_cast<unsigned>((n + threads - 1) / threads);
+}
+
+__global__ void embed_kernel(const uint16_t* table, const int32_t* tokens, int64_t hidden,
+                             float* x) {
+  const int64_t t = blockIdx.x;
+  const uint16_t* row = table + int64_t{tokens[t]} * hidden;
+  for (int64_t i = threadIdx.x; i < hidden; i += blockDim.x)
+    x[t * hidden + i] = bits_to_float(row[i]);
+}
+
+constexpr int kNormThreads = 256;
+
+__global__ void rms_norm_kernel(const float* x, int64_t ldx, int64_t dim, const float* w, float eps,
+                                float* y_f32, int64_t ldy, uint16_t* y_bf16, int64_t ldyb) {
+  __shared__ double partial[kNormThreads];
+  const int64_t t = blockIdx.x;
+  const float* xr = x + t * ldx;
+  double sum = 0.0;
+  for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) sum += static_cast<double>(xr[i]) * xr[i];
+  partial[threadIdx.x] = sum;
+  __syncthreads();
+  for (int s = kNormThreads / 2; s > 0; s /= 2) {
+    if (threadIdx.x < s) partial[threadIdx.x] += partial[threadIdx.x + s];
+    __syncthreads();
+  }
+  const float inv = static_cast<float>(
+      1.0 / sqrt(partial[0] / static_cast<double>(dim) + static_cast<double>(eps)));
+  for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) {
+    const float v = w[i] * (xr[i] * inv);
+    if (y_bf16 != nullptr) y_bf16[t * ldyb + i] = float_to_bits(v);
+    if (y_f32 != nullptr) y_f32[t * ldy + i] = v;
+  }
+}
+
+__global__ void add_kernel(float* x, const float* d, int64_t n) {
+  const int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  if (i < n) x[i] += d[i];
+}
+
+// cpu::Rope::apply's arithmetic for pair i of `dim` values at `position`.
+__device__ __forceinline__ void rope_pair(const float* in, int i, int64_t position,
+                                          const RopeArgs& r, float* lo, float* hi) {
+  const int half = r.dim / 2;
+  const float angle = static_cast<float>(position) * r.inv_freq[i];
+  const float c = cosf(angle) * r.attention_factor, s = sinf(angle) * r.attention_factor;
+  const float a = r.interleave ? in[2 * i] : in[i];
+  const float b = r.interleave ? in[2 * i + 1] : in[i + half];
+  *lo = a * c - b * s;
+  *hi = b * c + a * s;
+}
+
+__global__ void kv_rows_kernel(const float* ckv, int64_t latent, int64_t first, RopeArgs rope,
+                               uint16_t* rows) {
+  const int64_t t = blockIdx.x;
+  const int64_t row = latent + rope.dim;
+  const float* in = ckv + t * row;
+  uint16_t* out = rows + t * row;
+  for (int64_t i = threadIdx.x; i < latent; i += blockDim.x) out[i] = float_to_bits(in[i]);
+  const int half = rope.dim / 2;
+  for (int i = threadIdx.x; i < half; i += blockDim.x) {
+    float lo, hi;
+    rope_pair(in + latent, i, first + t, rope, &lo, &hi);
+    out[latent + i] = float_to_bits(lo);
+    out[latent + i + half] = float_to_bits(hi);
+  }
+}
+
+// One block per (t, h).
+__global__ void split_q_kernel(const float* q, int64_t H, int64_t nope, int64_t latent,
+                               int64_t first, RopeArgs rope, uint16_t* q_nope, uint16_t* q_att) {
+  const int64_t th = blockIdx.x;
+  const int64_t t = th / H;
+  const int64_t qk = nope + rope.dim;
+  const float* in = q + th * qk;
+  for (int64_t i = threadIdx.x; i < nope; i += blockDim.x)
+    q_nope[th * nope + i] = float_to_bits(in[i]);
+  uint16_t* out = q_att + th * (latent + rope.dim) + latent;
+  const int half = rope.dim / 2;
+  for (int i = threadIdx.x; i < half; i += blockDim.x) {
+    float lo, hi;
+    rope_pair(in + nope, i, first + t, rope, &lo, &hi);
+    out[i] = float_to_bits(lo);
+    out[i + half] = float_to_bits(hi);
+  }
+}
+
+__global__ void silu_mul_kernel(const float* gu, int64_t T, int64_t inter, uint16_t* act) {
+  const int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  if (i >= T * inter) return;
+  const int64_t t = i / inter, c = i % inter;
+  const float g = gu[t * 2 * inter + c], u = gu[t * 2 * inter + inter + c];
+  act[i] = float_to_bits(g / (1.0f + expf(-g)) * u);
+}
+
+__global__ void gather_rows_kernel(const uint16_t* src, const int32_t* idx, int64_t cols,
+                                   uint16_t* dst) {
+  const int64_t r = blockIdx.x;
+  const uint16_t* s = src + int64_t{idx[r]} * cols;
+  for (int64_t i = threadIdx.x; i < cols; i += blockDim.x) dst[r * cols + i] = s[i];
+}
+
+__global__ void moe_combine_kernel(const float* ys, const int32_t* pos, const float* w, int k,
+                                   const float* shared, int64_t hidden, float* out) {
+  const int64_t t = blockIdx.x;
+  for (int64_t i = threadIdx.x; i < hidden; i += blockDim.x) {
+    float acc = 0.0f;
+    for (int e = 0; e < k; ++e) {
+      acc += ys[int64_t{pos[t * k + e]} * hidden + i] * w[t * k + e];
+    }
+    if (shared != nullptr) acc += shared[t * hidden + i];
+    out[t * hidden + i] = acc;
+  }
+}
+
+template <typename T>
+__device__ __forceinline__ float load(const T* p, int64_t i);
+template <>
+__device__ __forceinline__ float load<uint16_t>(const uint16_t* p, int64_t i) {
+  return bits_to_float(p[i]);
+}
+template <>
+__device__ __forceinline__ float load<float>(const float* p, int64_t i) {
+  return p[i];
+}
+template <typename T>
+__device__ __forceinline__ void store(T* p, int64_t i, float v);
+template <>
+__device__ __forceinline__ void store<uint16_t>(uint16_t* p, int64_t i, float v) {
+  p[i] = float_to_bits(v);
+}
+template <>
+__device__ __forceinline__ void store<float>(float* p, int64_t i, float v) {
+  p[i] = v;
+}
+
+// One warp per output column j and up to kRows rows of x (the weight row is read once for them).
+// Each (t, j) has its own accumulator; its order of operations depends on K only.
+constexpr int kWarps = 8;
+constexpr int kRows = 8;
+
+template <typename TX, typename TW, typename TY>
+__global__ void __launch_bounds__(kWarps * 32)
+    gemm_ri_kernel(const TX* x, int64_t ldx, int64_t sx, const TW* w, int64_t ldw, int64_t sw,
+                   TY* y, int64_t ldy, int64_t sy, int64_t T, int64_t N, int64_t K) {
+  const int lane = threadIdx.x % 32;
+  const int64_t j = int64_t{blockIdx.x} * kWarps + threadIdx.x / 32;
+  const int64_t t0 = int64_t{blockIdx.y} * kRows;
+  if (j >= N) return;
+  const int64_t b = blockIdx.z;
+  x += b * sx;
+  w += b * sw + j * ldw;
+  y += b * sy;
+  const int rows = static_cast<int>(T - t0 < kRows ? T - t0 : kRows);
+  float acc[kRows];
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) acc[r] = 0.0f;
+  for (int64_t k = lane; k < K; k += 32) {
+    const float wv = load(w, k);
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      if (r < rows) acc[r] = fmaf(load(x, (t0 + r) * ldx + k), wv, acc[r]);
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+#pragma unroll
+    for (int m = 16; m >= 1; m /= 2) acc[r] += __shfl_xor_sync(0xffffffffu, acc[r], m);
+  }
+  if (lane == 0) {
+    for (int r = 0; r < rows; ++r) store(y, (t0 + r) * ldy + j, acc[r]);
+  }
+}
+
+template <typename TX, typename TW, typename TY>
+Status launch_ri(const RowInvariantGemm& g, cudaStream_t s) {
+  const dim3 grid(blocks_for(g.N, kWarps), blocks_for(g.T, kRows), static_cast<unsigned>(g.batch));
+  gemm_ri_kernel<TX, TW, TY><<<grid, kWarps * 32, 0, s>>>(
+      static_cast<const TX*>(g.x), g.ldx, g.stride_x, static_cast<const TW*>(g.w), g.ldw,
+      g.stride_w, static_cast<TY*>(g.y), g.ldy, g.stride_y, g.T, g.N, g.K);
+  return launched("gemm_row_invariant");
+}
+
+}  // namespace
+
+Status embed(const uint16_t* table, const int32_t* tokens, int64_t T, int64_t hidden, float* x,
+             void* stream) {
+  if (T == 0) return Status::Ok();
+  embed_kernel<<<static_cast<unsigned>(T), 256, 0, as_stream(stream)>>>(table, tokens, hidden, x);
+  return launched("embed");
+}
+
+Status rms_norm(const float* x, int64_t ldx, int64_t T, int64_t dim, const float* w, float eps,
+                float* y_f32, int64_t ldy, uint16_t* y_bf16, int64_t ldyb, void* stream) {
+  if (T == 0) return Status::Ok();
+  rms_norm_kernel<<<static_cast<unsigned>(T), kNormThreads, 0, as_stream(stream)>>>(
+      x, ldx, dim, w, eps, y_f32, ldy, y_bf16, ldyb);
+  return launched("rms_norm");
+}
+
+Status add_inplace(float* x, const float* d, int64_t n, void* stream) {
+  if (n == 0) return Status::Ok();
+  add_kernel<<<blocks_for(n, 256), 256, 0, as_stream(stream)>>>(x, d, n);
+  return launched("add");
+}
+
+Status kv_rows(const float* ckv, int64_t T, int64_t latent, int64_t first_position,
+               const RopeArgs& rope, uint16_t* rows, void* stream) {
+  if (T == 0) return Status::Ok();
+  kv_rows_kernel<<<static_cast<unsigned>(T), 256, 0, as_stream(stream)>>>(
+      ckv, latent, first_position, rope, rows);
+  return launched("kv_rows");
+}
+
+Status split_q(const float* q, int64_t T, int64_t H, int64_t nope, int64_t latent,
+               int64_t first_position, const RopeArgs& rope, uint16_t* q_nope, uint16_t* q_att,
+               void* stream) {
+  if (T == 0) return Status::Ok();
+  split_q_kernel<<<static_cast<unsigned>(T * H), 128, 0, as_stream(stream)>>>(
+      q, H, nope, latent, first_position, rope, q_nope, q_att);
+  return launched("split_q");
+}
+
+Status silu_mul(const float* gu, int64_t T, int64_t inter, uint16_t* act, void* stream) {
+  if (T == 0) return Status::Ok();
+  silu_mul_kernel<<<blocks_for(T * inter, 256), 256, 0, as_stream(stream)>>>(gu, T, inter, act);
+  return launched("silu_mul");
+}
+
+Status gather_rows(const uint16_t* src, const int32_t* idx, int64_t n, int64_t cols, uint16_t* dst,
+                   void* stream) {
+  if (n == 0) return Status::Ok();
+  gather_rows_kernel<<<static_cast<unsigned>(n), 256, 0, as_stream(stream)>>>(src, idx, cols, dst);
+  return launched("gather_rows");
+}
+
+Status moe_combine(const float* ys, const int32_t* pos, const float* w, int k, const float* shared,
+                   int64_t T, int64_t hidden, float* out, void* stream) {
+  if (T == 0) return Status::Ok();
+  moe_combine_kernel<<<static_cast<unsigned>(T), 256, 0, as_stream(stream)>>>(ys, pos, w, k, shared,
+                                                                              hidden, out);
+  return launched("moe_combine");
+}
+
+Status gemm_row_invariant(const RowInvariantGemm& g, void* stream) {
+  if (g.T == 0 || g.N == 0) return Status::Ok();
+  if (g.T > int64_t{65535} * kRows || g.batch > 65535) {
+    return invalid_argument("gemm_row_invariant: T " + std::to_string(g.T) + " exceeds " +
+                            std::to_string(int64_t{65535} * kRows) + " or batch " +
+                            std::to_string(g.batch) + " exceeds 65535");
+  }
+  const cudaStream_t s = as_stream(stream);
+  using B = uint16_t;
+  if (g.x_type == GemmType::kF32 && g.w_type == GemmType::kF32 && g.y_type == GemmType::kF32) {
+    return launch_ri<float, float, float>(g, s);
+  }
+  if (g.x_type == GemmType::kBF16 && g.w_type == GemmType::kBF16) {
+    return g.y_type == GemmType::kF32 ? launch_ri<B, B, float>(g, s) : launch_ri<B, B, B>(g, s);
+  }
+  return invalid_argument("gemm_row_invariant: unsupported type combination");
+}
+
+}  // namespace mlaspec::model::gpu

@@ -1,0 +1,77 @@
+// The CUDA runtime's kernels (kernels.cu), callable from plain C++ (runtime.cc). bf16 tensors are
+// passed as uint16_t bits; every call is asynchronous on `stream` and returns the launch error.
+#pragma once
+
+#include <cstdint>
+
+#include "mlaspec/core/status.h"
+
+namespace mlaspec::model::gpu {
+
+// x[t, :] = f32(table[tokens[t], :]) for t < T.
+Status embed(const uint16_t* table, const int32_t* tokens, int64_t T, int64_t hidden, float* x,
+             void* stream);
+
+// RMSNorm of T rows of `dim` values (row strides ldx / ldy): y = w * (x / sqrt(mean(x^2) + eps)),
+// the mean of squares summed in double as the CPU runtime does. Writes y_f32 and/or y_bf16
+// (either may be null; y_f32 may alias x).
+Status rms_norm(const float* x, int64_t ldx, int64_t T, int64_t dim, const float* w, float eps,
+                float* y_f32, int64_t ldy, uint16_t* y_bf16, int64_t ldyb, void* stream);
+
+// x[i] += d[i] for i < n.
+Status add_inplace(float* x, const float* d, int64_t n, void* stream);
+
+// RoPE parameters (cpu::Rope's inv_freq on the device, and its config).
+struct RopeArgs {
+  const float* inv_freq = nullptr;  // [dim / 2]
+  int dim = 64;
+  float attention_factor = 1.0f;
+  bool interleave = false;
+};
+
+// KV rows: rows[t] = bf16([ckv[t, 0:latent] | rope(ckv[t, latent:latent + dim], first + t)]),
+// row length latent + dim, ckv row stride latent + dim.
+Status kv_rows(const float* ckv, int64_t T, int64_t latent, int64_t first_position,
+               const RopeArgs& rope, uint16_t* rows, void* stream);
+
+// From q [T, H, nope + dim] f32: q_nope [T, H, nope] bf16 and the rope part of the attention's q
+// rows, q_att[t, h, latent:latent + dim] = bf16(rope(q_pe, first + t)) (q_att row length
+// latent + dim; the latent part is the W_UK GEMM's).
+Status split_q(const float* q, int64_t T, int64_t H, int64_t nope, int64_t latent,
+               int64_t first_position, const RopeArgs& rope, uint16_t* q_nope, uint16_t* q_att,
+               void* stream);
+
+// act[t, i] = bf16(silu(gu[t, i]) * gu[t, inter + i]) (gu = [gate | up] per row).
+Status silu_mul(const float* gu, int64_t T, int64_t inter, uint16_t* act, void* stream);
+
+// dst[r, :] = src[idx[r], :] for r < n (bf16 rows of `cols`).
+Status gather_rows(const uint16_t* src, const int32_t* idx, int64_t n, int64_t cols, uint16_t* dst,
+                   void* stream);
+
+// out[t, :] = sum_{i < k} w[t * k + i] * ys[pos[t * k + i], :] in i order, then + shared[t, :]
+// when shared is not null (the CPU runtime's order: experts ascending, then the shared experts).
+Status moe_combine(const float* ys, const int32_t* pos, const float* w, int k, const float* shared,
+                   int64_t T, int64_t hidden, float* out, void* stream);
+
+// The row-invariant GEMM (ForwardOptions::deterministic): for b < batch, t < T, j < N
+//   y[b * stride_y + t * ldy + j] = sum_k x[b * stride_x + t * ldx + k] * w[b * stride_w + j * ldw
+//   + k]
+// with f32 accumulation in one fixed order per element (lane l of a warp sums k = l, l + 32, ...
+// in order; the 32 lanes then fold as a butterfly), which depends on K only, never on T.
+enum class GemmType : uint8_t { kBF16, kF32 };
+struct RowInvariantGemm {
+  const void* x = nullptr;
+  GemmType x_type = GemmType::kBF16;
+  int64_t ldx = 0, stride_x = 0;
+  const void* w = nullptr;
+  GemmType w_type = GemmType::kBF16;
+  int64_t ldw = 0, stride_w = 0;
+  void* y = nullptr;
+  GemmType y_type = GemmType::kF32;
+  int64_t ldy = 0, stride_y = 0;
+  int64_t T = 0, N = 0, K = 0;
+  int batch = 1;
+};
+Status gemm_row_invariant(const RowInvariantGemm& g, void* stream);
+
+}  // namespace mlaspec::model::gpu

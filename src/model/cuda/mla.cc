@@ -1,0 +1,114 @@
+// Multi-head latent attention on the GPU, in the absorbed form of the CPU runtime's mla.cc:
+// q (LoRA or plain) -> KV rows [kv_a_layernorm(c) | rope(k_pe)] into the pool -> q rows
+// [q_nope @ W_UK[h] | rope(q_pe)] -> attention through the dispatcher in blocks of 32 queries
+// (../gpu_plan.h) -> o[h] @ W_UV[h]^T -> o_proj.
+#include "../gpu_plan.h"
+#include "mlaspec/attention/verify.h"
+#include "mlaspec/kvcache/writer.h"
+#include "runtime_impl.h"
+
+namespace mlaspec::model::gpu {
+
+Status Runtime::per_head(const void* x, int64_t x_row, const uint16_t* w, int64_t N, int64_t K,
+                         void* y, int64_t y_row, int64_t T) {
+  const int64_t H = c_.num_attention_heads;
+  RowInvariantGemm g;
+  g.x = x;
+  g.ldx = H * x_row;
+  g.stride_x = x_row;
+  g.w = w;
+  g.ldw = K;
+  g.stride_w = N * K;
+  g.y = y;
+  g.y_type = GemmType::kBF16;
+  g.ldy = H * y_row;
+  g.stride_y = y_row;
+  g.T = T;
+  g.N = N;
+  g.K = K;
+  g.batch = static_cast<int>(H);
+  return gemm(g);
+}
+
+Status Runtime::mla(int layer, int64_t T, int64_t first, kv::KvPool& pool,
+                    attn::Dispatcher& dispatcher, const std::vector<int32_t>& slots,
+                    const std::vector<int32_t>& table) {
+  const DLayer& d = layers_[static_cast<size_t>(layer)];
+  const int64_t H = c_.num_attention_heads, nope = c_.qk_nope_head_dim;
+  const int64_t latent = c_.kv_lora_rank, row = latent + c_.qk_rope_head_dim, v = c_.v_head_dim;
+  const uint16_t* hb = at<uint16_t>(hb_);
+
+  // q [T, H, nope + rope].
+  if (c_.has_q_lora()) {
+    MLASPEC_RETURN_IF_ERROR(linear(hb, T, d.q_a_proj, at<float>(qa_), GemmType::kF32));
+    MLASPEC_RETURN_IF_ERROR(rms_norm(at<float>(qa_), c_.q_lora_rank, T, c_.q_lora_rank,
+                                     d.q_a_norm.ptr(), kLatentNormEps, nullptr, 0,
+                                     at<uint16_t>(qab_), c_.q_lora_rank, nullptr));
+    MLASPEC_RETURN_IF_ERROR(
+        linear(at<uint16_t>(qab_), T, d.q_b_proj, at<float>(q_), GemmType::kF32));
+  } else {
+    MLASPEC_RETURN_IF_ERROR(linear(hb, T, d.q_proj, at<float>(q_), GemmType::kF32));
+  }
+
+  // KV rows [kv_a_layernorm(c) | rope(k_pe)] -> the pool.
+  MLASPEC_RETURN_IF_ERROR(linear(hb, T, d.kv_a_proj, at<float>(ckv_), GemmType::kF32));
+  MLASPEC_RETURN_IF_ERROR(rms_norm(at<float>(ckv_), row, T, latent, d.kv_a_norm.ptr(),
+                                   kLatentNormEps, at<float>(ckv_), row, nullptr, 0, nullptr));
+  MLASPEC_RETURN_IF_ERROR(
+      kv_rows(at<float>(ckv_), T, latent, first, rope_, at<uint16_t>(kvr_), nullptr));
+  kv::WriteOptions wo;
+  wo.slots_host = TensorView(const_cast<int32_t*>(slots.data()), DType::kI32, {T});
+  MLASPEC_RETURN_IF_ERROR(
+      kv::write_rows(pool, layer, TensorView(slots_.data(), DType::kI32, {T}, Device::kCUDA),
+                     TensorView(kvr_.data(), DType::kBF16, {T, row}, Device::kCUDA), wo)
+          .with_context("layer " + str(layer)));
+
+  // Absorbed q rows: [q_nope @ W_UK[h] | rope(q_pe)].
+  MLASPEC_RETURN_IF_ERROR(split_q(at<float>(q_), T, H, nope, latent, first, rope_,
+                                  at<uint16_t>(qn_), at<uint16_t>(qatt_), nullptr));
+  MLASPEC_RETURN_IF_ERROR(
+      per_head(qn_.data(), nope, d.w_uk_t.ptr(), latent, nope, qatt_.data(), row, T));
+
+  // Attention in blocks of kAttentionBlock queries (gpu_plan.h).
+  const AttentionBlockPlan plan =
+      plan_attention_blocks(T, first, table, pool.page_size(), kAttentionBlock);
+  const int64_t used_pages = plan.pages;
+  MLASPEC_RETURN_IF_ERROR(
+      cuda_status(cudaMemcpy(table_.data(), plan.block_table.data(),
+                             plan.block_table.size() * sizeof(int32_t), cudaMemcpyHostToDevice),
+                  "block table upload"));
+  MLASPEC_RETURN_IF_ERROR(
+      cuda_status(cudaMemcpy(seq_lens_.data(), plan.seq_lens.data(),
+                             plan.seq_lens.size() * sizeof(int32_t), cudaMemcpyHostToDevice),
+                  "seq_lens upload"));
+  attn::VerifyOptions vo;
+  vo.deterministic = true;
+  for (const AttentionBlockCall& call : plan.calls) {
+    const int64_t B = call.batch, q_len = call.q_len, b0 = call.first_block;
+    const int64_t t0 = b0 * kAttentionBlock;  // first query token
+    attn::VerifyArgs args;
+    args.q = TensorView(at<uint16_t>(qatt_, t0 * H * row), DType::kBF16, {B, q_len, H, row},
+                        Device::kCUDA);
+    args.kv = pool.layer_view(layer);
+    args.block_table = TensorView(at<int32_t>(table_, b0 * used_pages), DType::kI32,
+                                  {B, used_pages}, Device::kCUDA);
+    args.seq_lens = TensorView(at<int32_t>(seq_lens_, b0), DType::kI32, {B}, Device::kCUDA);
+    args.block_table_host =
+        TensorView(const_cast<int32_t*>(plan.block_table.data()) + b0 * used_pages, DType::kI32,
+                   {B, used_pages});
+    args.seq_lens_host =
+        TensorView(const_cast<int32_t*>(plan.seq_lens.data()) + b0, DType::kI32, {B});
+    args.sm_scale = static_cast<float>(c_.softmax_scale());
+    args.out = TensorView(at<uint16_t>(o_, t0 * H * latent), DType::kBF16, {B, q_len, H, latent},
+                          Device::kCUDA);
+    args.lse = TensorView(at<float>(lse_, t0 * H), DType::kF32, {B, q_len, H}, Device::kCUDA);
+    MLASPEC_RETURN_IF_ERROR(dispatcher.run(args, vo).with_context("layer " + str(layer)));
+  }
+
+  // o[h] @ W_UV[h]^T per head, then o_proj.
+  MLASPEC_RETURN_IF_ERROR(
+      per_head(o_.data(), latent, d.w_uv.ptr(), v, latent, heads_.data(), v, T));
+  return linear(at<uint16_t>(heads_), T, d.o_proj, delta_.data(), GemmType::kF32);
+}
+
+}  // namespace mlaspec::model::gpu

@@ -1,0 +1,176 @@
+// The CUDA runtime's weights on the device (bf16, W_UK transposed per head, gate and up stacked)
+// and its scratch buffers.
+#include <algorithm>
+
+#include "mlaspec/core/dtype.h"
+#include "runtime_impl.h"
+
+namespace mlaspec::model::gpu {
+namespace {
+
+Status upload(Buffer& b, const void* src, size_t bytes) {
+  Result<Buffer> nb = Buffer::allocate(std::max<size_t>(bytes, 256), Device::kCUDA);
+  if (!nb.ok()) return nb.status();
+  b = std::move(*nb);
+  return b.copy_from_host(src, bytes);
+}
+
+Status upload_rows(DMat& m, const std::vector<const Matrix*>& parts) {
+  if (parts.empty() || parts[0]->empty()) return Status::Ok();
+  m.cols = parts[0]->cols;
+  m.rows = 0;
+  for (const Matrix* p : parts) m.rows += p->rows;
+  std::vector<uint16_t> host(static_cast<size_t>(m.rows * m.cols));
+  size_t o = 0;
+  for (const Matrix* p : parts) {
+    for (float v : p->data) host[o++] = bf16::from_float(v).bits;
+  }
+  return upload(m.buf, host.data(), host.size() * sizeof(uint16_t));
+}
+
+Status upload_matrix(DMat& m, const Matrix& w) {
+  return upload_rows(m, {&w});
+}
+
+Status upload_vec(DVec& v, const std::vector<float>& h) {
+  v.size = static_cast<int64_t>(h.size());
+  if (h.empty()) return Status::Ok();
+  return upload(v.buf, h.data(), h.size() * sizeof(float));
+}
+
+Status upload_mlp(DMlp& d, const MlpWeights& w) {
+  if (w.gate_proj.empty()) return Status::Ok();
+  d.inter = w.gate_proj.rows;
+  MLASPEC_RETURN_IF_ERROR(upload_rows(d.gate_up, {&w.gate_proj, &w.up_proj}));
+  return upload_matrix(d.down, w.down_proj);
+}
+
+}  // namespace
+
+Status cuda_status(cudaError_t err, const std::string& what) {
+  if (err == cudaSuccess) return Status::Ok();
+  return internal_error(what + ": " + cudaGetErrorString(err));
+}
+
+Status cublas_status(cublasStatus_t st, const std::string& what) {
+  if (st == CUBLAS_STATUS_SUCCESS) return Status::Ok();
+  return internal_error(what + ": cuBLAS status " + str(static_cast<int64_t>(st)));
+}
+
+// Grows `b` to at least `bytes` on the device (poisoned with 0xff).
+Status ensure(Buffer& b, size_t bytes) {
+  if (b.bytes() >= bytes && b.data() != nullptr) return Status::Ok();
+  Result<Buffer> nb = Buffer::allocate(std::max<size_t>(bytes, 256), Device::kCUDA);
+  if (!nb.ok()) return nb.status();
+  b = std::move(*nb);
+  return b.fill_bytes(0xff);
+}
+
+Status Runtime::init(const cpu::Rope& rope) {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    cudaGetLastError();
+    return unsupported("model device cuda: no CUDA device is visible");
+  }
+  MLASPEC_RETURN_IF_ERROR(cublas_status(cublasCreate(&blas_), "cublasCreate"));
+  MLASPEC_RETURN_IF_ERROR(upload_matrix(embed_, host_.embed_tokens));
+  if (!host_.lm_head.empty()) MLASPEC_RETURN_IF_ERROR(upload_matrix(head_, host_.lm_head));
+  MLASPEC_RETURN_IF_ERROR(upload_vec(norm_, host_.norm));
+  const int64_t H = c_.num_attention_heads, nope = c_.qk_nope_head_dim, latent = c_.kv_lora_rank;
+  layers_.resize(host_.layers.size());
+  for (size_t l = 0; l < layers_.size(); ++l) {
+    const LayerWeights& w = host_.layers[l];
+    DLayer& d = layers_[l];
+    MLASPEC_RETURN_IF_ERROR(upload_vec(d.input_norm, w.input_layernorm));
+    MLASPEC_RETURN_IF_ERROR(upload_vec(d.post_norm, w.post_attention_layernorm));
+    const AttentionWeights& a = w.self_attn;
+    MLASPEC_RETURN_IF_ERROR(upload_matrix(d.q_proj, a.q_proj));
+    MLASPEC_RETURN_IF_ERROR(upload_matrix(d.q_a_proj, a.q_a_proj));
+    MLASPEC_RETURN_IF_ERROR(upload_vec(d.q_a_norm, a.q_a_layernorm));
+    MLASPEC_RETURN_IF_ERROR(upload_matrix(d.q_b_proj, a.q_b_proj));
+    MLASPEC_RETURN_IF_ERROR(upload_matrix(d.kv_a_proj, a.kv_a_proj_with_mqa));
+    MLASPEC_RETURN_IF_ERROR(upload_vec(d.kv_a_norm, a.kv_a_layernorm));
+    Matrix uk_t;
+    uk_t.rows = static_cast<int>(H * latent);
+    uk_t.cols = static_cast<int>(nope);
+    uk_t.data.resize(static_cast<size_t>(H * latent * nope));
+    for (int64_t h = 0; h < H; ++h) {
+      for (int64_t k = 0; k < nope; ++k) {
+        const float* src = a.w_uk.row(h * nope + k);
+        for (int64_t j = 0; j < latent; ++j) {
+          uk_t.data[static_cast<size_t>((h * latent + j) * nope + k)] = src[j];
+        }
+      }
+    }
+    MLASPEC_RETURN_IF_ERROR(upload_matrix(d.w_uk_t, uk_t));
+    MLASPEC_RETURN_IF_ERROR(upload_matrix(d.w_uv, a.w_uv));
+    MLASPEC_RETURN_IF_ERROR(upload_matrix(d.o_proj, a.o_proj));
+    d.is_moe = w.is_moe;
+    if (w.is_moe) {
+      MLASPEC_RETURN_IF_ERROR(
+          upload(d.router, w.moe.gate.ptr(), w.moe.gate.data.size() * sizeof(float)));
+      d.experts.resize(w.moe.experts.size());
+      for (size_t e = 0; e < d.experts.size(); ++e) {
+        MLASPEC_RETURN_IF_ERROR(upload_mlp(d.experts[e], w.moe.experts[e]));
+      }
+      MLASPEC_RETURN_IF_ERROR(upload_mlp(d.shared, w.moe.shared_experts));
+    } else {
+      MLASPEC_RETURN_IF_ERROR(upload_mlp(d.mlp, w.mlp));
+    }
+  }
+  const std::vector<float>& f = rope.inv_freq();
+  MLASPEC_RETURN_IF_ERROR(upload(inv_freq_, f.data(), f.size() * sizeof(float)));
+  rope_.inv_freq = at<float>(inv_freq_);
+  rope_.dim = c_.qk_rope_head_dim;
+  rope_.attention_factor = static_cast<float>(c_.rope.attention_factor);
+  rope_.interleave = c_.rope.interleave;
+  return cuda_status(cudaDeviceSynchronize(), "uploading the weights");
+}
+
+Status Runtime::reserve(int64_t T, int64_t pages) {
+  if (T <= cap_T_ && pages <= cap_pages_) return Status::Ok();
+  cap_T_ = std::max(cap_T_, T);
+  cap_pages_ = std::max(cap_pages_, pages);
+  T = cap_T_;
+  const int64_t hidden = c_.hidden_size, H = c_.num_attention_heads;
+  const int64_t row = c_.kv_lora_rank + c_.qk_rope_head_dim;
+  const int64_t k = std::max(1, c_.num_experts_per_tok);
+  int64_t inter = c_.intermediate_size;
+  if (c_.n_routed_experts > 0) {
+    inter = std::max(inter, int64_t{c_.moe_intermediate_size} * std::max(1, c_.n_shared_experts));
+  }
+  const int64_t gu_rows = std::max(T, c_.n_routed_experts > 0 ? T * k : T);
+  const int64_t nb = (T + kAttentionBlock - 1) / kAttentionBlock;
+  const size_t f = sizeof(float), b = sizeof(uint16_t), i = sizeof(int32_t);
+  const auto sz = [](int64_t n, size_t e) { return static_cast<size_t>(n) * e; };
+  MLASPEC_RETURN_IF_ERROR(ensure(tokens_, sz(T, i)));
+  MLASPEC_RETURN_IF_ERROR(ensure(slots_, sz(T, i)));
+  MLASPEC_RETURN_IF_ERROR(ensure(x_, sz(T * hidden, f)));
+  MLASPEC_RETURN_IF_ERROR(ensure(hf_, sz(T * hidden, f)));
+  MLASPEC_RETURN_IF_ERROR(ensure(hb_, sz(T * hidden, b)));
+  MLASPEC_RETURN_IF_ERROR(ensure(delta_, sz(T * hidden, f)));
+  MLASPEC_RETURN_IF_ERROR(ensure(shared_, sz(T * hidden, f)));
+  MLASPEC_RETURN_IF_ERROR(ensure(qa_, sz(T * std::max(1, c_.q_lora_rank), f)));
+  MLASPEC_RETURN_IF_ERROR(ensure(qab_, sz(T * std::max(1, c_.q_lora_rank), b)));
+  MLASPEC_RETURN_IF_ERROR(ensure(q_, sz(T * H * c_.qk_head_dim(), f)));
+  MLASPEC_RETURN_IF_ERROR(ensure(ckv_, sz(T * row, f)));
+  MLASPEC_RETURN_IF_ERROR(ensure(kvr_, sz(T * row, b)));
+  MLASPEC_RETURN_IF_ERROR(ensure(qn_, sz(T * H * c_.qk_nope_head_dim, b)));
+  MLASPEC_RETURN_IF_ERROR(ensure(qatt_, sz(T * H * row, b)));
+  MLASPEC_RETURN_IF_ERROR(ensure(o_, sz(T * H * c_.kv_lora_rank, b)));
+  MLASPEC_RETURN_IF_ERROR(ensure(lse_, sz(T * H, f)));
+  MLASPEC_RETURN_IF_ERROR(ensure(heads_, sz(T * H * c_.v_head_dim, b)));
+  MLASPEC_RETURN_IF_ERROR(ensure(gu_, sz(gu_rows * 2 * inter, f)));
+  MLASPEC_RETURN_IF_ERROR(ensure(act_, sz(gu_rows * inter, b)));
+  MLASPEC_RETURN_IF_ERROR(ensure(xs_, sz(T * k * hidden, b)));
+  MLASPEC_RETURN_IF_ERROR(ensure(ys_, sz(T * k * hidden, f)));
+  MLASPEC_RETURN_IF_ERROR(ensure(router_logits_, sz(T * std::max(1, c_.n_routed_experts), f)));
+  MLASPEC_RETURN_IF_ERROR(ensure(gidx_, sz(T * k, i)));
+  MLASPEC_RETURN_IF_ERROR(ensure(cpos_, sz(T * k, i)));
+  MLASPEC_RETURN_IF_ERROR(ensure(cw_, sz(T * k, f)));
+  MLASPEC_RETURN_IF_ERROR(ensure(table_, sz(nb * cap_pages_, i)));
+  MLASPEC_RETURN_IF_ERROR(ensure(seq_lens_, sz(nb, i)));
+  return ensure(logits_, sz(T * c_.vocab_size, f));
+}
+
+}  // namespace mlaspec::model::gpu
