@@ -10,10 +10,18 @@ for p in "${pkgs[@]}"; do
 done
 if ((${#missing[@]} == 0)); then
   echo "install-deps: all packages present"
-  exit 0
+else
+  SUDO=""
+  [[ $(id -u) -eq 0 ]] || SUDO="sudo"
+  echo "install-deps: installing ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
-SUDO=""
-[[ $(id -u) -eq 0 ]] || SUDO="sudo"
-echo "install-deps: installing ${missing[*]}"
-$SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# Python packages the tests use: openai (tests/serve/openai_client_test.py; skipped without it).
+pip_pkgs=(openai)
+for p in "${pip_pkgs[@]}"; do
+  python3 -c "import $p" 2>/dev/null && continue
+  echo "install-deps: pip install $p"
+  python3 -m pip install --quiet "$p" || python3 -m pip install --quiet --user --break-system-packages "$p" ||
+    echo "install-deps: warning: pip could not install $p (its tests will skip)"
+done

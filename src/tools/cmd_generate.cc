@@ -21,6 +21,7 @@
 #include "mlaspec/spec/dflash_drafter.h"
 #include "mlaspec/spec/engine.h"
 #include "mlaspec/spec/ngram_drafter.h"
+#include "mlaspec/spec/stop_strings.h"
 #include "mlaspec/tokenizer/tokenizer.h"
 #include "tools/chat_prompt.h"
 #include "tools/commands.h"
@@ -64,55 +65,13 @@ double since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// Streams text to stdout while holding back what could still become a stop string, so a stop
-// string is never printed, even in part. Text arrives in whole UTF-8 characters (StreamDecoder)
-// and is released on character boundaries.
-class StopStream {
- public:
-  StopStream(std::vector<std::string> stops, bool print) : stops_(std::move(stops)), print_(print) {
-    for (const std::string& s : stops_) hold_ = std::max(hold_, s.size());
-    hold_ = hold_ > 0 ? hold_ - 1 : 0;
-  }
-  // Adds text; true when a stop string has appeared (the text is cut before it).
-  bool add(const std::string& piece) {
-    const size_t from = text_.size() > hold_ ? text_.size() - hold_ : 0;
-    text_ += piece;
-    size_t cut = std::string::npos;
-    for (const std::string& s : stops_) {
-      const size_t at = text_.find(s, from);
-      if (at != std::string::npos) cut = std::min(cut, at);
-    }
-    if (cut != std::string::npos) {
-      text_.resize(cut);
-      release(text_.size());
-      return true;
-    }
-    size_t safe = text_.size() > hold_ ? text_.size() - hold_ : 0;
-    while (safe > printed_ && safe < text_.size() &&
-           (static_cast<unsigned char>(text_[safe]) & 0xC0) == 0x80) {
-      --safe;
-    }
-    release(std::max(safe, printed_));
-    return false;
-  }
-  void finish() { release(text_.size()); }
-  const std::string& text() const { return text_; }
-
- private:
-  void release(size_t upto) {
-    if (upto <= printed_) return;
-    if (print_) {
-      std::fwrite(text_.data() + printed_, 1, upto - printed_, stdout);
-      std::fflush(stdout);
-    }
-    printed_ = upto;
-  }
-  std::vector<std::string> stops_;
-  bool print_;
-  size_t hold_ = 0;
-  std::string text_;
-  size_t printed_ = 0;
-};
+// Prints what the stop-string filter releases, as it releases it.
+void print_released(spec::StopStringFilter& filter, bool print) {
+  const std::string out = filter.take();
+  if (!print || out.empty()) return;
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  std::fflush(stdout);
+}
 
 void run_generate(const GenerateCli& cli) {
   namespace fs = std::filesystem;
@@ -206,7 +165,8 @@ void run_generate(const GenerateCli& cli) {
   if (!id.ok()) bad_input(id.status());
 
   tokenizer::StreamDecoder decoder(*tok, {.skip_special_tokens = true});
-  StopStream stream(cli.stop, !cli.json);
+  spec::StopStringFilter stream(cli.stop);
+  const bool print = !cli.json;
   std::vector<int32_t> ids;
   bool stopped_by_string = false;
   // Feeds emitted tokens to the text stream; false once a stop string has appeared.
@@ -216,7 +176,9 @@ void run_generate(const GenerateCli& cli) {
       ids.push_back(t);
       Result<std::string> piece = decoder.push(t);
       throw_if_error(piece.status());
-      if (stream.add(*piece)) {
+      const bool stop = stream.add(*piece);
+      print_released(stream, print);
+      if (stop) {
         stopped_by_string = true;
         throw_if_error(engine->finish(*id));
       }
@@ -249,6 +211,7 @@ void run_generate(const GenerateCli& cli) {
     throw_if_error(rest.status());
     stream.add(*rest);
     stream.finish();
+    print_released(stream, print);
   }
 
   const std::string reason = stopped_by_string ? "stop"

@@ -1,0 +1,73 @@
+// Server metrics in the Prometheus text format (GET /metrics; docs/serve.md, "Metrics"): request
+// and token counters, TTFT / ITL / end-to-end / accept-length histograms, the engine's
+// per-position acceptance and the KV pool's usage. Thread-safe: handler threads and the engine
+// loop record, any thread renders.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace mlaspec::serve {
+
+// Cumulative buckets with fixed upper bounds (the Prometheus histogram).
+class Histogram {
+ public:
+  explicit Histogram(std::vector<double> bounds);
+  void observe(double value);
+  // `name_bucket{le="..."}`, `name_sum`, `name_count` lines.
+  void render(const std::string& name, const std::string& help, std::string& out) const;
+  int64_t count() const { return count_; }
+
+ private:
+  std::vector<double> bounds_;
+  std::vector<int64_t> counts_;  // per bound, not cumulative; the last is +Inf
+  double sum_ = 0.0;
+  int64_t count_ = 0;
+};
+
+// A point-in-time view of the engine the loop publishes after each iteration.
+struct EngineGauges {
+  int running = 0;
+  int waiting = 0;
+  int kv_pages_used = 0;
+  int kv_pages_total = 0;
+  int kv_pages_reserved = 0;  // admission's reservation (prompt + max_tokens of each running)
+  std::vector<double> position_acceptance;  // the run's, per draft position (NaN: never reached)
+  double accept_length = 0.0;               // the run's tau
+  int64_t verify_steps = 0;
+  int64_t drafted = 0;
+  int64_t accepted = 0;
+};
+
+class Metrics {
+ public:
+  Metrics();
+
+  // A finished request by outcome: ok, error (bad request), rejected (queue full), cancelled
+  // (client gone), timeout, failed (the engine failed it).
+  void count_request(const std::string& outcome);
+  void record_done(int64_t prompt_tokens, int64_t completion_tokens, double e2e_seconds);
+  void record_ttft(double seconds);
+  void record_itl(double seconds);
+  void record_accept_length(int64_t tokens_per_step);
+  void set_gauges(EngineGauges gauges);
+  EngineGauges gauges() const;
+
+  std::string render() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::string, int64_t> requests_;
+  int64_t prompt_tokens_ = 0;
+  int64_t completion_tokens_ = 0;
+  Histogram ttft_;
+  Histogram itl_;
+  Histogram e2e_;
+  Histogram accept_length_;
+  EngineGauges gauges_;
+};
+
+}  // namespace mlaspec::serve

@@ -1,0 +1,152 @@
+// Scheduler: the one thread that owns the spec::Engine, and the channels through which HTTP
+// handler threads hand it requests and read their text back (docs/serve.md, "Scheduler").
+//
+//   Scheduler s(std::move(engine), tokenizer, {.max_running = 16, .max_queue = 64}, &metrics);
+//   SubmitOutcome sub = s.submit({.prompt = ids, .max_tokens = 64});
+//   while (true) { Update u = sub.channel->wait(100ms); send(u.text); if (u.done) break; }
+//
+// Policy (continuous batching): requests wait in arrival order; the head is admitted when a
+// request slot is free (--max-running) and the target pool's unreserved pages cover its prompt +
+// max_tokens, so an admitted request never runs out of pages and no running request loses a
+// token. Each loop iteration admits and prefills waiting requests up to a prompt-token budget,
+// then runs one speculative step for every running request. A cancelled (client gone) or timed
+// out request is finished and released at the next iteration, freeing its pages.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "mlaspec/model/sampling.h"
+#include "mlaspec/serve/api.h"
+#include "mlaspec/serve/metrics.h"
+#include "mlaspec/spec/engine.h"
+#include "mlaspec/tokenizer/tokenizer.h"
+
+namespace mlaspec::serve {
+
+struct SchedulerConfig {
+  int max_running = 16;  // requests in the engine at once (<= the engine's max_requests)
+  // Requests waiting for admission beyond the free request slots; more: refused (429).
+  int max_queue = 64;
+  // From arrival to the last token; 0 = none. A request past it ends with finish "timeout".
+  double request_timeout_seconds = 600.0;
+  // Prompt tokens prefilled per loop iteration before the running requests step again (at least
+  // one request is admitted per iteration when it fits).
+  int64_t prefill_tokens_per_iteration = 512;
+};
+
+// A request as the engine takes it: tokenized and validated (completion_budget).
+struct Job {
+  std::vector<int32_t> prompt;
+  model::SamplingParams sampling;
+  int32_t max_tokens = 16;
+  std::vector<std::string> stop;
+  bool ignore_eos = false;  // the tokenizer's EOS does not end the request
+};
+
+// How a request ended: "stop" (EOS or a stop string), "length" (max_tokens), or one of the
+// failures: "cancelled", "timeout", "error".
+struct Update {
+  std::string text;  // released since the previous wait (whole UTF-8 characters)
+  bool done = false;
+  std::string finish_reason;
+  ApiError error;  // finish_reason "error" / "timeout": what to tell the client
+  int64_t prompt_tokens = 0;
+  int64_t completion_tokens = 0;  // so far
+  double accept_length = 0.0;     // tokens per verify step of this request (0: no step yet)
+  int64_t verify_steps = 0;
+};
+
+// One request's mailbox: the loop posts, one handler thread waits.
+class Channel {
+ public:
+  // What arrived since the previous call; waits up to `timeout` when nothing has.
+  Update wait(std::chrono::milliseconds timeout);
+  // The client is gone: the loop finishes the request and frees its pages.
+  void cancel() { cancelled_.store(true); }
+  bool cancelled() const { return cancelled_.load(); }
+
+ private:
+  friend class Scheduler;
+  void post(const std::string& text, const Update& state);
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::string text_;
+  Update state_;
+  bool news_ = false;
+  std::atomic<bool> cancelled_{false};
+};
+
+struct SubmitOutcome {
+  std::shared_ptr<Channel> channel;  // null: refused
+  ApiError error;
+};
+
+class Scheduler {
+ public:
+  // Starts the loop thread. The engine's max_requests bounds max_running.
+  Scheduler(spec::Engine engine, tokenizer::Tokenizer tokenizer, SchedulerConfig config,
+            Metrics* metrics);
+  ~Scheduler();  // stops the loop: requests still queued or running end with an error
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  // Queues a request. Refused at once: the queue is full (429, code queue_full), the request
+  // could never fit the pool (400), the server is stopping (503).
+  SubmitOutcome submit(Job job);
+  void stop();
+
+  // Pages the target pool has, and the pages a request of `tokens` tokens needs.
+  int pool_pages() const { return pool_pages_; }
+  int pages_for(int64_t tokens) const;
+  int64_t context() const { return context_; }
+  int32_t vocab_size() const { return vocab_size_; }
+  const SchedulerConfig& config() const { return config_; }
+  // The engine's policies, as it described them at creation.
+  const std::string& engine_description() const { return engine_description_; }
+
+ private:
+  struct Active;
+  void loop();
+  void sweep(std::chrono::steady_clock::time_point now);
+  void admit();
+  void run_step();
+  void deliver(Active& a, const spec::RequestEvent& ev);
+  void end(Active& a, const std::string& reason, ApiError error = {});
+  void publish();
+
+  spec::Engine engine_;
+  tokenizer::Tokenizer tokenizer_;
+  SchedulerConfig config_;
+  Metrics* metrics_;
+  int pool_pages_ = 0;
+  int page_size_ = 1;
+  int64_t context_ = 0;
+  int32_t vocab_size_ = 0;
+  std::optional<int32_t> eos_;
+  std::string engine_description_;
+
+  std::mutex mu_;  // guards inbox_, stopping_, queued_
+  std::condition_variable cv_;
+  std::deque<std::unique_ptr<Active>> inbox_;
+  int queued_ = 0;         // inbox_ + waiting_
+  int running_count_ = 0;  // running_.size(), as the loop last published it
+  bool stopping_ = false;
+
+  // The loop's own (no lock).
+  std::deque<std::unique_ptr<Active>> waiting_;
+  std::vector<std::unique_ptr<Active>> running_;
+  int reserved_pages_ = 0;
+  std::thread thread_;
+};
+
+}  // namespace mlaspec::serve

@@ -1,0 +1,67 @@
+#include "mlaspec/serve/load.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <memory>
+
+#include "mlaspec/model/dflash.h"
+#include "mlaspec/model/model.h"
+#include "mlaspec/spec/dflash_drafter.h"
+#include "mlaspec/spec/ngram_drafter.h"
+
+namespace mlaspec::serve {
+
+Result<LoadedEngine> load_engine(const ServeOptions& options) {
+  namespace fs = std::filesystem;
+  if (!fs::is_directory(options.model_dir)) {
+    return not_found("--model " + options.model_dir + " is not a directory");
+  }
+  if (options.draft != "dflash" && options.draft != "ngram" && options.draft != "none") {
+    return invalid_argument("--draft " + options.draft + " is not one of dflash, ngram, none");
+  }
+  if (options.draft == "dflash" && options.draft_model_dir.empty()) {
+    return invalid_argument("--draft dflash needs --draft-model DIR");
+  }
+  Result<tokenizer::Tokenizer> tok = tokenizer::Tokenizer::from_path(options.model_dir);
+  if (!tok.ok()) return tok.status().with_context("tokenizer of --model " + options.model_dir);
+  Result<model::Model> model = model::Model::load(options.model_dir);
+  if (!model.ok()) return model.status().with_context("--model " + options.model_dir);
+  const model::ModelConfig& mc = model->config();
+  if (tok->vocab_size() > mc.vocab_size) {
+    return invalid_argument("the tokenizer's vocabulary (" + std::to_string(tok->vocab_size()) +
+                            " ids) is larger than the model's (" + std::to_string(mc.vocab_size) +
+                            ")");
+  }
+  const int max_running = std::max(1, options.scheduler.max_running);
+  spec::EngineConfig config;
+  config.kv_dtype = options.kv_dtype;
+  config.max_requests = max_running;
+  config.num_pages = options.kv_pages;
+  config.num_draft = options.draft == "none" ? 0 : options.num_draft;
+  config.deterministic = options.deterministic;
+  std::unique_ptr<spec::Drafter> drafter;
+  if (options.draft == "ngram" && config.num_draft > 0) {
+    Result<spec::NgramDrafter> ngram = spec::NgramDrafter::create();
+    if (!ngram.ok()) return ngram.status();
+    drafter = std::make_unique<spec::NgramDrafter>(std::move(*ngram));
+  }
+  if (options.draft == "dflash") {
+    Result<model::DFlashNetwork> net = model::DFlashNetwork::load(options.draft_model_dir, *model);
+    if (!net.ok()) return net.status().with_context("--draft-model " + options.draft_model_dir);
+    // The block size is the checkpoint's: --num-draft may only lower it.
+    config.num_draft = std::min(config.num_draft, net->num_draft());
+    spec::DFlashDrafterConfig dconfig;
+    dconfig.max_requests = max_running;
+    dconfig.max_tokens_per_request = mc.max_position_embeddings;
+    dconfig.target_kv_dtype = config.kv_dtype;
+    Result<std::unique_ptr<spec::DFlashDrafter>> d =
+        spec::DFlashDrafter::create(std::move(*net), dconfig);
+    if (!d.ok()) return d.status().with_context("--draft-model " + options.draft_model_dir);
+    drafter = std::move(*d);
+  }
+  Result<spec::Engine> engine = spec::Engine::create(std::move(*model), std::move(drafter), config);
+  if (!engine.ok()) return engine.status();
+  return LoadedEngine{std::move(*engine), std::move(*tok)};
+}
+
+}  // namespace mlaspec::serve

@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""`mlaspec serve` through the official `openai` Python client, against `mlaspec generate`.
+
+Starts the server on the shipped pair (models/target + models/drafter) on a free loopback port,
+then: completions and chat completions, streaming and not, greedy; each text must equal what
+`mlaspec generate` prints for the same prompt (chat: the prompt the chat template makes). Also a
+refused request (logprobs) raises the client's BadRequestError, and `mlaspec bench-serve` completes
+its requests against the same server.
+
+Exit 77 (ctest: skipped) when `openai` cannot be imported; scripts/install-deps.sh installs it.
+
+    python3 tests/serve/openai_client_test.py --mlaspec build/mlaspec
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+MODELS = os.path.join(ROOT, "models")
+QUESTION = ("Maya buys 9 oranges for 16 dollars each. She pays with 500 dollars. "
+            "How much change does she get?")
+# What the model's chat_template makes of one user message with the generation prompt.
+CHAT_PROMPT = "<|bos|><|user|>" + QUESTION + "<|assistant|>"
+MAX_TOKENS = 48
+
+
+def generate(mlaspec, prompt):
+    out = subprocess.run(
+        [mlaspec, "generate", "--model", os.path.join(MODELS, "target"), "--prompt", prompt,
+         "--max-tokens", str(MAX_TOKENS), "--json"],
+        check=True, capture_output=True, text=True, env=dict(os.environ, MLASPEC_LOG="warn"))
+    return json.loads(out.stdout)["text"]
+
+
+def start_server(mlaspec, log):
+    proc = subprocess.Popen(
+        [mlaspec, "serve", "--model", os.path.join(MODELS, "target"), "--port", "0",
+         "--max-running", "4", "--served-model-name", "tiny"],
+        stdout=subprocess.PIPE, stderr=log, text=True)
+    line = proc.stdout.readline()
+    if "listening on " not in line:
+        proc.kill()
+        raise SystemExit("serve did not start: " + line)
+    return proc, line.strip().split("listening on ")[1]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--mlaspec", required=True)
+    args = ap.parse_args()
+    try:
+        import openai
+    except ImportError:
+        print("SKIP: the `openai` package cannot be imported (pip install openai)")
+        return 77
+    mlaspec = os.path.abspath(args.mlaspec)
+    expected_completion = generate(mlaspec, CHAT_PROMPT)
+    failures = []
+
+    def check(what, got, want):
+        if got != want:
+            failures.append(f"{what}: got {got!r}, want {want!r}")
+        else:
+            print(f"ok: {what}")
+
+    with tempfile.TemporaryFile(mode="w+") as log:
+        proc, url = start_server(mlaspec, log)
+        try:
+            client = openai.OpenAI(base_url=url + "/v1", api_key="none", max_retries=0,
+                                   timeout=60)
+            check("models", [m.id for m in client.models.list().data], ["tiny"])
+            c = client.completions.create(model="tiny", prompt=CHAT_PROMPT,
+                                          max_tokens=MAX_TOKENS, temperature=0)
+            check("completion text", c.choices[0].text, expected_completion)
+            check("completion usage", c.usage.prompt_tokens + c.usage.completion_tokens,
+                  c.usage.total_tokens)
+            stream = client.completions.create(model="tiny", prompt=CHAT_PROMPT,
+                                               max_tokens=MAX_TOKENS, temperature=0, stream=True,
+                                               stream_options={"include_usage": True})
+            text, usage = "", None
+            for chunk in stream:
+                if chunk.choices:
+                    text += chunk.choices[0].text
+                if chunk.usage:
+                    usage = chunk.usage
+            check("streamed completion text", text, expected_completion)
+            check("streamed usage", usage is not None and usage.completion_tokens > 0, True)
+            try:
+                client.completions.create(model="tiny", prompt="x", max_tokens=4, logprobs=2)
+                failures.append("logprobs: no error")
+            except openai.BadRequestError as e:
+                check("logprobs refused", "logprobs not supported" in str(e), True)
+
+            messages = [{"role": "user", "content": QUESTION}]
+            chat = client.chat.completions.create(model="tiny", messages=messages,
+                                                  max_tokens=MAX_TOKENS, temperature=0)
+            check("chat text", chat.choices[0].message.content, expected_completion)
+            check("chat role", chat.choices[0].message.role, "assistant")
+            text = ""
+            for chunk in client.chat.completions.create(model="tiny", messages=messages,
+                                                        max_tokens=MAX_TOKENS, temperature=0,
+                                                        stream=True):
+                if chunk.choices and chunk.choices[0].delta.content:
+                    text += chunk.choices[0].delta.content
+            check("streamed chat text", text, expected_completion)
+
+            # bench-serve against the same server: every request completes.
+            port = url.rsplit(":", 1)[1]
+            with tempfile.NamedTemporaryFile(suffix=".json") as out:
+                run = subprocess.run(
+                    [mlaspec, "bench-serve", "--port", port, "--concurrency", "2",
+                     "--num-prompts", "4", "--max-tokens", "8", "--json", out.name,
+                     "--prompts", os.path.join(MODELS, "eval", "heldout.jsonl")],
+                    capture_output=True, text=True)
+                bench = json.load(open(out.name)) if run.returncode == 0 else None
+            check("bench-serve completed",
+                  (bench["completed"], bench["failed"]) if bench else run.stderr, (4, 0))
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+            if failures:
+                log.seek(0)
+                sys.stderr.write(log.read()[-4000:])
+    for f in failures:
+        print("FAIL: " + f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

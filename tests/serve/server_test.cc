@@ -1,0 +1,437 @@
+// The HTTP server end to end on the shipped tiny pair (models/target + models/drafter, CPU), on an
+// ephemeral loopback port, through httplib::Client: greedy text over HTTP equals the engine's
+// alone, streaming equals non-streaming, 32 concurrent streams all get their own text, bad
+// requests get their 4xx while a good stream goes on, a client that goes away frees its pages.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "mlaspec/serve/load.h"
+#include "mlaspec/serve/server.h"
+#include "mlaspec/tokenizer/tokenizer.h"
+
+#if MLASPEC_SERVE_HTTP
+#include <httplib.h>
+#endif
+
+namespace mlaspec::serve {
+namespace {
+
+using json = nlohmann::json;
+
+#if MLASPEC_SERVE_HTTP
+
+std::string models() {
+  return std::string(MLASPEC_TEST_DATA_DIR) + "/../../models";
+}
+
+ServeOptions options(int max_running = 4, int max_queue = 64) {
+  ServeOptions o;
+  o.model_dir = models() + "/target";
+  o.draft = "dflash";
+  o.draft_model_dir = models() + "/drafter";
+  o.port = 0;
+  o.served_model_name = "tiny";
+  o.scheduler.max_running = max_running;
+  o.scheduler.max_queue = max_queue;
+  o.scheduler.request_timeout_seconds = 60;
+  return o;
+}
+
+std::vector<std::string> heldout_prompts(size_t n) {
+  std::ifstream in(models() + "/eval/heldout.jsonl");
+  std::vector<std::string> out;
+  std::string line;
+  while (out.size() < n && std::getline(in, line)) out.push_back(json::parse(line)["prompt"]);
+  return out;
+}
+
+// The text the engine produces for `prompt` alone (greedy, EOS ends it, specials skipped): what
+// `mlaspec generate` prints.
+class Reference {
+ public:
+  Reference() {
+    ServeOptions o = options(1);
+    loaded_ = std::make_unique<LoadedEngine>(load_engine(o).value());
+  }
+  std::string text(const std::string& prompt, int max_tokens) {
+    spec::Engine& e = loaded_->engine;
+    std::vector<int32_t> ids = loaded_->tokenizer.encode(prompt).value();
+    spec::GenerationRequest r;
+    r.prompt = ids;
+    r.max_new_tokens = max_tokens;
+    if (loaded_->tokenizer.eos_id()) r.stop_token_ids.push_back(*loaded_->tokenizer.eos_id());
+    spec::RequestId id = e.add_request(r).value();
+    (void)e.prefill(id).value();
+    while (e.num_running() > 0) (void)e.step().value();
+    std::vector<int32_t> out(e.output(id).begin(), e.output(id).end());
+    EXPECT_TRUE(e.release(id).ok());
+    return loaded_->tokenizer.decode(out, {.skip_special_tokens = true}).value();
+  }
+
+ private:
+  std::unique_ptr<LoadedEngine> loaded_;
+};
+
+std::unique_ptr<Server> start(const ServeOptions& o) {
+  Result<std::unique_ptr<Server>> s = Server::create(o);
+  EXPECT_TRUE(s.ok()) << s.status().to_string();
+  if (!s.ok()) return nullptr;
+  (*s)->start();
+  return std::move(*s);
+}
+
+struct StreamResult {
+  int status = 0;
+  std::string text;
+  std::vector<json> events;
+  bool done = false;  // saw data: [DONE]
+  std::string raw;
+};
+
+// Parses server-sent events: `data: ...` lines separated by blank lines; comments ignored.
+void parse_sse(StreamResult& r) {
+  size_t pos = 0;
+  while (true) {
+    const size_t end = r.raw.find("\n\n", pos);
+    if (end == std::string::npos) break;
+    const std::string ev = r.raw.substr(pos, end - pos);
+    pos = end + 2;
+    if (ev.rfind("data: ", 0) != 0) continue;
+    const std::string data = ev.substr(6);
+    if (data == "[DONE]") {
+      r.done = true;
+      continue;
+    }
+    json j = json::parse(data);
+    for (const json& c : j.value("choices", json::array())) {
+      if (c.contains("text")) r.text += c["text"].get<std::string>();
+      if (c.contains("delta") && c["delta"].contains("content"))
+        r.text += c["delta"]["content"].get<std::string>();
+    }
+    r.events.push_back(std::move(j));
+  }
+}
+
+// A streaming POST; `stop_after` > 0 closes the connection after that many bytes arrived.
+StreamResult post_stream(int port, const std::string& path, const json& body,
+                         size_t stop_after = 0) {
+  httplib::Client cli("127.0.0.1", port);
+  cli.set_read_timeout(60, 0);
+  httplib::Request req;
+  req.method = "POST";
+  req.path = path;
+  req.body = body.dump();
+  req.set_header("Content-Type", "application/json");
+  StreamResult r;
+  req.content_receiver = [&](const char* data, size_t n, uint64_t, uint64_t) {
+    r.raw.append(data, n);
+    return stop_after == 0 || r.raw.size() < stop_after;
+  };
+  httplib::Result res = cli.send(req);
+  if (res) r.status = res->status;
+  parse_sse(r);
+  return r;
+}
+
+httplib::Result post(int port, const std::string& path, const std::string& body) {
+  httplib::Client cli("127.0.0.1", port);
+  cli.set_read_timeout(60, 0);
+  return cli.Post(path.c_str(), body, "application/json");
+}
+
+const std::string kPrompt =
+    "<|bos|><|user|>Maya buys 9 oranges for 16 dollars each. She pays with 500 dollars. How much "
+    "change does she get?<|assistant|>";
+
+TEST(ServeHttp, GreedyCompletionEqualsTheEngineAlone) {
+  std::unique_ptr<Server> s = start(options());
+  ASSERT_TRUE(s);
+  Reference ref;
+  const std::string expected = ref.text(kPrompt, 64);
+  ASSERT_FALSE(expected.empty());
+  httplib::Result res =
+      post(s->port(), "/v1/completions",
+           json{{"model", "tiny"}, {"prompt", kPrompt}, {"max_tokens", 64}}.dump());
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  const json j = json::parse(res->body);
+  EXPECT_EQ(j["object"], "text_completion");
+  EXPECT_EQ(j["model"], "tiny");
+  EXPECT_EQ(j["choices"][0]["text"], expected);
+  EXPECT_EQ(j["choices"][0]["finish_reason"], "stop");  // the model ends with its EOS
+  EXPECT_EQ(j["usage"]["prompt_tokens"], 31);
+  EXPECT_GT(j["usage"]["completion_tokens"].get<int>(), 10);
+  EXPECT_EQ(j["usage"]["total_tokens"].get<int>(), 31 + j["usage"]["completion_tokens"].get<int>());
+  EXPECT_GT(j["usage"]["accept_length"].get<double>(), 2.0);  // the trained drafter is good
+
+  // Streaming gives the same text, then the usage chunk, then [DONE].
+  StreamResult st = post_stream(s->port(), "/v1/completions",
+                                {{"prompt", kPrompt},
+                                 {"max_tokens", 64},
+                                 {"stream", true},
+                                 {"stream_options", {{"include_usage", true}}}});
+  EXPECT_EQ(st.status, 200);
+  EXPECT_TRUE(st.done);
+  EXPECT_EQ(st.text, expected);
+  ASSERT_GE(st.events.size(), 3u);
+  EXPECT_EQ(st.events[st.events.size() - 2]["choices"][0]["finish_reason"], "stop");
+  EXPECT_EQ(st.events.back()["usage"]["completion_tokens"], j["usage"]["completion_tokens"]);
+
+  // max_tokens cuts with finish_reason length; a stop string cuts before itself.
+  httplib::Result len =
+      post(s->port(), "/v1/completions", json{{"prompt", kPrompt}, {"max_tokens", 5}}.dump());
+  ASSERT_TRUE(len);
+  EXPECT_EQ(json::parse(len->body)["choices"][0]["finish_reason"], "length");
+  EXPECT_EQ(json::parse(len->body)["usage"]["completion_tokens"], 5);
+  httplib::Result stop =
+      post(s->port(), "/v1/completions",
+           json{{"prompt", kPrompt}, {"max_tokens", 64}, {"stop", "144"}}.dump());
+  ASSERT_TRUE(stop);
+  const json sj = json::parse(stop->body);
+  EXPECT_EQ(sj["choices"][0]["finish_reason"], "stop");
+  EXPECT_EQ(sj["choices"][0]["text"], expected.substr(0, expected.find("144")));
+}
+
+TEST(ServeHttp, ChatIsFormattedWithTheModelsTemplate) {
+  std::unique_ptr<Server> s = start(options());
+  ASSERT_TRUE(s);
+  const std::string question =
+      "Maya buys 9 oranges for 16 dollars each. She pays with 500 dollars. How much change does "
+      "she get?";
+  Reference ref;
+  // The model's chat_template: <|bos|><|user|>QUESTION<|assistant|>.
+  const std::string expected = ref.text(kPrompt, 48);
+  const json body = {{"model", "tiny"},
+                     {"messages", {{{"role", "user"}, {"content", question}}}},
+                     {"max_tokens", 48}};
+  httplib::Result res = post(s->port(), "/v1/chat/completions", body.dump());
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  const json j = json::parse(res->body);
+  EXPECT_EQ(j["object"], "chat.completion");
+  EXPECT_EQ(j["choices"][0]["message"]["role"], "assistant");
+  EXPECT_EQ(j["choices"][0]["message"]["content"], expected);
+  EXPECT_EQ(j["usage"]["prompt_tokens"], 31);
+  json stream_body = body;
+  stream_body["stream"] = true;
+  StreamResult st = post_stream(s->port(), "/v1/chat/completions", stream_body);
+  EXPECT_TRUE(st.done);
+  EXPECT_EQ(st.text, expected);
+  ASSERT_FALSE(st.events.empty());
+  EXPECT_EQ(st.events.front()["object"], "chat.completion.chunk");
+  EXPECT_EQ(st.events.front()["choices"][0]["delta"]["role"], "assistant");
+}
+
+TEST(ServeHttp, ModelsHealthMetrics) {
+  std::unique_ptr<Server> s = start(options());
+  ASSERT_TRUE(s);
+  httplib::Client cli("127.0.0.1", s->port());
+  httplib::Result models_res = cli.Get("/v1/models");
+  ASSERT_TRUE(models_res);
+  EXPECT_EQ(json::parse(models_res->body)["data"][0]["id"], "tiny");
+  httplib::Result health = cli.Get("/health");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+  ASSERT_TRUE(
+      post(s->port(), "/v1/completions", json{{"prompt", kPrompt}, {"max_tokens", 16}}.dump()));
+  httplib::Result m = cli.Get("/metrics");
+  ASSERT_TRUE(m);
+  for (const char* needle :
+       {"mlaspec_requests_total{outcome=\"ok\"} 1", "mlaspec_generation_tokens_total 16",
+        "mlaspec_time_to_first_token_seconds_count 1", "mlaspec_inter_token_latency_seconds_bucket",
+        "mlaspec_accept_length_bucket{le=\"8\"}",
+        "mlaspec_spec_position_acceptance{position=\"0\"}", "mlaspec_kv_pages_used 0",
+        "mlaspec_kv_pages_total"}) {
+    EXPECT_NE(m->body.find(needle), std::string::npos) << needle << "\n" << m->body;
+  }
+  httplib::Result unknown = cli.Get("/v2/nothing");
+  ASSERT_TRUE(unknown);
+  EXPECT_EQ(unknown->status, 404);
+  EXPECT_EQ(json::parse(unknown->body)["error"]["code"], "not_found");
+}
+
+TEST(ServeHttp, ThirtyTwoConcurrentStreamsGetTheirOwnText) {
+  std::unique_ptr<Server> s = start(options(/*max_running=*/16));
+  ASSERT_TRUE(s);
+  // 8 distinct held-out prompts, each sent by 4 of the 32 clients (their references alone are
+  // the cost of the test under ASan).
+  const std::vector<std::string> distinct = heldout_prompts(8);
+  ASSERT_EQ(distinct.size(), 8u);
+  constexpr int kTokens = 12;
+  Reference ref;
+  std::vector<std::string> prompts, expected;
+  std::vector<std::string> texts;
+  for (const std::string& p : distinct) texts.push_back(ref.text(p, kTokens));
+  for (size_t i = 0; i < 32; ++i) {
+    prompts.push_back(distinct[i % distinct.size()]);
+    expected.push_back(texts[i % distinct.size()]);
+  }
+  std::vector<StreamResult> got(prompts.size());
+  std::vector<std::thread> clients;
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    clients.emplace_back([&, i] {
+      got[i] = post_stream(s->port(), "/v1/completions",
+                           {{"prompt", prompts[i]}, {"max_tokens", kTokens}, {"stream", true}});
+    });
+  }
+  for (std::thread& t : clients) t.join();
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    EXPECT_EQ(got[i].status, 200) << i;
+    EXPECT_TRUE(got[i].done) << i;
+    EXPECT_EQ(got[i].text, expected[i]) << "client " << i;
+  }
+  EXPECT_EQ(s->metrics().gauges().kv_pages_used, 0);
+}
+
+TEST(ServeHttp, BadRequestsGetTheirErrorWhileAGoodStreamGoesOn) {
+  std::unique_ptr<Server> s = start(options());
+  ASSERT_TRUE(s);
+  Reference ref;
+  const std::string expected = ref.text(kPrompt, 64);
+  StreamResult good;
+  std::thread stream([&] {
+    good = post_stream(s->port(), "/v1/completions",
+                       {{"prompt", kPrompt}, {"max_tokens", 64}, {"stream", true}});
+  });
+  const std::string long_prompt(5000, 'x');
+  struct Bad {
+    const char* path;
+    std::string body;
+    int status;
+  };
+  const std::vector<Bad> bad = {
+      {"/v1/completions", "{\"prompt\": ", 400},
+      {"/v1/completions", R"({"prompt": 3})", 400},
+      {"/v1/completions", R"({"prompt": "x", "model": "nope"})", 404},
+      {"/v1/completions", R"({"prompt": "x", "max_tokens": -1})", 400},
+      {"/v1/completions", R"({"prompt": "x", "max_tokens": 100000000})", 400},
+      {"/v1/completions", json{{"prompt", long_prompt}}.dump(), 400},
+      {"/v1/completions", "{\"prompt\": \"\xc3\x28\"}", 400},
+      {"/v1/completions", R"({"prompt": "x", "logprobs": 1})", 400},
+      {"/v1/chat/completions", R"({"messages": "hi"})", 400},
+  };
+  for (const Bad& b : bad) {
+    httplib::Result res = post(s->port(), b.path, b.body);
+    ASSERT_TRUE(res) << b.body;
+    EXPECT_EQ(res->status, b.status) << b.body << " -> " << res->body;
+    const json j = json::parse(res->body);
+    EXPECT_TRUE(j["error"]["message"].is_string()) << res->body;
+    EXPECT_TRUE(j["error"].contains("type") && j["error"].contains("param") &&
+                j["error"].contains("code"));
+  }
+  stream.join();
+  EXPECT_EQ(good.status, 200);
+  EXPECT_TRUE(good.done);
+  EXPECT_EQ(good.text, expected);
+}
+
+TEST(ServeHttp, DisconnectedClientFreesItsPages) {
+  std::unique_ptr<Server> s = start(options());
+  ASSERT_TRUE(s);
+  // ignore_eos keeps it generating for seconds; the client leaves after the first bytes.
+  StreamResult r = post_stream(
+      s->port(), "/v1/completions",
+      {{"prompt", kPrompt}, {"max_tokens", 900}, {"ignore_eos", true}, {"stream", true}},
+      /*stop_after=*/1);
+  EXPECT_FALSE(r.done);
+  // The server notices at its next write, cancels, and the loop frees the pages.
+  bool freed = false;
+  for (int i = 0; i < 400 && !freed; ++i) {
+    const EngineGauges g = s->metrics().gauges();
+    freed = s->metrics().render().find("mlaspec_requests_total{outcome=\"cancelled\"} 1") !=
+                std::string::npos &&
+            g.kv_pages_used == 0 && g.running == 0 && g.kv_pages_reserved == 0;
+    if (!freed) std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  EXPECT_TRUE(freed) << s->metrics().render();
+}
+
+TEST(ServeHttp, FullQueueIsRefusedWithTheReason) {
+  // One request runs, none may wait: a second one while the first runs is refused at once.
+  std::unique_ptr<Server> s = start(options(/*max_running=*/1, /*max_queue=*/0));
+  ASSERT_TRUE(s);
+  const json long_request = {
+      {"prompt", kPrompt}, {"max_tokens", 900}, {"ignore_eos", true}, {"stream", true}};
+  // The first client holds its stream open until the second request has its answer, then leaves.
+  std::atomic<bool> checked{false};
+  std::thread first([&] {
+    httplib::Client cli("127.0.0.1", s->port());
+    httplib::Request req;
+    req.method = "POST";
+    req.path = "/v1/completions";
+    req.body = long_request.dump();
+    req.set_header("Content-Type", "application/json");
+    req.content_receiver = [&](const char*, size_t, uint64_t, uint64_t) {
+      while (!checked.load()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      return false;
+    };
+    (void)cli.send(req);
+  });
+  bool running = false;
+  for (int i = 0; i < 3000 && !running; ++i) {
+    running = s->metrics().gauges().running == 1;
+    if (!running) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(running);
+  if (running) {
+    // No ASSERT here: the first client's thread must be joined below.
+    httplib::Result second = post(s->port(), "/v1/completions", long_request.dump());
+    EXPECT_TRUE(second);
+    if (second) {
+      EXPECT_EQ(second->status, 429) << second->body;
+      const json e = json::parse(second->body)["error"];
+      EXPECT_EQ(e["code"], "queue_full");
+      EXPECT_NE(e["message"].get<std::string>().find("--max-queue 0"), std::string::npos);
+    }
+  }
+  checked.store(true);
+  first.join();
+}
+
+TEST(ServeHttp, RequestPastItsTimeoutEndsWith504AndFreesItsPages) {
+  ServeOptions o = options();
+  o.scheduler.request_timeout_seconds = 0.3;
+  std::unique_ptr<Server> s = start(o);
+  ASSERT_TRUE(s);
+  httplib::Result res =
+      post(s->port(), "/v1/completions",
+           json{{"prompt", kPrompt}, {"max_tokens", 900}, {"ignore_eos", true}}.dump());
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 504) << res->body;
+  EXPECT_EQ(json::parse(res->body)["error"]["code"], "timeout");
+  // A short request right after is served.
+  httplib::Result ok =
+      post(s->port(), "/v1/completions", json{{"prompt", kPrompt}, {"max_tokens", 4}}.dump());
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 200);
+  EXPECT_EQ(s->metrics().gauges().kv_pages_used, 0);
+}
+
+TEST(ServeHttp, ServerStartFailuresAreErrors) {
+  ServeOptions o = options();
+  o.model_dir = "/nonexistent";
+  Result<std::unique_ptr<Server>> s = Server::create(o);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("is not a directory"), std::string::npos);
+}
+
+#else
+
+TEST(ServeHttp, NotBuilt) {
+  EXPECT_FALSE(server_available());
+  GTEST_SKIP() << "built without cpp-httplib (libcpp-httplib-dev)";
+}
+
+#endif
+
+}  // namespace
+}  // namespace mlaspec::serve
