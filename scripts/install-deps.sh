@@ -3,7 +3,8 @@
 # CUDA is optional: with nvcc on PATH or in /usr/local/cuda the CUDA backends build too.
 set -euo pipefail
 pkgs=(build-essential cmake libgtest-dev googletest libcli11-dev nlohmann-json3-dev clang-format clang-tidy
-      clang libclang-rt-14-dev pkg-config libopenblas-dev libpcre2-dev libicu-dev libcpp-httplib-dev)
+      clang libclang-rt-14-dev pkg-config libopenblas-dev libpcre2-dev libicu-dev libcpp-httplib-dev
+      python3 python3-pip)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
