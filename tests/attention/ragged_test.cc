@@ -72,8 +72,8 @@ void expect_each_request_equals_alone(Ragged& r) {
     a.out = TensorView(out.data(), DType::kBF16, {1, n, r.H, kHeadDimV});
     a.lse = TensorView(lse.data(), DType::kF32, {1, n, r.H});
     ASSERT_TRUE(cpu_verify(a).ok());
-    ASSERT_EQ(0, std::memcmp(out.data(), r.out.data() + r.indptr[b] * r.H * kHeadDimV,
-                             out.size() * 2))
+    ASSERT_EQ(0,
+              std::memcmp(out.data(), r.out.data() + r.indptr[b] * r.H * kHeadDimV, out.size() * 2))
         << "request " << b << " (q_len " << n << ") differs from the same request alone";
     ASSERT_EQ(0, std::memcmp(lse.data(), r.lse.data() + r.indptr[b] * r.H, lse.size() * 4))
         << "request " << b << " lse";
@@ -177,11 +177,13 @@ TEST(RaggedVerify, BadIndptrIsRefusedAndWritesNothing) {
   };
   const std::vector<Case> cases = {
       {{1, 5, 14, 16}, "q_indptr[0] = 1, expected 0"},
-      {{0, 5, 5, 16}, "q_indptr[2] = 5 is not above q_indptr[1] = 5 (every request brings >= 1 "
-                      "query token)"},
+      {{0, 5, 5, 16},
+       "q_indptr[2] = 5 is not above q_indptr[1] = 5 (every request brings >= 1 "
+       "query token)"},
       {{0, 5, 14, 15}, "q_indptr[3] = 15 does not match q's 16 rows"},
-      {{0, 5, 15, 16}, "seq_lens[1] = 9 is below its q_len 10 (seq_len counts the KV written for "
-                       "the new tokens)"},
+      {{0, 5, 15, 16},
+       "seq_lens[1] = 9 is below its q_len 10 (seq_len counts the KV written for "
+       "the new tokens)"},
       {{0, 5, 14}, "q_indptr[2] = 14 does not match q's 16 rows"},
       {{0, 5, 16}, "block_table"},  // 2 requests by q_indptr, 3 rows in the block table
       {{0}, "q_indptr has 1 entries; a batch of B requests needs B + 1 >= 2"},
