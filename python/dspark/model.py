@@ -149,11 +149,12 @@ class DSparkDrafter(DFlashDrafter):
 
 
 def dspark_loss(logits, target_logits, confidence, gamma: Optional[float] = None,
-                ce_weight: float = 0.1, l1_weight: float = 0.9):
+                ce_weight: float = 0.1, l1_weight: float = 0.9,
+                mask: Optional[torch.Tensor] = None):
     """REFERENCES.md's DSpark loss over slots k = 1 .. K: position weights exp(-(k-1)/gamma);
     0.1 CE(draft, target argmax) + 0.9 L1(p_draft, p_target) (the total variation times 2), plus
     BCE(confidence, 1 - 0.5 L1) when confidence is given. logits / target_logits [B, K, V],
-    confidence [B, K]."""
+    confidence [B, K]; mask [B, K] bool drops slots (past a sequence's end)."""
     K = logits.shape[1]
     g = float(gamma if gamma is not None else K)
     w = torch.exp(-torch.arange(K, dtype=torch.float32) / g)
@@ -166,7 +167,10 @@ def dspark_loss(logits, target_logits, confidence, gamma: Optional[float] = None
     if confidence is not None:
         target_acc = (1 - 0.5 * l1).detach().clamp(0, 1)
         loss = loss + F.binary_cross_entropy(confidence.float(), target_acc, reduction="none")
-    return (loss * w).sum(-1).mean() / w.sum()
+    if mask is None:
+        return (loss * w).sum(-1).mean() / w.sum()
+    wm = w * mask.float()
+    return (loss * wm).sum() / wm.sum().clamp(min=1e-9)
 
 
 __all__ = ["DSparkConfig", "DSparkDrafter", "DSparkOutput", "MarkovHead", "dspark_loss"]

@@ -15,6 +15,7 @@
 #include "mlaspec/model/dflash.h"
 #include "mlaspec/model/model.h"
 #include "mlaspec/spec/dflash_drafter.h"
+#include "mlaspec/spec/dspark_drafter.h"
 #include "mlaspec/spec/engine.h"
 #include "mlaspec/tokenizer/tokenizer.h"
 
@@ -60,7 +61,10 @@ struct RunResult {
   SpecStats stats;
 };
 
-RunResult run(const tokenizer::Tokenizer& tok, const std::vector<Problem>& problems, bool dflash) {
+enum class Draft { kNone, kDFlash, kDSparkFixed, kDSparkAdaptive };
+
+RunResult run(const tokenizer::Tokenizer& tok, const std::vector<Problem>& problems, Draft draft) {
+  const bool dflash = draft == Draft::kDFlash;
   Result<model::Model> target = model::Model::load(kModels + "/target");
   EXPECT_TRUE(target.ok()) << target.status().to_string();
   EngineConfig config;
@@ -77,8 +81,20 @@ RunResult run(const tokenizer::Tokenizer& tok, const std::vector<Problem>& probl
     Result<std::unique_ptr<DFlashDrafter>> d = DFlashDrafter::create(std::move(*net), dconfig);
     EXPECT_TRUE(d.ok()) << d.status().to_string();
     drafter = std::move(*d);
-  } else {
+  } else if (draft == Draft::kNone) {
     config.num_draft = 0;
+  } else {
+    Result<model::DSparkNetwork> net = model::DSparkNetwork::load(kModels + "/dspark", *target);
+    EXPECT_TRUE(net.ok()) << net.status().to_string();
+    config.num_draft = net->gamma();
+    DSparkDrafterConfig dconfig;
+    dconfig.backbone.max_requests = kBatch;
+    dconfig.backbone.max_tokens_per_request = config.max_tokens_per_request;
+    dconfig.width.mode = draft == Draft::kDSparkAdaptive ? VerifyWidthPolicy::Mode::kAdaptive
+                                                         : VerifyWidthPolicy::Mode::kFixed;
+    Result<std::unique_ptr<DSparkDrafter>> d = DSparkDrafter::create(std::move(*net), dconfig);
+    EXPECT_TRUE(d.ok()) << d.status().to_string();
+    drafter = std::move(*d);
   }
   Result<Engine> engine = Engine::create(std::move(*target), std::move(drafter), config);
   EXPECT_TRUE(engine.ok()) << engine.status().to_string();
@@ -125,8 +141,8 @@ TEST(ShippedModels, DFlashIsLosslessAccurateAndAcceptsLongBlocks) {
   const std::vector<Problem> problems = heldout(kProblems);
   ASSERT_EQ(static_cast<int>(problems.size()), kProblems);
 
-  const RunResult plain = run(*tok, problems, /*dflash=*/false);
-  const RunResult spec = run(*tok, problems, /*dflash=*/true);
+  const RunResult plain = run(*tok, problems, Draft::kNone);
+  const RunResult spec = run(*tok, problems, Draft::kDFlash);
 
   int correct = 0;
   for (size_t p = 0; p < problems.size(); ++p) {
@@ -148,6 +164,30 @@ TEST(ShippedModels, DFlashIsLosslessAccurateAndAcceptsLongBlocks) {
   EXPECT_GE(accuracy, 0.70);
   // The shipped bar (sglang's is 2.0): at least 3 tokens per verify step of 8.
   EXPECT_GE(tau, 3.0);
+}
+
+// models/dspark: the shipped DFlash backbone with heads trained by python/dspark/train_heads.py.
+// Greedy output equals plain greedy with fixed and adaptive verify widths; the fixed width keeps
+// the shipped bar.
+TEST(ShippedModels, DSparkIsLosslessWithFixedAndAdaptiveWidths) {
+  Result<tokenizer::Tokenizer> tok = tokenizer::Tokenizer::from_path(kModels + "/target");
+  ASSERT_TRUE(tok.ok()) << tok.status().to_string();
+  const std::vector<Problem> problems = heldout(kProblems);
+  const RunResult plain = run(*tok, problems, Draft::kNone);
+  for (const Draft d : {Draft::kDSparkFixed, Draft::kDSparkAdaptive}) {
+    const bool adaptive = d == Draft::kDSparkAdaptive;
+    SCOPED_TRACE(adaptive ? "adaptive" : "fixed");
+    const RunResult spec = run(*tok, problems, d);
+    for (size_t p = 0; p < problems.size(); ++p) {
+      EXPECT_EQ(spec.outputs[p], plain.outputs[p]) << "problem " << p;
+    }
+    std::printf("shipped dspark (%s) on %d held-out problems: tau %.2f, %s\n",
+                adaptive ? "adaptive" : "fixed", kProblems, spec.stats.accept_length(),
+                format_summary(spec.stats, "dspark").c_str());
+    if (!adaptive) {
+      EXPECT_GE(spec.stats.accept_length(), 3.0);
+    }
+  }
 }
 
 }  // namespace
