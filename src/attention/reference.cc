@@ -2,9 +2,20 @@
 // token, head); scores in a vector, then max, exp, sum and the weighted V sum, all in `Acc`
 // precision (float for the reference, double for the oracle). The KV is read through the block
 // table exactly as the kernels read it.
+//
+// cpu_verify (the cpu_reference backend, which the CPU model runtime calls) computes the same
+// float arithmetic folded: a request's KV rows are widened to float once per call, its rows are
+// taken 16 at a time and each KV row serves all 16, and the dot products run SIMD across rows (one
+// lane per row, each lane summing over d in order) and 4 keys at once. Every row's operations and
+// their order are row_attention<float>'s, so its output is bitwise the per-row helper's
+// (CpuReference.FoldedCallEqualsRowHelperBitwise) and a row's result never depends on q_len: a
+// decode step and a verify block give the same bits. The file is built with -ffp-contract=off so
+// no compiler fuses a multiply and an add in one path and not in the other.
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -143,19 +154,153 @@ Acc row_attention(const float* q_row, const KvReader& reader, int64_t begin, int
   return max_score + std::log(sum);
 }
 
+// The folded path of cpu_verify. Rows r = i * H + h of one request, kRowTile per task.
+constexpr int kRowTile = 16;
+constexpr int kKeyTile = 4;
+
+// 16 floats as one value (GCC/Clang vector extension): lanewise IEEE multiply and add.
+typedef float RowLanes __attribute__((vector_size(kRowTile * sizeof(float))));
+
+// acc[kk] lane r = sum over d in order of q[r][d] * k[kk][d] for kKeyTile keys and kRowTile rows.
+// qT is [576][kRowTile] (row r of the tile in lane r), k is kKeyTile rows of 576 floats.
+inline void qk_tile(const float* qT, const float* k, RowLanes (&acc)[kKeyTile]) {
+  for (RowLanes& a : acc) a = RowLanes{};
+  for (int d = 0; d < kHeadDimQK; ++d) {
+    RowLanes qd;
+    std::memcpy(&qd, qT + d * kRowTile, sizeof qd);
+    for (int kk = 0; kk < kKeyTile; ++kk) acc[kk] += qd * k[kk * kHeadDimQK + d];
+  }
+}
+
+// n zeroed floats at a 64-byte boundary inside `storage` (a 16-lane load that straddles two cache
+// lines costs about twice one that does not).
+float* zeroed_aligned(std::vector<float>& storage, int64_t n) {
+  constexpr int64_t kAlign = 64 / sizeof(float);
+  storage.assign(static_cast<size_t>(n + kAlign), 0.0f);
+  float* p = storage.data();
+  return p + (kAlign - reinterpret_cast<uintptr_t>(p) / sizeof(float) % kAlign) % kAlign;
+}
+
+// One tile of rows [r0, r0 + n) of request b (n <= kRowTile). Built for several x86 ISAs (GCC
+// picks one at load time); every lane does the same IEEE operations in any of them.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+// Rows [r0, r0 + n) of request b (row r = i * H + h of its q_len tokens, which start at the
+// call's token `first`). `keys` holds its key rows [0, seq_len) widened to float, zero rows up to
+// a whole key tile after them.
+void fold_tile(const VerifyArgs& a, int64_t b, int64_t first, int64_t q_len, int64_t r0, int64_t n,
+               const float* keys) {
+  const int64_t H = num_heads(a);
+  const int64_t seq_len = seq_len_of(a, b);
+  const auto ref = [&](int64_t t) {
+    const int64_t i = (r0 + t) / H;
+    return RowRef{b, i, first + i, (r0 + t) % H};
+  };
+  // Bottom-right causal mask: token i sees [0, seq_len - q_len + i].
+  int64_t end[kRowTile] = {};
+  int64_t end_max = 0;
+  for (int64_t t = 0; t < n; ++t) {
+    const int64_t i = (r0 + t) / H;
+    end[t] = std::max<int64_t>(0, seq_len - q_len + i + 1);
+    end_max = std::max(end_max, end[t]);
+  }
+  // The tile's q transposed (lane = row; missing rows 0).
+  thread_local std::vector<float> qT_storage, scores, o;
+  float* qT = zeroed_aligned(qT_storage, kHeadDimQK * kRowTile);
+  for (int64_t t = 0; t < n; ++t) {
+    const auto* q = a.q.data_as<const uint16_t>() + offset(a.q, a.ragged(), ref(t));
+    for (int d = 0; d < kHeadDimQK; ++d) qT[d * kRowTile + t] = bf16_bits_to_float(q[d]);
+  }
+  const int64_t keys_padded = (end_max + kKeyTile - 1) / kKeyTile * kKeyTile;
+
+  // Scores and each row's max, as row_attention computes them.
+  scores.resize(static_cast<size_t>(kRowTile * keys_padded));
+  float max_score[kRowTile];
+  for (float& m : max_score) m = -std::numeric_limits<float>::infinity();
+  for (int64_t j = 0; j < keys_padded; j += kKeyTile) {
+    RowLanes acc[kKeyTile];
+    qk_tile(qT, keys + j * kHeadDimQK, acc);
+    for (int kk = 0; kk < kKeyTile; ++kk) {
+      for (int64_t t = 0; t < n; ++t) {
+        if (j + kk >= end[t]) continue;
+        const float s = acc[kk][t] * a.sm_scale;
+        scores[static_cast<size_t>(t * keys_padded + j + kk)] = s;
+        max_score[t] = std::max(max_score[t], s);
+      }
+    }
+  }
+  // exp, sum and the weighted V sum, key by key in order; a row's output is loaded and stored
+  // once per 4 keys (its element still adds p_j * v_j for j = 0, 1, 2, ... one at a time).
+  o.assign(static_cast<size_t>(kRowTile * kHeadDimV), 0.0f);
+  float sum[kRowTile] = {};
+  for (int64_t j = 0; j < end_max; j += kKeyTile) {
+    // V = the first 512 values of each row.
+    const float* __restrict v0 = keys + j * kHeadDimQK;
+    const float* __restrict v1 = v0 + kHeadDimQK;
+    const float* __restrict v2 = v1 + kHeadDimQK;
+    const float* __restrict v3 = v2 + kHeadDimQK;
+    for (int64_t t = 0; t < n; ++t) {
+      const int64_t m = std::min<int64_t>(kKeyTile, end[t] - j);
+      if (m <= 0) continue;
+      float p[kKeyTile] = {};
+      for (int64_t kk = 0; kk < m; ++kk) {
+        p[kk] = std::exp(scores[static_cast<size_t>(t * keys_padded + j + kk)] - max_score[t]);
+        sum[t] += p[kk];
+      }
+      float* __restrict ot = o.data() + t * kHeadDimV;
+      if (m == kKeyTile) {
+        for (int d = 0; d < kHeadDimV; ++d) {
+          float acc = ot[d];
+          acc += p[0] * v0[d];
+          acc += p[1] * v1[d];
+          acc += p[2] * v2[d];
+          acc += p[3] * v3[d];
+          ot[d] = acc;
+        }
+      } else {
+        for (int64_t kk = 0; kk < m; ++kk) {
+          const float* vk = v0 + kk * kHeadDimQK;
+          for (int d = 0; d < kHeadDimV; ++d) ot[d] += p[kk] * vk[d];
+        }
+      }
+    }
+  }
+  for (int64_t t = 0; t < n; ++t) {
+    float* ot = o.data() + t * kHeadDimV;
+    float lse = -std::numeric_limits<float>::infinity();
+    if (end[t] > 0) {
+      for (int d = 0; d < kHeadDimV; ++d) ot[d] /= sum[t];
+      lse = max_score[t] + std::log(sum[t]);
+    }
+    auto* out = a.out.data_as<uint16_t>() + offset(a.out, a.ragged(), ref(t));
+    for (int d = 0; d < kHeadDimV; ++d) out[d] = float_to_bf16_bits(ot[d]);
+    a.lse.data_as<float>()[offset(a.lse, a.ragged(), ref(t))] = lse;
+  }
+}
+
 }  // namespace
 
 Status cpu_verify(const VerifyArgs& a) {
   MLASPEC_RETURN_IF_ERROR(validate_verify_args(a, Device::kCPU));
-  for_each_row(
-      a, 0, std::numeric_limits<int64_t>::max(),
-      [&](const RowRef& r, int64_t begin, int64_t end, const float* q_row, const KvReader& reader) {
-        float o[kHeadDimV];
-        const float lse = row_attention<float>(q_row, reader, begin, end, a.sm_scale, o);
-        auto* out = a.out.data_as<uint16_t>() + offset(a.out, a.ragged(), r);
-        for (int d = 0; d < kHeadDimV; ++d) out[d] = float_to_bf16_bits(o[d]);
-        a.lse.data_as<float>()[offset(a.lse, a.ragged(), r)] = lse;
-      });
+  const QueryRows rows(a);
+  const int64_t H = num_heads(a);
+  // Per request: its KV rows widened to float once, then every tile of its rows over them.
+  thread_local std::vector<float> keys_storage;
+  for (int64_t b = 0; b < rows.batch; ++b) {
+    const int64_t seq_len = seq_len_of(a, b), q_len = rows.q_len(b);
+    const KvReader reader = reader_for(a, b);
+    const int64_t keys_padded = (seq_len + kKeyTile - 1) / kKeyTile * kKeyTile;
+    float* keys = zeroed_aligned(keys_storage, keys_padded * kHeadDimQK);
+    for (int64_t j = 0; j < seq_len; ++j) reader.row(j, keys + j * kHeadDimQK);
+    const int64_t request_rows = q_len * H;
+    const int64_t tiles = (request_rows + kRowTile - 1) / kRowTile;
+    parallel_for(0, tiles, [&](int64_t tile) {
+      const int64_t r0 = tile * kRowTile;
+      fold_tile(a, b, rows.begin(b), q_len, r0, std::min<int64_t>(kRowTile, request_rows - r0),
+                keys);
+    });
+  }
   return Status::Ok();
 }
 

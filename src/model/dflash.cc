@@ -15,6 +15,7 @@
 #include "mlaspec/core/parallel.h"
 #include "mlaspec/kvcache/writer.h"
 #include "mlaspec/model/model.h"
+#include "row_invariant_gemm.h"
 #include "tensor_loader.h"
 
 namespace mlaspec::model {
@@ -443,6 +444,11 @@ void DFlashNetwork::Impl::append_one(const DFlashContextRows& r, kv::KvPool& poo
 Status DFlashNetwork::propose(std::span<DFlashBlock> batch, const kv::KvPool& pool) const {
   const Impl& m = *impl_;
   MLASPEC_RETURN_IF_ERROR(m.check_pool(pool));
+  // A block is 8 rows: at that size OpenBLAS packs the whole weight matrix on every call, which
+  // costs more than the products (perf: sgemm_incopy ~9% of a speculative run on the CPU), so the
+  // drafter's GEMMs take the tiled fixed-order kernels (row_invariant_gemm.h), which read each
+  // weight once per 4-row tile and never copy it.
+  const cpu::RowInvariantScope small_gemms(true);
   for (size_t i = 0; i < batch.size(); ++i) {
     const DFlashBlock& b = batch[i];
     const std::string who = "DFlash propose request " + str(static_cast<int64_t>(i));

@@ -1,10 +1,9 @@
 #include "mlaspec/tokenizer/tokenizer.h"
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "tokenizer/json_util.h"
+#include "tokenizer/read_file.h"
 #include "tokenizer/tokenizer_impl.h"
 #include "tokenizer/utf8.h"
 
@@ -12,14 +11,6 @@ namespace mlaspec::tokenizer {
 namespace {
 
 using json_util::Json;
-
-Result<std::string> read_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return not_found("cannot open " + path.string());
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // bos_token / eos_token of tokenizer_config.json: a string or {"content": ...}.
 std::optional<std::string> config_token(const Json& config, const char* key) {

@@ -24,6 +24,7 @@
 #include "mlaspec/spec/engine.h"
 #include "mlaspec/spec/ngram_drafter.h"
 #include "mlaspec/tokenizer/tokenizer.h"
+#include "tools/chat_prompt.h"
 #include "tools/commands.h"
 
 namespace mlaspec::tools {
@@ -46,6 +47,7 @@ struct GenerateCli {
   std::string kv = "bf16";
   int num_draft = 7;
   bool json = false;
+  bool chat = false;
   std::string device = "cpu";
 };
 
@@ -140,6 +142,9 @@ void run_generate(const GenerateCli& cli) {
   }
   if ((cli.draft == "dflash" || cli.draft == "dspark") && cli.draft_model.empty())
     bad_input(invalid_argument("--draft " + cli.draft + " needs --draft-model DIR"));
+  // --chat: the text is one user message in the model's chat format; the template writes BOS,
+  // so the tokenizer's post-processor must not add another.
+  const std::string prompt_text = cli.chat ? chat_prompt(cli.model, text) : text;
   Result<tokenizer::Tokenizer> tok = tokenizer::Tokenizer::from_path(cli.model);
   if (!tok.ok()) bad_input(tok.status().with_context("tokenizer"));
   model::LoadOptions load_options;
@@ -157,7 +162,7 @@ void run_generate(const GenerateCli& cli) {
         "--max-tokens " + std::to_string(cli.max_tokens) + " exceeds the model's context of " +
         std::to_string(mc.max_position_embeddings) + " tokens (max_position_embeddings)"));
   }
-  Result<std::vector<int32_t>> prompt = tok->encode(text);
+  Result<std::vector<int32_t>> prompt = tok->encode(prompt_text, {.add_special_tokens = !cli.chat});
   if (!prompt.ok()) bad_input(prompt.status().with_context("prompt"));
   const int64_t prompt_len = static_cast<int64_t>(prompt->size());
   if (prompt_len + cli.max_tokens > mc.max_position_embeddings) {
@@ -372,6 +377,11 @@ void add_generate_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--json", cli->json,
                 "Print one JSON object (ids, text, timings, acceptance) instead of streaming");
+  cmd->add_flag("--chat", cli->chat,
+                "Apply the model's chat format: the prompt becomes one user message rendered "
+                "with tokenizer_config.json's chat_template (add_generation_prompt), encoded "
+                "without the tokenizer's own BOS (the template writes it); a model without a "
+                "chat template is an error");
   cmd->callback([cli, prompt, file] {
     if (prompt->count() == 0 && file->count() == 0) {
       throw InputError(invalid_argument("give the prompt with --prompt or --prompt-file"));

@@ -14,6 +14,7 @@
 
 #include "mlaspec/core/status.h"
 #include "mlaspec/tokenizer/tokenizer.h"
+#include "tools/chat_prompt.h"
 #include "tools/commands.h"
 
 namespace mlaspec::tools {
@@ -31,6 +32,7 @@ struct TokenizeCli {
   bool no_special = false;
   bool skip_special = false;
   bool bench = false;
+  bool chat = false;
   double bench_seconds = 2.0;
   size_t bench_chunk = 4096;
 };
@@ -160,6 +162,13 @@ void run_tokenize(const TokenizeCli& cli) {
     std::printf("%s\n", out->c_str());
     return;
   }
+  if (cli.chat) {
+    // The template writes BOS itself: encode without the post-processor's.
+    auto ids = tok->encode(chat_prompt(cli.tokenizer, text), {.add_special_tokens = false});
+    throw_if_error(ids.status());
+    print_ids(*ids);
+    return;
+  }
   auto ids = tok->encode(text, {.add_special_tokens = !cli.no_special});
   throw_if_error(ids.status());
   print_ids(*ids);
@@ -194,6 +203,11 @@ void add_tokenize_command(CLI::App& app) {
                               "Time encode of --file/--text: MB/s, one thread, first pass (cold "
                               "word cache) and the median of repeated passes");
   bench->excludes(decode);
+  auto* chat = cmd->add_flag("--chat", cli->chat,
+                             "Encode the text as one user message in the model's chat format "
+                             "(--tokenizer DIR's tokenizer_config.json chat_template, with the "
+                             "generation prompt; no post-processor BOS: the template writes it)");
+  chat->excludes(decode)->excludes(bench)->excludes(hex);
   cmd->add_option("--bench-chunk", cli->bench_chunk,
                   "For --bench: encode the text as documents cut at the first newline past this "
                   "many bytes (0: one encode of the whole text)")

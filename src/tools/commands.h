@@ -22,6 +22,7 @@ void add_dcp_command(CLI::App& app);
 void add_inspect_model_command(CLI::App& app);
 void add_tokenize_command(CLI::App& app);
 void add_generate_command(CLI::App& app);
+void add_eval_command(CLI::App& app);
 
 // Bad user input (a missing model directory, an empty prompt, a limit exceeded): main() prints it
 // and exits with code 2 (other errors: 1).

@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   mlaspec::tools::add_inspect_model_command(app);
   mlaspec::tools::add_tokenize_command(app);
   mlaspec::tools::add_generate_command(app);
+  mlaspec::tools::add_eval_command(app);
   // CLI11 reports an unknown first word only as a missing subcommand: name it instead.
   if (argc > 1 && argv[1][0] != '-') {
     std::string known;
