@@ -221,6 +221,8 @@ class DecoderLayer(nn.Module):
 
 
 class DFlashDrafter(nn.Module):
+    config_class = DFlashConfig  # what load_pretrained parses config.json with
+
     def __init__(self, config: DFlashConfig | dict):
         super().__init__()
         if isinstance(config, dict):
@@ -302,13 +304,21 @@ class DFlashDrafter(nn.Module):
     def forward(self, target_hidden: torch.Tensor, anchor: torch.Tensor,
                 embed_weight: torch.Tensor, lm_head_weight: torch.Tensor,
                 sliding_window: Optional[int] = -1, kv_dtype: Optional[torch.dtype] = None):
+        h = self.block_hidden(target_hidden, anchor, embed_weight, sliding_window, kv_dtype)
+        return h @ lm_head_weight.t().to(h.dtype)
+
+    def block_hidden(self, target_hidden: torch.Tensor, anchor: torch.Tensor,
+                     embed_weight: torch.Tensor, sliding_window: Optional[int] = -1,
+                     kv_dtype: Optional[torch.dtype] = None):
         """One block per request.
 
         target_hidden [B, L, K * target_hidden]: the features of context positions 0 .. L-1;
         anchor [B]: the token at position L; embed_weight / lm_head_weight [vocab, hidden]: the
         target's. sliding_window -1 takes the config's; None sees the whole context.
         kv_dtype rounds the context K/V as the drafter's KV pool stores them (torch.bfloat16).
-        Returns logits [B, num_draft, vocab]: row k-1 predicts the token at position L + k.
+        forward returns logits [B, num_draft, vocab]: row k-1 predicts the token at position
+        L + k; block_hidden returns what the lm_head reads, norm(h) of slots 1 .. num_draft
+        [B, num_draft, hidden].
         """
         B, L, _ = target_hidden.shape
         window = self.config.sliding_window if sliding_window == -1 else sliding_window
@@ -319,8 +329,7 @@ class DFlashDrafter(nn.Module):
         ctx_kv = self.context_kv(ctx, ctx_pos, kv_dtype)
         blk_pos = torch.arange(L, L + self.block_size, device=dev).expand(B, -1)
         embeds = F.embedding(self.block_tokens(anchor), embed_weight).to(ctx.dtype)
-        h = self.run_layers(embeds, blk_pos, ctx_kv, None)
-        return h[:, 1:] @ lm_head_weight.t().to(h.dtype)
+        return self.run_layers(embeds, blk_pos, ctx_kv, None)[:, 1:]
 
     # -- training: many blocks per sequence -----------------------------------------------------
 
@@ -394,7 +403,7 @@ class DFlashDrafter(nn.Module):
         from safetensors.torch import load_file
 
         with open(os.path.join(directory, CONFIG_NAME)) as f:
-            cfg = DFlashConfig.from_dict(json.load(f))
+            cfg = cls.config_class.from_dict(json.load(f))
         model = cls(cfg)
         state = load_file(os.path.join(directory, WEIGHTS_NAME))
         model.load_state_dict({k: v.to(dtype) for k, v in state.items()}, strict=True)

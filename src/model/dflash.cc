@@ -16,6 +16,7 @@
 #include "mlaspec/kvcache/writer.h"
 #include "mlaspec/model/model.h"
 #include "row_invariant_gemm.h"
+#include "tensor_loader.h"
 
 namespace mlaspec::model {
 namespace {
@@ -94,10 +95,12 @@ Result<DFlashConfig> parse_dflash_config(std::string_view json_text, std::string
   DFlashConfig c;
   if (root.contains("model_type")) {
     const json& t = root.at("model_type");
-    if (!t.is_string() || t.get<std::string>() != "dflash") {
+    // A DSpark drafter (model/dspark.h) is a DFlash backbone plus heads.
+    if (!t.is_string() || (t.get<std::string>() != "dflash" && t.get<std::string>() != "dspark")) {
       return invalid_argument(src + ": key \"model_type\" = " + t.dump() +
-                              " is not a DFlash drafter (expected \"dflash\")");
+                              " is not a DFlash drafter (expected \"dflash\" or \"dspark\")");
     }
+    c.model_type = t.get<std::string>();
   }
   MLASPEC_RETURN_IF_ERROR(read_int(root, src, "hidden_size", 1, kMaxDim, &c.hidden_size));
   MLASPEC_RETURN_IF_ERROR(read_int(root, src, "num_hidden_layers", 1, 1024, &c.num_hidden_layers));
@@ -148,86 +151,15 @@ Result<DFlashConfig> parse_dflash_config(std::string_view json_text, std::string
 }
 
 Result<DFlashConfig> load_dflash_config(const std::filesystem::path& path) {
-  std::filesystem::path file = path;
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) file = path / "config.json";
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return not_found(file.string() + ": cannot open");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_dflash_config(ss.str(), file.string());
+  std::string text, file;
+  MLASPEC_RETURN_IF_ERROR(read_config_file(path, &text, &file));
+  return parse_dflash_config(text, file);
 }
 
 // ---- weights ------------------------------------------------------------------------------------
 
-namespace {
-
-class DFlashLoader {
- public:
-  explicit DFlashLoader(const Checkpoint& ckpt) : ckpt_(ckpt) {}
-
-  Status vector(const std::string& name, int64_t len, std::vector<float>* out) {
-    const TensorInfo* t = nullptr;
-    MLASPEC_RETURN_IF_ERROR(take(name, {len}, &t));
-    out->resize(static_cast<size_t>(len));
-    return convert_to_f32(*t, *out);
-  }
-  Status matrix(const std::string& name, int64_t rows, int64_t cols, Matrix* out) {
-    const TensorInfo* t = nullptr;
-    MLASPEC_RETURN_IF_ERROR(take(name, {rows, cols}, &t));
-    out->rows = static_cast<int>(rows);
-    out->cols = static_cast<int>(cols);
-    out->data.resize(static_cast<size_t>(rows * cols));
-    return convert_to_f32(*t, out->data);
-  }
-  Status check_leftovers() const {
-    for (const auto& [name, t] : ckpt_.tensors()) {
-      if (used_.count(name) == 0) {
-        return data_loss(t->describe() + ": unexpected tensor (not part of a DFlash drafter " +
-                         "with this config.json)");
-      }
-    }
-    return Status::Ok();
-  }
-  int64_t parameters = 0;
-
- private:
-  static std::string shape_text(std::initializer_list<int64_t> shape) {
-    std::string s = "[";
-    for (int64_t d : shape) s += (s.size() > 1 ? ", " : "") + str(d);
-    return s + "]";
-  }
-  Status take(const std::string& name, std::initializer_list<int64_t> shape,
-              const TensorInfo** out) {
-    const TensorInfo* t = ckpt_.find(name);
-    if (t == nullptr) {
-      return not_found(ckpt_.dir().string() + ": tensor \"" + name + "\" " + shape_text(shape) +
-                       " is missing");
-    }
-    if (t->dtype != StDType::kBF16 && t->dtype != StDType::kF16 && t->dtype != StDType::kF32) {
-      return unsupported(t->describe() + ": dtype " + std::string(st_dtype_name(t->dtype)) +
-                         " is unsupported; supported: BF16, F16, F32");
-    }
-    bool same = t->shape.size() == shape.size();
-    size_t i = 0;
-    for (int64_t d : shape) same = same && t->shape[i++] == d;
-    if (!same) {
-      return data_loss(t->describe() + ": shape does not match the config's " + shape_text(shape));
-    }
-    used_.insert(name);
-    parameters += t->numel;
-    *out = t;
-    return Status::Ok();
-  }
-
-  const Checkpoint& ckpt_;
-  std::set<std::string, std::less<>> used_;
-};
-
-}  // namespace
-
 Result<DFlashWeights> load_dflash_weights(const DFlashConfig& c, const Checkpoint& ckpt) {
-  DFlashLoader ld(ckpt);
+  TensorLoader ld(ckpt);
   DFlashWeights w;
   const int64_t hidden = c.hidden_size, hd = c.head_dim, inter = c.intermediate_size;
   w.layers.resize(static_cast<size_t>(c.num_hidden_layers));
@@ -251,7 +183,12 @@ Result<DFlashWeights> load_dflash_weights(const DFlashConfig& c, const Checkpoin
   MLASPEC_RETURN_IF_ERROR(ld.matrix("fc.weight", hidden, c.context_width(), &w.fc));
   MLASPEC_RETURN_IF_ERROR(ld.vector("hidden_norm.weight", hidden, &w.hidden_norm));
   MLASPEC_RETURN_IF_ERROR(ld.vector("norm.weight", hidden, &w.norm));
-  MLASPEC_RETURN_IF_ERROR(ld.check_leftovers());
+  // A DSpark checkpoint's heads (model/dspark.h) are its loader's.
+  if (c.model_type == "dspark") {
+    MLASPEC_RETURN_IF_ERROR(ld.check_leftovers("a DSpark drafter", {"markov.", "confidence."}));
+  } else {
+    MLASPEC_RETURN_IF_ERROR(ld.check_leftovers("a DFlash drafter"));
+  }
   w.parameters = ld.parameters;
   return w;
 }
@@ -608,6 +545,7 @@ void DFlashNetwork::Impl::propose_one(DFlashBlock& b, const kv::KvPool& pool) co
   cpu::rms_norm(h.data() + H, Q - 1, H, weights.norm, c.rms_norm_eps, x.data());
   b.logits.assign(static_cast<size_t>((Q - 1) * c.vocab_size), 0.0f);
   cpu::linear(x.data(), Q - 1, *lm_head, b.logits.data());
+  b.hidden.assign(x.begin(), x.begin() + (Q - 1) * H);
 }
 
 }  // namespace mlaspec::model

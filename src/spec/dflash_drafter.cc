@@ -152,11 +152,11 @@ Status DFlashDrafter::append_context(RequestId id, const ContextRows& rows) {
   return tables_.commit(id, rows.rows);
 }
 
-Status DFlashDrafter::propose(std::span<DraftSlot> batch) {
-  const int nd = network_.num_draft();
-  const int vocab = network_.config().vocab_size;
-  std::vector<model::DFlashBlock> blocks;
-  std::vector<size_t> slot_of_block;
+Status DFlashDrafter::run_blocks(std::span<DraftSlot> batch,
+                                 std::vector<model::DFlashBlock>* blocks,
+                                 std::vector<size_t>* slot_of_block) {
+  blocks->clear();
+  slot_of_block->clear();
   for (size_t i = 0; i < batch.size(); ++i) {
     DraftSlot& slot = batch[i];
     slot.tokens.clear();
@@ -178,10 +178,37 @@ Status DFlashDrafter::propose(std::span<DraftSlot> batch) {
     b.anchor = h.back();
     b.context_len = L;
     b.pages = tables_.pages(slot.request);
-    blocks.push_back(std::move(b));
-    slot_of_block.push_back(i);
+    blocks->push_back(std::move(b));
+    slot_of_block->push_back(i);
   }
-  MLASPEC_RETURN_IF_ERROR(network_.propose(blocks, pool_));
+  return network_.propose(*blocks, pool_);
+}
+
+const model::SamplingParams* DFlashDrafter::sampling(RequestId id) const {
+  auto it = requests_.find(id);
+  return it == requests_.end() ? nullptr : &it->second.params;
+}
+
+Status DFlashDrafter::choose_token(std::span<const float> logits,
+                                   const model::SamplingParams& params, int64_t position,
+                                   std::span<float> q, int32_t* token) {
+  if (params.greedy()) {
+    MLASPEC_RETURN_IF_ERROR(model::check_logits(logits));
+    *token = model::argmax(logits);
+    return Status::Ok();
+  }
+  MLASPEC_RETURN_IF_ERROR(model::process_logits(logits, params, q));
+  *token = model::sample_from(
+      q, model::random_uniform(params.seed, position, model::RandomStream::kDraft));
+  return Status::Ok();
+}
+
+Status DFlashDrafter::propose(std::span<DraftSlot> batch) {
+  const int nd = network_.num_draft();
+  const int vocab = network_.config().vocab_size;
+  std::vector<model::DFlashBlock> blocks;
+  std::vector<size_t> slot_of_block;
+  MLASPEC_RETURN_IF_ERROR(run_blocks(batch, &blocks, &slot_of_block));
   for (size_t bi = 0; bi < blocks.size(); ++bi) {
     DraftSlot& slot = batch[slot_of_block[bi]];
     const model::DFlashBlock& b = blocks[bi];
@@ -191,18 +218,13 @@ Status DFlashDrafter::propose(std::span<DraftSlot> batch) {
     for (int k = 0; k < n; ++k) {
       std::span<const float> row(b.logits.data() + static_cast<size_t>(k) * vocab,
                                  static_cast<size_t>(vocab));
-      if (params.greedy()) {
-        MLASPEC_RETURN_IF_ERROR(model::check_logits(row));
-        slot.tokens.push_back(model::argmax(row));
-        continue;
-      }
-      std::span<float> q(slot.probs.data() + static_cast<size_t>(k) * vocab,
-                         static_cast<size_t>(vocab));
-      MLASPEC_RETURN_IF_ERROR(model::process_logits(row, params, q));
+      std::span<float> q;
+      if (!params.greedy())
+        q = {slot.probs.data() + static_cast<size_t>(k) * vocab, static_cast<size_t>(vocab)};
       // Slot k + 1 drafts position L + k + 1: the draw its proposal for that position uses.
-      const double u =
-          model::random_uniform(params.seed, b.context_len + k + 1, model::RandomStream::kDraft);
-      slot.tokens.push_back(model::sample_from(q, u));
+      int32_t token = 0;
+      MLASPEC_RETURN_IF_ERROR(choose_token(row, params, b.context_len + k + 1, q, &token));
+      slot.tokens.push_back(token);
     }
   }
   return Status::Ok();

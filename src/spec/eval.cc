@@ -11,8 +11,10 @@
 #include <utility>
 
 #include "mlaspec/model/dflash.h"
+#include "mlaspec/model/dspark.h"
 #include "mlaspec/model/model.h"
 #include "mlaspec/spec/dflash_drafter.h"
+#include "mlaspec/spec/dspark_drafter.h"
 #include "mlaspec/spec/ngram_drafter.h"
 
 namespace mlaspec::spec {
@@ -78,8 +80,10 @@ std::optional<int64_t> final_answer(std::string_view text) {
 }
 
 Result<Engine> make_engine(const EngineSpec& spec) {
-  if (spec.draft != "none" && spec.draft != "ngram" && spec.draft != "dflash") {
-    return invalid_argument("drafter '" + spec.draft + "' is not one of none, ngram, dflash");
+  if (spec.draft != "none" && spec.draft != "ngram" && spec.draft != "dflash" &&
+      spec.draft != "dspark") {
+    return invalid_argument("drafter '" + spec.draft +
+                            "' is not one of none, ngram, dflash, dspark");
   }
   model::LoadOptions load_options;
   load_options.device = spec.device;
@@ -108,6 +112,21 @@ Result<Engine> make_engine(const EngineSpec& spec) {
                                          : target->config().max_position_embeddings;
     dconfig.target_kv_dtype = spec.kv_dtype;
     Result<std::unique_ptr<DFlashDrafter>> d = DFlashDrafter::create(std::move(*net), dconfig);
+    if (!d.ok()) return d.status().with_context("draft model " + spec.draft_model.string());
+    drafter = std::move(*d);
+  }
+  if (spec.draft == "dspark") {
+    Result<model::DSparkNetwork> net = model::DSparkNetwork::load(spec.draft_model, *target);
+    if (!net.ok()) return net.status().with_context("draft model " + spec.draft_model.string());
+    config.num_draft = std::min(spec.num_draft, net->gamma());
+    DSparkDrafterConfig dconfig;
+    dconfig.backbone.max_requests = spec.max_requests;
+    dconfig.backbone.max_tokens_per_request = spec.max_tokens_per_request > 0
+                                                  ? spec.max_tokens_per_request
+                                                  : target->config().max_position_embeddings;
+    dconfig.backbone.target_kv_dtype = spec.kv_dtype;
+    dconfig.width.mode = spec.verify_width;
+    Result<std::unique_ptr<DSparkDrafter>> d = DSparkDrafter::create(std::move(*net), dconfig);
     if (!d.ok()) return d.status().with_context("draft model " + spec.draft_model.string());
     drafter = std::move(*d);
   }

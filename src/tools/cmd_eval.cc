@@ -29,6 +29,7 @@ struct EvalCli {
   std::string model = "models/target";
   std::string draft = "dflash";
   std::string draft_model = "models/drafter";
+  std::string verify_width = "fixed";
   std::string data = "models/eval/heldout.jsonl";
   std::string kv = "bf16";
   std::string device = "cpu";
@@ -100,10 +101,9 @@ void run_eval_command(const EvalCli& cli) {
     bad_input(not_found("--model " + cli.model + " is not a directory"));
   if (!fs::exists(fs::path(cli.model) / "tokenizer.json"))
     bad_input(not_found("--model " + cli.model + " has no tokenizer.json"));
-  if (cli.draft == "dflash" && !fs::is_directory(cli.draft_model)) {
-    bad_input(not_found("--draft-model " + cli.draft_model +
-                        " is not a directory (--draft dflash needs the drafter; or use --draft "
-                        "ngram|none)"));
+  if ((cli.draft == "dflash" || cli.draft == "dspark") && !fs::is_directory(cli.draft_model)) {
+    bad_input(not_found("--draft-model " + cli.draft_model + " is not a directory (--draft " +
+                        cli.draft + " needs the drafter; or use --draft ngram|none)"));
   }
   if (!fs::is_regular_file(cli.data)) bad_input(not_found("--data " + cli.data + " is not a file"));
   Result<std::vector<spec::EvalProblem>> problems = spec::load_eval_problems(cli.data, cli.n);
@@ -131,6 +131,8 @@ void run_eval_command(const EvalCli& cli) {
   std::vector<spec::Engine> engines;
   for (const std::string& d : drafts) {
     espec.draft = d;
+    espec.verify_width = cli.verify_width == "adaptive" ? spec::VerifyWidthPolicy::Mode::kAdaptive
+                                                        : spec::VerifyWidthPolicy::Mode::kFixed;
     Result<spec::Engine> e = spec::make_engine(espec);
     if (!e.ok()) bad_input(e.status());
     log_debug("eval: " + e->describe());
@@ -257,11 +259,16 @@ void add_eval_command(CLI::App& app) {
       "length, per-position acceptance and decode tokens/s as one table. Progress on stderr.");
   cmd->add_option("--model", cli->model, "Target model directory")->capture_default_str();
   cmd->add_option("--draft", cli->draft,
-                  "Drafter compared with plain decoding: dflash (--draft-model), ngram, or none "
-                  "(plain decoding only)")
-      ->check(CLI::IsMember({"dflash", "ngram", "none"}))
+                  "Drafter compared with plain decoding: dflash or dspark (--draft-model), ngram, "
+                  "or none (plain decoding only)")
+      ->check(CLI::IsMember({"dflash", "dspark", "ngram", "none"}))
       ->capture_default_str();
-  cmd->add_option("--draft-model", cli->draft_model, "With --draft dflash: the drafter's directory")
+  cmd->add_option("--draft-model", cli->draft_model,
+                  "With --draft dflash / dspark: the drafter's directory")
+      ->capture_default_str();
+  cmd->add_option("--verify-width", cli->verify_width,
+                  "With --draft dspark: fixed or adaptive verify widths (docs/dspark.md)")
+      ->check(CLI::IsMember({"fixed", "adaptive"}))
       ->capture_default_str();
   cmd->add_option("--data", cli->data,
                   "Held-out problems, JSON lines with prompt and answer (the first -n are run)")

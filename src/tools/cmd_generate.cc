@@ -17,8 +17,10 @@
 #include "mlaspec/core/log.h"
 #include "mlaspec/core/status.h"
 #include "mlaspec/model/dflash.h"
+#include "mlaspec/model/dspark.h"
 #include "mlaspec/model/model.h"
 #include "mlaspec/spec/dflash_drafter.h"
+#include "mlaspec/spec/dspark_drafter.h"
 #include "mlaspec/spec/engine.h"
 #include "mlaspec/spec/ngram_drafter.h"
 #include "mlaspec/spec/stop_strings.h"
@@ -33,6 +35,7 @@ struct GenerateCli {
   std::string model;
   std::string draft = "ngram";
   std::string draft_model;
+  std::string verify_width = "fixed";
   std::string prompt;
   std::string prompt_file;
   int64_t max_tokens = 128;
@@ -96,8 +99,8 @@ void run_generate(const GenerateCli& cli) {
   for (const std::string& s : cli.stop) {
     if (s.empty()) bad_input(invalid_argument("--stop: an empty stop string"));
   }
-  if (cli.draft == "dflash" && cli.draft_model.empty())
-    bad_input(invalid_argument("--draft dflash needs --draft-model DIR"));
+  if ((cli.draft == "dflash" || cli.draft == "dspark") && cli.draft_model.empty())
+    bad_input(invalid_argument("--draft " + cli.draft + " needs --draft-model DIR"));
   // --chat: the text is one user message in the model's chat format; the template writes BOS,
   // so the tokenizer's post-processor must not add another.
   const std::string prompt_text = cli.chat ? chat_prompt(cli.model, text) : text;
@@ -149,6 +152,22 @@ void run_generate(const GenerateCli& cli) {
     dconfig.target_kv_dtype = config.kv_dtype;
     Result<std::unique_ptr<spec::DFlashDrafter>> d =
         spec::DFlashDrafter::create(std::move(*net), dconfig);
+    if (!d.ok()) bad_input(d.status().with_context("draft model " + cli.draft_model));
+    drafter = std::move(*d);
+  }
+  if (cli.draft == "dspark") {
+    Result<model::DSparkNetwork> net = model::DSparkNetwork::load(cli.draft_model, *model);
+    if (!net.ok()) bad_input(net.status().with_context("draft model " + cli.draft_model));
+    // gamma is the checkpoint's: --num-draft may only lower it; the width policy may send fewer.
+    config.num_draft = std::min(cli.num_draft, net->gamma());
+    spec::DSparkDrafterConfig dconfig;
+    dconfig.backbone.max_requests = 1;
+    dconfig.backbone.max_tokens_per_request = config.max_tokens_per_request;
+    dconfig.backbone.target_kv_dtype = config.kv_dtype;
+    dconfig.width.mode = cli.verify_width == "adaptive" ? spec::VerifyWidthPolicy::Mode::kAdaptive
+                                                        : spec::VerifyWidthPolicy::Mode::kFixed;
+    Result<std::unique_ptr<spec::DSparkDrafter>> d =
+        spec::DSparkDrafter::create(std::move(*net), dconfig);
     if (!d.ok()) bad_input(d.status().with_context("draft model " + cli.draft_model));
     drafter = std::move(*d);
   }
@@ -281,12 +300,20 @@ void add_generate_command(CLI::App& app) {
       "output with a drafter equals greedy output without one, token for token.");
   cmd->add_option("--model", cli->model, "Model directory (Hugging Face layout)")->required();
   cmd->add_option("--draft", cli->draft,
-                  "Drafter: ngram (prompt lookup), dflash (a DFlash block drafter: --draft-model) "
-                  "or none (plain decoding)")
-      ->check(CLI::IsMember({"ngram", "dflash", "none"}))
+                  "Drafter: ngram (prompt lookup), dflash (a DFlash block drafter: --draft-model), "
+                  "dspark (DFlash + Markov and confidence heads: --draft-model) or none (plain "
+                  "decoding)")
+      ->check(CLI::IsMember({"ngram", "dflash", "dspark", "none"}))
       ->capture_default_str();
   cmd->add_option("--draft-model", cli->draft_model,
-                  "With --draft dflash: the drafter's directory (config.json, safetensors)");
+                  "With --draft dflash / dspark: the drafter's directory (config.json, "
+                  "safetensors)");
+  cmd->add_option("--verify-width", cli->verify_width,
+                  "With --draft dspark: fixed (verify every draft) or adaptive (per request, the "
+                  "width with the most expected tokens per verify cost from the confidences; "
+                  "docs/dspark.md)")
+      ->check(CLI::IsMember({"fixed", "adaptive"}))
+      ->capture_default_str();
   auto* prompt = cmd->add_option("--prompt", cli->prompt, "Prompt text");
   auto* file = cmd->add_option("--prompt-file", cli->prompt_file, "Read the prompt from a file");
   prompt->excludes(file);

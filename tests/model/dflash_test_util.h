@@ -1,5 +1,5 @@
-// Helpers for the DFlash tests: the golden drafter of tests/data/models/v3_qlora_moe_yarn-dflash
-// (python/golden/make_dflash_goldens.py) and its target.
+// Helpers for the DFlash and DSpark tests: the golden drafter of
+// tests/data/models/v3_qlora_moe_yarn-dflash (python/golden/make_dflash_goldens.py) and its target.
 #pragma once
 
 #include <string>
@@ -13,6 +13,11 @@ namespace mlaspec::model::testing {
 inline constexpr const char* kDFlashTarget = "v3_qlora_moe_yarn";
 inline std::filesystem::path dflash_dir() {
   return models_dir() / "v3_qlora_moe_yarn-dflash";
+}
+
+// The DSpark golden (python/dspark/make_golden.py): the same target, sequence and backbone.
+inline std::filesystem::path dspark_dir() {
+  return models_dir() / "v3_qlora_moe_yarn-dspark";
 }
 
 struct DFlashCase {
@@ -70,6 +75,24 @@ inline std::vector<const float*> hidden_rows(const std::vector<std::vector<float
   std::vector<const float*> out;
   for (const auto& l : layers) out.push_back(l.data() + first * hidden);
   return out;
+}
+
+// The golden's tokens [0, n).
+inline std::vector<int32_t> golden_prefix(int64_t n) {
+  const auto& s = dflash_golden().sequence;
+  return {s.begin(), s.begin() + n};
+}
+
+// Rows [first, first + rows) of each capture layer, as a target forward over those positions
+// returns them (its own rows only, starting at row 0).
+inline std::vector<std::vector<float>> golden_hidden_slice(int64_t first, int64_t rows) {
+  const DFlashGolden& g = dflash_golden();
+  std::vector<std::vector<float>> hidden;
+  for (const auto& layer : g.target_hidden) {
+    hidden.emplace_back(layer.begin() + first * g.hidden,
+                        layer.begin() + (first + rows) * g.hidden);
+  }
+  return hidden;
 }
 
 }  // namespace mlaspec::model::testing

@@ -36,13 +36,7 @@ std::unique_ptr<DFlashDrafter> make(DFlashDrafterConfig config = {}) {
 
 // Golden context rows [first, first + rows) for request id.
 Status append(DFlashDrafter& d, RequestId id, int64_t first, int64_t rows) {
-  const auto& g = dflash_golden();
-  std::vector<std::vector<float>> hidden;
-  // As a target forward returns them: only the forward's own rows, starting at row 0.
-  for (const auto& layer : g.target_hidden) {
-    hidden.emplace_back(layer.begin() + first * g.hidden,
-                        layer.begin() + (first + rows) * g.hidden);
-  }
+  const std::vector<std::vector<float>> hidden = model::testing::golden_hidden_slice(first, rows);
   return d.append_context(id, ContextRows{hidden, 0, rows, first});
 }
 
@@ -54,8 +48,7 @@ const DFlashCase& golden_case(int64_t L) {
 }
 
 std::vector<int32_t> prefix(int64_t n) {
-  const auto& s = dflash_golden().sequence;
-  return {s.begin(), s.begin() + n};
+  return model::testing::golden_prefix(n);
 }
 
 std::vector<int32_t> propose_one(DFlashDrafter& d, RequestId id, int max_draft = 4) {

@@ -50,7 +50,7 @@ class Model;
 
 // config.json of a DFlash drafter (python/dflash/model.py's DFlashConfig).
 struct DFlashConfig {
-  std::string model_type = "dflash";
+  std::string model_type = "dflash";  // or "dspark": a DSpark drafter's backbone (model/dspark.h)
   int hidden_size = 0;
   int num_hidden_layers = 0;
   int num_attention_heads = 0;
@@ -76,8 +76,9 @@ struct DFlashConfig {
 };
 
 // Parses config.json text; `source` names the file in errors. Every key above is required except
-// rms_norm_eps, rope_theta, sliding_window (null or absent: no window) and model_type (must be
-// "dflash" when present). Values the network cannot run are kInvalidArgument naming the key.
+// rms_norm_eps, rope_theta, sliding_window (null or absent: no window) and model_type ("dflash"
+// or "dspark" when present; other keys are ignored, so a DSpark config reads as its backbone's).
+// Values the network cannot run are kInvalidArgument naming the key.
 Result<DFlashConfig> parse_dflash_config(std::string_view json_text, std::string_view source);
 Result<DFlashConfig> load_dflash_config(const std::filesystem::path& path);
 
@@ -96,7 +97,8 @@ struct DFlashWeights {
 };
 
 // Every tensor of the config present with its shape and a float dtype (BF16, F16, F32), no tensor
-// left over; errors name the tensor and its file.
+// left over (for model_type "dspark": none but the heads' markov.* / confidence.*); errors name the
+// tensor and its file.
 Result<DFlashWeights> load_dflash_weights(const DFlashConfig& config, const Checkpoint& checkpoint);
 
 // One request's new context rows for append_context.
@@ -116,6 +118,8 @@ struct DFlashBlock {
   int64_t context_len = 0;         // L: the pool holds context rows of positions [0, L)
   std::span<const int32_t> pages;  // the request's page table in the drafter's pool
   std::vector<float> logits;       // out: [num_draft, vocab]
+  std::vector<float> hidden;       // out: [num_draft, hidden]: norm(h) of slots 1 .. num_draft,
+                                   // what the lm_head reads (DSpark's confidence head reads it too)
 };
 
 struct DFlashOptions {

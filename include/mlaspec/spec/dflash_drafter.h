@@ -81,6 +81,18 @@ class DFlashDrafter final : public Drafter {
   int64_t context_len(RequestId id) const { return tables_.length(id); }
   // The request's committed tokens (empty for unknown requests).
   std::span<const int32_t> history(RequestId id) const;
+  // The request's sampling params (nullptr for unknown requests).
+  const model::SamplingParams* sampling(RequestId id) const;
+
+  // propose's first half, for drafters built on this one (DSpark): clears every slot's output,
+  // validates, and runs the network's block for each slot with max_draft > 0; blocks[i] belongs
+  // to batch[slot_of_block[i]].
+  Status run_blocks(std::span<DraftSlot> batch, std::vector<model::DFlashBlock>* blocks,
+                    std::vector<size_t>* slot_of_block);
+  // One slot's token from its logits [vocab]: the argmax when greedy (q unused), else q =
+  // process_logits(logits, params) and a draw with random_uniform(seed, position, kDraft).
+  static Status choose_token(std::span<const float> logits, const model::SamplingParams& params,
+                             int64_t position, std::span<float> q, int32_t* token);
 
  private:
   struct Request {

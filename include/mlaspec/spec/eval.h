@@ -25,6 +25,7 @@
 #include "mlaspec/core/status.h"
 #include "mlaspec/spec/engine.h"
 #include "mlaspec/spec/stats.h"
+#include "mlaspec/spec/verify_width.h"
 #include "mlaspec/tokenizer/tokenizer.h"
 
 namespace mlaspec::spec {
@@ -49,8 +50,10 @@ std::optional<int64_t> final_answer(std::string_view text);
 // An engine for a model directory and a drafter, as `generate` and `eval` build one.
 struct EngineSpec {
   std::filesystem::path target;
-  std::string draft = "none";         // "none", "ngram" or "dflash"
-  std::filesystem::path draft_model;  // dflash: the drafter's directory
+  std::string draft = "none";         // "none", "ngram", "dflash" or "dspark"
+  std::filesystem::path draft_model;  // dflash / dspark: the drafter's directory
+  // dspark: fixed or confidence-chosen verify widths (spec/verify_width.h).
+  VerifyWidthPolicy::Mode verify_width = VerifyWidthPolicy::Mode::kFixed;
   DType kv_dtype = DType::kBF16;
   Device device =
       Device::kCPU;   // the target's (model::LoadOptions::device); drafters run on the CPU

@@ -1,0 +1,50 @@
+// Verify width: how many drafts of a block one request sends to verify (docs/dspark.md).
+//
+// A drafter with per-slot confidences c_1 .. c_gamma (DSpark: c_k = the predicted probability that
+// draft k is accepted once drafts 1 .. k-1 were) can verify fewer drafts when the later ones are
+// unlikely to survive. With n drafts verified:
+//   expected accepted  A(n) = sum_{k=1..n} prod_{j<=k} c_j
+//   tokens emitted     A(n) + 1 (the target's own token after the accepted drafts)
+//   verify cost        cost(q_len = n + 1) = kVerifyFixedCost + kVerifyCostPerToken * q_len
+// kAdaptive picks the n in [0, max_draft] with the most tokens per unit cost (the smallest n on a
+// tie); kFixed always verifies max_draft. The draft forward is one block whatever n is, so it is
+// not part of the trade.
+#pragma once
+
+#include <span>
+
+#include "mlaspec/core/status.h"
+
+namespace mlaspec::spec {
+
+// The linear verify-time model, in units of one decode step's fixed cost: a verify forward is
+// dominated by reading the weights and the KV (the same for any small q_len), and each query row
+// adds a little compute. 0.05 per row: a q_len-8 verify costs 1.4 decode steps. Measured numbers
+// for a given GPU can replace these through VerifyCostModel.
+inline constexpr double kVerifyFixedCost = 1.0;
+inline constexpr double kVerifyCostPerToken = 0.05;
+
+struct VerifyCostModel {
+  double fixed = kVerifyFixedCost;
+  double per_token = kVerifyCostPerToken;
+  double cost(int q_len) const { return fixed + per_token * q_len; }
+};
+
+struct VerifyWidthPolicy {
+  enum class Mode { kFixed, kAdaptive };
+  Mode mode = Mode::kFixed;
+  VerifyCostModel cost;
+};
+
+// kInvalidArgument naming the value unless fixed > 0 and per_token >= 0 (both finite).
+Status validate(const VerifyWidthPolicy& policy);
+
+// A(n) above; confidences past the span count as 0.
+double expected_accepted(std::span<const float> confidence, int num_draft);
+
+// The number of drafts to verify, in [0, min(max_draft, confidence.size())] for kAdaptive and
+// min(max_draft, confidence.size()) for kFixed; max_draft <= 0 gives 0.
+int choose_num_draft(std::span<const float> confidence, int max_draft,
+                     const VerifyWidthPolicy& policy);
+
+}  // namespace mlaspec::spec

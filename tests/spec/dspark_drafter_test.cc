@@ -1,0 +1,259 @@
+// The verify-width policy, the DSpark drafter behind the Drafter interface (golden drafts and
+// confidences, sampling with the Markov bias and its distributions), and the engine with it:
+// greedy output equals plain greedy with fixed and with confidence-chosen (ragged) widths.
+#include "mlaspec/spec/dspark_drafter.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <set>
+
+#include "engine_test_util.h"
+#include "model/dflash_test_util.h"
+
+namespace mlaspec::spec {
+namespace {
+
+using model::testing::cached_model;
+using model::testing::dflash_golden;
+using model::testing::dspark_dir;
+using model::testing::kDFlashTarget;
+
+constexpr int kVocab = 256;
+
+// ---- verify width ----------------------------------------------------------------------------
+
+TEST(VerifyWidth, ExpectedAcceptedIsTheSumOfPrefixProducts) {
+  const std::vector<float> c = {0.5f, 0.5f, 1.0f, 0.0f};
+  EXPECT_DOUBLE_EQ(expected_accepted(c, 0), 0.0);
+  EXPECT_DOUBLE_EQ(expected_accepted(c, 1), 0.5);
+  EXPECT_DOUBLE_EQ(expected_accepted(c, 3), 0.5 + 0.25 + 0.25);
+  EXPECT_DOUBLE_EQ(expected_accepted(c, 4), 1.0);
+  EXPECT_DOUBLE_EQ(expected_accepted(c, 9), 1.0);  // past the span: 0
+}
+
+TEST(VerifyWidth, FixedTakesMaxDraftAdaptiveTradesAcceptanceForCost) {
+  VerifyWidthPolicy fixed;
+  const std::vector<float> low = {0.1f, 0.1f, 0.1f, 0.1f};
+  const std::vector<float> high = {0.95f, 0.95f, 0.95f, 0.95f};
+  EXPECT_EQ(choose_num_draft(low, 3, fixed), 3);
+  EXPECT_EQ(choose_num_draft(low, 9, fixed), 4);
+  EXPECT_EQ(choose_num_draft(low, 0, fixed), 0);
+  VerifyWidthPolicy adaptive{VerifyWidthPolicy::Mode::kAdaptive, {1.0, 0.3}};
+  EXPECT_EQ(choose_num_draft(high, 4, adaptive), 4);
+  EXPECT_EQ(choose_num_draft(high, 2, adaptive), 2);
+  EXPECT_EQ(choose_num_draft(low, 4, adaptive), 0);  // 1.1 / 1.6 < 1 / 1.3
+  // A decaying chain stops where one more draft costs more than it is expected to yield.
+  const std::vector<float> decay = {0.9f, 0.8f, 0.3f, 0.9f};
+  EXPECT_EQ(choose_num_draft(decay, 4, adaptive), 2);
+  // Free verify rows: every draft with c > 0 pays.
+  VerifyWidthPolicy free{VerifyWidthPolicy::Mode::kAdaptive, {1.0, 0.0}};
+  EXPECT_EQ(choose_num_draft(low, 4, free), 4);
+  EXPECT_TRUE(validate(adaptive).ok());
+  Status s = validate(VerifyWidthPolicy{VerifyWidthPolicy::Mode::kAdaptive, {0.0, 0.1}});
+  EXPECT_NE(s.message().find("fixed"), std::string::npos) << s.message();
+  s = validate(VerifyWidthPolicy{VerifyWidthPolicy::Mode::kAdaptive, {1.0, -0.1}});
+  EXPECT_NE(s.message().find("per_token"), std::string::npos) << s.message();
+}
+
+// ---- the drafter -------------------------------------------------------------------------------
+
+std::unique_ptr<DSparkDrafter> make(VerifyWidthPolicy width = {}) {
+  DSparkDrafterConfig c;
+  c.backbone.page_size = 16;
+  c.backbone.max_requests = 4;
+  c.backbone.max_tokens_per_request = 128;
+  c.width = width;
+  return DSparkDrafter::create(
+             model::DSparkNetwork::load(dspark_dir(), cached_model(kDFlashTarget)).value(), c)
+      .value();
+}
+
+using model::testing::golden_prefix;
+
+Status append(Drafter& d, RequestId id, int64_t first, int64_t rows) {
+  const std::vector<std::vector<float>> hidden = model::testing::golden_hidden_slice(first, rows);
+  return d.append_context(id, ContextRows{hidden, 0, rows, first});
+}
+
+nlohmann::json golden_json() {
+  std::ifstream in(dspark_dir() / "goldens.json");
+  return nlohmann::json::parse(in);
+}
+
+TEST(DSparkDrafter, GoldenDraftsAndConfidencesThroughTheInterface) {
+  auto d = make();
+  EXPECT_EQ(d->name(), "dspark");
+  EXPECT_EQ(d->gamma(), 4);
+  EXPECT_EQ(d->capture_layers(), (std::vector<int>{0, 1}));
+  int checked = 0;
+  const nlohmann::json golden = golden_json();
+  for (const auto& c : golden["cases"]) {
+    if (c["draft_window"].get<int>() != 0) continue;
+    const int64_t L = c["context_len"].get<int64_t>();
+    const RequestId id = 100 + L;
+    ASSERT_TRUE(d->add_request(id, golden_prefix(L + 1), {}).ok());
+    ASSERT_TRUE(append(*d, id, 0, L).ok());
+    DraftSlot slot{id, 4, {}, {}};
+    ASSERT_TRUE(d->propose({&slot, 1}).ok());
+    EXPECT_EQ(slot.tokens, c["drafts"].get<std::vector<int32_t>>()) << "L " << L;
+    EXPECT_TRUE(slot.probs.empty());  // greedy: one-hot drafts
+    const std::vector<float> want = c["confidence"].get<std::vector<float>>();
+    const std::span<const float> got = d->last_confidences(id);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t k = 0; k < want.size(); ++k) EXPECT_NEAR(got[k], want[k], 1e-4f);
+    // max_draft cuts the chain (its first tokens are the same).
+    slot.max_draft = 2;
+    ASSERT_TRUE(d->propose({&slot, 1}).ok());
+    EXPECT_EQ(slot.tokens, std::vector<int32_t>(c["drafts"].begin(), c["drafts"].begin() + 2));
+    ASSERT_TRUE(d->remove_request(id).ok());
+    EXPECT_TRUE(d->last_confidences(id).empty());
+    ++checked;
+  }
+  EXPECT_GE(checked, 4);
+}
+
+TEST(DSparkDrafter, SamplingDraftsCarryTheMarkovBiasedDistributions) {
+  auto d = make();
+  model::SamplingParams sp;
+  sp.temperature = 1.0f;
+  sp.seed = 11;
+  ASSERT_TRUE(d->add_request(1, golden_prefix(31), sp).ok());
+  ASSERT_TRUE(append(*d, 1, 0, 30).ok());
+  DraftSlot a{1, 4, {}, {}}, b{1, 4, {}, {}};
+  ASSERT_TRUE(d->propose({&a, 1}).ok());
+  ASSERT_TRUE(d->propose({&b, 1}).ok());
+  EXPECT_EQ(a.tokens, b.tokens);  // (seed, position) draws
+  ASSERT_EQ(a.tokens.size(), 4u);
+  ASSERT_EQ(a.probs.size(), 4u * kVocab);
+  // Row k is softmax(backbone logits + bias of the token drawn for slot k - 1).
+  model::DSparkNetwork net =
+      model::DSparkNetwork::load(dspark_dir(), cached_model(kDFlashTarget)).value();
+  const auto& g = dflash_golden();
+  kv::KvPool pool = kv::KvPool::create(net.backbone.kv_pool_spec(8, 16, DType::kBF16)).value();
+  kv::PageTables t = kv::PageTables::create({"draft", 8, 16, 2, 8}).value();
+  ASSERT_TRUE(t.add_request(1).ok() && t.append(1, 30).ok() && t.commit(1, 30).ok());
+  model::DFlashContextRows rows;
+  rows.layers = model::testing::hidden_rows(g.target_hidden, 0, g.hidden);
+  rows.rows = 30;
+  rows.pages = t.pages(1);
+  ASSERT_TRUE(net.backbone.append_context({&rows, 1}, pool).ok());
+  model::DFlashBlock blk;
+  blk.anchor = g.sequence[30];
+  blk.context_len = 30;
+  blk.pages = t.pages(1);
+  ASSERT_TRUE(net.backbone.propose({&blk, 1}, pool).ok());
+  const std::vector<float> logits = net.slot_logits(blk, a.tokens);
+  for (int k = 0; k < 4; ++k) {
+    std::vector<float> q(kVocab);
+    ASSERT_TRUE(
+        model::process_logits(std::span<const float>(logits.data() + k * kVocab, kVocab), sp, q)
+            .ok());
+    float worst = 0.0f;
+    for (int v = 0; v < kVocab; ++v) {
+      worst = std::max(worst, std::abs(q[v] - a.probs[static_cast<size_t>(k * kVocab + v)]));
+    }
+    EXPECT_LE(worst, 1e-6f) << "slot " << k + 1;
+    EXPECT_GT(a.probs[static_cast<size_t>(k * kVocab + a.tokens[static_cast<size_t>(k)])], 0.0f);
+  }
+}
+
+TEST(DSparkDrafter, AdaptiveWidthSendsFewerDraftsForLowConfidence) {
+  // Golden confidences (goldens.json): about 0.4 at L = 9, about 0.53 at L = 30; with 0.2 per
+  // verify row the best widths are 1 and 2 (tokens per cost 0.99 vs 0.96, 1.16 vs 1.12).
+  const VerifyWidthPolicy policy{VerifyWidthPolicy::Mode::kAdaptive, {1.0, 0.2}};
+  auto d = make(policy);
+  ASSERT_TRUE(d->add_request(1, golden_prefix(10), {}).ok());
+  ASSERT_TRUE(append(*d, 1, 0, 9).ok());
+  ASSERT_TRUE(d->add_request(2, golden_prefix(31), {}).ok());
+  ASSERT_TRUE(append(*d, 2, 0, 30).ok());
+  std::vector<DraftSlot> slots = {{1, 4, {}, {}}, {2, 4, {}, {}}};
+  ASSERT_TRUE(d->propose(slots).ok());
+  EXPECT_EQ(slots[0].tokens.size(), 1u);
+  EXPECT_EQ(slots[1].tokens.size(), 2u);
+  EXPECT_EQ(static_cast<int>(slots[1].tokens.size()),
+            choose_num_draft(d->last_confidences(2), 4, policy));
+  EXPECT_EQ(d->last_confidences(1).size(), 4u);  // every slot's, whatever was sent
+  DSparkDrafterConfig bad_config;
+  bad_config.width = {VerifyWidthPolicy::Mode::kAdaptive, {1.0, -1.0}};
+  const Status bad =
+      DSparkDrafter::create(
+          model::DSparkNetwork::load(dspark_dir(), cached_model(kDFlashTarget)).value(), bad_config)
+          .status();
+  EXPECT_NE(bad.message().find("per_token"), std::string::npos) << bad.message();
+}
+
+// ---- the engine ---------------------------------------------------------------------------------
+
+// Records how many drafts each request sent per step.
+class WidthRecorder final : public Drafter {
+ public:
+  explicit WidthRecorder(std::unique_ptr<Drafter> inner) : inner_(std::move(inner)) {}
+  std::string_view name() const override { return inner_->name(); }
+  Status add_request(RequestId id, std::span<const int32_t> p,
+                     const model::SamplingParams& s) override {
+    return inner_->add_request(id, p, s);
+  }
+  Status propose(std::span<DraftSlot> batch) override {
+    MLASPEC_RETURN_IF_ERROR(inner_->propose(batch));
+    std::set<size_t> widths;
+    for (const DraftSlot& s : batch) {
+      if (s.max_draft >= 4) widths.insert(s.tokens.size());  // requests not near their limit
+    }
+    ragged_steps_ += widths.size() > 1;
+    return Status::Ok();
+  }
+  Status commit(RequestId id, std::span<const int32_t> t) override { return inner_->commit(id, t); }
+  Status remove_request(RequestId id) override { return inner_->remove_request(id); }
+  std::vector<int> capture_layers() const override { return inner_->capture_layers(); }
+  Status append_context(RequestId id, const ContextRows& rows) override {
+    return inner_->append_context(id, rows);
+  }
+  int* ragged_steps() { return &ragged_steps_; }
+
+ private:
+  std::unique_ptr<Drafter> inner_;
+  int ragged_steps_ = 0;
+};
+
+TEST(EngineLossless, DSparkGreedyEqualsPlainGreedyWithFixedAndRaggedWidths) {
+  const std::string name = "v3_qlora_moe_yarn";
+  EngineConfig config;
+  config.prefill_chunk_tokens = 16;
+  Engine plain = testing::make_engine(name, nullptr, config);
+  const auto prompts = testing::mixed_prompts(8, 256, 61);
+  const auto want = testing::run_engine(plain, prompts, {}, 24);
+  for (const auto mode : {VerifyWidthPolicy::Mode::kFixed, VerifyWidthPolicy::Mode::kAdaptive}) {
+    const bool adaptive = mode == VerifyWidthPolicy::Mode::kAdaptive;
+    SCOPED_TRACE(adaptive ? "adaptive" : "fixed");
+    model::Model target = testing::load_model(name);
+    Result<model::DSparkNetwork> net = model::DSparkNetwork::load(dspark_dir(), target);
+    ASSERT_TRUE(net.ok()) << net.status().message();
+    DSparkDrafterConfig dconfig;
+    dconfig.backbone.max_tokens_per_request = 512;
+    dconfig.width = {mode, {1.0, 0.2}};
+    Result<std::unique_ptr<DSparkDrafter>> drafter =
+        DSparkDrafter::create(std::move(*net), dconfig);
+    ASSERT_TRUE(drafter.ok()) << drafter.status().message();
+    config.num_draft = (*drafter)->gamma();
+    auto recorder = std::make_unique<WidthRecorder>(std::move(*drafter));
+    int* ragged = recorder->ragged_steps();
+    Result<Engine> spec = Engine::create(std::move(target), std::move(recorder), config);
+    ASSERT_TRUE(spec.ok()) << spec.status().message();
+    const auto got = testing::run_engine(*spec, prompts, {}, 24);
+    EXPECT_EQ(got.outputs, want.outputs);
+    for (const Status& e : got.errors) EXPECT_TRUE(e.ok()) << e.message();
+    EXPECT_GT(got.stats.drafted, 0);
+    if (adaptive) {
+      EXPECT_GT(*ragged, 0);  // requests of one step verified different widths
+    } else {
+      EXPECT_EQ(*ragged, 0);
+    }
+    std::printf("[ info ] dspark %s: tau %.2f, acceptance %.2f, drafted %lld, ragged steps %d\n",
+                adaptive ? "adaptive" : "fixed", got.stats.accept_length(),
+                got.stats.acceptance_rate(), static_cast<long long>(got.stats.drafted), *ragged);
+  }
+}
+
+}  // namespace
+}  // namespace mlaspec::spec
