@@ -2,8 +2,8 @@
 """Accept length tau of drafters on held-out problems through `mlaspec generate --json` (greedy).
 
     python3 python/dspark/eval_tau.py --n 24 \\
-        --run dflash:models/drafter --run dspark:models/dspark \\
-        --run dspark:models/dspark:adaptive
+        --run dflash:models/drafter --run dspark:/tmp/dspark \\
+        --run dspark:/tmp/dspark:adaptive
 
 tau = (accepted + verify steps) / verify steps over all problems (tokens emitted per verify), and
 drafted tokens per verify step (the verify width actually used). Prints one JSON line per run.

@@ -3,7 +3,7 @@
 backbone, on the CPU or a GPU, and saves a DSpark checkpoint (docs/dspark.md).
 
     python3 python/dspark/train_heads.py --target models/target --drafter models/drafter \\
-        --out models/dspark --minutes 6
+        --out /tmp/dspark --minutes 6
 
 Data: python/train's problem generator (training split, the held-out questions excluded), each
 sequence = prompt + solution, as python/train/train_drafter.py builds them. Per step: the frozen

@@ -73,41 +73,6 @@ TEST(ShippedModels, DFlashIsLosslessAccurateAndAcceptsLongBlocks) {
   EXPECT_GE(plain->accuracy(), 0.70);
 }
 
-// models/dspark: the shipped DFlash backbone with heads trained by python/dspark/train_heads.py
-// (docs/dspark.md). Greedy output equals plain greedy with fixed and with confidence-chosen verify
-// widths; the fixed width keeps the shipped bar.
-TEST(ShippedModels, DSparkIsLosslessWithFixedAndAdaptiveWidths) {
-  Result<tokenizer::Tokenizer> tok = tokenizer::Tokenizer::from_path(kModels + "/target");
-  ASSERT_TRUE(tok.ok()) << tok.status().to_string();
-  Result<std::vector<EvalProblem>> problems =
-      load_eval_problems(kModels + "/eval/heldout.jsonl", kProblems);
-  ASSERT_TRUE(problems.ok()) << problems.status().to_string();
-  Engine plain_engine = engine("none");
-  Result<EvalRun> plain = run_eval(plain_engine, *tok, *problems, options(8));
-  ASSERT_TRUE(plain.ok()) << plain.status().to_string();
-  for (const auto mode : {VerifyWidthPolicy::Mode::kFixed, VerifyWidthPolicy::Mode::kAdaptive}) {
-    const bool adaptive = mode == VerifyWidthPolicy::Mode::kAdaptive;
-    SCOPED_TRACE(adaptive ? "adaptive" : "fixed");
-    Result<Engine> e = make_engine({.target = kModels + "/target",
-                                    .draft = "dspark",
-                                    .draft_model = kModels + "/dspark",
-                                    .verify_width = mode,
-                                    .max_requests = 8,
-                                    .max_tokens_per_request = 256});
-    ASSERT_TRUE(e.ok()) << e.status().to_string();
-    Result<EvalRun> spec = run_eval(*e, *tok, *problems, options(8));
-    ASSERT_TRUE(spec.ok()) << spec.status().to_string();
-    for (int p = 0; p < kProblems; ++p)
-      EXPECT_EQ(spec->outputs[p], plain->outputs[p]) << "problem " << p;
-    std::printf("shipped dspark (%s) on %d held-out problems: tau %.2f, %s\n",
-                adaptive ? "adaptive" : "fixed", kProblems, spec->stats.accept_length(),
-                format_summary(spec->stats, "dspark").c_str());
-    if (!adaptive) {
-      EXPECT_GE(spec->stats.accept_length(), 3.0);
-    }
-  }
-}
-
 TEST(EvalProblems, FinalAnswerReadsTheLastMarker) {
   EXPECT_EQ(final_answer("a\n#### 356"), 356);
   EXPECT_EQ(final_answer("#### 1\n#### -42 dollars"), -42);
