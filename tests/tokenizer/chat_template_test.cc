@@ -286,7 +286,7 @@ TEST(ChatTemplate, RenderIsBounded) {
   const std::string recursive = "{% macro f(n) %}{{ " + nots + "f(n) }}{% endmacro %}{{ f(0) }}";
   Result<std::string> out = render_text(recursive);
   ASSERT_FALSE(out.ok());
-  EXPECT_NE(out.status().message().find("evaluation nested deeper than 1024 levels"),
+  EXPECT_NE(out.status().message().find("evaluation nested deeper than 256 levels"),
             std::string::npos)
       << out.status().to_string();
   const std::string deep = "{{ " + std::string(300, '(') + "1" + std::string(300, ')') + " }}";

@@ -21,7 +21,7 @@ inline constexpr size_t kMaxStringBytes = size_t{16} << 20;  // output and any o
 inline constexpr size_t kMaxListItems = size_t{1} << 18;     // any one list
 inline constexpr int kMaxMacroDepth = 64;                    // nested macro calls
 inline constexpr int kMaxNestingValues = 256;                // lists and dicts in each other
-inline constexpr int kMaxEvalDepth = 1024;                   // evaluator recursion (the stack)
+inline constexpr int kMaxEvalDepth = 256;                    // evaluator recursion (the stack)
 
 using Context = std::map<std::string, Value>;
 
