@@ -256,6 +256,27 @@ TEST(ChatTemplate, JinjaSemantics) {
 }
 
 // Hostile templates end with resource_exhausted naming the bound, quickly.
+// The two inputs the fuzzer found slow (join / map chains walking long strings): each render ends
+// (text or resource_exhausted) within the step budget. They are regression inputs here, rendered
+// once each, not replay seeds: 200 mutations of each hitting the budget took 86 s under ASan.
+TEST(ChatTemplate, SlowFuzzInputsStayBounded) {
+  const std::vector<ChatMessage> chat = {{"system", "Be brief."},
+                                         {"user", "Hi {{ x }} 'q' \"d\" 世界 😀"},
+                                         {"assistant", "<think>t</think>Hello"},
+                                         {"user", ""}};
+  for (const char* name : {"join_map_chain", "join_map_chain_2"}) {
+    SCOPED_TRACE(name);
+    const std::string source = read_text(data_dir() / "chat_templates" / "slow" / name);
+    ASSERT_FALSE(source.empty());
+    Result<ChatTemplate> t = ChatTemplate::parse(source);
+    ASSERT_TRUE(t.ok()) << t.status().to_string();
+    Result<std::string> out = t->render(chat, true);
+    if (!out.ok()) {
+      EXPECT_EQ(out.status().code(), StatusCode::kResourceExhausted) << out.status().to_string();
+    }
+  }
+}
+
 TEST(ChatTemplate, RenderIsBounded) {
   struct Case {
     const char* source;
