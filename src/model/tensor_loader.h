@@ -1,5 +1,6 @@
 // Reads named f32-convertible tensors of a checkpoint with their expected shapes, counting what it
-// took (the DFlash / DSpark drafters' weights). Internal to src/model.
+// took: take_tensor() is the lookup every weight loader shares (the target's in weights.cc too),
+// TensorLoader the drafters' (DFlash / DSpark) loader around it. Internal to src/model.
 #pragma once
 
 #include <filesystem>
@@ -30,6 +31,39 @@ inline Status read_config_file(const std::filesystem::path& path, std::string* t
   ss << in.rdbuf();
   *text = ss.str();
   *file_name = file.string();
+  return Status::Ok();
+}
+
+inline std::string shape_text(std::initializer_list<int64_t> shape) {
+  std::string s = "[";
+  for (int64_t d : shape) s += (s.size() > 1 ? ", " : "") + std::to_string(d);
+  return s + "]";
+}
+
+// The lookup every weight loader shares: `name` must exist, have a float dtype (F8_E4M3 only when
+// `allow_fp8`) and exactly `shape`; it is then marked used (for the leftover check).
+inline Status take_tensor(const Checkpoint& ckpt, const std::string& name,
+                          std::initializer_list<int64_t> shape, bool allow_fp8,
+                          std::set<std::string, std::less<>>& used, const TensorInfo** out) {
+  const TensorInfo* t = ckpt.find(name);
+  if (t == nullptr) {
+    return not_found(ckpt.dir().string() + ": tensor \"" + name + "\" " + shape_text(shape) +
+                     " is missing");
+  }
+  const bool fp8 = t->dtype == StDType::kF8E4M3;
+  if (!st_dtype_is_float_weight(t->dtype) || (fp8 && !allow_fp8)) {
+    return unsupported(t->describe() + ": dtype " + std::string(st_dtype_name(t->dtype)) +
+                       " is unsupported; supported: BF16, F16, F32" +
+                       (allow_fp8 ? ", F8_E4M3" : ""));
+  }
+  bool same = t->shape.size() == shape.size();
+  size_t i = 0;
+  for (int64_t d : shape) same = same && t->shape[i++] == d;
+  if (!same) {
+    return data_loss(t->describe() + ": shape does not match the config's " + shape_text(shape));
+  }
+  used.insert(name);
+  *out = t;
   return Status::Ok();
 }
 
@@ -67,31 +101,10 @@ class TensorLoader {
   int64_t parameters = 0;
 
  private:
-  static std::string shape_text(std::initializer_list<int64_t> shape) {
-    std::string s = "[";
-    for (int64_t d : shape) s += (s.size() > 1 ? ", " : "") + std::to_string(d);
-    return s + "]";
-  }
   Status take(const std::string& name, std::initializer_list<int64_t> shape,
               const TensorInfo** out) {
-    const TensorInfo* t = ckpt_.find(name);
-    if (t == nullptr) {
-      return not_found(ckpt_.dir().string() + ": tensor \"" + name + "\" " + shape_text(shape) +
-                       " is missing");
-    }
-    if (t->dtype != StDType::kBF16 && t->dtype != StDType::kF16 && t->dtype != StDType::kF32) {
-      return unsupported(t->describe() + ": dtype " + std::string(st_dtype_name(t->dtype)) +
-                         " is unsupported; supported: BF16, F16, F32");
-    }
-    bool same = t->shape.size() == shape.size();
-    size_t i = 0;
-    for (int64_t d : shape) same = same && t->shape[i++] == d;
-    if (!same) {
-      return data_loss(t->describe() + ": shape does not match the config's " + shape_text(shape));
-    }
-    used_.insert(name);
-    parameters += t->numel;
-    *out = t;
+    MLASPEC_RETURN_IF_ERROR(take_tensor(ckpt_, name, shape, /*allow_fp8=*/false, used_, out));
+    parameters += (*out)->numel;
     return Status::Ok();
   }
 

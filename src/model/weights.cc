@@ -5,14 +5,10 @@
 #include <set>
 #include <string>
 
+#include "tensor_loader.h"
+
 namespace mlaspec::model {
 namespace {
-
-std::string shape_text(std::initializer_list<int64_t> shape) {
-  std::string s = "[";
-  for (int64_t d : shape) s += (s.size() > 1 ? ", " : "") + std::to_string(d);
-  return s + "]";
-}
 
 class Loader {
  public:
@@ -91,26 +87,10 @@ class Loader {
  private:
   Status take(const std::string& name, std::initializer_list<int64_t> shape,
               const TensorInfo** out) {
-    const TensorInfo* t = ckpt_.find(name);
-    if (t == nullptr) {
-      return not_found(ckpt_.dir().string() + ": tensor \"" + name + "\" " + shape_text(shape) +
-                       " is missing");
-    }
-    if (!st_dtype_is_float_weight(t->dtype)) {
-      return unsupported(t->describe() + ": dtype " + std::string(st_dtype_name(t->dtype)) +
-                         " is unsupported; supported: BF16, F16, F32, F8_E4M3");
-    }
-    bool same = t->shape.size() == shape.size();
-    size_t i = 0;
-    for (int64_t d : shape) same = same && t->shape[i++] == d;
-    if (!same) {
-      return data_loss(t->describe() + ": shape does not match the config's " + shape_text(shape));
-    }
-    used_.insert(name);
-    report_->parameters += t->numel;
-    report_->bytes_by_dtype[std::string(st_dtype_name(t->dtype))] +=
-        static_cast<int64_t>(t->bytes.size());
-    *out = t;
+    MLASPEC_RETURN_IF_ERROR(take_tensor(ckpt_, name, shape, /*allow_fp8=*/true, used_, out));
+    report_->parameters += (*out)->numel;
+    report_->bytes_by_dtype[std::string(st_dtype_name((*out)->dtype))] +=
+        static_cast<int64_t>((*out)->bytes.size());
     return Status::Ok();
   }
 
