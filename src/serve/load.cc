@@ -4,10 +4,8 @@
 #include <filesystem>
 #include <memory>
 
-#include "mlaspec/model/dflash.h"
 #include "mlaspec/model/model.h"
-#include "mlaspec/spec/dflash_drafter.h"
-#include "mlaspec/spec/ngram_drafter.h"
+#include "mlaspec/spec/make_drafter.h"
 
 namespace mlaspec::serve {
 
@@ -37,28 +35,18 @@ Result<LoadedEngine> load_engine(const ServeOptions& options) {
   config.kv_dtype = options.kv_dtype;
   config.max_requests = max_running;
   config.num_pages = options.kv_pages;
-  config.num_draft = options.draft == "none" ? 0 : options.num_draft;
   config.deterministic = options.deterministic;
-  std::unique_ptr<spec::Drafter> drafter;
-  if (options.draft == "ngram" && config.num_draft > 0) {
-    Result<spec::NgramDrafter> ngram = spec::NgramDrafter::create();
-    if (!ngram.ok()) return ngram.status();
-    drafter = std::make_unique<spec::NgramDrafter>(std::move(*ngram));
-  }
-  if (options.draft == "dflash") {
-    Result<model::DFlashNetwork> net = model::DFlashNetwork::load(options.draft_model_dir, *model);
-    if (!net.ok()) return net.status().with_context("--draft-model " + options.draft_model_dir);
-    // The block size is the checkpoint's: --num-draft may only lower it.
-    config.num_draft = std::min(config.num_draft, net->num_draft());
-    spec::DFlashDrafterConfig dconfig;
-    dconfig.max_requests = max_running;
-    dconfig.max_tokens_per_request = mc.max_position_embeddings;
-    dconfig.target_kv_dtype = config.kv_dtype;
-    Result<std::unique_ptr<spec::DFlashDrafter>> d =
-        spec::DFlashDrafter::create(std::move(*net), dconfig);
-    if (!d.ok()) return d.status().with_context("--draft-model " + options.draft_model_dir);
-    drafter = std::move(*d);
-  }
+  Result<spec::MadeDrafter> made =
+      spec::make_drafter({.kind = options.draft,
+                          .model_dir = options.draft_model_dir,
+                          .num_draft = options.num_draft,
+                          .max_requests = max_running,
+                          .max_tokens_per_request = mc.max_position_embeddings,
+                          .target_kv_dtype = config.kv_dtype},
+                         *model);
+  if (!made.ok()) return made.status();
+  config.num_draft = made->num_draft;
+  std::unique_ptr<spec::Drafter> drafter = std::move(made->drafter);
   Result<spec::Engine> engine = spec::Engine::create(std::move(*model), std::move(drafter), config);
   if (!engine.ok()) return engine.status();
   return LoadedEngine{std::move(*engine), std::move(*tok)};

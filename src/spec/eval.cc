@@ -10,12 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
-#include "mlaspec/model/dflash.h"
-#include "mlaspec/model/dspark.h"
 #include "mlaspec/model/model.h"
-#include "mlaspec/spec/dflash_drafter.h"
-#include "mlaspec/spec/dspark_drafter.h"
-#include "mlaspec/spec/ngram_drafter.h"
+#include "mlaspec/spec/make_drafter.h"
 
 namespace mlaspec::spec {
 namespace {
@@ -80,57 +76,25 @@ std::optional<int64_t> final_answer(std::string_view text) {
 }
 
 Result<Engine> make_engine(const EngineSpec& spec) {
-  if (spec.draft != "none" && spec.draft != "ngram" && spec.draft != "dflash" &&
-      spec.draft != "dspark") {
-    return invalid_argument("drafter '" + spec.draft +
-                            "' is not one of none, ngram, dflash, dspark");
-  }
   model::LoadOptions load_options;
   load_options.device = spec.device;
   Result<model::Model> target = model::Model::load(spec.target, load_options);
   if (!target.ok()) return target.status().with_context("model " + spec.target.string());
+  Result<MadeDrafter> d = make_drafter({.kind = spec.draft,
+                                        .model_dir = spec.draft_model,
+                                        .verify_width = spec.verify_width,
+                                        .num_draft = spec.num_draft,
+                                        .max_requests = spec.max_requests,
+                                        .max_tokens_per_request = spec.max_tokens_per_request,
+                                        .target_kv_dtype = spec.kv_dtype},
+                                       *target);
+  if (!d.ok()) return d.status();
   EngineConfig config;
   config.kv_dtype = spec.kv_dtype;
   config.max_requests = spec.max_requests;
   config.max_tokens_per_request = spec.max_tokens_per_request;
-  config.num_draft = spec.draft == "none" ? 0 : spec.num_draft;
-  std::unique_ptr<Drafter> drafter;
-  if (spec.draft == "ngram" && spec.num_draft > 0) {
-    Result<NgramDrafter> ngram = NgramDrafter::create();
-    if (!ngram.ok()) return ngram.status();
-    drafter = std::make_unique<NgramDrafter>(std::move(*ngram));
-  }
-  if (spec.draft == "dflash") {
-    Result<model::DFlashNetwork> net = model::DFlashNetwork::load(spec.draft_model, *target);
-    if (!net.ok()) return net.status().with_context("draft model " + spec.draft_model.string());
-    // The block size is the checkpoint's: num_draft may only lower it.
-    config.num_draft = std::min(spec.num_draft, net->num_draft());
-    DFlashDrafterConfig dconfig;
-    dconfig.max_requests = spec.max_requests;
-    dconfig.max_tokens_per_request = spec.max_tokens_per_request > 0
-                                         ? spec.max_tokens_per_request
-                                         : target->config().max_position_embeddings;
-    dconfig.target_kv_dtype = spec.kv_dtype;
-    Result<std::unique_ptr<DFlashDrafter>> d = DFlashDrafter::create(std::move(*net), dconfig);
-    if (!d.ok()) return d.status().with_context("draft model " + spec.draft_model.string());
-    drafter = std::move(*d);
-  }
-  if (spec.draft == "dspark") {
-    Result<model::DSparkNetwork> net = model::DSparkNetwork::load(spec.draft_model, *target);
-    if (!net.ok()) return net.status().with_context("draft model " + spec.draft_model.string());
-    config.num_draft = std::min(spec.num_draft, net->gamma());
-    DSparkDrafterConfig dconfig;
-    dconfig.backbone.max_requests = spec.max_requests;
-    dconfig.backbone.max_tokens_per_request = spec.max_tokens_per_request > 0
-                                                  ? spec.max_tokens_per_request
-                                                  : target->config().max_position_embeddings;
-    dconfig.backbone.target_kv_dtype = spec.kv_dtype;
-    dconfig.width.mode = spec.verify_width;
-    Result<std::unique_ptr<DSparkDrafter>> d = DSparkDrafter::create(std::move(*net), dconfig);
-    if (!d.ok()) return d.status().with_context("draft model " + spec.draft_model.string());
-    drafter = std::move(*d);
-  }
-  return Engine::create(std::move(*target), std::move(drafter), config);
+  config.num_draft = d->num_draft;
+  return Engine::create(std::move(*target), std::move(d->drafter), config);
 }
 
 Result<EvalRun> run_eval(Engine& engine, const tokenizer::Tokenizer& tokenizer,

@@ -16,13 +16,9 @@
 
 #include "mlaspec/core/log.h"
 #include "mlaspec/core/status.h"
-#include "mlaspec/model/dflash.h"
-#include "mlaspec/model/dspark.h"
 #include "mlaspec/model/model.h"
-#include "mlaspec/spec/dflash_drafter.h"
-#include "mlaspec/spec/dspark_drafter.h"
 #include "mlaspec/spec/engine.h"
-#include "mlaspec/spec/ngram_drafter.h"
+#include "mlaspec/spec/make_drafter.h"
 #include "mlaspec/spec/stop_strings.h"
 #include "mlaspec/tokenizer/tokenizer.h"
 #include "tools/chat_prompt.h"
@@ -136,41 +132,19 @@ void run_generate(const GenerateCli& cli) {
   config.kv_dtype = kv_dtypes_option(cli.kv).at(0);
   config.max_requests = 1;
   config.max_tokens_per_request = prompt_len + cli.max_tokens;
-  config.num_draft = cli.num_draft;
-  std::unique_ptr<spec::Drafter> drafter;
-  if (cli.draft == "ngram" && cli.num_draft > 0) {
-    drafter = std::make_unique<spec::NgramDrafter>(*spec::NgramDrafter::create());
-  }
-  if (cli.draft == "dflash") {
-    Result<model::DFlashNetwork> net = model::DFlashNetwork::load(cli.draft_model, *model);
-    if (!net.ok()) bad_input(net.status().with_context("draft model " + cli.draft_model));
-    // The block size is the checkpoint's: --num-draft may only lower it.
-    config.num_draft = std::min(cli.num_draft, net->num_draft());
-    spec::DFlashDrafterConfig dconfig;
-    dconfig.max_requests = 1;
-    dconfig.max_tokens_per_request = config.max_tokens_per_request;
-    dconfig.target_kv_dtype = config.kv_dtype;
-    Result<std::unique_ptr<spec::DFlashDrafter>> d =
-        spec::DFlashDrafter::create(std::move(*net), dconfig);
-    if (!d.ok()) bad_input(d.status().with_context("draft model " + cli.draft_model));
-    drafter = std::move(*d);
-  }
-  if (cli.draft == "dspark") {
-    Result<model::DSparkNetwork> net = model::DSparkNetwork::load(cli.draft_model, *model);
-    if (!net.ok()) bad_input(net.status().with_context("draft model " + cli.draft_model));
-    // gamma is the checkpoint's: --num-draft may only lower it; the width policy may send fewer.
-    config.num_draft = std::min(cli.num_draft, net->gamma());
-    spec::DSparkDrafterConfig dconfig;
-    dconfig.backbone.max_requests = 1;
-    dconfig.backbone.max_tokens_per_request = config.max_tokens_per_request;
-    dconfig.backbone.target_kv_dtype = config.kv_dtype;
-    dconfig.width.mode = cli.verify_width == "adaptive" ? spec::VerifyWidthPolicy::Mode::kAdaptive
-                                                        : spec::VerifyWidthPolicy::Mode::kFixed;
-    Result<std::unique_ptr<spec::DSparkDrafter>> d =
-        spec::DSparkDrafter::create(std::move(*net), dconfig);
-    if (!d.ok()) bad_input(d.status().with_context("draft model " + cli.draft_model));
-    drafter = std::move(*d);
-  }
+  Result<spec::MadeDrafter> made = spec::make_drafter(
+      {.kind = cli.draft,
+       .model_dir = cli.draft_model,
+       .verify_width = cli.verify_width == "adaptive" ? spec::VerifyWidthPolicy::Mode::kAdaptive
+                                                      : spec::VerifyWidthPolicy::Mode::kFixed,
+       .num_draft = cli.num_draft,
+       .max_requests = config.max_requests,
+       .max_tokens_per_request = config.max_tokens_per_request,
+       .target_kv_dtype = config.kv_dtype},
+      *model);
+  if (!made.ok()) bad_input(made.status());
+  config.num_draft = made->num_draft;
+  std::unique_ptr<spec::Drafter> drafter = std::move(made->drafter);
   Result<spec::Engine> engine = spec::Engine::create(std::move(*model), std::move(drafter), config);
   if (!engine.ok()) bad_input(engine.status());
   log_debug("generate: " + engine->describe());
