@@ -14,7 +14,8 @@ namespace mlaspec::spec {
 Result<MadeDrafter> make_drafter(const DrafterSpec& spec, const model::Model& target) {
   if (spec.kind != "none" && spec.kind != "ngram" && spec.kind != "dflash" &&
       spec.kind != "dspark") {
-    return invalid_argument("drafter '" + spec.kind + "' is not one of none, ngram, dflash, dspark");
+    return invalid_argument("drafter '" + spec.kind +
+                            "' is not one of none, ngram, dflash, dspark");
   }
   MadeDrafter made;
   if (spec.kind == "none" || spec.num_draft <= 0) return made;
