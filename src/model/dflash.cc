@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "cuda/dflash_runtime.h"
 #include "layers.h"
 #include "mlaspec/core/dtype.h"
 #include "mlaspec/core/parallel.h"
@@ -202,6 +203,8 @@ struct DFlashNetwork::Impl {
   const Matrix* lm_head = nullptr;
   cpu::Rope rope;
   int64_t window = 0;
+  Device device = Device::kCPU;
+  std::unique_ptr<gpu::DFlashCudaRuntime> cuda;  // device kCUDA
 
   Impl(DFlashConfig c, DFlashWeights w, const Matrix& embed, const Matrix& head, int64_t win)
       : config(std::move(c)),
@@ -290,8 +293,16 @@ Result<DFlashNetwork> DFlashNetwork::load(const std::filesystem::path& dir,
   if (!ckpt.ok()) return ckpt.status();
   Result<DFlashWeights> weights = load_dflash_weights(c, *ckpt);
   if (!weights.ok()) return weights.status();
-  return DFlashNetwork(std::make_unique<Impl>(std::move(*config), std::move(*weights), embed_tokens,
-                                              lm_head, window));
+  auto impl = std::make_unique<Impl>(std::move(*config), std::move(*weights), embed_tokens, lm_head,
+                                     window);
+  if (options.device == Device::kCUDA) {
+    Result<std::unique_ptr<gpu::DFlashCudaRuntime>> rt = gpu::DFlashCudaRuntime::create(
+        impl->config, impl->weights, embed_tokens, lm_head, impl->rope);
+    if (!rt.ok()) return rt.status().with_context(dir.string());
+    impl->cuda = std::move(*rt);
+  }
+  impl->device = options.device;
+  return DFlashNetwork(std::move(impl));
 }
 
 Result<DFlashNetwork> DFlashNetwork::load(const std::filesystem::path& dir, const Model& target,
@@ -308,7 +319,7 @@ kv::KvPoolSpec DFlashNetwork::kv_pool_spec(int num_pages, int page_size, DType d
   spec.num_pages = num_pages;
   spec.page_size = page_size;
   spec.dtype = dtype;
-  spec.device = Device::kCPU;
+  spec.device = impl_->device;
   return spec;
 }
 
@@ -348,8 +359,10 @@ Status DFlashNetwork::Impl::check_pool(const kv::KvPool& pool) const {
                        "; the drafter's attention reads bf16 pools only (the draft pool's dtype "
                        "rule gives bf16 for an fp8 target)");
   }
-  if (pool.device() != Device::kCPU) {
-    return unsupported("DFlash: pool " + pool.name() + " is not on the CPU (the CPU runtime)");
+  if (pool.device() != device) {
+    return unsupported("DFlash: pool " + pool.name() + " is on " +
+                       std::string(device_name(pool.device())) + ", the network runs on " +
+                       std::string(device_name(device)) + " (kv_pool_spec gives the right pool)");
   }
   return Status::Ok();
 }
@@ -393,6 +406,7 @@ Status DFlashNetwork::append_context(std::span<const DFlashContextRows> batch,
     }
     MLASPEC_RETURN_IF_ERROR(m.check_pages(r.pages, r.first_position + r.rows, pool, who));
   }
+  if (m.cuda != nullptr) return m.cuda->append_context(batch, pool);
   for (const DFlashContextRows& r : batch) m.append_one(r, pool);
   return Status::Ok();
 }
@@ -461,6 +475,7 @@ Status DFlashNetwork::propose(std::span<DFlashBlock> batch, const kv::KvPool& po
     }
     MLASPEC_RETURN_IF_ERROR(m.check_pages(b.pages, b.context_len, pool, who));
   }
+  if (m.cuda != nullptr) return m.cuda->propose(batch, pool, m.window);
   for (DFlashBlock& b : batch) m.propose_one(b, pool);
   return Status::Ok();
 }

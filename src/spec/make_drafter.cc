@@ -30,8 +30,11 @@ Result<MadeDrafter> make_drafter(const DrafterSpec& spec, const model::Model& ta
     made.num_draft = spec.num_draft;
     return made;
   }
+  model::DFlashOptions network_options;
+  network_options.device = spec.device.value_or(target.device());
   if (spec.kind == "dflash") {
-    Result<model::DFlashNetwork> net = model::DFlashNetwork::load(spec.model_dir, target);
+    Result<model::DFlashNetwork> net =
+        model::DFlashNetwork::load(spec.model_dir, target, network_options);
     if (!net.ok()) return net.status().with_context(context);
     // The block size is the checkpoint's: num_draft may only lower it.
     made.num_draft = std::min(spec.num_draft, net->num_draft());
@@ -44,7 +47,8 @@ Result<MadeDrafter> make_drafter(const DrafterSpec& spec, const model::Model& ta
     made.drafter = std::move(*d);
     return made;
   }
-  Result<model::DSparkNetwork> net = model::DSparkNetwork::load(spec.model_dir, target);
+  Result<model::DSparkNetwork> net =
+      model::DSparkNetwork::load(spec.model_dir, target, network_options);
   if (!net.ok()) return net.status().with_context(context);
   // gamma is the checkpoint's: num_draft may only lower it; the width policy may send fewer.
   made.num_draft = std::min(spec.num_draft, net->gamma());

@@ -244,6 +244,28 @@ TEST(DFlashLoad, VocabAndHiddenMustMatchTheTarget) {
                {"hidden_size 32 != target_hidden_size 64"});
 }
 
+TEST(DFlashLoad, CudaDeviceNeedsACudaBuildAndAGpuAndACudaPool) {
+  DFlashOptions o;
+  o.device = Device::kCUDA;
+  Result<DFlashNetwork> net = DFlashNetwork::load(dflash_dir(), cached_model(kDFlashTarget), o);
+  if (!built_with_cuda()) {
+    expect_error(net.status(), StatusCode::kUnsupported, {"built without CUDA"});
+    return;
+  }
+  if (!net.ok()) {  // a CUDA build on a machine without a GPU
+    expect_error(net.status(), StatusCode::kUnsupported, {"no CUDA device is visible"});
+    return;
+  }
+  // With a GPU: the network's pool is on the device, and a CPU pool is refused by name.
+  EXPECT_EQ(net->kv_pool_spec(4, kPageSize).device, Device::kCUDA);
+  DraftSession cpu_pool(load_net(), 4);
+  DFlashBlock b;
+  b.anchor = 1;
+  std::vector<DFlashBlock> batch = {b};
+  expect_error(net->propose(batch, cpu_pool.pool), StatusCode::kUnsupported,
+               {"is on cpu", "runs on cuda"});
+}
+
 TEST(DFlashLoad, MissingExtraAndMisShapedTensorsAreNamed) {
   EditedDrafter missing([](nlohmann::json&) {},
                         [](StTensors& t) { t.erase("layers.1.mlp.up_proj.weight"); });

@@ -21,9 +21,11 @@
 //     block's own K/V (f32, not written anywhere); no mask inside the block. Logits of slots
 //     1 .. num_draft: slot k predicts the token at position L + k.
 //
-// CPU runtime: f32 math, GEMMs through CBLAS (model/layers.h). A request's rows never share a GEMM
-// with another request's, so its results are bitwise the same alone or in any batch. The only
-// rounding besides f32's is the pool's: context K/V are stored as bf16.
+// CPU runtime (the default): f32 math, GEMMs through CBLAS (model/layers.h). A request's rows never
+// share a GEMM with another request's, so its results are bitwise the same alone or in any batch.
+// The only rounding besides f32's is the pool's: context K/V are stored as bf16. CUDA runtime
+// (DFlashOptions::device = kCUDA): the same forwards on the device, every request of a call in one
+// activation (bf16 at each GEMM input), the same validation and errors.
 //
 // Conventions: block_size counts the anchor (DFlash's convention); num_draft() = block_size - 1 is
 // what the engine speaks.
@@ -126,6 +128,10 @@ struct DFlashOptions {
   // The draft window: -1 takes the config's sliding_window; 0 sees the whole context; N > 0 the
   // last N context positions (positions stay absolute).
   int64_t draft_window = -1;
+  // Where the network runs: kCPU (f32, CBLAS) or kCUDA (src/model/cuda/dflash_runtime.h: bf16
+  // weights and GEMM inputs, f32 accumulation; its pool must be a CUDA pool, kv_pool_spec gives
+  // one). kCUDA without a CUDA build or device is an error at load.
+  Device device = Device::kCPU;
 };
 
 class DFlashNetwork {
@@ -151,7 +157,7 @@ class DFlashNetwork {
   int64_t draft_window() const;  // 0: the whole context
 
   // The pool this network reads and writes: GQA rows (kv_heads, head_dim), one layer per decoder
-  // layer, on the CPU, named "draft".
+  // layer, on the network's device (DFlashOptions::device), named "draft".
   kv::KvPoolSpec kv_pool_spec(int num_pages, int page_size, DType dtype = DType::kBF16) const;
   // What the drafter's attention reads (for the draft pool's dtype rule, spec/draft_pool_rule.h):
   // bf16 pools only.

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "mlaspec/core/dtype.h"
@@ -29,6 +30,9 @@ struct DrafterSpec {
   int max_requests = 16;
   int64_t max_tokens_per_request = 0;  // 0 = the target's max_position_embeddings
   DType target_kv_dtype = DType::kBF16;
+  // Where a dflash / dspark network runs (model::DFlashOptions::device); empty: the target's
+  // device, so a CUDA target gets a CUDA drafter and its draft pool.
+  std::optional<Device> device = std::nullopt;
 };
 
 struct MadeDrafter {

@@ -217,6 +217,107 @@ Status launch_ri(const RowInvariantGemm& g, cudaStream_t s) {
   return launched("gemm_row_invariant");
 }
 
+__global__ void rope_rows_kernel(float* x, int64_t heads, const int32_t* positions, RopeArgs rope) {
+  const int64_t rh = blockIdx.x;  // row * heads + head
+  float* v = x + rh * rope.dim;
+  const int half = rope.dim / 2;
+  const int64_t position = positions[rh / heads];
+  // Every pair reads its two inputs before any thread writes (pairs are disjoint).
+  for (int i = threadIdx.x; i < half; i += blockDim.x) {
+    float lo, hi;
+    rope_pair(v, i, position, rope, &lo, &hi);
+    v[i] = lo;
+    v[i + half] = hi;
+  }
+}
+
+__global__ void to_bf16_kernel(const float* x, int64_t n, uint16_t* y) {
+  const int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = float_to_bits(x[i]);
+}
+
+__global__ void write_gqa_rows_kernel(const float* k, const float* v, int64_t width,
+                                      const int32_t* slots, uint16_t* pool) {
+  const int64_t t = blockIdx.x;
+  uint16_t* row = pool + int64_t{slots[t]} * 2 * width;
+  for (int64_t i = threadIdx.x; i < width; i += blockDim.x) {
+    row[i] = float_to_bits(k[t * width + i]);
+    row[width + i] = float_to_bits(v[t * width + i]);
+  }
+}
+
+constexpr int kAttnThreads = 128;
+constexpr int kAttnMaxDim = 512;
+
+// One block per (head, block row, request).
+__global__ void __launch_bounds__(kAttnThreads) dflash_attention_kernel(DFlashAttentionArgs a) {
+  __shared__ float q[kAttnMaxDim];
+  __shared__ double red[kAttnThreads];
+  const int h = blockIdx.x, i = blockIdx.y, b = blockIdx.z;
+  const int d = a.dim, g = h / (a.heads / a.kv_heads);
+  const int64_t kvw = int64_t{a.kv_heads} * d;
+  const int64_t row = int64_t{b} * a.block + i;
+  const int64_t C = a.ctx_rows[b], S = C + a.block, first = a.ctx_first[b];
+  const int32_t* table = a.pages + a.page_offset[b];
+  const float* qr = a.q + (row * a.heads + h) * d;
+  for (int e = threadIdx.x; e < d; e += blockDim.x) q[e] = qr[e];
+  __syncthreads();
+
+  float* p = a.scores + (row * a.heads + h) * a.max_keys;
+  // Key j's row: a context row of the pool (bf16) or the block's own (f32).
+  float mx = -INFINITY;
+  for (int64_t j = threadIdx.x; j < S; j += blockDim.x) {
+    float s = 0.0f;
+    if (j < C) {
+      const int64_t pos = first + j;
+      const int64_t slot = int64_t{table[pos / a.page_size]} * a.page_size + pos % a.page_size;
+      const uint16_t* kr = a.pool + slot * 2 * kvw + int64_t{g} * d;
+      for (int e = 0; e < d; ++e) s += q[e] * bits_to_float(kr[e]);
+    } else {
+      const float* kr = a.k_block + (int64_t{b} * a.block + (j - C)) * kvw + int64_t{g} * d;
+      for (int e = 0; e < d; ++e) s += q[e] * kr[e];
+    }
+    s *= a.scale;
+    p[j] = s;
+    mx = fmaxf(mx, s);
+  }
+  red[threadIdx.x] = mx;
+  __syncthreads();
+  for (int w = kAttnThreads / 2; w > 0; w /= 2) {
+    if (threadIdx.x < w) red[threadIdx.x] = fmax(red[threadIdx.x], red[threadIdx.x + w]);
+    __syncthreads();
+  }
+  const float m = static_cast<float>(red[0]);
+  __syncthreads();
+  double sum = 0.0;
+  for (int64_t j = threadIdx.x; j < S; j += blockDim.x) {
+    const float e = expf(p[j] - m);
+    p[j] = e;
+    sum += e;
+  }
+  red[threadIdx.x] = sum;
+  __syncthreads();
+  for (int w = kAttnThreads / 2; w > 0; w /= 2) {
+    if (threadIdx.x < w) red[threadIdx.x] += red[threadIdx.x + w];
+    __syncthreads();
+  }
+  const float inv = static_cast<float>(1.0 / red[0]);
+  // Output element e: the value sum in key order (p[] was written by other threads: synced above).
+  uint16_t* out = a.out + (row * a.heads + h) * d;
+  for (int e = threadIdx.x; e < d; e += blockDim.x) {
+    float acc = 0.0f;
+    for (int64_t j = 0; j < C; ++j) {
+      const int64_t pos = first + j;
+      const int64_t slot = int64_t{table[pos / a.page_size]} * a.page_size + pos % a.page_size;
+      acc += p[j] * bits_to_float(a.pool[slot * 2 * kvw + kvw + int64_t{g} * d + e]);
+    }
+    for (int64_t j = 0; j < a.block; ++j) {
+      acc += p[C + j] * a.v_block[(int64_t{b} * a.block + j) * kvw + int64_t{g} * d + e];
+    }
+    out[e] = float_to_bits(acc * inv);
+  }
+}
+
 }  // namespace
 
 Status embed(const uint16_t* table, const int32_t* tokens, int64_t T, int64_t hidden, float* x,
@@ -294,6 +395,44 @@ Status gemm_row_invariant(const RowInvariantGemm& g, void* stream) {
     return g.y_type == GemmType::kF32 ? launch_ri<B, B, float>(g, s) : launch_ri<B, B, B>(g, s);
   }
   return invalid_argument("gemm_row_invariant: unsupported type combination");
+}
+
+Status rope_rows(float* x, int64_t rows, int64_t heads, const int32_t* positions,
+                 const RopeArgs& rope, void* stream) {
+  if (rows == 0 || heads == 0) return Status::Ok();
+  rope_rows_kernel<<<static_cast<unsigned>(rows * heads), 64, 0, as_stream(stream)>>>(
+      x, heads, positions, rope);
+  return launched("rope_rows");
+}
+
+Status to_bf16(const float* x, int64_t n, uint16_t* y, void* stream) {
+  if (n == 0) return Status::Ok();
+  to_bf16_kernel<<<blocks_for(n, 256), 256, 0, as_stream(stream)>>>(x, n, y);
+  return launched("to_bf16");
+}
+
+Status write_gqa_rows(const float* k, const float* v, int64_t T, int64_t width,
+                      const int32_t* slots, uint16_t* pool, void* stream) {
+  if (T == 0) return Status::Ok();
+  write_gqa_rows_kernel<<<static_cast<unsigned>(T), 256, 0, as_stream(stream)>>>(k, v, width, slots,
+                                                                                 pool);
+  return launched("write_gqa_rows");
+}
+
+Status dflash_attention(const DFlashAttentionArgs& a, void* stream) {
+  if (a.batch == 0) return Status::Ok();
+  if (a.dim > kAttnMaxDim || a.kv_heads <= 0 || a.heads % a.kv_heads != 0 || a.block > 65535 ||
+      a.batch > 65535) {
+    return invalid_argument("dflash_attention: head_dim " + std::to_string(a.dim) + " (max " +
+                            std::to_string(kAttnMaxDim) + "), heads " + std::to_string(a.heads) +
+                            " / kv_heads " + std::to_string(a.kv_heads) + ", block " +
+                            std::to_string(a.block) + ", batch " + std::to_string(a.batch) +
+                            " are not served");
+  }
+  const dim3 grid(static_cast<unsigned>(a.heads), static_cast<unsigned>(a.block),
+                  static_cast<unsigned>(a.batch));
+  dflash_attention_kernel<<<grid, kAttnThreads, 0, as_stream(stream)>>>(a);
+  return launched("dflash_attention");
 }
 
 }  // namespace mlaspec::model::gpu

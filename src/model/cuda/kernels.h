@@ -74,4 +74,43 @@ struct RowInvariantGemm {
 };
 Status gemm_row_invariant(const RowInvariantGemm& g, void* stream);
 
+// ---- The DFlash drafter's forward (dflash_runtime.cc) ----
+
+// In place over x [rows, heads, dim]: row r's heads rotated at positions[r] (cpu::Rope::apply's
+// arithmetic; rope.dim == dim).
+Status rope_rows(float* x, int64_t rows, int64_t heads, const int32_t* positions,
+                 const RopeArgs& rope, void* stream);
+
+// y[i] = bf16(x[i]) for i < n.
+Status to_bf16(const float* x, int64_t n, uint16_t* y, void* stream);
+
+// GQA pool rows: pool[slots[t] * 2 * width + i] = bf16(k[t, i]) and
+// pool[slots[t] * 2 * width + width + i] = bf16(v[t, i]) for i < width (one layer's rows
+// [K | V], kv::KvLayout::gqa).
+Status write_gqa_rows(const float* k, const float* v, int64_t T, int64_t width,
+                      const int32_t* slots, uint16_t* pool, void* stream);
+
+// The DFlash block's attention (model/dflash.h: non-causal inside the block): for request b,
+// block row i and head h, the keys are the request's C_b context rows of the pool (positions
+// ctx_first[b] .. ctx_first[b] + C_b - 1, through its page table) and then the block's own Q rows;
+// out[(b * Q + i), h * dim : (h + 1) * dim] = bf16(softmax(q · k * scale) · v). Scores are f32 dot
+// products in d order, the softmax's sum in double, the value sum per output element in key order
+// (the CPU runtime's orders).
+struct DFlashAttentionArgs {
+  const float* q = nullptr;              // [B * Q, heads, dim]
+  const float* k_block = nullptr;        // [B * Q, kv_heads * dim]
+  const float* v_block = nullptr;        // [B * Q, kv_heads * dim]
+  const uint16_t* pool = nullptr;        // this layer's rows [slot, 2 * kv_heads * dim] (bf16)
+  const int32_t* pages = nullptr;        // the requests' page tables, concatenated
+  const int32_t* page_offset = nullptr;  // [B]: where request b's table starts in `pages`
+  const int32_t* ctx_first = nullptr;    // [B]
+  const int32_t* ctx_rows = nullptr;     // [B]: C_b
+  int batch = 0, block = 0, heads = 0, kv_heads = 0, dim = 0, page_size = 0;
+  int64_t max_keys = 0;  // max_b C_b + block: the scores scratch's row length
+  float scale = 1.0f;
+  float* scores = nullptr;  // scratch [B * Q * heads, max_keys]
+  uint16_t* out = nullptr;  // [B * Q, heads * dim] bf16
+};
+Status dflash_attention(const DFlashAttentionArgs& a, void* stream);
+
 }  // namespace mlaspec::model::gpu

@@ -28,13 +28,13 @@
 
 namespace mlaspec::model::gpu {
 
-Status Runtime::gemm(const RowInvariantGemm& g) {
+Status gemm(cublasHandle_t blas, bool deterministic, const RowInvariantGemm& g) {
   if (g.T == 0 || g.N == 0) return Status::Ok();
-  if (deterministic_ || g.w_type == GemmType::kF32) return gemm_row_invariant(g, nullptr);
+  if (deterministic || g.w_type == GemmType::kF32) return gemm_row_invariant(g, nullptr);
   const float alpha = 1.0f, beta = 0.0f;
   return cublas_status(
       cublasGemmStridedBatchedEx(
-          blas_, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(g.N), static_cast<int>(g.T),
+          blas, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(g.N), static_cast<int>(g.T),
           static_cast<int>(g.K), &alpha, g.w, CUDA_R_16BF, static_cast<int>(g.ldw), g.stride_w, g.x,
           CUDA_R_16BF, static_cast<int>(g.ldx), g.stride_x, &beta, g.y,
           g.y_type == GemmType::kF32 ? CUDA_R_32F : CUDA_R_16BF, static_cast<int>(g.ldy),
@@ -43,7 +43,8 @@ Status Runtime::gemm(const RowInvariantGemm& g) {
           str(g.N) + "] x " + str(g.batch));
 }
 
-Status Runtime::linear(const uint16_t* x, int64_t T, const DMat& w, void* y, GemmType y_type) {
+Status linear(cublasHandle_t blas, bool deterministic, const uint16_t* x, int64_t T, const DMat& w,
+              void* y, GemmType y_type) {
   RowInvariantGemm g;
   g.x = x;
   g.ldx = w.cols;
@@ -55,7 +56,15 @@ Status Runtime::linear(const uint16_t* x, int64_t T, const DMat& w, void* y, Gem
   g.T = T;
   g.N = w.rows;
   g.K = w.cols;
-  return gemm(g);
+  return gemm(blas, deterministic, g);
+}
+
+Status Runtime::gemm(const RowInvariantGemm& g) {
+  return gpu::gemm(blas_, deterministic_, g);
+}
+
+Status Runtime::linear(const uint16_t* x, int64_t T, const DMat& w, void* y, GemmType y_type) {
+  return gpu::linear(blas_, deterministic_, x, T, w, y, y_type);
 }
 
 Status Runtime::run_request(const ForwardRequest& r, kv::KvPool& pool,

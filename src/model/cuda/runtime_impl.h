@@ -25,6 +25,9 @@ inline std::string str(int64_t v) {
 
 Status cuda_status(cudaError_t err, const std::string& what);
 Status cublas_status(cublasStatus_t st, const std::string& what);
+// Checks that a CUDA device is visible (else kUnsupported "<who> device cuda: no CUDA device is
+// visible") and creates a cuBLAS handle.
+Status open_device(const std::string& who, cublasHandle_t* blas);
 // Grows `b` to at least `bytes` on the device (poisoned with 0xff).
 Status ensure(Buffer& b, size_t bytes);
 
@@ -66,6 +69,19 @@ struct DLayer {
   std::vector<DMlp> experts;
   DMlp shared;
 };
+
+// The GEMM entry of the CUDA runtimes (runtime.cc): cuBLAS (bf16 in, f32 accumulate), or the
+// row-invariant kernel when `deterministic` or the weights are f32.
+Status gemm(cublasHandle_t blas, bool deterministic, const RowInvariantGemm& g);
+// y[T, W.rows] = x[T, W.cols] @ W^T (x bf16 packed).
+Status linear(cublasHandle_t blas, bool deterministic, const uint16_t* x, int64_t T, const DMat& w,
+              void* y, GemmType y_type);
+
+// Host weights to the device (weights.cc): matrices as bf16, vectors as f32, an MLP's gate and up
+// projections stacked into one [2 * inter, hidden] matrix.
+Status upload_matrix(DMat& m, const Matrix& w);
+Status upload_vec(DVec& v, const std::vector<float>& h);
+Status upload_mlp(DMlp& d, const MlpWeights& w);
 
 class Runtime final : public CudaRuntime {
  public:

@@ -28,6 +28,8 @@ Status upload_rows(DMat& m, const std::vector<const Matrix*>& parts) {
   return upload(m.buf, host.data(), host.size() * sizeof(uint16_t));
 }
 
+}  // namespace
+
 Status upload_matrix(DMat& m, const Matrix& w) {
   return upload_rows(m, {&w});
 }
@@ -44,8 +46,6 @@ Status upload_mlp(DMlp& d, const MlpWeights& w) {
   MLASPEC_RETURN_IF_ERROR(upload_rows(d.gate_up, {&w.gate_proj, &w.up_proj}));
   return upload_matrix(d.down, w.down_proj);
 }
-
-}  // namespace
 
 Status cuda_status(cudaError_t err, const std::string& what) {
   if (err == cudaSuccess) return Status::Ok();
@@ -66,13 +66,17 @@ Status ensure(Buffer& b, size_t bytes) {
   return b.fill_bytes(0xff);
 }
 
-Status Runtime::init(const cpu::Rope& rope) {
+Status open_device(const std::string& who, cublasHandle_t* blas) {
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
     cudaGetLastError();
-    return unsupported("model device cuda: no CUDA device is visible");
+    return unsupported(who + " device cuda: no CUDA device is visible");
   }
-  MLASPEC_RETURN_IF_ERROR(cublas_status(cublasCreate(&blas_), "cublasCreate"));
+  return cublas_status(cublasCreate(blas), "cublasCreate");
+}
+
+Status Runtime::init(const cpu::Rope& rope) {
+  MLASPEC_RETURN_IF_ERROR(open_device("model", &blas_));
   MLASPEC_RETURN_IF_ERROR(upload_matrix(embed_, host_.embed_tokens));
   if (!host_.lm_head.empty()) MLASPEC_RETURN_IF_ERROR(upload_matrix(head_, host_.lm_head));
   MLASPEC_RETURN_IF_ERROR(upload_vec(norm_, host_.norm));
