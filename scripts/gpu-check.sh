@@ -71,9 +71,9 @@ grep -E "mlaspec: (CUDA|NCCL)" "$RES/build.log" | sed 's/^-- //' | tee -a "$RES/
 
 if ((model_only)); then
   log "CUDA model runtime tests"
-  build-gpu/tests/gpu_tests --gtest_filter='*CudaForward*:CudaModel*:CudaEngine*' \
+  build-gpu/tests/gpu_tests --gtest_filter='*CudaForward*:CudaModel*:CudaEngine*:DFlashCuda*' \
     > "$RES/model-tests.log" 2>&1 || status=1
-  grep -E "^\[(cuda vs cpu|chunked|engine|perf)|FAILED|PASSED" "$RES/model-tests.log"
+  grep -E "^\[(cuda vs cpu|chunked|engine|perf|dflash)|FAILED|PASSED" "$RES/model-tests.log"
   P='<|bos|><|user|>Maya buys 9 oranges for 16 dollars each. She pays with 500 dollars. How much change does she get?<|assistant|>'
   for dev in cpu cuda; do
     log "generate --device $dev (shipped pair, dflash)"
