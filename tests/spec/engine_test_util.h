@@ -23,8 +23,10 @@ inline std::filesystem::path model_dir(const std::string& name) {
   return std::filesystem::path(MLASPEC_TEST_DATA_DIR) / "models" / name;
 }
 
-inline model::Model load_model(const std::string& name) {
-  Result<model::Model> m = model::Model::load(model_dir(name));
+inline model::Model load_model(const std::string& name, Device device = Device::kCPU) {
+  model::LoadOptions options;
+  options.device = device;
+  Result<model::Model> m = model::Model::load(model_dir(name), options);
   EXPECT_TRUE(m.ok()) << m.status().message();
   return std::move(*m);
 }
@@ -209,8 +211,8 @@ inline const std::vector<std::string> kModels = {"v3_qlora_moe_yarn", "v3_plain_
                                                  "kimi_k2_fp8",       "v3_generate_bytelevel"};
 
 inline Engine make_engine(const std::string& name, std::unique_ptr<Drafter> drafter,
-                          EngineConfig config = {}) {
-  Result<Engine> e = Engine::create(load_model(name), std::move(drafter), config);
+                          EngineConfig config = {}, Device device = Device::kCPU) {
+  Result<Engine> e = Engine::create(load_model(name, device), std::move(drafter), config);
   EXPECT_TRUE(e.ok()) << e.status().message();
   return std::move(*e);
 }
@@ -235,17 +237,18 @@ inline std::map<std::vector<int32_t>, std::vector<int32_t>> answers(
 }
 
 // Plain greedy, then the same prompts with an oracle (always right), always-wrong, random
-// (one-hot and with q) and n-gram drafter: every output must be plain greedy's.
+// (one-hot and with q) and n-gram drafter: every output must be plain greedy's. The target runs
+// on `device`, `batch` requests at a time.
 inline void check_lossless_greedy(const std::string& name, int num_prompts, int32_t new_tokens,
-                                  uint64_t seed) {
+                                  uint64_t seed, Device device = Device::kCPU, size_t batch = 8) {
   const int kPrompts = num_prompts;
   const int32_t kNew = new_tokens;
   {
     SCOPED_TRACE(name);
-    Engine plain = make_engine(name, nullptr);
+    Engine plain = make_engine(name, nullptr, {}, device);
     const int32_t vocab = plain.model().config().vocab_size;
     const auto prompts = mixed_prompts(kPrompts, vocab, seed);
-    const RunResult want = run_batches(plain, prompts, {}, kNew);
+    const RunResult want = run_batches(plain, prompts, {}, kNew, batch);
     for (const auto& out : want.outputs) ASSERT_EQ(out.size(), static_cast<size_t>(kNew));
 
     struct Case {
@@ -266,8 +269,8 @@ inline void check_lossless_greedy(const std::string& name, int num_prompts, int3
       SCOPED_TRACE(c.what);
       EngineConfig config;
       config.num_draft = c.num_draft;
-      Engine spec = make_engine(name, std::move(c.drafter), config);
-      const RunResult got = run_batches(spec, prompts, {}, kNew);
+      Engine spec = make_engine(name, std::move(c.drafter), config, device);
+      const RunResult got = run_batches(spec, prompts, {}, kNew, batch);
       for (size_t i = 0; i < prompts.size(); ++i) {
         ASSERT_EQ(got.outputs[i], want.outputs[i]) << "prompt " << i;
       }
