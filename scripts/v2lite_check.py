@@ -70,7 +70,7 @@ KIMI = dict(
                          mscale=1.0, mscale_all_dim=1.0),
     tie_word_embeddings=False, bos_token_id=1, eos_token_id=2)
 
-TINY = dict(vocab_size=512, hidden_size=64, intermediate_size=96, moe_intermediate_size=32,
+TINY = dict(bos_token_id=1, eos_token_id=2, vocab_size=512, hidden_size=64, intermediate_size=96, moe_intermediate_size=32,
             num_attention_heads=8, num_key_value_heads=8, qk_nope_head_dim=16, v_head_dim=16)
 
 CASES = {
@@ -174,8 +174,18 @@ def main():
         config._attn_implementation = "eager"
         t = time.time()
         torch.manual_seed(args.seed)
+        # Built in bf16 directly (no f32 copy of 16-34 B parameters), then the RoPE frequencies
+        # remade in f32: a module built under a bf16 default (or .to(bf16)) holds inv_freq rounded
+        # to bf16, which mlaspec (f32 inv_freq, as transformers computes it) would not match.
+        torch.set_default_dtype(torch.bfloat16)
+        try:
+            with torch.device(args.device):
+                model = cls(config).eval()
+        finally:
+            torch.set_default_dtype(torch.float32)
         with torch.device(args.device):
-            model = cls(config).to(torch.bfloat16).eval()
+            model.model.rotary_emb = type(model.model.rotary_emb)(config=config)
+        assert model.model.rotary_emb.inv_freq.dtype == torch.float32
         init_weights(model, args.seed)
         if args.device == "cuda":
             torch.cuda.synchronize()
