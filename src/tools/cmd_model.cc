@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -183,6 +184,16 @@ double measure_cpu_bandwidth() {
   return best;
 }
 
+// Bytes of the checkpoint's safetensors files (what a load reads from disk).
+double checkpoint_bytes(const std::string& dir) {
+  double total = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    if (e.path().extension() == ".safetensors") total += static_cast<double>(e.file_size(ec));
+  }
+  return total;
+}
+
 struct Row {
   std::string step;
   int batch = 1, q_len = 1;
@@ -311,9 +322,10 @@ void run_bench_model(const BenchModelCli& cli) {
       cli.model.c_str(), cli.device.c_str(), c.num_hidden_layers, c.hidden_size, c.n_routed_experts,
       c.num_experts_per_tok, fp.total_params() / 1e9, fp.step_params(c.num_experts_per_tok) / 1e9);
   std::printf(
-      "load %.2f s; context fill %.2f s; bandwidth %.0f GB/s (%s)%s; %d reps, median; "
-      "%s mode\n",
-      load_s, fill_s, bw,
+      "load %.2f s (%.2f GB of safetensors, %.2f GB/s); context fill %.2f s; bandwidth %.0f GB/s "
+      "(%s)%s; %d reps, median; %s mode\n",
+      load_s, checkpoint_bytes(cli.model) / 1e9, checkpoint_bytes(cli.model) / 1e9 / load_s, fill_s,
+      bw,
       cli.bandwidth_gbs > 0  ? "--bandwidth"
       : dev == Device::kCUDA ? "H200 nominal 4.2 TB/s"
                              : "measured here",

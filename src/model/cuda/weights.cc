@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "mlaspec/core/dtype.h"
+#include "mlaspec/core/parallel.h"
 #include "mlaspec/model/footprint.h"
 #include "runtime_impl.h"
 
@@ -24,7 +25,16 @@ Status upload_rows(DMat& m, const std::vector<const Matrix*>& parts) {
   std::vector<uint16_t> host(static_cast<size_t>(m.rows * m.cols));
   size_t o = 0;
   for (const Matrix* p : parts) {
-    for (float v : p->data) host[o++] = bf16::from_float(v).bits;
+    // In parallel blocks of 1 Mi values (a 16 B-parameter model has 16 Gi values to round).
+    const int64_t n = static_cast<int64_t>(p->data.size()), block = int64_t{1} << 20;
+    uint16_t* dst = host.data() + o;
+    parallel_for(0, (n + block - 1) / block, [&](int64_t b) {
+      const int64_t e = std::min(n, (b + 1) * block);
+      for (int64_t i = b * block; i < e; ++i) {
+        dst[i] = bf16::from_float(p->data[static_cast<size_t>(i)]).bits;
+      }
+    });
+    o += p->data.size();
   }
   return upload(m.buf, host.data(), host.size() * sizeof(uint16_t));
 }
