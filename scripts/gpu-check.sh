@@ -90,7 +90,9 @@ if [[ -n $real_case ]]; then
   # The real-size check, then the benchmark on the same checkpoint (kept for it, removed after).
   dir=${TMPDIR:-/tmp}/mlaspec-$real_case
   log "real-size check: $real_case ($(left) s left)"
-  timeout $(($(left) - 150)) python3 scripts/v2lite_check.py --case "$real_case" \
+  limit=$(($(left) - 150))  # keeps ~150 s for bench-model on the same checkpoint
+  ((limit < 240)) && limit=$(($(left) - 10))
+  timeout "$limit" python3 scripts/v2lite_check.py --case "$real_case" \
     --mlaspec build-gpu/mlaspec --dir "$dir" --keep --timeout 330 --json "$RES/$real_case.json" \
     > "$RES/$real_case-check.txt" 2>&1 || status=1
   grep -vE "^Writing|it/s\]" "$RES/$real_case-check.txt" | tail -40

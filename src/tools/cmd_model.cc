@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "mlaspec/attention/verify.h"
 #include "mlaspec/core/parallel.h"
 #include "mlaspec/model/footprint.h"
 #include "mlaspec/model/model.h"
@@ -184,6 +185,54 @@ double measure_cpu_bandwidth() {
   return best;
 }
 
+// The attention op alone for a decode / verify step: `batch` requests of q queries over seq_len
+// keys each (their pages in `pool`, layer 0), through the model's dispatcher as the forward calls
+// it (deterministic, as both runtimes ask), median of `reps` after one warm-up, times the layers.
+// q is zeros: the time does not depend on the values.
+double time_attention(model::Model& m, kv::KvPool& pool, const Requests& req, int batch, int64_t q,
+                      int64_t seq_len, int reps) {
+  const model::ModelConfig& c = m.config();
+  const Device dev = m.device();
+  const int64_t H = c.num_attention_heads, row = c.kv_lora_rank + c.qk_rope_head_dim;
+  const int64_t latent = c.kv_lora_rank, per = req.per;
+  Buffer qb(static_cast<size_t>(batch * q * H * row) * 2, dev);
+  throw_if_error(qb.fill_bytes(0));
+  Buffer out(static_cast<size_t>(batch * q * H * latent) * 2, dev);
+  Buffer lse(static_cast<size_t>(batch * q * H) * 4, dev);
+  std::vector<int32_t> table, lens(static_cast<size_t>(batch), static_cast<int32_t>(seq_len));
+  for (int b = 0; b < batch; ++b) {
+    table.insert(table.end(), req.pages[static_cast<size_t>(b)].begin(),
+                 req.pages[static_cast<size_t>(b)].end());
+  }
+  Buffer dtable(table.size() * 4, dev), dlens(lens.size() * 4, dev);
+  throw_if_error(dtable.copy_from_host(table.data(), table.size() * 4));
+  throw_if_error(dlens.copy_from_host(lens.data(), lens.size() * 4));
+  attn::VerifyArgs a;
+  a.q = TensorView(qb.data(), DType::kBF16, {batch, q, H, row}, dev);
+  a.kv = pool.layer_view(0);
+  a.block_table = TensorView(dtable.data(), DType::kI32, {batch, per}, dev);
+  a.seq_lens = TensorView(dlens.data(), DType::kI32, {batch}, dev);
+  if (dev == Device::kCUDA) {
+    a.block_table_host = TensorView(table.data(), DType::kI32, {batch, per});
+    a.seq_lens_host = TensorView(lens.data(), DType::kI32, {batch});
+  }
+  a.sm_scale = static_cast<float>(c.softmax_scale());
+  a.out = TensorView(out.data(), DType::kBF16, {batch, q, H, latent}, dev);
+  a.lse = TensorView(lse.data(), DType::kF32, {batch, q, H}, dev);
+  attn::VerifyOptions vo;
+  vo.deterministic = true;
+  std::vector<double> t;
+  float sink = 0;
+  for (int rep = 0; rep <= reps; ++rep) {
+    const auto s = Clock::now();
+    throw_if_error(m.dispatcher().run(a, vo));
+    throw_if_error(lse.copy_to_host(&sink, sizeof(float)));  // waits for the device
+    if (rep > 0) t.push_back(seconds_since(s));
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2] * c.num_hidden_layers;
+}
+
 // Bytes of the checkpoint's safetensors files (what a load reads from disk).
 double checkpoint_bytes(const std::string& dir) {
   double total = 0;
@@ -199,6 +248,7 @@ struct Row {
   int batch = 1, q_len = 1;
   int64_t context = 0;
   double ms = 0, tokens_per_s = 0, experts = 0, floor_bytes = 0, floor_ms = 0, frac = 0;
+  double attention_ms = -1;  // the attention op alone, all layers (decode / verify rows)
   bool flop_bound = false;
 };
 
@@ -310,9 +360,12 @@ void run_bench_model(const BenchModelCli& cli) {
   for (int b : cli.batches) {
     add("decode", b, 1, cli.context, time_step(0, b, 1, cli.context, model::LogitsMode::kLast),
         int64_t{b} * (cli.context + 1), static_cast<double>(b) * (cli.context + 1));
+    rows.back().attention_ms = 1e3 * time_attention(m, pool, req, b, 1, cli.context + 1, cli.reps);
     for (int q : cli.q_lens) {
       add("verify", b, q, cli.context, time_step(0, b, q, cli.context, model::LogitsMode::kAll),
           int64_t{b} * (cli.context + q), static_cast<double>(b) * q * (cli.context + q));
+      rows.back().attention_ms =
+          1e3 * time_attention(m, pool, req, b, q, cli.context + q, cli.reps);
     }
   }
 
@@ -337,13 +390,18 @@ void run_bench_model(const BenchModelCli& cli) {
       peak > 0 ? ", or FLOPs / peak when larger (*)" : "");
   std::printf(
       "| step | batch | q_len | context | ms | tokens/s | experts/layer | floor MB | "
-      "floor ms | %% of floor |\n|---|---|---|---|---|---|---|---|---|---|\n");
+      "floor ms | %% of floor | attention ms | rest ms |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   nlohmann::json out = nlohmann::json::array();
   for (const Row& r : rows) {
-    std::printf("| %s | %d | %d | %lld | %.3f | %.0f | %.1f | %.1f | %.4f%s | %.1f%% |\n",
+    char split[64] = "- | -";
+    if (r.attention_ms >= 0) {
+      std::snprintf(split, sizeof split, "%.3f | %.3f", r.attention_ms, r.ms - r.attention_ms);
+    }
+    std::printf("| %s | %d | %d | %lld | %.3f | %.0f | %.1f | %.1f | %.4f%s | %.1f%% | %s |\n",
                 r.step.c_str(), r.batch, r.q_len, static_cast<long long>(r.context), r.ms,
                 r.tokens_per_s, r.experts, r.floor_bytes / 1e6, r.floor_ms, r.flop_bound ? "*" : "",
-                100.0 * r.frac);
+                100.0 * r.frac, split);
     out.push_back({{"step", r.step},
                    {"batch", r.batch},
                    {"q_len", r.q_len},
@@ -353,11 +411,13 @@ void run_bench_model(const BenchModelCli& cli) {
                    {"experts_per_layer", r.experts},
                    {"floor_bytes", r.floor_bytes},
                    {"floor_ms", r.floor_ms},
-                   {"fraction_of_floor", r.frac}});
+                   {"fraction_of_floor", r.frac},
+                   {"attention_ms", r.attention_ms}});
   }
   std::printf(
-      "attention / GEMM / rest split: not measured (the forward has no per-piece timers "
-      "yet; use nsys on the GPU)\n");
+      "attention ms: the attention op alone for the step's shape (one call timed, x "
+      "layers); rest ms: the step minus it (GEMMs, norms, routing, launches). The GEMM / "
+      "rest split inside it is not measured (no per-piece timers; nsys on the GPU)\n");
   if (!cli.json.empty()) {
     std::ofstream f(cli.json);
     f << out.dump(2) << "\n";
