@@ -665,23 +665,29 @@ TEST(CudaModelKernels, RowInvariantGemm) {
                                      {384, 7168, 1}};
   for (const Shape& sh : shapes) {
     for (int64_t T : kTokens) {
-      for (gpu::GemmType yt : {gpu::GemmType::kF32, gpu::GemmType::kBF16}) {
+      // bf16 -> f32, bf16 -> bf16 (the model's GEMMs), f32 -> f32 (the MoE router's).
+      for (int mode = 0; mode < 3; ++mode) {
+        const bool all_f32 = mode == 2;
+        const gpu::GemmType yt = mode == 1 ? gpu::GemmType::kBF16 : gpu::GemmType::kF32;
         const int64_t N = sh.N, K = sh.K, B = sh.batch;
         // x: [T, B, K] (per-batch slices interleaved as the per-head GEMMs read them); w: [B, N,
         // K].
         const std::vector<float> xf = randn(static_cast<size_t>(T * B * K));
         const std::vector<float> wf = randn(static_cast<size_t>(B * N * K), 0.05f);
         const std::vector<uint16_t> xb = to_bf16(xf), wb = to_bf16(wf);
-        const std::vector<float> xr = from_bf16(xb), wr = from_bf16(wb);
+        const std::vector<float> xr = all_f32 ? xf : from_bf16(xb);
+        const std::vector<float> wr = all_f32 ? wf : from_bf16(wb);
         const size_t ye = yt == gpu::GemmType::kF32 ? 4 : 2;
-        Buffer dx = upload(xb), dw = upload(wb);
+        Buffer dx = all_f32 ? upload(xf) : upload(xb), dw = all_f32 ? upload(wf) : upload(wb);
         Buffer dy(static_cast<size_t>(T * B * N) * ye, Device::kCUDA);
         throw_if_error(dy.fill_bytes(0xff));
         gpu::RowInvariantGemm g;
         g.x = dx.data();
+        g.x_type = all_f32 ? gpu::GemmType::kF32 : gpu::GemmType::kBF16;
         g.ldx = B * K;
         g.stride_x = K;
         g.w = dw.data();
+        g.w_type = g.x_type;
         g.ldw = K;
         g.stride_w = N * K;
         g.y = dy.data();
@@ -724,12 +730,14 @@ TEST(CudaModelKernels, RowInvariantGemm) {
         }
         const std::string tag = "N " + std::to_string(N) + " K " + std::to_string(K) + " x" +
                                 std::to_string(B) + " T " + std::to_string(T) +
+                                (all_f32 ? " f32 in" : "") +
                                 (yt == gpu::GemmType::kF32 ? " f32" : " bf16");
         expect_near_all(got, want, bound, "gemm_row_invariant " + tag);
 
         // Row invariance: the last row alone.
         if (T > 1) {
-          Buffer dx1 = upload(std::vector<uint16_t>(xb.end() - B * K, xb.end()));
+          Buffer dx1 = all_f32 ? upload(std::vector<float>(xf.end() - B * K, xf.end()))
+                               : upload(std::vector<uint16_t>(xb.end() - B * K, xb.end()));
           Buffer dy1(static_cast<size_t>(B * N) * ye, Device::kCUDA);
           throw_if_error(dy1.fill_bytes(0xff));
           gpu::RowInvariantGemm g1 = g;
