@@ -7,14 +7,28 @@
 # Needs GoogleTest, CLI11 and nlohmann-json: installed packages, or a .deps/ folder made by
 # scripts/fetch-deps.sh (the lent GPU machine has no package access; carry .deps there).
 #
-# Usage: scripts/gpu-check.sh [--skip-tests] [--skip-bench] [--quick] [--model-only]
+# Usage: scripts/gpu-check.sh [--skip-tests] [--skip-bench] [--quick] [--model-only] [--v2lite]
+#                             [--kimi]
 #   --skip-tests  build, then calibrate + bench only      --skip-bench  build + tests only
 #   --quick       no q_len / S sweeps
-#   --model-only  build gpu_tests + mlaspec only; run the CUDA model runtime's tests (they print
-#                 its bounds and timings) and `generate` on the shipped pair with --device cpu and
-#                 cuda; nothing else
+#   --model-only  build gpu_tests + mlaspec only; run the CUDA model runtime's tests (the
+#                 per-kernel tests CudaModelKernels.* against the CPU runtime's functions, then the
+#                 forward against the CPU runtime; they print their bounds, worst ratios and
+#                 timings), `generate` on the shipped pair with --device cpu and cuda, and
+#                 `bench-model` on the shipped target; nothing else (~5 min with a cold build)
+#   --v2lite      build mlaspec only (a no-op after --model-only), then the real-size check
+#                 (scripts/v2lite_check.py: DeepSeek-V2-Lite's config with random weights made and
+#                 saved by transformers, ~31 GB in /tmp, mlaspec's CUDA logits vs transformers'
+#                 f32 and bf16 over a prefill + 8 decode steps) and `bench-model --device cuda` on
+#                 that checkpoint at S = 4k; each under a time limit so the call ends within ~570 s
+#   --kimi        as --v2lite for the one-layer Kimi-K2-shaped slice (64 heads, 384 experts top-8,
+#                 n_group 1; ~34 GB); run it in its own call, after --v2lite has removed its files
+# The GPU session's plan: call 1 `--model-only`, call 2 `--v2lite`, call 3 (if time) `--kimi`.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+t_start=$SECONDS
+# Seconds left of a 570 s call (the device's per-command limit is 600 s).
+left() { echo $((570 - (SECONDS - t_start))); }
 # Results are written to $RES and packed into $OUT/gpu-check.tgz after every stage (the lent GPU
 # machine returns at most 8 files from $OUT, and a stage cut short by a time limit still leaves
 # what came before it).
@@ -22,13 +36,15 @@ OUT=${OUT:-$PWD/out}
 RES=${RES:-$OUT/results}
 mkdir -p "$OUT" "$RES"
 pack() { tar czf "$OUT/gpu-check.tgz" -C "$RES" . 2>/dev/null || true; }
-skip_tests=0 skip_bench=0 quick=0 model_only=0
+skip_tests=0 skip_bench=0 quick=0 model_only=0 real_case=
 for a in "$@"; do
   case $a in
     --skip-tests) skip_tests=1 ;;
     --skip-bench) skip_bench=1 ;;
     --quick) quick=1 ;;
     --model-only) model_only=1 ;;
+    --v2lite) real_case=v2lite ;;
+    --kimi) real_case=kimi ;;
     *) echo "gpu-check: unknown option $a" >&2; exit 2 ;;
   esac
 done
@@ -59,6 +75,7 @@ gen=()
 command -v ninja >/dev/null && gen=(-G Ninja)
 targets=()
 ((model_only)) && targets=(--target gpu_tests mlaspec)
+[[ -n $real_case ]] && targets=(--target mlaspec)
 log "configure + build (CUDA ON)"
 if ! { cmake -S . -B build-gpu "${gen[@]}" -DMLASPEC_CUDA=ON -DCMAKE_BUILD_TYPE=Release "${extra[@]}" &&
        cmake --build build-gpu -j"$(nproc)" "${targets[@]}"; } > "$RES/build.log" 2>&1; then
@@ -69,11 +86,35 @@ fi
 grep -E "spill|stack frame" "$RES/build.log" | sort -u | head -20 > "$RES/ptxas.txt" || true
 grep -E "mlaspec: (CUDA|NCCL)" "$RES/build.log" | sed 's/^-- //' | tee -a "$RES/gpu.txt"
 
+if [[ -n $real_case ]]; then
+  # The real-size check, then the benchmark on the same checkpoint (kept for it, removed after).
+  dir=${TMPDIR:-/tmp}/mlaspec-$real_case
+  log "real-size check: $real_case ($(left) s left)"
+  limit=$(($(left) - 150))  # keeps ~150 s for bench-model on the same checkpoint
+  ((limit < 240)) && limit=$(($(left) - 10))
+  timeout "$limit" python3 scripts/v2lite_check.py --case "$real_case" \
+    --mlaspec build-gpu/mlaspec --dir "$dir" --keep --timeout 330 --json "$RES/$real_case.json" \
+    > "$RES/$real_case-check.txt" 2>&1 || status=1
+  grep -vE "^Writing|it/s\]" "$RES/$real_case-check.txt" | tail -40
+  if [[ -f $dir/config.json ]] && (($(left) > 60)); then
+    log "bench-model --device cuda on $real_case ($(left) s left)"
+    ctx=4096 batches=1,8,16
+    [[ $real_case == kimi ]] && ctx=1024 batches=1,8
+    timeout $(($(left) - 10)) build-gpu/mlaspec bench-model --model "$dir" --device cuda \
+      --context $ctx --batch $batches --q-len 2,4,8,16 --prefill 256,1024 --reps 5 \
+      --json "$RES/bench-model-$real_case.json" > "$RES/bench-model-$real_case.txt" 2>&1 || status=1
+    grep -vE "^\[mlaspec info\]" "$RES/bench-model-$real_case.txt" | tail -30
+  fi
+  rm -rf "$dir"
+  log "done (status $status)"
+  exit $status
+fi
+
 if ((model_only)); then
   log "CUDA model runtime tests"
   build-gpu/tests/gpu_tests --gtest_filter='*CudaForward*:CudaModel*:CudaEngine*:DFlashCuda*' \
     > "$RES/model-tests.log" 2>&1 || status=1
-  grep -E "^\[(cuda vs cpu|chunked|engine|perf|dflash)|FAILED|PASSED" "$RES/model-tests.log"
+  grep -E "^\[(cuda vs cpu|chunked|engine|perf|dflash|kernels)|FAILED|PASSED" "$RES/model-tests.log"
   P='<|bos|><|user|>Maya buys 9 oranges for 16 dollars each. She pays with 500 dollars. How much change does she get?<|assistant|>'
   for dev in cpu cuda; do
     log "generate --device $dev (shipped pair, dflash)"
@@ -81,6 +122,10 @@ if ((model_only)); then
       --device $dev --prompt "$P" > "$RES/generate-$dev.txt" 2>&1 || status=1
     tail -3 "$RES/generate-$dev.txt"
   done
+  log "bench-model --device cuda (shipped target)"
+  timeout 120 build-gpu/mlaspec bench-model --model models/target --device cuda --context 512 \
+    --json "$RES/bench-model-target.json" > "$RES/bench-model-target.txt" 2>&1 || status=1
+  grep -vE "^\[mlaspec info\]" "$RES/bench-model-target.txt"
   log "done (status $status)"
   exit $status
 fi

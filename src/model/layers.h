@@ -86,6 +86,14 @@ Status mla_forward(const ModelConfig& config, const AttentionWeights& w, const R
 // mlp.cc: SwiGLU, out[T, hidden] = down(silu(gate(x)) * up(x)).
 void mlp_forward(const MlpWeights& w, const float* x, int64_t T, float* out);
 
+// mlp.cc: the SwiGLU activation, out[i] = silu(gate[i]) * up[i] for i < n (out may alias gate).
+void silu_mul(const float* gate, const float* up, int64_t n, float* out);
+
+// moe.cc: the combine, out[t, :] = sum_{i < k} w[t * k + i] * ys[rows[t * k + i], :] in i order,
+// then + shared[t, :] when shared is not null (rows / w: plan_moe_groups' combine_row / _weight).
+void moe_combine(const float* ys, const int32_t* rows, const float* w, int k, const float* shared,
+                 int64_t T, int64_t hidden, float* out);
+
 // moe.cc: routed experts (grouped per expert, one GEMM each) + shared experts.
 void moe_forward(const ModelConfig& config, const MoeWeights& w, const float* x, int64_t T,
                  float* out);

@@ -22,6 +22,10 @@ void linear(const float* x, int64_t T, const Matrix& W, float* y, int64_t ldx, i
               static_cast<blasint>(ldy));
 }
 
+void silu_mul(const float* gate, const float* up, int64_t n, float* out) {
+  for (int64_t i = 0; i < n; ++i) out[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+}
+
 void mlp_forward(const MlpWeights& w, const float* x, int64_t T, float* out) {
   const int64_t inter = w.gate_proj.rows;
   std::vector<float> gate(static_cast<size_t>(T * inter)), up(gate.size());
@@ -29,8 +33,7 @@ void mlp_forward(const MlpWeights& w, const float* x, int64_t T, float* out) {
   linear(x, T, w.up_proj, up.data());
   parallel_for(0, T, [&](int64_t t) {
     float* g = gate.data() + t * inter;
-    const float* u = up.data() + t * inter;
-    for (int64_t i = 0; i < inter; ++i) g[i] = g[i] / (1.0f + std::exp(-g[i])) * u[i];
+    silu_mul(g, up.data() + t * inter, inter, g);
   });
   linear(gate.data(), T, w.down_proj, out);
 }

@@ -8,6 +8,7 @@
 #include "cuda/runtime.h"
 #include "layers.h"
 #include "mlaspec/attention/cpu_caps.h"
+#include "mlaspec/model/footprint.h"
 #include "row_invariant_gemm.h"
 
 namespace mlaspec::model {
@@ -61,6 +62,15 @@ Device Model::device() const {
 Result<Model> Model::load(const std::filesystem::path& dir, const LoadOptions& options) {
   Result<ModelConfig> config = load_model_config(dir);
   if (!config.ok()) return config.status();
+  if (options.device == Device::kCUDA && options.mem_fraction > 0.0) {
+    // The budget first, before any weight is read (bf16 on the device: 2 bytes per weight).
+    const MemoryBudget budget = size_memory(*config, 2, options.target_kv_bytes,
+                                            options.draft_kv_bytes, kDefaultChunkTokens);
+    Result<int64_t> available = gpu::CudaRuntime::available_bytes();
+    if (!available.ok()) return available.status();
+    MLASPEC_RETURN_IF_ERROR(check_memory(budget, *available, options.mem_fraction)
+                                .with_context("loading " + dir.string()));
+  }
   Result<Checkpoint> ckpt = Checkpoint::open(dir);
   if (!ckpt.ok()) return ckpt.status();
   Result<ModelWeights> weights = load_weights(*config, *ckpt);

@@ -6,6 +6,7 @@
 #include <limits>
 #include <numeric>
 
+#include "gpu_plan.h"
 #include "layers.h"
 #include "mlaspec/core/parallel.h"
 
@@ -94,6 +95,22 @@ void route_token(const ModelConfig& c, const MoeWeights& w, const float* logits,
   }
 }
 
+void moe_combine(const float* ys, const int32_t* rows, const float* w, int k, const float* shared,
+                 int64_t T, int64_t hidden, float* out) {
+  parallel_for(0, T, [&](int64_t t) {
+    float* o = out + t * hidden;
+    std::fill(o, o + hidden, 0.0f);
+    for (int i = 0; i < k; ++i) {
+      const float* y = ys + int64_t{rows[t * k + i]} * hidden;
+      const float wi = w[t * k + i];
+      for (int64_t j = 0; j < hidden; ++j) o[j] += y[j] * wi;
+    }
+    if (shared != nullptr) {
+      for (int64_t j = 0; j < hidden; ++j) o[j] += shared[t * hidden + j];
+    }
+  });
+}
+
 void moe_forward(const ModelConfig& c, const MoeWeights& w, const float* x, int64_t T, float* out) {
   const int64_t hidden = c.hidden_size;
   const int E = c.n_routed_experts, k = c.num_experts_per_tok;
@@ -105,39 +122,30 @@ void moe_forward(const ModelConfig& c, const MoeWeights& w, const float* x, int6
     route_token(c, w, logits.data() + t * E, chosen.data() + t * k, weight.data() + t * k);
   });
 
-  // Tokens per expert, then one GEMM per touched expert. Each token sums its experts' outputs in
-  // ascending expert order (as transformers' index_add loop does).
-  std::fill(out, out + T * hidden, 0.0f);
-  std::vector<float> xs, ys;
+  // Tokens per expert (plan_moe_groups, the CUDA runtime's plan too), one GEMM per touched
+  // expert, then the combine: each token sums its experts' outputs in ascending expert order (as
+  // transformers' index_add loop does), then the shared experts.
+  const MoeGroupPlan plan = plan_moe_groups(chosen, weight, T, k, E);
+  const int64_t rows = static_cast<int64_t>(plan.rows.size());
+  std::vector<float> xs(static_cast<size_t>(rows * hidden)), ys(xs.size());
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t t = plan.rows[static_cast<size_t>(r)];
+    std::copy(x + t * hidden, x + (t + 1) * hidden, xs.begin() + r * hidden);
+  }
   for (int e = 0; e < E; ++e) {
-    std::vector<std::pair<int64_t, float>> rows;
-    for (int64_t t = 0; t < T; ++t) {
-      for (int i = 0; i < k; ++i) {
-        if (chosen[static_cast<size_t>(t * k + i)] == e) {
-          rows.emplace_back(t, weight[static_cast<size_t>(t * k + i)]);
-        }
-      }
-    }
-    if (rows.empty()) continue;
-    const int64_t n = static_cast<int64_t>(rows.size());
-    xs.resize(static_cast<size_t>(n * hidden));
-    ys.resize(xs.size());
-    for (int64_t r = 0; r < n; ++r) {
-      std::copy(x + rows[r].first * hidden, x + (rows[r].first + 1) * hidden,
-                xs.begin() + r * hidden);
-    }
-    mlp_forward(w.experts[static_cast<size_t>(e)], xs.data(), n, ys.data());
-    for (int64_t r = 0; r < n; ++r) {
-      float* o = out + rows[r].first * hidden;
-      const float* y = ys.data() + r * hidden;
-      for (int64_t i = 0; i < hidden; ++i) o[i] += y[i] * rows[r].second;
-    }
+    const int64_t b = plan.expert_begin[static_cast<size_t>(e)];
+    const int64_t n = plan.expert_begin[static_cast<size_t>(e) + 1] - b;
+    if (n == 0) continue;
+    mlp_forward(w.experts[static_cast<size_t>(e)], xs.data() + b * hidden, n,
+                ys.data() + b * hidden);
   }
+  std::vector<float> shared;
   if (!w.shared_experts.gate_proj.empty()) {
-    std::vector<float> shared(static_cast<size_t>(T * hidden));
+    shared.resize(static_cast<size_t>(T * hidden));
     mlp_forward(w.shared_experts, x, T, shared.data());
-    for (int64_t i = 0; i < T * hidden; ++i) out[i] += shared[static_cast<size_t>(i)];
   }
+  moe_combine(ys.data(), plan.combine_row.data(), plan.combine_weight.data(), k,
+              shared.empty() ? nullptr : shared.data(), T, hidden, out);
 }
 
 }  // namespace mlaspec::model::cpu

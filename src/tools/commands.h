@@ -25,6 +25,8 @@ void add_generate_command(CLI::App& app);
 void add_eval_command(CLI::App& app);
 void add_serve_command(CLI::App& app);
 void add_bench_serve_command(CLI::App& app);
+// model-logits and bench-model (cmd_model.cc).
+void add_model_commands(CLI::App& app);
 
 // Bad user input (a missing model directory, an empty prompt, a limit exceeded): main() prints it
 // and exits with code 2 (other errors: 1).

@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   mlaspec::tools::add_eval_command(app);
   mlaspec::tools::add_serve_command(app);
   mlaspec::tools::add_bench_serve_command(app);
+  mlaspec::tools::add_model_commands(app);
   // CLI11 reports an unknown first word only as a missing subcommand: name it instead.
   if (argc > 1 && argv[1][0] != '-') {
     std::string known;

@@ -97,6 +97,14 @@ struct LoadOptions {
   // input with f32 accumulation and an f32 residual stream, and the pool must be a CUDA pool.
   // A build without CUDA refuses kCUDA with "built without CUDA".
   Device device = Device::kCPU;
+  // The up-front memory budget (kCUDA; model/footprint.h). When mem_fraction > 0 the load sizes
+  // the device weights + the KV pools the caller will create (target_kv_bytes, draft_kv_bytes:
+  // KvPool bytes) + the runtime's workspace for chunks of kDefaultChunkTokens, and refuses, before
+  // reading any weight, a model whose total exceeds mem_fraction of the device's free memory
+  // (resource_exhausted naming the bytes needed, the bytes available and the parts).
+  double mem_fraction = 0.0;
+  int64_t target_kv_bytes = 0;
+  int64_t draft_kv_bytes = 0;
 };
 
 class Model {

@@ -5,6 +5,7 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
+#include <climits>
 #include <string>
 
 #include "kernels.h"
@@ -149,6 +150,201 @@ __global__ void moe_combine_kernel(const float* ys, const int32_t* pos, const fl
   }
 }
 
+// cpu::top_k's order: larger first, equal values by lower index.
+__device__ __forceinline__ bool better(float av, int ai, float bv, int bi) {
+  return av > bv || (av == bv && ai < bi);
+}
+
+// The warp's best (value, index) under better(); every lane gets it.
+__device__ __forceinline__ void warp_best(float* v, int* i) {
+#pragma unroll
+  for (int m = 16; m >= 1; m /= 2) {
+    const float ov = __shfl_xor_sync(0xffffffffu, *v, m);
+    const int oi = __shfl_xor_sync(0xffffffffu, *i, m);
+    if (better(ov, oi, *v, *i)) {
+      *v = ov;
+      *i = oi;
+    }
+  }
+}
+
+// The best not-taken entry of values[0, n) under better(), over the warp (n > 0 entries not
+// taken). An entry no lane holds is (-inf, INT_MAX), which loses to every real entry, -inf
+// ones included (equal value, lower index).
+__device__ __forceinline__ int warp_pick(const float* values, const bool* taken, int n) {
+  const int lane = threadIdx.x % 32;
+  float bv = -INFINITY;
+  int bi = INT_MAX;
+  for (int e = lane; e < n; e += 32) {
+    if (!taken[e] && better(values[e], e, bv, bi)) {
+      bv = values[e];
+      bi = e;
+    }
+  }
+  warp_best(&bv, &bi);
+  return bi;
+}
+
+// One warp per token (cpu::route_token).
+__global__ void __launch_bounds__(32)
+    route_kernel(const float* logits, RouteArgs a, int32_t* chosen, float* weights) {
+  __shared__ float score[kRouteMaxExperts], choice[kRouteMaxExperts];
+  __shared__ bool taken[kRouteMaxExperts];
+  __shared__ float group_score[kRouteMaxGroups];
+  __shared__ bool group_taken[kRouteMaxGroups], keep[kRouteMaxGroups];
+  __shared__ int picked[32];
+  const int lane = threadIdx.x;
+  const int64_t t = blockIdx.x;
+  const float* l = logits + t * a.E;
+  const int E = a.E;
+  const bool sigmoid = a.kind == RouterKind::kSigmoidNoauxTc;
+  if (sigmoid) {
+    for (int e = lane; e < E; e += 32) {
+      const float s = 1.0f / (1.0f + expf(-l[e]));
+      score[e] = s;
+      choice[e] = s + a.bias[e];
+    }
+  } else {
+    float mx = -INFINITY;
+    for (int e = lane; e < E; e += 32) mx = fmaxf(mx, l[e]);
+#pragma unroll
+    for (int m = 16; m >= 1; m /= 2) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, m));
+    float sum = 0.0f;
+    for (int e = lane; e < E; e += 32) {
+      score[e] = expf(l[e] - mx);
+      sum += score[e];
+    }
+#pragma unroll
+    for (int m = 16; m >= 1; m /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, m);
+    for (int e = lane; e < E; e += 32) {
+      score[e] /= sum;
+      choice[e] = score[e];
+    }
+  }
+  for (int e = lane; e < E; e += 32) taken[e] = false;
+  __syncwarp();
+  const bool grouped = a.kind != RouterKind::kSoftmaxGreedy && a.topk_group < a.n_group;
+  if (grouped) {
+    const int per_group = E / a.n_group;
+    for (int g = lane; g < a.n_group; g += 32) {
+      const float* c = choice + g * per_group;
+      int b0 = 0;
+      for (int e = 1; e < per_group; ++e) {
+        if (better(c[e], e, c[b0], b0)) b0 = e;
+      }
+      if (sigmoid) {  // the sum of the group's top-2
+        int b1 = b0 == 0 ? 1 : 0;
+        for (int e = 0; e < per_group; ++e) {
+          if (e != b0 && better(c[e], e, c[b1], b1)) b1 = e;
+        }
+        group_score[g] = c[b0] + c[b1];
+      } else {  // its max
+        group_score[g] = c[b0];
+      }
+      group_taken[g] = false;
+      keep[g] = false;
+    }
+    __syncwarp();
+    for (int r = 0; r < a.topk_group; ++r) {
+      const int g = warp_pick(group_score, group_taken, a.n_group);
+      if (lane == 0) {
+        group_taken[g] = true;
+        keep[g] = true;
+      }
+      __syncwarp();
+    }
+    const float masked = sigmoid ? -INFINITY : 0.0f;
+    for (int e = lane; e < E; e += 32) {
+      if (!keep[e / per_group]) choice[e] = masked;
+    }
+    __syncwarp();
+  }
+  for (int i = 0; i < a.k; ++i) {
+    const int e = warp_pick(choice, taken, E);
+    if (lane == 0) {
+      taken[e] = true;
+      picked[i] = e;
+    }
+    __syncwarp();
+  }
+  if (lane == 0) {
+    int32_t* ids = chosen + t * a.k;
+    float* w = weights + t * a.k;
+    if (sigmoid) {
+      float sum = 0.0f;
+      for (int i = 0; i < a.k; ++i) {
+        w[i] = score[picked[i]];
+        sum += w[i];
+      }
+      for (int i = 0; i < a.k; ++i) {
+        float v = w[i];
+        if (a.norm_topk_prob) v /= sum + 1e-20f;
+        w[i] = v * a.routed_scaling_factor;
+        ids[i] = picked[i];
+      }
+    } else {
+      for (int i = 0; i < a.k; ++i) {
+        w[i] = choice[picked[i]] * a.routed_scaling_factor;
+        ids[i] = picked[i];
+      }
+    }
+  }
+}
+
+constexpr int kPlanThreads = 256;
+constexpr int kPlanMaxK = 16;
+
+// One block (plan_moe_groups).
+__global__ void __launch_bounds__(kPlanThreads)
+    plan_moe_kernel(const int32_t* chosen, const float* weights, int64_t T, int k, int E,
+                    int32_t* rows, int32_t* expert_begin, int32_t* combine_row,
+                    float* combine_weight, int32_t* row_of, int32_t* touched, int slots) {
+  __shared__ int32_t begin[kRouteMaxExperts + 1];
+  const int64_t n = T * k;
+  for (int e = threadIdx.x; e < E; e += blockDim.x) {
+    int32_t c = 0;
+    for (int64_t j = 0; j < n; ++j) c += chosen[j] == e ? 1 : 0;
+    begin[e + 1] = c;
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    begin[0] = 0;
+    int u = 0;
+    for (int e = 0; e < E; ++e) {
+      if (touched != nullptr && begin[e + 1] > 0 && u < slots) touched[u++] = e;
+      begin[e + 1] += begin[e];
+    }
+    for (; touched != nullptr && u < slots; ++u) touched[u] = -1;
+  }
+  __syncthreads();
+  for (int e = threadIdx.x; e <= E; e += blockDim.x) expert_begin[e] = begin[e];
+  for (int e = threadIdx.x; e < E; e += blockDim.x) {
+    int32_t r = begin[e];
+    for (int64_t j = 0; j < n; ++j) {
+      if (chosen[j] != e) continue;
+      row_of[j] = r;
+      rows[r] = static_cast<int32_t>(j / k);
+      ++r;
+    }
+  }
+  __syncthreads();  // row_of (global) is visible to the whole block from here
+  for (int64_t t = threadIdx.x; t < T; t += blockDim.x) {
+    int order[kPlanMaxK];
+    for (int i = 0; i < k; ++i) {  // insertion sort by expert id (distinct per token)
+      int j = i;
+      while (j > 0 && chosen[t * k + order[j - 1]] > chosen[t * k + i]) {
+        order[j] = order[j - 1];
+        --j;
+      }
+      order[j] = i;
+    }
+    for (int r = 0; r < k; ++r) {
+      combine_row[t * k + r] = row_of[t * k + order[r]];
+      combine_weight[t * k + r] = weights[t * k + order[r]];
+    }
+  }
+}
+
 template <typename T>
 __device__ __forceinline__ float load(const T* p, int64_t i);
 template <>
@@ -175,19 +371,13 @@ __device__ __forceinline__ void store<float>(float* p, int64_t i, float v) {
 constexpr int kWarps = 8;
 constexpr int kRows = 8;
 
+// One warp's share of the row-invariant GEMM: output column j (weight row w, K values) for rows
+// t0 .. t0 + rows - 1 of x (row stride ldx) into y (row stride ldy). Each (t, j) has its own
+// accumulator; its order of operations depends on K only.
 template <typename TX, typename TW, typename TY>
-__global__ void __launch_bounds__(kWarps * 32)
-    gemm_ri_kernel(const TX* x, int64_t ldx, int64_t sx, const TW* w, int64_t ldw, int64_t sw,
-                   TY* y, int64_t ldy, int64_t sy, int64_t T, int64_t N, int64_t K) {
+__device__ __forceinline__ void ri_column(const TX* x, int64_t ldx, const TW* w, TY* y, int64_t ldy,
+                                          int64_t j, int64_t t0, int rows, int64_t K) {
   const int lane = threadIdx.x % 32;
-  const int64_t j = int64_t{blockIdx.x} * kWarps + threadIdx.x / 32;
-  const int64_t t0 = int64_t{blockIdx.y} * kRows;
-  if (j >= N) return;
-  const int64_t b = blockIdx.z;
-  x += b * sx;
-  w += b * sw + j * ldw;
-  y += b * sy;
-  const int rows = static_cast<int>(T - t0 < kRows ? T - t0 : kRows);
   float acc[kRows];
 #pragma unroll
   for (int r = 0; r < kRows; ++r) acc[r] = 0.0f;
@@ -206,6 +396,36 @@ __global__ void __launch_bounds__(kWarps * 32)
   if (lane == 0) {
     for (int r = 0; r < rows; ++r) store(y, (t0 + r) * ldy + j, acc[r]);
   }
+}
+
+// One warp per output column j and up to kRows rows of x (the weight row is read once for them).
+template <typename TX, typename TW, typename TY>
+__global__ void __launch_bounds__(kWarps * 32)
+    gemm_ri_kernel(const TX* x, int64_t ldx, int64_t sx, const TW* w, int64_t ldw, int64_t sw,
+                   TY* y, int64_t ldy, int64_t sy, int64_t T, int64_t N, int64_t K) {
+  const int64_t j = int64_t{blockIdx.x} * kWarps + threadIdx.x / 32;
+  const int64_t t0 = int64_t{blockIdx.y} * kRows;
+  if (j >= N) return;
+  const int64_t b = blockIdx.z;
+  const int rows = static_cast<int>(T - t0 < kRows ? T - t0 : kRows);
+  ri_column(x + b * sx, ldx, w + b * sw + j * ldw, y + b * sy, ldy, j, t0, rows, K);
+}
+
+// The grouped form: blockIdx.z is a slot of the touched-expert list; its expert's rows are
+// [begin[e], begin[e + 1]) of x and y, its weights ws[e].
+template <typename TY>
+__global__ void __launch_bounds__(kWarps * 32)
+    gemm_grouped_ri_kernel(const uint16_t* x, int64_t ldx, const uint16_t* const* ws,
+                           const int32_t* begin, const int32_t* touched, TY* y, int64_t ldy,
+                           int64_t N, int64_t K) {
+  const int e = touched[blockIdx.z];
+  if (e < 0) return;
+  const int64_t b = begin[e], n = begin[e + 1] - b;
+  const int64_t j = int64_t{blockIdx.x} * kWarps + threadIdx.x / 32;
+  const int64_t t0 = int64_t{blockIdx.y} * kRows;
+  if (j >= N || t0 >= n) return;
+  const int rows = static_cast<int>(n - t0 < kRows ? n - t0 : kRows);
+  ri_column(x + b * ldx, ldx, ws[e] + j * K, y + b * ldy, ldy, j, t0, rows, K);
 }
 
 template <typename TX, typename TW, typename TY>
@@ -377,6 +597,56 @@ Status moe_combine(const float* ys, const int32_t* pos, const float* w, int k, c
   moe_combine_kernel<<<static_cast<unsigned>(T), 256, 0, as_stream(stream)>>>(ys, pos, w, k, shared,
                                                                               hidden, out);
   return launched("moe_combine");
+}
+
+Status route(const float* logits, int64_t T, const RouteArgs& a, int32_t* chosen, float* weights,
+             void* stream) {
+  if (a.E < 1 || a.E > kRouteMaxExperts || a.k < 1 || a.k > a.E || a.k > 32 || a.n_group < 1 ||
+      a.n_group > kRouteMaxGroups || a.E % a.n_group != 0 || a.topk_group < 1 ||
+      (a.kind == RouterKind::kSigmoidNoauxTc && (a.bias == nullptr || a.E / a.n_group < 2))) {
+    return invalid_argument("route: E " + std::to_string(a.E) + ", k " + std::to_string(a.k) +
+                            ", n_group " + std::to_string(a.n_group) + " outside the kernel's " +
+                            "limits (E <= " + std::to_string(kRouteMaxExperts) +
+                            ", k <= 32, n_group <= " + std::to_string(kRouteMaxGroups) +
+                            " dividing E; noaux_tc: a bias and >= 2 experts per group)");
+  }
+  if (T == 0) return Status::Ok();
+  route_kernel<<<static_cast<unsigned>(T), 32, 0, as_stream(stream)>>>(logits, a, chosen, weights);
+  return launched("route");
+}
+
+Status plan_moe(const int32_t* chosen, const float* weights, int64_t T, int k, int E, int32_t* rows,
+                int32_t* expert_begin, int32_t* combine_row, float* combine_weight, int32_t* row_of,
+                int32_t* touched, void* stream) {
+  if (E < 1 || E > kRouteMaxExperts || k < 1 || k > kPlanMaxK) {
+    return invalid_argument("plan_moe: E " + std::to_string(E) + " or k " + std::to_string(k) +
+                            " outside [1, " + std::to_string(kRouteMaxExperts) + "] / [1, " +
+                            std::to_string(kPlanMaxK) + "]");
+  }
+  plan_moe_kernel<<<1, kPlanThreads, 0, as_stream(stream)>>>(
+      chosen, weights, T, k, E, rows, expert_begin, combine_row, combine_weight, row_of, touched,
+      static_cast<int>(touched_slots(T, k, E)));
+  return launched("plan_moe");
+}
+
+Status gemm_grouped_row_invariant(const GroupedGemm& g, void* stream) {
+  const int64_t slots = touched_slots(g.max_rows, g.k, g.experts);
+  if (g.max_rows == 0 || g.N == 0 || slots == 0) return Status::Ok();
+  if (g.max_rows > int64_t{65535} * kRows || slots > 65535) {
+    return invalid_argument("gemm_grouped_row_invariant: max_rows " + std::to_string(g.max_rows) +
+                            " or " + std::to_string(slots) + " expert slots exceed the grid");
+  }
+  const dim3 grid(blocks_for(g.N, kWarps), blocks_for(g.max_rows, kRows),
+                  static_cast<unsigned>(slots));
+  const cudaStream_t s = as_stream(stream);
+  if (g.y_type == GemmType::kF32) {
+    gemm_grouped_ri_kernel<float><<<grid, kWarps * 32, 0, s>>>(
+        g.x, g.K, g.w, g.begin, g.touched, static_cast<float*>(g.y), g.N, g.N, g.K);
+  } else {
+    gemm_grouped_ri_kernel<uint16_t><<<grid, kWarps * 32, 0, s>>>(
+        g.x, g.K, g.w, g.begin, g.touched, static_cast<uint16_t*>(g.y), g.N, g.N, g.K);
+  }
+  return launched("gemm_grouped_row_invariant");
 }
 
 Status gemm_row_invariant(const RowInvariantGemm& g, void* stream) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "mlaspec/core/status.h"
+#include "mlaspec/model/config.h"
 
 namespace mlaspec::model::gpu {
 
@@ -52,6 +53,40 @@ Status gather_rows(const uint16_t* src, const int32_t* idx, int64_t n, int64_t c
 // when shared is not null (the CPU runtime's order: experts ascending, then the shared experts).
 Status moe_combine(const float* ys, const int32_t* pos, const float* w, int k, const float* shared,
                    int64_t T, int64_t hidden, float* out, void* stream);
+
+// MoE routing on the device, cpu::route_token's rule for each of T tokens (one warp per token):
+// scores (sigmoid, or softmax over the E logits), for kSigmoidNoauxTc + bias[e] to choose, the
+// group stage (kSigmoidNoauxTc: group score = sum of its top-2 choices; kSoftmaxGroupLimited-
+// Greedy: its max; the topk_group best groups kept, the others' choices masked to -inf / 0;
+// skipped when topk_group >= n_group, where it keeps every group), then the top k choices, larger
+// first and equal ones by lower index, as cpu::top_k. weights[t * k + i] = the chosen expert's
+// score (normalised over the k when norm_topk_prob, sigmoid only) * routed_scaling_factor, in the
+// CPU's order of operations. E <= kRouteMaxExperts, n_group <= kRouteMaxGroups, E % n_group == 0,
+// k <= E.
+inline constexpr int kRouteMaxExperts = 512;
+inline constexpr int kRouteMaxGroups = 32;
+struct RouteArgs {
+  RouterKind kind = RouterKind::kSigmoidNoauxTc;
+  int E = 0, k = 0, n_group = 1, topk_group = 1;
+  bool norm_topk_prob = false;
+  float routed_scaling_factor = 1.0f;
+  const float* bias = nullptr;  // [E] e_score_correction_bias (kSigmoidNoauxTc)
+};
+Status route(const float* logits, int64_t T, const RouteArgs& a, int32_t* chosen, float* weights,
+             void* stream);
+
+// plan_moe_groups (../gpu_plan.h) on the device, one block: from chosen / weights [T, k] writes
+// rows [T * k] (each expert's tokens, experts ascending, tokens in order), expert_begin [E + 1]
+// (int32), combine_row / combine_weight [T * k] (a token's rows in ascending expert order),
+// row_of [T * k] (scratch: the row of each (t, i)) and, when not null, touched
+// [touched_slots(T, k, E)]: the experts with rows, ascending, then -1. E <= kRouteMaxExperts,
+// k <= 16.
+inline int64_t touched_slots(int64_t T, int k, int E) {
+  return T * k < E ? T * k : E;
+}
+Status plan_moe(const int32_t* chosen, const float* weights, int64_t T, int k, int E, int32_t* rows,
+                int32_t* expert_begin, int32_t* combine_row, float* combine_weight, int32_t* row_of,
+                int32_t* touched, void* stream);
 
 // The row-invariant GEMM (ForwardOptions::deterministic): for b < batch, t < T, j < N
 //   y[b * stride_y + t * ldy + j] = sum_k x[b * stride_x + t * ldx + k] * w[b * stride_w + j * ldw
@@ -112,5 +147,24 @@ struct DFlashAttentionArgs {
   uint16_t* out = nullptr;  // [B * Q, heads * dim] bf16
 };
 Status dflash_attention(const DFlashAttentionArgs& a, void* stream);
+
+// The row-invariant GEMM over the routed experts of a MoE layer, with no host round trip: for
+// every expert e of the touched list (plan_moe) and its rows r in [begin[e], begin[e + 1]),
+//   y[r, j] = sum_k x[r, k] * w[e][j, k]      (x bf16 [rows, K], w[e] bf16 [N, K], y [rows, N])
+// each element in gemm_row_invariant's order (lane l sums k = l, l + 32, ..., then a butterfly),
+// so the result is bitwise that of gemm_row_invariant per expert. max_rows bounds any expert's
+// rows (the tokens T: an expert serves a token once); the grid has touched_slots(max_rows, k,
+// experts) slots.
+struct GroupedGemm {
+  const uint16_t* x = nullptr;
+  const uint16_t* const* w = nullptr;  // device array [experts] of device pointers
+  const int32_t* begin = nullptr;      // [experts + 1]
+  const int32_t* touched = nullptr;    // [touched_slots(max_rows, k, experts)]
+  void* y = nullptr;
+  GemmType y_type = GemmType::kF32;
+  int64_t max_rows = 0, N = 0, K = 0;
+  int k = 1, experts = 0;
+};
+Status gemm_grouped_row_invariant(const GroupedGemm& g, void* stream);
 
 }  // namespace mlaspec::model::gpu

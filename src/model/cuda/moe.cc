@@ -1,9 +1,13 @@
 // SwiGLU MLPs and MoE on the GPU (the CPU runtime's mlp.cc / moe.cc). Routing: the router
-// logits (f32, the row-invariant kernel) come back to the host and cpu::route_token picks the
-// experts, so ties and groups break as on the CPU; then per touched expert a gather -> SwiGLU
-// GEMMs, and a combine that sums each token's experts in ascending expert order, then the shared
-// experts (../gpu_plan.h).
-#include "../gpu_plan.h"
+// logits (f32, the row-invariant kernel) go to the route kernel (cpu::route_token's rule, ties and
+// groups broken as on the CPU) and the plan kernel (plan_moe_groups, ../gpu_plan.h) on the device.
+// Then a gather of the routed rows and the experts' SwiGLU GEMMs: for calls of up to
+// kGroupedMoeMaxTokens tokens (and always in deterministic mode) two grouped row-invariant GEMMs
+// over every touched expert, nothing coming back to the host; for longer chunks the experts' row
+// counts come back and cuBLAS GEMMs run per touched expert. Last, a combine that sums each
+// token's experts in ascending expert order, then the shared experts.
+#include <algorithm>
+
 #include "runtime_impl.h"
 
 namespace mlaspec::model::gpu {
@@ -16,11 +20,10 @@ Status Runtime::mlp(const DMlp& m, const uint16_t* x, int64_t T, float* out) {
 
 Status Runtime::moe(int layer, int64_t T) {
   const DLayer& d = layers_[static_cast<size_t>(layer)];
-  const MoeWeights& hw = host_.layers[static_cast<size_t>(layer)].moe;
   const int64_t hidden = c_.hidden_size;
   const int E = c_.n_routed_experts, k = c_.num_experts_per_tok;
 
-  // Router in f32 (transformers computes it in f32), routing on the host.
+  // Router in f32 (transformers computes it in f32), routing and its plan on the device.
   RowInvariantGemm rg;
   rg.x = hf_.data();
   rg.x_type = GemmType::kF32;
@@ -34,44 +37,69 @@ Status Runtime::moe(int layer, int64_t T) {
   rg.N = E;
   rg.K = hidden;
   MLASPEC_RETURN_IF_ERROR(gemm(rg));
-  std::vector<float> logits(static_cast<size_t>(T * E));
+  RouteArgs ra;
+  ra.kind = c_.router;
+  ra.E = E;
+  ra.k = k;
+  ra.n_group = std::max(1, c_.n_group);
+  ra.topk_group = std::max(1, c_.topk_group);
+  ra.norm_topk_prob = c_.norm_topk_prob;
+  ra.routed_scaling_factor = static_cast<float>(c_.routed_scaling_factor);
+  ra.bias = d.router_bias.size > 0 ? d.router_bias.ptr() : nullptr;
   MLASPEC_RETURN_IF_ERROR(
-      cuda_status(cudaMemcpy(logits.data(), router_logits_.data(), logits.size() * sizeof(float),
-                             cudaMemcpyDeviceToHost),
-                  "router logits download"));
-  std::vector<int> chosen(static_cast<size_t>(T * k));
-  std::vector<float> weight(static_cast<size_t>(T * k));
-  for (int64_t t = 0; t < T; ++t) {
-    cpu::route_token(c_, hw, logits.data() + t * E, chosen.data() + t * k, weight.data() + t * k);
-  }
-
-  const MoeGroupPlan plan = plan_moe_groups(chosen, weight, T, k, E);
-  const std::vector<int32_t>& gidx = plan.rows;
-  const std::vector<int64_t>& begin = plan.expert_begin;
-  const std::vector<int32_t>& cpos = plan.combine_row;
-  const std::vector<float>& cw = plan.combine_weight;
-  const int64_t N = static_cast<int64_t>(gidx.size());
-  MLASPEC_RETURN_IF_ERROR(cuda_status(
-      cudaMemcpy(gidx_.data(), gidx.data(), gidx.size() * sizeof(int32_t), cudaMemcpyHostToDevice),
-      "expert rows upload"));
-  MLASPEC_RETURN_IF_ERROR(cuda_status(
-      cudaMemcpy(cpos_.data(), cpos.data(), cpos.size() * sizeof(int32_t), cudaMemcpyHostToDevice),
-      "combine rows upload"));
-  MLASPEC_RETURN_IF_ERROR(cuda_status(
-      cudaMemcpy(cw_.data(), cw.data(), cw.size() * sizeof(float), cudaMemcpyHostToDevice),
-      "combine weights upload"));
-  MLASPEC_RETURN_IF_ERROR(
-      gather_rows(at<uint16_t>(hb_), at<int32_t>(gidx_), N, hidden, at<uint16_t>(xs_), nullptr));
-  for (int e = 0; e < E; ++e) {
-    const int64_t b = begin[static_cast<size_t>(e)], n = begin[static_cast<size_t>(e) + 1] - b;
-    if (n == 0) continue;
-    MLASPEC_RETURN_IF_ERROR(mlp(d.experts[static_cast<size_t>(e)], at<uint16_t>(xs_, b * hidden), n,
-                                at<float>(ys_, b * hidden)));
-  }
+      route(at<float>(router_logits_), T, ra, at<int32_t>(chosen_), at<float>(rweights_), nullptr));
+  const bool grouped = deterministic_ || T <= kGroupedMoeMaxTokens;
+  MLASPEC_RETURN_IF_ERROR(plan_moe(at<int32_t>(chosen_), at<float>(rweights_), T, k, E,
+                                   at<int32_t>(gidx_), at<int32_t>(begin_), at<int32_t>(cpos_),
+                                   at<float>(cw_), at<int32_t>(row_of_),
+                                   grouped ? at<int32_t>(touched_) : nullptr, nullptr));
+  // The shared experts first: on the host-launched path the GPU runs them while the host waits
+  // for the counts below.
   const float* shared = nullptr;
   if (!d.shared.empty()) {
     MLASPEC_RETURN_IF_ERROR(mlp(d.shared, at<uint16_t>(hb_), T, at<float>(shared_)));
     shared = at<float>(shared_);
+  }
+  const int64_t N = T * k;  // routed rows: each token's k experts
+  MLASPEC_RETURN_IF_ERROR(
+      gather_rows(at<uint16_t>(hb_), at<int32_t>(gidx_), N, hidden, at<uint16_t>(xs_), nullptr));
+  if (grouped) {
+    // Every touched expert at once, counts and pointers read on the device.
+    const int64_t inter = c_.moe_intermediate_size;
+    GroupedGemm g;
+    g.x = at<uint16_t>(xs_);
+    g.w = static_cast<const uint16_t* const*>(d.expert_gate_up.data());
+    g.begin = at<int32_t>(begin_);
+    g.touched = at<int32_t>(touched_);
+    g.y = gu_.data();
+    g.max_rows = T;
+    g.N = 2 * inter;
+    g.K = hidden;
+    g.k = k;
+    g.experts = E;
+    MLASPEC_RETURN_IF_ERROR(gemm_grouped_row_invariant(g, nullptr));
+    MLASPEC_RETURN_IF_ERROR(silu_mul(at<float>(gu_), N, inter, at<uint16_t>(act_), nullptr));
+    g.x = at<uint16_t>(act_);
+    g.w = static_cast<const uint16_t* const*>(d.expert_down.data());
+    g.y = ys_.data();
+    g.N = hidden;
+    g.K = inter;
+    MLASPEC_RETURN_IF_ERROR(gemm_grouped_row_invariant(g, nullptr));
+  } else {
+    // The expert GEMMs are launched from the host, which needs each expert's row count: the one
+    // device -> host copy (and sync) of the layer, E + 1 int32.
+    std::vector<int32_t> begin(static_cast<size_t>(E) + 1);
+    MLASPEC_RETURN_IF_ERROR(
+        cuda_status(cudaMemcpy(begin.data(), begin_.data(), begin.size() * sizeof(int32_t),
+                               cudaMemcpyDeviceToHost),
+                    "expert row counts download"));
+    for (int e = 0; e < E; ++e) {
+      const int64_t b = begin[static_cast<size_t>(e)];
+      const int64_t n = begin[static_cast<size_t>(e) + 1] - b;
+      if (n == 0) continue;
+      MLASPEC_RETURN_IF_ERROR(mlp(d.experts[static_cast<size_t>(e)], at<uint16_t>(xs_, b * hidden),
+                                  n, at<float>(ys_, b * hidden)));
+    }
   }
   return moe_combine(at<float>(ys_), at<int32_t>(cpos_), at<float>(cw_), k, shared, T, hidden,
                      at<float>(delta_), nullptr);

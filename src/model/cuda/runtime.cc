@@ -141,6 +141,12 @@ Status Runtime::run_request(const ForwardRequest& r, kv::KvPool& pool,
   return cuda_status(cudaDeviceSynchronize(), "forward");
 }
 
+Result<int64_t> CudaRuntime::available_bytes() {
+  size_t free = 0, total = 0;
+  MLASPEC_RETURN_IF_ERROR(cuda_status(cudaMemGetInfo(&free, &total), "cudaMemGetInfo"));
+  return static_cast<int64_t>(free);
+}
+
 Result<std::unique_ptr<CudaRuntime>> CudaRuntime::create(const ModelConfig& config,
                                                          const ModelWeights& weights,
                                                          const cpu::Rope& rope) {

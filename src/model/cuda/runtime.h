@@ -19,6 +19,8 @@ class CudaRuntime {
   static Result<std::unique_ptr<CudaRuntime>> create(const ModelConfig& config,
                                                      const ModelWeights& weights,
                                                      const cpu::Rope& rope);
+  // Free memory of the current CUDA device, in bytes.
+  static Result<int64_t> available_bytes();
   // One request of a validated batch (Model::forward's contract); `pool` is a CUDA pool.
   virtual Status run_request(const ForwardRequest& r, kv::KvPool& pool,
                              const ForwardOptions& options, attn::Dispatcher& dispatcher,

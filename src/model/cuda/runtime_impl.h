@@ -18,6 +18,11 @@ namespace mlaspec::model::gpu {
 inline constexpr float kLatentNormEps = 1e-6f;
 // The CUDA verify kernels' q_len limit (attention/cuda/traits.h CommonTraits::kMaxQLen).
 inline constexpr int64_t kAttentionBlock = 32;
+// MoE layers of calls of at most this many tokens (decode steps, verify blocks) run their routed
+// experts through the grouped row-invariant GEMM (kernels.h), with no host round trip; longer
+// chunks launch cuBLAS GEMMs per touched expert after copying the experts' row counts to the host.
+// Deterministic mode always takes the grouped path (bitwise the per-expert row-invariant GEMMs).
+inline constexpr int64_t kGroupedMoeMaxTokens = 16;
 
 inline std::string str(int64_t v) {
   return std::to_string(v);
@@ -65,8 +70,10 @@ struct DLayer {
   DMat o_proj;
   bool is_moe = false;
   DMlp mlp;
-  Buffer router;  // f32 [E, hidden]
+  Buffer router;     // f32 [E, hidden]
+  DVec router_bias;  // e_score_correction_bias (noaux_tc), else empty
   std::vector<DMlp> experts;
+  Buffer expert_gate_up, expert_down;  // device arrays [E] of the experts' matrices' pointers
   DMlp shared;
 };
 
@@ -109,7 +116,7 @@ class Runtime final : public CudaRuntime {
   Status reserve(int64_t T, int64_t pages);
 
   const ModelConfig& c_;
-  const ModelWeights& host_;  // the host weights (router bias for route_token)
+  const ModelWeights& host_;  // the host weights (uploaded by init())
   cublasHandle_t blas_ = nullptr;
   bool deterministic_ = false;
 
@@ -122,8 +129,8 @@ class Runtime final : public CudaRuntime {
   // Scratch (see reserve()).
   int64_t cap_T_ = 0, cap_pages_ = 0;
   Buffer tokens_, slots_, x_, hf_, hb_, delta_, shared_, qa_, qab_, q_, ckv_, kvr_, qn_, qatt_, o_,
-      lse_, heads_, gu_, act_, xs_, ys_, router_logits_, gidx_, cpos_, cw_, table_, seq_lens_,
-      logits_;
+      lse_, heads_, gu_, act_, xs_, ys_, router_logits_, chosen_, rweights_, row_of_, begin_, gidx_,
+      cpos_, cw_, touched_, table_, seq_lens_, logits_;
 };
 
 }  // namespace mlaspec::model::gpu

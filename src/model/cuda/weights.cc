@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "mlaspec/core/dtype.h"
+#include "mlaspec/core/parallel.h"
+#include "mlaspec/model/footprint.h"
 #include "runtime_impl.h"
 
 namespace mlaspec::model::gpu {
@@ -23,7 +25,16 @@ Status upload_rows(DMat& m, const std::vector<const Matrix*>& parts) {
   std::vector<uint16_t> host(static_cast<size_t>(m.rows * m.cols));
   size_t o = 0;
   for (const Matrix* p : parts) {
-    for (float v : p->data) host[o++] = bf16::from_float(v).bits;
+    // In parallel blocks of 1 Mi values (a 16 B-parameter model has 16 Gi values to round).
+    const int64_t n = static_cast<int64_t>(p->data.size()), block = int64_t{1} << 20;
+    uint16_t* dst = host.data() + o;
+    parallel_for(0, (n + block - 1) / block, [&](int64_t b) {
+      const int64_t e = std::min(n, (b + 1) * block);
+      for (int64_t i = b * block; i < e; ++i) {
+        dst[i] = bf16::from_float(p->data[static_cast<size_t>(i)]).bits;
+      }
+    });
+    o += p->data.size();
   }
   return upload(m.buf, host.data(), host.size() * sizeof(uint16_t));
 }
@@ -113,11 +124,22 @@ Status Runtime::init(const cpu::Rope& rope) {
     if (w.is_moe) {
       MLASPEC_RETURN_IF_ERROR(
           upload(d.router, w.moe.gate.ptr(), w.moe.gate.data.size() * sizeof(float)));
+      MLASPEC_RETURN_IF_ERROR(upload_vec(d.router_bias, w.moe.e_score_correction_bias));
       d.experts.resize(w.moe.experts.size());
       for (size_t e = 0; e < d.experts.size(); ++e) {
         MLASPEC_RETURN_IF_ERROR(upload_mlp(d.experts[e], w.moe.experts[e]));
       }
       MLASPEC_RETURN_IF_ERROR(upload_mlp(d.shared, w.moe.shared_experts));
+      // The experts' weight pointers on the device, for the grouped GEMMs (moe.cc).
+      std::vector<const uint16_t*> gate_up, down;
+      for (const DMlp& e : d.experts) {
+        gate_up.push_back(e.gate_up.ptr());
+        down.push_back(e.down.ptr());
+      }
+      MLASPEC_RETURN_IF_ERROR(
+          upload(d.expert_gate_up, gate_up.data(), gate_up.size() * sizeof(const uint16_t*)));
+      MLASPEC_RETURN_IF_ERROR(
+          upload(d.expert_down, down.data(), down.size() * sizeof(const uint16_t*)));
     } else {
       MLASPEC_RETURN_IF_ERROR(upload_mlp(d.mlp, w.mlp));
     }
@@ -135,46 +157,41 @@ Status Runtime::reserve(int64_t T, int64_t pages) {
   if (T <= cap_T_ && pages <= cap_pages_) return Status::Ok();
   cap_T_ = std::max(cap_T_, T);
   cap_pages_ = std::max(cap_pages_, pages);
-  T = cap_T_;
-  const int64_t hidden = c_.hidden_size, H = c_.num_attention_heads;
-  const int64_t row = c_.kv_lora_rank + c_.qk_rope_head_dim;
-  const int64_t k = std::max(1, c_.num_experts_per_tok);
-  int64_t inter = c_.intermediate_size;
-  if (c_.n_routed_experts > 0) {
-    inter = std::max(inter, int64_t{c_.moe_intermediate_size} * std::max(1, c_.n_shared_experts));
-  }
-  const int64_t gu_rows = std::max(T, c_.n_routed_experts > 0 ? T * k : T);
-  const int64_t nb = (T + kAttentionBlock - 1) / kAttentionBlock;
-  const size_t f = sizeof(float), b = sizeof(uint16_t), i = sizeof(int32_t);
-  const auto sz = [](int64_t n, size_t e) { return static_cast<size_t>(n) * e; };
-  MLASPEC_RETURN_IF_ERROR(ensure(tokens_, sz(T, i)));
-  MLASPEC_RETURN_IF_ERROR(ensure(slots_, sz(T, i)));
-  MLASPEC_RETURN_IF_ERROR(ensure(x_, sz(T * hidden, f)));
-  MLASPEC_RETURN_IF_ERROR(ensure(hf_, sz(T * hidden, f)));
-  MLASPEC_RETURN_IF_ERROR(ensure(hb_, sz(T * hidden, b)));
-  MLASPEC_RETURN_IF_ERROR(ensure(delta_, sz(T * hidden, f)));
-  MLASPEC_RETURN_IF_ERROR(ensure(shared_, sz(T * hidden, f)));
-  MLASPEC_RETURN_IF_ERROR(ensure(qa_, sz(T * std::max(1, c_.q_lora_rank), f)));
-  MLASPEC_RETURN_IF_ERROR(ensure(qab_, sz(T * std::max(1, c_.q_lora_rank), b)));
-  MLASPEC_RETURN_IF_ERROR(ensure(q_, sz(T * H * c_.qk_head_dim(), f)));
-  MLASPEC_RETURN_IF_ERROR(ensure(ckv_, sz(T * row, f)));
-  MLASPEC_RETURN_IF_ERROR(ensure(kvr_, sz(T * row, b)));
-  MLASPEC_RETURN_IF_ERROR(ensure(qn_, sz(T * H * c_.qk_nope_head_dim, b)));
-  MLASPEC_RETURN_IF_ERROR(ensure(qatt_, sz(T * H * row, b)));
-  MLASPEC_RETURN_IF_ERROR(ensure(o_, sz(T * H * c_.kv_lora_rank, b)));
-  MLASPEC_RETURN_IF_ERROR(ensure(lse_, sz(T * H, f)));
-  MLASPEC_RETURN_IF_ERROR(ensure(heads_, sz(T * H * c_.v_head_dim, b)));
-  MLASPEC_RETURN_IF_ERROR(ensure(gu_, sz(gu_rows * 2 * inter, f)));
-  MLASPEC_RETURN_IF_ERROR(ensure(act_, sz(gu_rows * inter, b)));
-  MLASPEC_RETURN_IF_ERROR(ensure(xs_, sz(T * k * hidden, b)));
-  MLASPEC_RETURN_IF_ERROR(ensure(ys_, sz(T * k * hidden, f)));
-  MLASPEC_RETURN_IF_ERROR(ensure(router_logits_, sz(T * std::max(1, c_.n_routed_experts), f)));
-  MLASPEC_RETURN_IF_ERROR(ensure(gidx_, sz(T * k, i)));
-  MLASPEC_RETURN_IF_ERROR(ensure(cpos_, sz(T * k, i)));
-  MLASPEC_RETURN_IF_ERROR(ensure(cw_, sz(T * k, f)));
-  MLASPEC_RETURN_IF_ERROR(ensure(table_, sz(nb * cap_pages_, i)));
-  MLASPEC_RETURN_IF_ERROR(ensure(seq_lens_, sz(nb, i)));
-  return ensure(logits_, sz(T * c_.vocab_size, f));
+  const ScratchBytes s = scratch_bytes(c_, cap_T_, cap_pages_, kAttentionBlock);
+  const auto sz = [](int64_t bytes) { return static_cast<size_t>(bytes); };
+  MLASPEC_RETURN_IF_ERROR(ensure(tokens_, sz(s.tokens)));
+  MLASPEC_RETURN_IF_ERROR(ensure(slots_, sz(s.slots)));
+  MLASPEC_RETURN_IF_ERROR(ensure(x_, sz(s.x)));
+  MLASPEC_RETURN_IF_ERROR(ensure(hf_, sz(s.hf)));
+  MLASPEC_RETURN_IF_ERROR(ensure(hb_, sz(s.hb)));
+  MLASPEC_RETURN_IF_ERROR(ensure(delta_, sz(s.delta)));
+  MLASPEC_RETURN_IF_ERROR(ensure(shared_, sz(s.shared)));
+  MLASPEC_RETURN_IF_ERROR(ensure(qa_, sz(s.qa)));
+  MLASPEC_RETURN_IF_ERROR(ensure(qab_, sz(s.qab)));
+  MLASPEC_RETURN_IF_ERROR(ensure(q_, sz(s.q)));
+  MLASPEC_RETURN_IF_ERROR(ensure(ckv_, sz(s.ckv)));
+  MLASPEC_RETURN_IF_ERROR(ensure(kvr_, sz(s.kvr)));
+  MLASPEC_RETURN_IF_ERROR(ensure(qn_, sz(s.qn)));
+  MLASPEC_RETURN_IF_ERROR(ensure(qatt_, sz(s.qatt)));
+  MLASPEC_RETURN_IF_ERROR(ensure(o_, sz(s.o)));
+  MLASPEC_RETURN_IF_ERROR(ensure(lse_, sz(s.lse)));
+  MLASPEC_RETURN_IF_ERROR(ensure(heads_, sz(s.heads)));
+  MLASPEC_RETURN_IF_ERROR(ensure(gu_, sz(s.gu)));
+  MLASPEC_RETURN_IF_ERROR(ensure(act_, sz(s.act)));
+  MLASPEC_RETURN_IF_ERROR(ensure(xs_, sz(s.xs)));
+  MLASPEC_RETURN_IF_ERROR(ensure(ys_, sz(s.ys)));
+  MLASPEC_RETURN_IF_ERROR(ensure(router_logits_, sz(s.router_logits)));
+  MLASPEC_RETURN_IF_ERROR(ensure(chosen_, sz(s.chosen)));
+  MLASPEC_RETURN_IF_ERROR(ensure(rweights_, sz(s.rweights)));
+  MLASPEC_RETURN_IF_ERROR(ensure(row_of_, sz(s.row_of)));
+  MLASPEC_RETURN_IF_ERROR(ensure(begin_, sz(s.begin)));
+  MLASPEC_RETURN_IF_ERROR(ensure(gidx_, sz(s.gidx)));
+  MLASPEC_RETURN_IF_ERROR(ensure(cpos_, sz(s.cpos)));
+  MLASPEC_RETURN_IF_ERROR(ensure(cw_, sz(s.cw)));
+  MLASPEC_RETURN_IF_ERROR(ensure(touched_, sz(s.touched)));
+  MLASPEC_RETURN_IF_ERROR(ensure(table_, sz(s.table)));
+  MLASPEC_RETURN_IF_ERROR(ensure(seq_lens_, sz(s.seq_lens)));
+  return ensure(logits_, sz(s.logits));
 }
 
 }  // namespace mlaspec::model::gpu

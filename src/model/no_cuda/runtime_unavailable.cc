@@ -10,4 +10,8 @@ Result<std::unique_ptr<CudaRuntime>> CudaRuntime::create(const ModelConfig&, con
       "machine with the CUDA toolkit)");
 }
 
+Result<int64_t> CudaRuntime::available_bytes() {
+  return unsupported("model device cuda: mlaspec was built without CUDA");
+}
+
 }  // namespace mlaspec::model::gpu

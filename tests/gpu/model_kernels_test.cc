@@ -1,0 +1,871 @@
+// The CUDA model runtime's kernels (src/model/cuda/kernels.h), each against the CPU runtime's own
+// function for the same step (src/model/layers.h, gpu_plan.h) on fresh random inputs over shape
+// sweeps: odd sizes, hidden 256..7168, tokens 1..33, routers shaped like DeepSeek-V2-Lite (64
+// experts top-6, softmax), DeepSeek-V3 (256 / 8, 8 groups keep 4, sigmoid) and Kimi-K2 (384 / 8,
+// n_group 1). Every output buffer starts poisoned (0xff bytes: NaN in f32 / bf16, -1 in int32)
+// and every element a kernel must write is checked to be written (finite / in range); where a
+// kernel writes a strided sub-block, the gaps must still hold the poison.
+//
+// Bounds, and why (f32: one rounding is within eps = 2^-24 relative, one ulp 2^-23; bf16: an ulp is
+// at most 2^-7 relative, so two values that round to different sides of a bf16 boundary differ by
+// one ulp <= 2^-7 |ref| after rounding):
+//   - exact (bitwise): embed, add, gather, plan_moe (and its touched-expert list), route's expert
+//   ids (the same IEEE operations
+//     on the same inputs; ties by lower index as cpu::top_k);
+//   - rms_norm: both sum squares in double, in different orders, then one f32 rounding of the
+//     scale (may differ by one ulp) and two f32 products: |d| <= 8 eps |ref| for f32 outputs;
+//     bf16 outputs may land on the other side of a rounding boundary: one bf16 ulp, 2^-7 |ref|;
+//   - RoPE (kv_rows, split_q): cosf / sinf on the device are within 2 ulp of the true values and
+//     glibc's within 1, so each rotated value is off by a few eps (|a| + |b|) before the bf16
+//     rounding of both sides, which adds one bf16 ulp: 2^-7 |ref| + 4e-6 max(|a|, |b|) factor;
+//   - silu_mul: expf (2 ulp) vs std::exp (1 ulp), then the bf16 rounding: 2^-7 |ref| + 1e-6 |g u|;
+//   - moe_combine: the same products and sums in the same order, but nvcc contracts a * b + c to
+//     an fma where the host compiler may not: one rounding per term, 4 eps sum |w y| per element;
+//   - route weights: the scores' expf (2 ulp against glibc's 1) and a division; for softmax also
+//     the sum of E terms in another order (each order within (E - 1) eps of the exact sum):
+//     (2 E + 16) eps relative;
+//   - grouped row-invariant GEMM (the routed experts' GEMMs of short calls): bitwise the plain
+//     row-invariant GEMM per expert, and that GEMM's bound against cpu::linear;
+//   - row-invariant GEMM vs cpu::linear (CBLAS f32) on the same bf16-rounded inputs: different
+//     summation orders, each within K eps sum_k |x_k w_k| of the exact sum (the worst-case bound of
+//     any order, fma or not), so |d| <= 2 K eps sum_k |x_k w_k|, plus one bf16 ulp for bf16
+//     outputs; and bitwise equal rows whether the call carries 1 token or T.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gpu_test_util.h"
+#include "mlaspec/core/dtype.h"
+#include "model/cuda/kernels.h"
+#include "model/gpu_plan.h"
+#include "model/layers.h"
+
+namespace mlaspec::model {
+namespace {
+
+using testing::download;
+using testing::upload;
+
+constexpr float kEps = 1.0f / (1 << 24);
+constexpr float kBf16Ulp = 1.0f / 128;  // one bf16 ulp relative to |ref| (rounding boundary)
+
+// The worst |d| / bound per check family, printed after the suite (how close each kernel runs to
+// its bound on this machine).
+std::map<std::string, float>& worst_ratios() {
+  static std::map<std::string, float> m;
+  return m;
+}
+class WorstRatioReport : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    for (const auto& [what, r] : worst_ratios()) {
+      std::printf("[kernels] %-28s worst |d| / bound = %.3g\n", what.c_str(), r);
+    }
+  }
+};
+[[maybe_unused]] ::testing::Environment* const kReport =
+    ::testing::AddGlobalTestEnvironment(new WorstRatioReport);
+
+std::mt19937& rng() {
+  static std::mt19937 g(20261205);
+  return g;
+}
+
+std::vector<float> randn(size_t n, float scale = 1.0f) {
+  std::normal_distribution<float> d(0.0f, scale);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng());
+  return v;
+}
+
+float round_bf16(float v) {
+  return bf16::from_float(v).to_float();
+}
+std::vector<uint16_t> to_bf16(const std::vector<float>& v) {
+  std::vector<uint16_t> b(v.size());
+  for (size_t i = 0; i < v.size(); ++i) b[i] = bf16::from_float(v[i]).bits;
+  return b;
+}
+std::vector<float> from_bf16(const std::vector<uint16_t>& b) {
+  std::vector<float> v(b.size());
+  for (size_t i = 0; i < b.size(); ++i) v[i] = bf16{b[i]}.to_float();
+  return v;
+}
+
+// A device buffer of n elements of T filled with 0xff bytes.
+template <typename T>
+Buffer poisoned(size_t n) {
+  Buffer b(std::max<size_t>(n, 1) * sizeof(T), Device::kCUDA);
+  throw_if_error(b.fill_bytes(0xff));
+  return b;
+}
+
+void sync() {
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+}
+
+// |got - want| <= bound for every i; NaN (an element never written) fails.
+void expect_near_all(const std::vector<float>& got, const std::vector<float>& want,
+                     const std::vector<float>& bound, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  int bad = 0;
+  float worst = 0.0f;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const float d = std::fabs(got[i] - want[i]);
+    if (!(d <= bound[i])) {  // NaN fails here
+      if (++bad <= 5) {
+        ADD_FAILURE() << what << " [" << i << "]: got " << got[i] << ", want " << want[i]
+                      << ", bound " << bound[i];
+      }
+    }
+    if (bound[i] > 0 && std::isfinite(d)) worst = std::max(worst, d / bound[i]);
+  }
+  EXPECT_EQ(bad, 0) << what << ": " << bad << " of " << got.size() << " outside the bound";
+  const std::string family = what.substr(0, what.find(' ', what.find(' ') + 1));
+  float& w = worst_ratios()[family];
+  w = std::max(w, worst);
+}
+
+const std::vector<int64_t> kHidden = {256, 257, 1000, 2048, 5120, 7168};
+const std::vector<int64_t> kTokens = {1, 2, 7, 16, 33};
+
+TEST(CudaModelKernels, Embed) {
+  MLASPEC_SKIP_WITHOUT_GPU();
+  for (int64_t hidden : {256, 1000, 7168}) {
+    const int64_t vocab = 97;
+    const std::vector<uint16_t> table = to_bf16(randn(static_cast<size_t>(vocab * hidden)));
+    for (int64_t T : kTokens) {
+      std::vector<int32_t> tok(static_cast<size_t>(T));
+      for (auto& t : tok) t = static_cast<int32_t>(rng()() % vocab);
+      Buffer dt = upload(table), dk = upload(tok), dx = poisoned<float>(T * hidden);
+      ASSERT_TRUE(gpu::embed(static_cast<const uint16_t*>(dt.data()),
+                             static_cast<const int32_t*>(dk.data()), T, hidden,
+                             static_cast<float*>(dx.data()), nullptr)
+                      .ok());
+      sync();
+      const std::vector<float> x = download<float>(dx);
+      for (int64_t t = 0; t < T; ++t) {
+        for (int64_t i = 0; i < hidden; ++i) {
+          const float want = bf16{table[static_cast<size_t>(tok[t] * hidden + i)]}.to_float();
+          ASSERT_EQ(x[static_cast<size_t>(t * hidden + i)], want) << "t " << t << " i " << i;
+        }
+      }
+    }
+  }
+}
+
+// rms_norm with padded row strides (the gaps must stay poisoned), f32 and bf16 outputs, and the
+// in-place form (y_f32 = x) the runtime uses for kv_a_layernorm.
+TEST(CudaModelKernels, RmsNorm) {
+  MLASPEC_SKIP_WITHOUT_GPU();
+  for (int64_t dim : {256, 257, 512, 1536, 2048, 7168}) {
+    for (int64_t T : kTokens) {
+      const int64_t ldx = dim + 64, ldy = dim + 3, ldyb = dim + 5;
+      const std::vector<float> x = randn(static_cast<size_t>(T * ldx), 3.0f);
+      const std::vector<float> w = randn(static_cast<size_t>(dim));
+      const float eps = 1e-6f;
+      std::vector<float> ref(static_cast<size_t>(T * dim));
+      cpu::rms_norm(x.data(), T, dim, w, eps, ref.data(), ldx, dim);
+      Buffer dx = upload(x), dw = upload(w);
+      Buffer dy = poisoned<float>(T * ldy), dyb = poisoned<uint16_t>(T * ldyb);
+      ASSERT_TRUE(gpu::rms_norm(static_cast<const float*>(dx.data()), ldx, T, dim,
+                                static_cast<const float*>(dw.data()), eps,
+                                static_cast<float*>(dy.data()), ldy,
+                                static_cast<uint16_t*>(dyb.data()), ldyb, nullptr)
+                      .ok());
+      sync();
+      const std::vector<float> y = download<float>(dy);
+      const std::vector<uint16_t> yb = download<uint16_t>(dyb);
+      std::vector<float> got, gotb, bound, boundb;
+      for (int64_t t = 0; t < T; ++t) {
+        for (int64_t i = 0; i < ldy; ++i) {
+          const float v = y[static_cast<size_t>(t * ldy + i)];
+          if (i >= dim) {
+            ASSERT_TRUE(std::isnan(v)) << "rms_norm wrote the gap at t " << t << " i " << i;
+            continue;
+          }
+          const float r = ref[static_cast<size_t>(t * dim + i)];
+          got.push_back(v);
+          bound.push_back(8 * kEps * std::fabs(r) + 1e-30f);
+        }
+        for (int64_t i = 0; i < ldyb; ++i) {
+          const uint16_t b = yb[static_cast<size_t>(t * ldyb + i)];
+          if (i >= dim) {
+            ASSERT_EQ(b, 0xffff) << "rms_norm wrote the bf16 gap at t " << t << " i " << i;
+            continue;
+          }
+          const float r = ref[static_cast<size_t>(t * dim + i)];
+          gotb.push_back(bf16{b}.to_float());
+          boundb.push_back(kBf16Ulp * std::fabs(r) + 1e-30f);
+        }
+      }
+      std::vector<float> want(ref), wantb(ref.size());
+      for (size_t i = 0; i < ref.size(); ++i) wantb[i] = round_bf16(ref[i]);
+      const std::string tag = "dim " + std::to_string(dim) + " T " + std::to_string(T);
+      expect_near_all(got, want, bound, "rms_norm f32 " + tag);
+      expect_near_all(gotb, wantb, boundb, "rms_norm bf16 " + tag);
+
+      // In place over a strided row (y_f32 = x, no bf16).
+      ASSERT_TRUE(gpu::rms_norm(static_cast<float*>(dx.data()), ldx, T, dim,
+                                static_cast<const float*>(dw.data()), eps,
+                                static_cast<float*>(dx.data()), ldx, nullptr, 0, nullptr)
+                      .ok());
+      sync();
+      const std::vector<float> xi = download<float>(dx);
+      got.clear();
+      for (int64_t t = 0; t < T; ++t) {
+        for (int64_t i = 0; i < ldx; ++i) {
+          const float v = xi[static_cast<size_t>(t * ldx + i)];
+          if (i >= dim) {
+            ASSERT_EQ(v, x[static_cast<size_t>(t * ldx + i)]) << "in-place rms_norm wrote past dim";
+          } else {
+            got.push_back(v);
+          }
+        }
+      }
+      expect_near_all(got, want, bound, "rms_norm in place " + tag);
+    }
+  }
+}
+
+TEST(CudaModelKernels, AddInplace) {
+  MLASPEC_SKIP_WITHOUT_GPU();
+  for (int64_t n : {1, 255, 256, 257, 33 * 7168}) {
+    const std::vector<float> x = randn(static_cast<size_t>(n)), d = randn(static_cast<size_t>(n));
+    Buffer dx = upload(x), dd = upload(d);
+    ASSERT_TRUE(gpu::add_inplace(static_cast<float*>(dx.data()),
+                                 static_cast<const float*>(dd.data()), n, nullptr)
+                    .ok());
+    sync();
+    const std::vector<float> y = download<float>(dx);
+    for (int64_t i = 0; i < n; ++i) {
+      ASSERT_EQ(y[static_cast<size_t>(i)], x[static_cast<size_t>(i)] + d[static_cast<size_t>(i)]);
+    }
+  }
+}
+
+struct RopeCase {
+  RopeConfig config;
+  std::string name;
+};
+
+std::vector<RopeCase> rope_cases() {
+  std::vector<RopeCase> cases;
+  RopeConfig plain;
+  plain.theta = 10000.0;
+  plain.interleave = false;
+  cases.push_back({plain, "default"});
+  RopeConfig yarn;  // DeepSeek-V3's
+  yarn.type = RopeConfig::Type::kYarn;
+  yarn.theta = 10000.0;
+  yarn.factor = 40.0;
+  yarn.original_max_position_embeddings = 4096;
+  yarn.beta_fast = 32.0;
+  yarn.beta_slow = 1.0;
+  yarn.attention_factor = 1.3465735902799727;  // 0.1 * mscale * ln(40) + 1 with mscale 1.0
+  yarn.interleave = true;
+  cases.push_back({yarn, "yarn interleaved"});
+  return cases;
+}
+
+// The device's RoPE arguments from cpu::Rope, as the runtime makes them.
+struct DeviceRope {
+  Buffer inv_freq;
+  gpu::RopeArgs args;
+  DeviceRope(const cpu::Rope& rope, const RopeConfig& c, int dim)
+      : inv_freq(upload(rope.inv_freq())) {
+    args.inv_freq = static_cast<const float*>(inv_freq.data());
+    args.dim = dim;
+    args.attention_factor = static_cast<float>(c.attention_factor);
+    args.interleave = c.interleave;
+  }
+};
+
+TEST(CudaModelKernels, KvRows) {
+  MLASPEC_SKIP_WITHOUT_GPU();
+  const int dim = 64;
+  for (const RopeCase& rc : rope_cases()) {
+    const cpu::Rope rope(rc.config, dim);
+    DeviceRope dr(rope, rc.config, dim);
+    for (int64_t latent : {512, 256}) {
+      for (int64_t T : kTokens) {
+        for (int64_t first : {int64_t{0}, int64_t{4093}, int64_t{131000}}) {
+          const int64_t row = latent + dim;
+          const std::vector<float> ckv = randn(static_cast<size_t>(T * row));
+          Buffer dc = upload(ckv), dr_out = poisoned<uint16_t>(T * row);
+          ASSERT_TRUE(gpu::kv_rows(static_cast<const float*>(dc.data()), T, latent, first, dr.args,
+                                   static_cast<uint16_t*>(dr_out.data()), nullptr)
+                          .ok());
+          sync();
+          const std::vector<float> got = from_bf16(download<uint16_t>(dr_out));
+          std::vector<float> want(got.size()), bound(got.size());
+          for (int64_t t = 0; t < T; ++t) {
+            std::vector<float> r(ckv.begin() + t * row, ckv.begin() + (t + 1) * row);
+            float ab = 0.0f;
+            for (int i = 0; i < dim; ++i) ab = std::max(ab, std::fabs(r[latent + i]));
+            rope.apply(r.data() + latent, first + t);
+            for (int64_t i = 0; i < row; ++i) {
+              const size_t o = static_cast<size_t>(t * row + i);
+              want[o] = round_bf16(r[static_cast<size_t>(i)]);
+              bound[o] = i < latent
+                             ? 0.0f
+                             : kBf16Ulp * std::fabs(r[static_cast<size_t>(i)]) +
+                                   4e-6f * ab * static_cast<float>(rc.config.attention_factor);
+            }
+          }
+          expect_near_all(got, want, bound,
+                          "kv_rows " + rc.name + " latent " + std::to_string(latent) + " T " +
+                              std::to_string(T) + " first " + std::to_string(first));
+        }
+      }
+    }
+  }
+}
+
+TEST(CudaModelKernels, SplitQ) {
+  MLASPEC_SKIP_WITHOUT_GPU();
+  const int dim = 64;
+  for (const RopeCase& rc : rope_cases()) {
+    const cpu::Rope rope(rc.config, dim);
+    DeviceRope dr(rope, rc.config, dim);
+    for (int64_t H : {1, 16, 128}) {
+      for (int64_t T : {1, 7, 33}) {
+        const int64_t nope = 128, latent = 512, first = 977;
+        const int64_t qk = nope + dim, row = latent + dim;
+        const std::vector<float> q = randn(static_cast<size_t>(T * H * qk));
+        Buffer dq = upload(q), dn = poisoned<uint16_t>(T * H * nope),
+               da = poisoned<uint16_t>(T * H * row);
+        ASSERT_TRUE(gpu::split_q(static_cast<const float*>(dq.data()), T, H, nope, latent, first,
+                                 dr.args, static_cast<uint16_t*>(dn.data()),
+                                 static_cast<uint16_t*>(da.data()), nullptr)
+                        .ok());
+        sync();
+        const std::vector<uint16_t> qn = download<uint16_t>(dn), qa = download<uint16_t>(da);
+        std::vector<float> got, want, bound;
+        for (int64_t th = 0; th < T * H; ++th) {
+          const int64_t t = th / H;
+          std::vector<float> r(q.begin() + th * qk, q.begin() + (th + 1) * qk);
+          for (int64_t i = 0; i < nope; ++i) {
+            ASSERT_EQ(qn[static_cast<size_t>(th * nope + i)], bf16::from_float(r[i]).bits);
+          }
+          float ab = 0.0f;
+          for (int i = 0; i < dim; ++i) ab = std::max(ab, std::fabs(r[nope + i]));
+          rope.apply(r.data() + nope, first + t);
+          for (int64_t i = 0; i < row; ++i) {
+            const uint16_t b = qa[static_cast<size_t>(th * row + i)];
+            if (i < latent) {  // the W_UK GEMM's part: split_q must leave it alone
+              ASSERT_EQ(b, 0xffff) << "split_q wrote the latent part";
+              continue;
+            }
+            const float w = r[static_cast<size_t>(nope + i - latent)];
+            got.push_back(bf16{b}.to_float());
+            want.push_back(round_bf16(w));
+            bound.push_back(kBf16Ulp * std::fabs(w) +
+                            4e-6f * ab * static_cast<float>(rc.config.attention_factor));
+          }
+        }
+        expect_near_all(
+            got, want, bound,
+            "split_q " + rc.name + " H " + std::to_string(H) + " T " + std::to_string(T));
+      }
+    }
+  }
+}
+
+TEST(CudaModelKernels, SiluMul) {
+  MLASPEC_SKIP_WITHOUT_GPU();
+  for (int64_t inter : {1, 1407, 1408, 10944, 18432}) {
+    for (int64_t T : kTokens) {
+      const std::vector<float> gu = randn(static_cast<size_t>(T * 2 * inter), 4.0f);
+      Buffer dg = upload(gu), da = poisoned<uint16_t>(T * inter);
+      ASSERT_TRUE(gpu::silu_mul(static_cast<const float*>(dg.data()), T, inter,
+                                static_cast<uint16_t*>(da.data()), nullptr)
+                      .ok());
+      sync();
+      const std::vector<float> got = from_bf16(download<uint16_t>(da));
+      std::vector<float> want(got.size()), bound(got.size());
+      for (int64_t t = 0; t < T; ++t) {
+        const float* g = gu.data() + t * 2 * inter;
+        float* o = want.data() + t * inter;
+        cpu::silu_mul(g, g + inter, inter, o);
+        for (int64_t i = 0; i < inter; ++i) {
+          bound[static_cast<size_t>(t * inter + i)] =
+              kBf16Ulp * std::fabs(o[i]) + 1e-6f * std::fabs(g[i] * g[inter + i]);
+          o[i] = round_bf16(o[i]);
+        }
+      }
+      expect_near_all(got, want, bound,
+                      "silu_mul inter " + std::to_string(inter) + " T " + std::to_string(T));
+    }
+  }
+}
+
+TEST(CudaModelKernels, GatherRows) {
+  MLASPEC_SKIP_WITHOUT_GPU();
+  for (int64_t cols : kHidden) {
+    const int64_t src_rows = 33;
+    const std::vector<uint16_t> src = to_bf16(randn(static_cast<size_t>(src_rows * cols)));
+    for (int64_t n : {1, 6, 48, 264}) {
+      std::vector<int32_t> idx(static_cast<size_t>(n));
+      for (auto& i : idx) i = static_cast<int32_t>(rng()() % src_rows);
+      Buffer ds = upload(src), di = upload(idx), dd = poisoned<uint16_t>(n * cols);
+      ASSERT_TRUE(gpu::gather_rows(static_cast<const uint16_t*>(ds.data()),
+                                   static_cast<const int32_t*>(di.data()), n, cols,
+                                   static_cast<uint16_t*>(dd.data()), nullptr)
+                      .ok());
+      sync();
+      const std::vector<uint16_t> d = download<uint16_t>(dd);
+      for (int64_t r = 0; r < n; ++r) {
+        ASSERT_EQ(0, std::memcmp(d.data() + r * cols, src.data() + idx[r] * cols,
+                                 static_cast<size_t>(cols) * 2))
+            << "row " << r;
+      }
+    }
+  }
+}
+
+// Router shapes: (E, k, n_group, topk_group, kind, norm_topk_prob, routed_scaling_factor).
+struct RouterShape {
+  std::string name;
+  int E, k, n_group, topk_group;
+  RouterKind kind;
+  bool norm;
+  double scale;
+};
+const std::vector<RouterShape> kRouters = {
+    {"V2-Lite 64/6 greedy", 64, 6, 1, 1, RouterKind::kSoftmaxGreedy, false, 1.0},
+    {"V2 160/6 group-limited 8/3", 160, 6, 8, 3, RouterKind::kSoftmaxGroupLimitedGreedy, false,
+     16.0},
+    {"V3 256/8 noaux_tc 8/4", 256, 8, 8, 4, RouterKind::kSigmoidNoauxTc, true, 2.5},
+    {"Kimi-K2 384/8 noaux_tc 1/1", 384, 8, 1, 1, RouterKind::kSigmoidNoauxTc, true, 2.827},
+    {"odd 37/5 noaux_tc no norm", 37, 5, 1, 1, RouterKind::kSigmoidNoauxTc, false, 1.0},
+};
+
+ModelConfig router_config(const RouterShape& s) {
+  ModelConfig c;
+  c.n_routed_experts = s.E;
+  c.num_experts_per_tok = s.k;
+  c.n_group = s.n_group;
+  c.topk_group = s.topk_group;
+  c.router = s.kind;
+  c.norm_topk_prob = s.norm;
+  c.routed_scaling_factor = s.scale;
+  return c;
+}
+
+gpu::RouteArgs route_args(const ModelConfig& c, const float* bias) {
+  gpu::RouteArgs a;
+  a.kind = c.router;
+  a.E = c.n_routed_experts;
+  a.k = c.num_experts_per_tok;
+  a.n_group = c.n_group;
+  a.topk_group = c.topk_group;
+  a.norm_topk_prob = c.norm_topk_prob;
+  a.routed_scaling_factor = static_cast<float>(c.routed_scaling_factor);
+  a.bias = bias;
+  return a;
+}
+
+// Routes T tokens on the device and with cpu::route_token; ids must be equal, weights within
+// (2 E + 16) eps relative (the header says why). `logits` [T, E].
+void check_route(const RouterShape& s, const std::vector<float>& logits, int64_t T,
+                 const std::vector<float>& bias, const std::string& tag) {
+  const ModelConfig c = router_config(s);
+  MoeWeights w;
+  if (s.kind == RouterKind::kSigmoidNoauxTc) w.e_score_correction_bias = bias;
+  Buffer dl = upload(logits), db = upload(bias.empty() ? std::vector<float>{0.0f} : bias);
+  Buffer dc = poisoned<int32_t>(T * s.k), dw = poisoned<float>(T * s.k);
+  const gpu::RouteArgs a = route_args(c, static_cast<const float*>(db.data()));
+  ASSERT_TRUE(gpu::route(static_cast<const float*>(dl.data()), T, a,
+                         static_cast<int32_t*>(dc.data()), static_cast<float*>(dw.data()), nullptr)
+                  .ok());
+  sync();
+  const std::vector<int32_t> ids = download<int32_t>(dc);
+  const std::vector<float> wts = download<float>(dw);
+  std::vector<int> want_ids(static_cast<size_t>(s.k));
+  std::vector<float> want_w(static_cast<size_t>(s.k));
+  for (int64_t t = 0; t < T; ++t) {
+    cpu::route_token(c, w, logits.data() + t * s.E, want_ids.data(), want_w.data());
+    for (int i = 0; i < s.k; ++i) {
+      const size_t o = static_cast<size_t>(t * s.k + i);
+      ASSERT_EQ(ids[o], want_ids[static_cast<size_t>(i)])
+          << s.name << " " << tag << ": token " << t << " slot " << i;
+      ASSERT_LE(
+          std::fabs(wts[o] - want_w[static_cast<size_t>(i)]),
+          static_cast<float>(2 * s.E + 16) * kEps * std::fabs(want_w[static_cast<size_t>(i)]) +
+              1e-30f)
+          << s.name << " " << tag << ": token " << t << " slot " << i << " weight";
+    }
+  }
+}
+
+TEST(CudaModelKernels, RouteRandom) {
+  MLASPEC_SKIP_WITHOUT_GPU();
+  for (const RouterShape& s : kRouters) {
+    for (int64_t T : kTokens) {
+      const std::vector<float> logits = randn(static_cast<size_t>(T * s.E), 2.0f);
+      std::vector<float> bias;
+      if (s.kind == RouterKind::kSigmoidNoauxTc) bias = randn(static_cast<size_t>(s.E), 0.05f);
+      check_route(s, logits, T, bias, "T " + std::to_string(T));
+    }
+  }
+}
+
+// Ties: every logit equal (all scores tie: the lowest ids win, and with groups the lowest
+// groups), logits taking few distinct values, and a bias that makes choices tie across groups.
+TEST(CudaModelKernels, RouteTies) {
+  MLASPEC_SKIP_WITHOUT_GPU();
+  for (const RouterShape& s : kRouters) {
+    const int64_t T = 9;
+    std::vector<float> logits(static_cast<size_t>(T * s.E));
+    for (int64_t t = 0; t < T; ++t) {
+      for (int e = 0; e < s.E; ++e) {
+        const size_t o = static_cast<size_t>(t * s.E + e);
+        logits[o] = t == 0 ? 0.5f : static_cast<float>(static_cast<int>(rng()() % (t + 1))) * 0.25f;
+      }
+    }
+    std::vector<float> bias;
+    if (s.kind == RouterKind::kSigmoidNoauxTc) {
+      bias.assign(static_cast<size_t>(s.E), 0.0f);
+      for (int e = 0; e < s.E; ++e) bias[static_cast<size_t>(e)] = (e % 3) * 0.125f;
+    }
+    check_route(s, logits, T, bias, "ties");
+  }
+}
+
+TEST(CudaModelKernels, RouteRefusesShapesBeyondItsLimits) {
+  MLASPEC_SKIP_WITHOUT_GPU();
+  gpu::RouteArgs a;
+  a.kind = RouterKind::kSoftmaxGreedy;
+  a.E = gpu::kRouteMaxExperts + 1;
+  a.k = 8;
+  EXPECT_FALSE(gpu::route(nullptr, 1, a, nullptr, nullptr, nullptr).ok());
+  a.E = 64;
+  a.n_group = 3;  // does not divide E
+  EXPECT_FALSE(gpu::route(nullptr, 1, a, nullptr, nullptr, nullptr).ok());
+  a.n_group = 1;
+  a.kind = RouterKind::kSigmoidNoauxTc;  // no bias
+  EXPECT_FALSE(gpu::route(nullptr, 1, a, nullptr, nullptr, nullptr).ok());
+}
+
+// plan_moe == plan_moe_groups exactly, on routed tokens (distinct experts per token).
+TEST(CudaModelKernels, PlanMoe) {
+  MLASPEC_SKIP_WITHOUT_GPU();
+  for (const RouterShape& s : kRouters) {
+    for (int64_t T : {1, 2, 7, 33, 256, 1024}) {
+      std::vector<int> chosen(static_cast<size_t>(T * s.k));
+      std::vector<float> weights = randn(chosen.size());
+      std::vector<int> ids(static_cast<size_t>(s.E));
+      for (int64_t t = 0; t < T; ++t) {
+        for (int e = 0; e < s.E; ++e) ids[static_cast<size_t>(e)] = e;
+        // Skewed: half the tokens draw from the first 2k experts (some experts get many rows,
+        // most none).
+        const int pool = t % 2 == 0 ? std::min(s.E, 2 * s.k) : s.E;
+        std::shuffle(ids.begin(), ids.begin() + pool, rng());
+        for (int i = 0; i < s.k; ++i) chosen[static_cast<size_t>(t * s.k + i)] = ids[i];
+      }
+      const MoeGroupPlan want = plan_moe_groups(chosen, weights, T, s.k, s.E);
+      const std::vector<int32_t> chosen32(chosen.begin(), chosen.end());
+      Buffer dc = upload(chosen32), dw = upload(weights);
+      Buffer rows = poisoned<int32_t>(T * s.k), begin = poisoned<int32_t>(s.E + 1),
+             crow = poisoned<int32_t>(T * s.k), cw = poisoned<float>(T * s.k),
+             row_of = poisoned<int32_t>(T * s.k);
+      const int64_t slots = gpu::touched_slots(T, s.k, s.E);
+      Buffer touched = poisoned<int32_t>(slots);
+      ASSERT_TRUE(gpu::plan_moe(
+                      static_cast<const int32_t*>(dc.data()), static_cast<const float*>(dw.data()),
+                      T, s.k, s.E, static_cast<int32_t*>(rows.data()),
+                      static_cast<int32_t*>(begin.data()), static_cast<int32_t*>(crow.data()),
+                      static_cast<float*>(cw.data()), static_cast<int32_t*>(row_of.data()),
+                      static_cast<int32_t*>(touched.data()), nullptr)
+                      .ok());
+      sync();
+      const std::string tag = s.name + " T " + std::to_string(T);
+      EXPECT_EQ(download<int32_t>(rows), want.rows) << tag;
+      const std::vector<int32_t> b = download<int32_t>(begin);
+      ASSERT_EQ(b.size(), want.expert_begin.size()) << tag;
+      for (size_t e = 0; e < b.size(); ++e) ASSERT_EQ(b[e], want.expert_begin[e]) << tag;
+      EXPECT_EQ(download<int32_t>(crow), want.combine_row) << tag;
+      EXPECT_EQ(download<float>(cw), want.combine_weight) << tag;
+      std::vector<int32_t> want_touched;
+      for (int e = 0; e < s.E; ++e) {
+        if (want.expert_begin[e + 1] > want.expert_begin[e]) want_touched.push_back(e);
+      }
+      want_touched.resize(static_cast<size_t>(slots), -1);
+      EXPECT_EQ(download<int32_t>(touched), want_touched) << tag;
+    }
+  }
+}
+
+TEST(CudaModelKernels, MoeCombine) {
+  MLASPEC_SKIP_WITHOUT_GPU();
+  for (int64_t hidden : kHidden) {
+    for (int64_t T : kTokens) {
+      for (int k : {6, 8}) {
+        for (bool with_shared : {true, false}) {
+          const int64_t n = T * k;
+          const std::vector<float> ys = randn(static_cast<size_t>(n * hidden));
+          const std::vector<float> shared = randn(static_cast<size_t>(T * hidden));
+          std::vector<int32_t> pos(static_cast<size_t>(n));
+          for (int64_t i = 0; i < n; ++i) pos[static_cast<size_t>(i)] = static_cast<int32_t>(i);
+          std::shuffle(pos.begin(), pos.end(), rng());
+          std::vector<float> w = randn(static_cast<size_t>(n), 0.3f);
+          Buffer dy = upload(ys), dp = upload(pos), dw = upload(w), ds = upload(shared),
+                 dout = poisoned<float>(T * hidden);
+          ASSERT_TRUE(gpu::moe_combine(static_cast<const float*>(dy.data()),
+                                       static_cast<const int32_t*>(dp.data()),
+                                       static_cast<const float*>(dw.data()), k,
+                                       with_shared ? static_cast<const float*>(ds.data()) : nullptr,
+                                       T, hidden, static_cast<float*>(dout.data()), nullptr)
+                          .ok());
+          sync();
+          std::vector<float> want(static_cast<size_t>(T * hidden)), bound(want.size());
+          cpu::moe_combine(ys.data(), pos.data(), w.data(), k,
+                           with_shared ? shared.data() : nullptr, T, hidden, want.data());
+          for (int64_t t = 0; t < T; ++t) {
+            for (int64_t j = 0; j < hidden; ++j) {
+              float mag = with_shared ? std::fabs(shared[static_cast<size_t>(t * hidden + j)]) : 0;
+              for (int i = 0; i < k; ++i) {
+                mag += std::fabs(w[static_cast<size_t>(t * k + i)] *
+                                 ys[static_cast<size_t>(pos[t * k + i] * hidden + j)]);
+              }
+              bound[static_cast<size_t>(t * hidden + j)] = 4 * (k + 1) * kEps * mag + 1e-30f;
+            }
+          }
+          expect_near_all(download<float>(dout), want, bound,
+                          "moe_combine hidden " + std::to_string(hidden) + " T " +
+                              std::to_string(T) + " k " + std::to_string(k) +
+                              (with_shared ? " shared" : ""));
+        }
+      }
+    }
+  }
+}
+
+// The row-invariant GEMM against cpu::linear (CBLAS, f32) on the same bf16-rounded inputs, batched
+// with strides, and row invariance: a row's output from a call of T rows equals, bitwise, its
+// output from a call of 1.
+TEST(CudaModelKernels, RowInvariantGemm) {
+  MLASPEC_SKIP_WITHOUT_GPU();
+  struct Shape {
+    int64_t N, K;
+    int batch;
+  };
+  const std::vector<Shape> shapes = {{64, 2048, 1},  {1408 * 2, 2048, 1}, {2048, 1408, 1},
+                                     {512, 128, 16}, {128, 512, 16},      {61, 257, 3},
+                                     {384, 7168, 1}};
+  for (const Shape& sh : shapes) {
+    for (int64_t T : kTokens) {
+      // bf16 -> f32, bf16 -> bf16 (the model's GEMMs), f32 -> f32 (the MoE router's).
+      for (int mode = 0; mode < 3; ++mode) {
+        const bool all_f32 = mode == 2;
+        const gpu::GemmType yt = mode == 1 ? gpu::GemmType::kBF16 : gpu::GemmType::kF32;
+        const int64_t N = sh.N, K = sh.K, B = sh.batch;
+        // x: [T, B, K] (per-batch slices interleaved as the per-head GEMMs read them); w: [B, N,
+        // K].
+        const std::vector<float> xf = randn(static_cast<size_t>(T * B * K));
+        const std::vector<float> wf = randn(static_cast<size_t>(B * N * K), 0.05f);
+        const std::vector<uint16_t> xb = to_bf16(xf), wb = to_bf16(wf);
+        const std::vector<float> xr = all_f32 ? xf : from_bf16(xb);
+        const std::vector<float> wr = all_f32 ? wf : from_bf16(wb);
+        const size_t ye = yt == gpu::GemmType::kF32 ? 4 : 2;
+        Buffer dx = all_f32 ? upload(xf) : upload(xb), dw = all_f32 ? upload(wf) : upload(wb);
+        Buffer dy(static_cast<size_t>(T * B * N) * ye, Device::kCUDA);
+        throw_if_error(dy.fill_bytes(0xff));
+        gpu::RowInvariantGemm g;
+        g.x = dx.data();
+        g.x_type = all_f32 ? gpu::GemmType::kF32 : gpu::GemmType::kBF16;
+        g.ldx = B * K;
+        g.stride_x = K;
+        g.w = dw.data();
+        g.w_type = g.x_type;
+        g.ldw = K;
+        g.stride_w = N * K;
+        g.y = dy.data();
+        g.y_type = yt;
+        g.ldy = B * N;
+        g.stride_y = N;
+        g.T = T;
+        g.N = N;
+        g.K = K;
+        g.batch = static_cast<int>(B);
+        ASSERT_TRUE(gpu::gemm_row_invariant(g, nullptr).ok());
+        sync();
+        std::vector<float> got(static_cast<size_t>(T * B * N));
+        if (yt == gpu::GemmType::kF32) {
+          got = download<float>(dy);
+        } else {
+          got = from_bf16(download<uint16_t>(dy));
+        }
+        std::vector<float> want(got.size()), bound(got.size());
+        for (int64_t b = 0; b < B; ++b) {
+          Matrix W;
+          W.rows = static_cast<int>(N);
+          W.cols = static_cast<int>(K);
+          W.data.assign(wr.begin() + b * N * K, wr.begin() + (b + 1) * N * K);
+          cpu::linear(xr.data() + b * K, T, W, want.data() + b * N, B * K, B * N);
+          for (int64_t t = 0; t < T; ++t) {
+            for (int64_t j = 0; j < N; ++j) {
+              float mag = 0.0f;
+              for (int64_t kk = 0; kk < K; ++kk) {
+                mag += std::fabs(xr[static_cast<size_t>(t * B * K + b * K + kk)] *
+                                 wr[static_cast<size_t>(b * N * K + j * K + kk)]);
+              }
+              const size_t o = static_cast<size_t>(t * B * N + b * N + j);
+              bound[o] = 2 * static_cast<float>(K) * kEps * mag +
+                         (yt == gpu::GemmType::kBF16 ? kBf16Ulp * std::fabs(want[o]) : 0.0f) +
+                         1e-30f;
+              if (yt == gpu::GemmType::kBF16) want[o] = round_bf16(want[o]);
+            }
+          }
+        }
+        const std::string tag = "N " + std::to_string(N) + " K " + std::to_string(K) + " x" +
+                                std::to_string(B) + " T " + std::to_string(T) +
+                                (all_f32 ? " f32 in" : "") +
+                                (yt == gpu::GemmType::kF32 ? " f32" : " bf16");
+        expect_near_all(got, want, bound, "gemm_row_invariant " + tag);
+
+        // Row invariance: the last row alone.
+        if (T > 1) {
+          Buffer dx1 = all_f32 ? upload(std::vector<float>(xf.end() - B * K, xf.end()))
+                               : upload(std::vector<uint16_t>(xb.end() - B * K, xb.end()));
+          Buffer dy1(static_cast<size_t>(B * N) * ye, Device::kCUDA);
+          throw_if_error(dy1.fill_bytes(0xff));
+          gpu::RowInvariantGemm g1 = g;
+          g1.x = dx1.data();
+          g1.y = dy1.data();
+          g1.T = 1;
+          ASSERT_TRUE(gpu::gemm_row_invariant(g1, nullptr).ok());
+          sync();
+          std::vector<uint8_t> all(static_cast<size_t>(T * B * N) * ye), one(B * N * ye);
+          throw_if_error(dy.copy_to_host(all.data(), all.size()));
+          throw_if_error(dy1.copy_to_host(one.data(), one.size()));
+          EXPECT_EQ(0, std::memcmp(all.data() + (T - 1) * B * N * ye, one.data(), one.size()))
+              << "gemm_row_invariant " << tag << ": the last row differs alone";
+        }
+      }
+    }
+  }
+}
+
+// The grouped row-invariant GEMM over routed experts (plan_moe's touched list and row ranges):
+// bitwise equal to gemm_row_invariant per expert, and within the GEMM bound of cpu::linear.
+TEST(CudaModelKernels, GroupedRowInvariantGemm) {
+  MLASPEC_SKIP_WITHOUT_GPU();
+  struct Shape {
+    std::string name;
+    int E, k;
+    int64_t N, K;
+  };
+  const std::vector<Shape> shapes = {{"V2-Lite gate_up", 64, 6, 2 * 1408, 2048},
+                                     {"V2-Lite down", 64, 6, 2048, 1408},
+                                     {"Kimi down", 384, 8, 1024, 544},
+                                     {"odd", 37, 5, 61, 257}};
+  for (const Shape& sh : shapes) {
+    std::vector<std::vector<uint16_t>> w(static_cast<size_t>(sh.E));
+    std::vector<Buffer> dw;
+    std::vector<const uint16_t*> ptrs;
+    for (int e = 0; e < sh.E; ++e) {
+      w[static_cast<size_t>(e)] = to_bf16(randn(static_cast<size_t>(sh.N * sh.K), 0.05f));
+      dw.push_back(upload(w[static_cast<size_t>(e)]));
+      ptrs.push_back(static_cast<const uint16_t*>(dw.back().data()));
+    }
+    Buffer dptrs(ptrs.size() * sizeof(const uint16_t*), Device::kCUDA);
+    throw_if_error(dptrs.copy_from_host(ptrs.data(), ptrs.size() * sizeof(const uint16_t*)));
+    for (int64_t T : {1, 2, 7, 16, 33}) {
+      // Routing: distinct experts per token, skewed to the first 2k experts for even tokens.
+      std::vector<int32_t> chosen(static_cast<size_t>(T * sh.k));
+      std::vector<int> ids(static_cast<size_t>(sh.E));
+      for (int64_t t = 0; t < T; ++t) {
+        std::iota(ids.begin(), ids.end(), 0);
+        const int pool = t % 2 == 0 ? std::min(sh.E, 2 * sh.k) : sh.E;
+        std::shuffle(ids.begin(), ids.begin() + pool, rng());
+        for (int i = 0; i < sh.k; ++i) chosen[static_cast<size_t>(t * sh.k + i)] = ids[i];
+      }
+      const int64_t n = T * sh.k, slots = gpu::touched_slots(T, sh.k, sh.E);
+      const std::vector<float> weights(static_cast<size_t>(n), 1.0f);
+      Buffer dc = upload(chosen), dwt = upload(weights);
+      Buffer rows = poisoned<int32_t>(n), begin = poisoned<int32_t>(sh.E + 1),
+             crow = poisoned<int32_t>(n), cw = poisoned<float>(n), row_of = poisoned<int32_t>(n),
+             touched = poisoned<int32_t>(slots);
+      ASSERT_TRUE(gpu::plan_moe(
+                      static_cast<const int32_t*>(dc.data()), static_cast<const float*>(dwt.data()),
+                      T, sh.k, sh.E, static_cast<int32_t*>(rows.data()),
+                      static_cast<int32_t*>(begin.data()), static_cast<int32_t*>(crow.data()),
+                      static_cast<float*>(cw.data()), static_cast<int32_t*>(row_of.data()),
+                      static_cast<int32_t*>(touched.data()), nullptr)
+                      .ok());
+      const std::vector<uint16_t> xb = to_bf16(randn(static_cast<size_t>(n * sh.K)));
+      Buffer dx = upload(xb), dy = poisoned<float>(n * sh.N);
+      gpu::GroupedGemm g;
+      g.x = static_cast<const uint16_t*>(dx.data());
+      g.w = static_cast<const uint16_t* const*>(dptrs.data());
+      g.begin = static_cast<const int32_t*>(begin.data());
+      g.touched = static_cast<const int32_t*>(touched.data());
+      g.y = dy.data();
+      g.max_rows = T;
+      g.N = sh.N;
+      g.K = sh.K;
+      g.k = sh.k;
+      g.experts = sh.E;
+      ASSERT_TRUE(gpu::gemm_grouped_row_invariant(g, nullptr).ok());
+      sync();
+      const std::vector<float> got = download<float>(dy);
+      const std::vector<int32_t> b = download<int32_t>(begin);
+      const std::vector<float> xr = from_bf16(xb);
+      const std::string tag = sh.name + " T " + std::to_string(T);
+      std::vector<float> want(got.size()), bound(got.size());
+      for (int e = 0; e < sh.E; ++e) {
+        const int64_t r0 = b[static_cast<size_t>(e)], m = b[static_cast<size_t>(e) + 1] - r0;
+        if (m == 0) continue;
+        // Bitwise: the plain row-invariant GEMM over this expert's rows.
+        Buffer dy1 = poisoned<float>(m * sh.N);
+        gpu::RowInvariantGemm p;
+        p.x = static_cast<const uint16_t*>(dx.data()) + r0 * sh.K;
+        p.ldx = sh.K;
+        p.w = ptrs[static_cast<size_t>(e)];
+        p.ldw = sh.K;
+        p.y = dy1.data();
+        p.ldy = sh.N;
+        p.T = m;
+        p.N = sh.N;
+        p.K = sh.K;
+        ASSERT_TRUE(gpu::gemm_row_invariant(p, nullptr).ok());
+        sync();
+        const std::vector<float> one = download<float>(dy1);
+        ASSERT_EQ(0, std::memcmp(one.data(), got.data() + r0 * sh.N, one.size() * sizeof(float)))
+            << tag << ": expert " << e << " differs from gemm_row_invariant";
+        Matrix W;
+        W.rows = static_cast<int>(sh.N);
+        W.cols = static_cast<int>(sh.K);
+        W.data = from_bf16(w[static_cast<size_t>(e)]);
+        cpu::linear(xr.data() + r0 * sh.K, m, W, want.data() + r0 * sh.N);
+        for (int64_t r = 0; r < m; ++r) {
+          for (int64_t j = 0; j < sh.N; ++j) {
+            float mag = 0.0f;
+            for (int64_t kk = 0; kk < sh.K; ++kk) {
+              mag += std::fabs(xr[static_cast<size_t>((r0 + r) * sh.K + kk)] *
+                               W.data[static_cast<size_t>(j * sh.K + kk)]);
+            }
+            bound[static_cast<size_t>((r0 + r) * sh.N + j)] =
+                2 * static_cast<float>(sh.K) * kEps * mag + 1e-30f;
+          }
+        }
+      }
+      ASSERT_EQ(b[static_cast<size_t>(sh.E)], n) << tag;
+      expect_near_all(got, want, bound, "grouped_gemm " + tag);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace mlaspec::model
