@@ -222,6 +222,60 @@ QueryRows::QueryRows(const VerifyArgs& a) {
   total = a.q.size(0);
 }
 
+namespace {
+
+char* element(const TensorView& t, int64_t index0) {
+  return static_cast<char*>(t.data()) +
+         index0 * t.stride(0) * static_cast<int64_t>(dtype_size(t.dtype()));
+}
+
+// Rows [r0, r0 + count * q_len) of a ragged [T, H(, D)] tensor as [count, q_len, H(, D)].
+TensorView run_rows(const TensorView& t, int64_t r0, int64_t count, int64_t q_len) {
+  if (t.empty()) return t;
+  if (t.ndim() == 2) {
+    return TensorView(element(t, r0), t.dtype(), {count, q_len, t.size(1)},
+                      {q_len * t.stride(0), t.stride(0), t.stride(1)}, t.device());
+  }
+  return TensorView(element(t, r0), t.dtype(), {count, q_len, t.size(1), t.size(2)},
+                    {q_len * t.stride(0), t.stride(0), t.stride(1), t.stride(2)}, t.device());
+}
+
+// Requests [b0, b0 + count) of a [B] or [B, N] tensor (seq_lens, block_table).
+TensorView run_requests(const TensorView& t, int64_t b0, int64_t count) {
+  if (t.empty()) return t;
+  if (t.ndim() == 1)
+    return TensorView(element(t, b0), t.dtype(), {count}, {t.stride(0)}, t.device());
+  return TensorView(element(t, b0), t.dtype(), {count, t.size(1)}, {t.stride(0), t.stride(1)},
+                    t.device());
+}
+
+}  // namespace
+
+Status for_each_uniform_run(const VerifyArgs& a,
+                            const std::function<Status(const VerifyArgs& uniform)>& uniform) {
+  if (!a.ragged()) return uniform(a);
+  const QueryRows rows(a);
+  for (int64_t b = 0; b < rows.batch;) {
+    const int64_t q_len = rows.q_len(b);
+    int64_t end = b + 1;
+    while (end < rows.batch && rows.q_len(end) == q_len) ++end;
+    const int64_t r0 = rows.begin(b), count = end - b;
+    VerifyArgs u = a;
+    u.q_indptr = {};
+    u.q_indptr_host = {};
+    u.q = run_rows(a.q, r0, count, q_len);
+    u.out = run_rows(a.out, r0, count, q_len);
+    u.lse = run_rows(a.lse, r0, count, q_len);
+    u.block_table = run_requests(a.block_table, b, count);
+    u.block_table_host = run_requests(a.block_table_host, b, count);
+    u.seq_lens = run_requests(a.seq_lens, b, count);
+    u.seq_lens_host = run_requests(a.seq_lens_host, b, count);
+    MLASPEC_RETURN_IF_ERROR(uniform(u));
+    b = end;
+  }
+  return Status::Ok();
+}
+
 VerifyShape shape_of(const VerifyArgs& a, const VerifyOptions& options) {
   VerifyShape s;
   s.deterministic = options.deterministic;

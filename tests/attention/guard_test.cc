@@ -45,7 +45,7 @@ TEST(Guard, DescribeCaps) {
   EXPECT_EQ(
       describe_caps(cuda::kFoldCaps),
       "device cuda, q_len 1..32, H 8..128, batch <= 512, seq_len <= 16777216, kv "
-      "bf16|fp8_e4m3, page 16|32|64, deterministic yes, fp8-math no, split-kv yes, ragged no");
+      "bf16|fp8_e4m3, page 16|32|64, deterministic yes, fp8-math no, split-kv yes, ragged yes");
 }
 
 // No backend offers fp8 tensor-core math yet: every one must refuse the option by name (a backend

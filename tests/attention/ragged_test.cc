@@ -1,6 +1,7 @@
 // Ragged verify (requests with different q_len in one call, VerifyArgs::q_indptr): the CPU
 // reference against the fp64 oracle and against each request run alone with its own q_len,
-// over a sweep of shapes; validation of q_indptr; the guard and DCP refusing it where unserved.
+// over a sweep of shapes; the run splitter the CUDA backends use (for_each_uniform_run);
+// validation of q_indptr; the guard and DCP refusing it where unserved.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -147,15 +148,23 @@ TEST(RaggedVerify, ShapeAndGuard) {
   EXPECT_EQ(s.total_kv, 149);
   EXPECT_EQ(s.to_string(), "B=3,H=16,q=9,S=100,kv=bf16,page=64,ragged");
   EXPECT_TRUE(can_serve(kCpuReferenceCaps, s).ok());
+  // The CUDA backends serve it too (one launch per run of equal q_len); q_len above their 32 is
+  // refused by the q_len rule as for a uniform call.
   for (const BackendCaps* caps : {&cuda::kFoldCaps, &cuda::kRowwiseCaps}) {
-    const Status st = can_serve(*caps, s);
-    EXPECT_EQ(st.code(), StatusCode::kUnsupported);
-    EXPECT_EQ(st.message(), std::string(caps->name) +
-                                " serves one q_len per call; this batch is ragged (per-request "
-                                "q_len up to 9): split it by q_len or pad it");
+    EXPECT_TRUE(can_serve(*caps, s).ok()) << caps->name;
+    VerifyShape wide = s;
+    wide.q_len = 40;
+    EXPECT_EQ(can_serve(*caps, wide).code(), StatusCode::kUnsupported);
   }
   EXPECT_NE(describe_caps(kCpuReferenceCaps).find("ragged yes"), std::string::npos);
-  EXPECT_NE(describe_caps(cuda::kFoldCaps).find("ragged no"), std::string::npos);
+  EXPECT_NE(describe_caps(cuda::kFoldCaps).find("ragged yes"), std::string::npos);
+  // A backend without ragged support is refused with the reason.
+  BackendCaps uniform_only = kCpuReferenceCaps;
+  uniform_only.ragged = false;
+  EXPECT_EQ(can_serve(uniform_only, s).message(),
+            std::string(uniform_only.name) +
+                " serves one q_len per call; this batch is ragged (per-request q_len up to 9): "
+                "split it by q_len or pad it");
   // The CPU backend serves it; DCP refuses it with the reason.
   std::unique_ptr<Backend> cpu = make_cpu_reference_backend();
   EXPECT_TRUE(cpu->run(a, {}).ok());
@@ -165,6 +174,68 @@ TEST(RaggedVerify, ShapeAndGuard) {
   Result<dcp::RankShard> shard = dcp::make_rank_shard(a, layout, 0);
   EXPECT_EQ(shard.status().code(), StatusCode::kUnsupported);
   EXPECT_NE(shard.status().message().find("ragged"), std::string::npos);
+}
+
+// for_each_uniform_run: a ragged call through the reference's uniform path, one call per run of
+// equal q_len, gives the reference's ragged result bit for bit; the runs are the maximal ones, in
+// order, uniform, and cover every row once (the poisoned outputs are all written).
+TEST(RaggedVerify, UniformRunsGiveTheRaggedResultBitwise) {
+  struct Case {
+    std::vector<int32_t> q_lens;
+    std::vector<int32_t> runs;  // expected q_len of each run
+  };
+  const std::vector<Case> cases = {
+      {{3, 3, 1, 1, 1, 32, 3}, {3, 1, 32, 3}},
+      {{8}, {8}},
+      {{1, 32, 1, 32}, {1, 32, 1, 32}},
+      {{5, 5, 5}, {5}},
+  };
+  std::mt19937_64 rng(11);
+  for (const Case& c : cases) {
+    for (const int page : {1, 16}) {
+      ProblemSpec spec;
+      spec.num_heads = 16;
+      spec.page_size = page;
+      spec.batch = static_cast<int>(c.q_lens.size());
+      spec.seed = rng();
+      spec.kv_dtype = page == 1 ? DType::kFP8E4M3 : DType::kBF16;
+      spec.kv_scale = page == 1 ? 0.5f : 1.0f;
+      for (size_t b = 0; b < c.q_lens.size(); ++b) {
+        // seq_len == q_len for the first request; ragged contexts elsewhere.
+        spec.seq_lens.push_back(c.q_lens[b] + (b == 0 ? 0 : static_cast<int32_t>(rng() % 90)));
+      }
+      Ragged native(spec, c.q_lens), runs(spec, c.q_lens);
+      ASSERT_TRUE(cpu_verify(native.args()).ok());
+      std::vector<int32_t> seen;
+      const Status st = for_each_uniform_run(runs.args(), [&](const VerifyArgs& u) {
+        EXPECT_FALSE(u.ragged());
+        EXPECT_EQ(u.q.ndim(), 4);
+        seen.push_back(static_cast<int32_t>(u.q.size(1)));
+        EXPECT_EQ(u.block_table.size(0), u.q.size(0));
+        EXPECT_EQ(u.seq_lens.size(0), u.q.size(0));
+        return cpu_verify(u);
+      });
+      ASSERT_TRUE(st.ok()) << st.to_string();
+      EXPECT_EQ(seen, c.runs) << spec.to_string();
+      for (const uint16_t v : runs.out) ASSERT_NE(v, 0xffff) << "a row no run wrote";
+      EXPECT_EQ(0, std::memcmp(native.out.data(), runs.out.data(), native.out.size() * 2))
+          << spec.to_string();
+      EXPECT_EQ(0, std::memcmp(native.lse.data(), runs.lse.data(), native.lse.size() * 4))
+          << spec.to_string();
+    }
+  }
+  // A uniform call is passed through as it is; an error from a run stops the loop.
+  ProblemSpec spec;
+  spec.batch = 3;
+  spec.seq_lens = {40, 9, 100};
+  Ragged r(spec, {5, 5, 2});
+  int calls = 0;
+  const Status st = for_each_uniform_run(r.args(), [&](const VerifyArgs&) {
+    ++calls;
+    return invalid_argument("stop");
+  });
+  EXPECT_EQ(st.message(), "stop");
+  EXPECT_EQ(calls, 1);
 }
 
 TEST(RaggedVerify, BadIndptrIsRefusedAndWritesNothing) {

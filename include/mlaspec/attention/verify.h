@@ -27,6 +27,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 
@@ -125,6 +126,17 @@ Status validate_verify_inputs(const VerifyArgs& args, Device device);
 // kUnsupported naming `who` when the call is ragged: for code paths that take uniform batches
 // only (DCP).
 Status require_uniform_q_len(const VerifyArgs& args, const char* who);
+
+// Ragged calls on a kernel that takes one q_len per call: splits a validated ragged call into its
+// runs (maximal ranges of consecutive requests with the same q_len) and calls `uniform` once per
+// run, in request order, with a uniform call that views the run's rows of q / out / lse and its
+// rows of block_table / seq_lens (and their host copies): nothing is copied, and every row of the
+// ragged call is in exactly one run. A request's rows are computed by a call of its own q_len, so
+// whatever the kernel guarantees for a uniform batch (batch-invariance in deterministic mode, fold
+// == rowwise) holds per request. Calls = runs: a caller that orders requests by width makes them
+// few. The first error stops the loop (validate the whole call first so none can happen midway).
+Status for_each_uniform_run(const VerifyArgs& ragged,
+                            const std::function<Status(const VerifyArgs& uniform)>& uniform);
 
 // Query-token rows of a validated call: where request b's tokens start (q_indptr[b], or b * q_len)
 // and its q_len. Reads q_indptr on the host.

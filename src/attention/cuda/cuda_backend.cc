@@ -198,6 +198,11 @@ class CudaVerifyBackend final : public Backend {
     MLASPEC_RETURN_IF_ERROR(validate_verify_args(args, Device::kCUDA));
     const VerifyShape shape = shape_of(args, options);
     MLASPEC_RETURN_IF_ERROR(can_serve(caps(), shape));
+    if (args.ragged()) {
+      // The whole call is valid and served (above): one uniform launch per run of equal q_len,
+      // each a view of the call's rows, so no run can fail validation after another has written.
+      return for_each_uniform_run(args, [&](const VerifyArgs& u) { return run(u, options); });
+    }
     MLASPEC_RETURN_IF_ERROR(check_layout(args));
     MLASPEC_RETURN_IF_ERROR(init_device());
 

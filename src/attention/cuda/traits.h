@@ -60,6 +60,8 @@ constexpr BackendCaps caps_from_traits() {
   c.page_size_mask = Traits::kPageSizeMask;
   c.deterministic = true;
   c.split_kv = true;
+  // Ragged calls run as one uniform launch per run of equal q_len (for_each_uniform_run).
+  c.ragged = true;
   return c;
 }
 
