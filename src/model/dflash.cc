@@ -209,7 +209,16 @@ struct DFlashNetwork::Impl {
         embed_tokens(&embed),
         lm_head(&head),
         rope(rope_config(config), config.head_dim),
-        window(win) {}
+        window(win) {
+    // The drafter runs on the CPU: its deterministic GEMMs read column panels (the lm_head's come
+    // with the target's weights).
+    pack_for_cpu(weights.fc);
+    for (DFlashLayerWeights& l : weights.layers) {
+      for (Matrix* m : {&l.q_proj, &l.k_proj, &l.v_proj, &l.o_proj, &l.mlp.gate_proj,
+                        &l.mlp.up_proj, &l.mlp.down_proj})
+        pack_for_cpu(*m);
+    }
+  }
 
   static RopeConfig rope_config(const DFlashConfig& c) {
     RopeConfig r;
