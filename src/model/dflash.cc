@@ -402,6 +402,9 @@ Status DFlashNetwork::append_context(std::span<const DFlashContextRows> batch,
     }
     MLASPEC_RETURN_IF_ERROR(m.check_pages(r.pages, r.first_position + r.rows, pool, who));
   }
+  // A step appends ~τ rows: as in propose, OpenBLAS would pack fc, k_proj and v_proj whole per
+  // call (sgemm_incopy ~3% of a speculative step); the panel kernels read them as packed.
+  const cpu::RowInvariantScope small_gemms(true);
   for (const DFlashContextRows& r : batch) m.append_one(r, pool);
   return Status::Ok();
 }
@@ -455,8 +458,8 @@ Status DFlashNetwork::propose(std::span<DFlashBlock> batch, const kv::KvPool& po
   MLASPEC_RETURN_IF_ERROR(m.check_pool(pool));
   // A block is 8 rows: at that size OpenBLAS packs the whole weight matrix on every call, which
   // costs more than the products (perf: sgemm_incopy ~9% of a speculative run on the CPU), so the
-  // drafter's GEMMs take the tiled fixed-order kernels (row_invariant_gemm.h), which read each
-  // weight once per 4-row tile and never copy it.
+  // drafter's GEMMs take the fixed-order panel kernels (row_invariant_gemm.h), which read each
+  // packed weight once per 4-row tile and never copy it.
   const cpu::RowInvariantScope small_gemms(true);
   for (size_t i = 0; i < batch.size(); ++i) {
     const DFlashBlock& b = batch[i];
