@@ -527,8 +527,15 @@ void DFlashNetwork::Impl::propose_one(DFlashBlock& b, const kv::KvPool& pool) co
       float mx = -std::numeric_limits<float>::infinity();
       for (int64_t j = 0; j < S; ++j) {
         const float* kr = keys.data() + j * kvw + g * d;
-        float s = 0.0f;
-        for (int64_t e = 0; e < d; ++e) s += qr[e] * kr[e];
+        // 8 partial sums (e mod 8) added as a fixed tree: one running sum over d was a chain of
+        // 64 dependent adds per key (~6% of a speculative step in the drafter's attention).
+        float part[8] = {};
+        int64_t e = 0;
+        for (; e + 8 <= d; e += 8)
+          for (int u = 0; u < 8; ++u) part[u] += qr[e + u] * kr[e + u];
+        float s = ((part[0] + part[1]) + (part[2] + part[3])) +
+                  ((part[4] + part[5]) + (part[6] + part[7]));
+        for (; e < d; ++e) s += qr[e] * kr[e];
         p[static_cast<size_t>(j)] = s * scale;
         mx = std::max(mx, p[static_cast<size_t>(j)]);
       }
