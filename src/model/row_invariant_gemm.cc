@@ -181,6 +181,17 @@ __attribute__((always_inline)) inline void panel_rows(const float* const* a, con
         std::memcpy(y[r] + j, &out[r][c], sizeof(float) * std::min<int64_t>(kLanes, N - j));
       }
   }
+  // The panels left (fewer than CV): for 1 or 2 rows in tiles half as wide, and so on, since a
+  // single panel runs only RT chains (an expert's 12 panels at 2 rows were 8 + 4 singles: 24 → 29
+  // GMAC/s in cache; a decode row of 192 columns 19 → 23). With 4 rows, single panels measured
+  // faster than 4 x 2 (W_UV's 2 panels per head, K = 512: 45 against 38 GMAC/s).
+  if constexpr (CV > 1 && RT < 4) {
+    if (p < P) {
+      panel_rows<RT, CV / 2>(a, w + p * pstride, pstride, kstride, K, P - p, col0 + p * kLanes, N,
+                             y);
+      return;
+    }
+  }
   for (; p < P; ++p) {
     Lanes out[RT][1];
     panel_tile<RT, 1>(a, w + p * pstride, pstride, kstride, K, out);
