@@ -14,7 +14,11 @@ void linear(const float* x, int64_t T, const Matrix& W, float* y, int64_t ldx, i
   if (ldx == 0) ldx = W.cols;
   if (ldy == 0) ldy = W.rows;
   if (row_invariant_gemm()) {
-    gemm_nt_row_invariant(x, T, ldx, W.ptr(), W.rows, W.cols, y, ldy);
+    if (!W.panels.empty()) {
+      gemm_nt_panels(x, T, ldx, W.panels.data(), W.rows, W.cols, y, ldy);
+    } else {
+      gemm_nt_row_invariant(x, T, ldx, W.ptr(), W.rows, W.cols, y, ldy);
+    }
     return;
   }
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<blasint>(T), W.rows, W.cols,

@@ -80,6 +80,8 @@ Result<Model> Model::load(const std::filesystem::path& dir, const LoadOptions& o
   dopts.log_warnings = false;
   Result<attn::DispatchSetup> dispatch = attn::make_dispatch(dopts);
   if (!dispatch.ok()) return dispatch.status();
+  // The CPU runtime's deterministic GEMMs read column panels packed here, once.
+  if (options.device != Device::kCUDA) pack_for_cpu(*weights);
   auto impl = std::make_unique<Impl>(std::move(*config), std::move(*weights), std::move(*dispatch));
   impl->device = options.device;
   if (options.device == Device::kCUDA) {

@@ -129,22 +129,114 @@ void gemm_nt_block(const float* x, int64_t T, int64_t ldx, const float* W, int64
   }
 }
 
-// y[t, c] = sum_k x[t, k] * B[k, c] for the T rows of a tile, k outermost so each row of B is read
-// once for all of them; per element one running sum in k order, as for a single row.
+// The column-panel kernel. A panel is 16 output columns of a weight matrix laid out k-major:
+// element (k, lane) at w[k * kstride + lane] (the packed layout: kstride 16, one contiguous K x 16
+// block; or a row-major B with kstride = ldb). Each output element is one running sum in k order,
+// 0 + x[0]*w[0] + x[1]*w[1] + ..., its lane of a 16-float vector: the k loop multiplies a
+// broadcast x value by the panel row and adds, so RT rows x CV panels share each load and run
+// RT * CV independent chains, and no element depends on the tile it lands in (or on T). No fold.
+template <int RT, int CV>
+__attribute__((always_inline)) inline void panel_tile(const float* const* a, const float* w,
+                                                      int64_t pstride, int64_t kstride, int64_t K,
+                                                      Lanes (&out)[RT][CV]) {
+  Lanes acc[RT][CV] = {};
+  for (int64_t k = 0; k < K; ++k) {
+    Lanes wv[CV];
+#pragma GCC unroll 16
+    for (int c = 0; c < CV; ++c) {
+      const float* p = w + c * pstride + k * kstride;
+      // Each panel stream advances one 64-byte line per k: ask for the line ~24 k ahead (weights
+      // streamed from DRAM in a decode step; in cache this is a few spare load slots).
+      __builtin_prefetch(p + 24 * kstride);
+      std::memcpy(&wv[c], p, sizeof(Lanes));
+    }
+#pragma GCC unroll 16
+    for (int r = 0; r < RT; ++r) {
+      const float xr = a[r][k];
+#pragma GCC unroll 16
+      for (int c = 0; c < CV; ++c) acc[r][c] += wv[c] * xr;
+    }
+  }
+  for (int r = 0; r < RT; ++r)
+    for (int c = 0; c < CV; ++c) out[r][c] = acc[r][c];
+}
+
+// Rows [0, T) of x against panels [0, P): tile shapes by rows left and the ISA's registers (AVX-512
+// has 32 vector registers: 16 accumulators; elsewhere 8 vectors' worth), then single panels.
+// In cache (Zen 4, K = 256): 4 x 4 ~44 GMAC/s (8 x 2: ~37, 8 x 3: ~43), the 16-lane dot tiles ~31.
+// Output column of panel p, lane l: col0 + 16 p + l, written when below N. Both helpers are forced
+// inline: a template GCC leaves out of line is built for the baseline ISA, not the caller's clone.
+template <int RT, int CV>
+__attribute__((always_inline)) inline void panel_rows(const float* const* a, const float* w,
+                                                      int64_t pstride, int64_t kstride, int64_t K,
+                                                      int64_t P, int64_t col0, int64_t N,
+                                                      float* const* y) {
+  int64_t p = 0;
+  for (; p + CV <= P; p += CV) {
+    Lanes out[RT][CV];
+    panel_tile<RT, CV>(a, w + p * pstride, pstride, kstride, K, out);
+    for (int r = 0; r < RT; ++r)
+      for (int c = 0; c < CV; ++c) {
+        const int64_t j = col0 + (p + c) * kLanes;
+        std::memcpy(y[r] + j, &out[r][c], sizeof(float) * std::min<int64_t>(kLanes, N - j));
+      }
+  }
+  // The panels left (fewer than CV): for 1 or 2 rows in tiles half as wide, and so on, since a
+  // single panel runs only RT chains (an expert's 12 panels at 2 rows were 8 + 4 singles: 24 → 29
+  // GMAC/s in cache; a decode row of 192 columns 19 → 23). With 4 rows, single panels measured
+  // faster than 4 x 2 (W_UV's 2 panels per head, K = 512: 45 against 38 GMAC/s).
+  if constexpr (CV > 1 && RT < 4) {
+    if (p < P) {
+      panel_rows<RT, CV / 2>(a, w + p * pstride, pstride, kstride, K, P - p, col0 + p * kLanes, N,
+                             y);
+      return;
+    }
+  }
+  for (; p < P; ++p) {
+    Lanes out[RT][1];
+    panel_tile<RT, 1>(a, w + p * pstride, pstride, kstride, K, out);
+    for (int r = 0; r < RT; ++r) {
+      const int64_t j = col0 + p * kLanes;
+      std::memcpy(y[r] + j, &out[r][0], sizeof(float) * std::min<int64_t>(kLanes, N - j));
+    }
+  }
+}
+
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
 __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
-void gemm_nn_rows(const float* x, int64_t T, int64_t ldx, const float* B, int64_t ldb, int64_t N,
-                  int64_t K, float* y, int64_t ldy) {
-  for (int64_t t = 0; t < T; ++t) std::fill(y + t * ldy, y + t * ldy + N, 0.0f);
-  for (int64_t k = 0; k < K; ++k) {
-    const float* bk = B + k * ldb;
-    for (int64_t t = 0; t < T; ++t) {
-      const float a = x[t * ldx + k];
-      float* yt = y + t * ldy;
-      for (int64_t c = 0; c < N; ++c) yt[c] += a * bk[c];
+void panel_block(const float* x, int64_t T, int64_t ldx, const float* w, int64_t pstride,
+                 int64_t kstride, int64_t K, int64_t P, int64_t col0, int64_t N, float* y,
+                 int64_t ldy) {
+  int64_t t = 0;
+  const float* a[8];
+  float* yr[8];
+  auto rows = [&](int n) {
+    for (int r = 0; r < n; ++r) {
+      a[r] = x + (t + r) * ldx;
+      yr[r] = y + (t + r) * ldy;
     }
+  };
+  if (kWideTiles) {
+    for (; t + 4 <= T; t += 4) rows(4), panel_rows<4, 4>(a, w, pstride, kstride, K, P, col0, N, yr);
+    for (; t + 2 <= T; t += 2) rows(2), panel_rows<2, 8>(a, w, pstride, kstride, K, P, col0, N, yr);
+    for (; t < T; ++t) rows(1), panel_rows<1, 8>(a, w, pstride, kstride, K, P, col0, N, yr);
+  } else {
+    for (; t + 4 <= T; t += 4) rows(4), panel_rows<4, 1>(a, w, pstride, kstride, K, P, col0, N, yr);
+    for (; t + 2 <= T; t += 2) rows(2), panel_rows<2, 2>(a, w, pstride, kstride, K, P, col0, N, yr);
+    for (; t < T; ++t) rows(1), panel_rows<1, 4>(a, w, pstride, kstride, K, P, col0, N, yr);
   }
+}
+
+// The last N % 16 columns of a row-major B (gemm_nn): the same running sum per element, scalar.
+void nn_tail_columns(const float* x, int64_t T, int64_t ldx, const float* B, int64_t ldb,
+                     int64_t c0, int64_t N, int64_t K, float* y, int64_t ldy) {
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t c = c0; c < N; ++c) {
+      float s = 0.0f;
+      for (int64_t k = 0; k < K; ++k) s += x[t * ldx + k] * B[k * ldb + c];
+      y[t * ldy + c] = s;
+    }
 }
 
 // Below this many multiply-adds a call runs on the calling thread: parallel_for starts threads per
@@ -202,12 +294,41 @@ void gemm_nt_row_invariant(const float* x, int64_t T, int64_t ldx, const float* 
 
 void gemm_nn_row_invariant(const float* x, int64_t T, int64_t ldx, const float* B, int64_t ldb,
                            int64_t N, int64_t K, float* y, int64_t ldy) {
-  // Up to 8 rows share each pass over B (a row of B serves every row of the tile); each element
-  // is still one running sum in k order.
-  constexpr int64_t kRows = 8;
-  run((T + kRows - 1) / kRows, T * N * K, [&](int64_t tile) {
-    const int64_t t0 = tile * kRows;
-    gemm_nn_rows(x + t0 * ldx, std::min(kRows, T - t0), ldx, B, ldb, N, K, y + t0 * ldy, ldy);
+  // B's rows are already k-major: 16 adjacent columns are a panel with kstride ldb.
+  const int64_t P = N / kLanes;
+  constexpr int64_t kPanels = 8;  // panels per parallel block
+  run((P + kPanels - 1) / kPanels, T * N * K, [&](int64_t b) {
+    const int64_t p0 = b * kPanels, n = std::min(kPanels, P - p0);
+    panel_block(x, T, ldx, B + p0 * kLanes, kLanes, ldb, K, n, p0 * kLanes, N, y, ldy);
+  });
+  if (P * kLanes < N) nn_tail_columns(x, T, ldx, B, ldb, P * kLanes, N, K, y, ldy);
+}
+
+int64_t panel_floats(int64_t N, int64_t K) {
+  return (N + kLanes - 1) / kLanes * K * kLanes;
+}
+
+void pack_panels(const float* W, int64_t N, int64_t K, float* panels) {
+  for (int64_t p = 0; p * kLanes < N; ++p) {
+    float* dst = panels + p * K * kLanes;
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t l = 0; l < kLanes; ++l) {
+        const int64_t j = p * kLanes + l;
+        dst[k * kLanes + l] = j < N ? W[j * K + k] : 0.0f;
+      }
+  }
+}
+
+void gemm_nt_panels(const float* x, int64_t T, int64_t ldx, const float* panels, int64_t N,
+                    int64_t K, float* y, int64_t ldy) {
+  const int64_t P = (N + kLanes - 1) / kLanes;
+  // Blocks of 4 panels (64 columns, K x 256 bytes): every row tile of x passes over a block while
+  // it is in cache; the blocks are the unit of the threads.
+  constexpr int64_t kPanels = 4;
+  run((P + kPanels - 1) / kPanels, T * N * K, [&](int64_t b) {
+    const int64_t p0 = b * kPanels, n = std::min(kPanels, P - p0);
+    panel_block(x, T, ldx, panels + p0 * K * kLanes, K * kLanes, kLanes, K, n, p0 * kLanes, N, y,
+                ldy);
   });
 }
 

@@ -21,6 +21,19 @@ namespace mlaspec::model::cpu {
 void gemm_nt_row_invariant(const float* x, int64_t T, int64_t ldx, const float* W, int64_t N,
                            int64_t K, float* y, int64_t ldy);
 
+// The same product from W packed into column panels (pack_panels): per element one running sum in k
+// order, 0 + x[t, 0] * W[j, 0] + x[t, 1] * W[j, 1] + ... (a different order from
+// gemm_nt_row_invariant's, so a matrix must always take the same one of the two). The CPU runtime
+// packs its weights at load (Matrix::panels) and linear() takes this kernel for them.
+void gemm_nt_panels(const float* x, int64_t T, int64_t ldx, const float* panels, int64_t N,
+                    int64_t K, float* y, int64_t ldy);
+
+// The packed layout: panel p (rows 16 p .. 16 p + 15 of W [N, K]) is K x 16 floats, k-major
+// (W[16 p + l, k] at panels[(p * K + k) * 16 + l]); rows past N are zeros. panel_floats(N, K)
+// floats in all. Rows 16 q .. of W start at panel q: a block of whole panels is itself packed.
+int64_t panel_floats(int64_t N, int64_t K);
+void pack_panels(const float* W, int64_t N, int64_t K, float* panels);
+
 // y[t, c] = sum_k x[t, k] * B[k, c] for t < T, c < N, k < K (B row-major with row stride ldb).
 // Per element: one running sum in k order.
 void gemm_nn_row_invariant(const float* x, int64_t T, int64_t ldx, const float* B, int64_t ldb,

@@ -5,6 +5,7 @@
 #include <set>
 #include <string>
 
+#include "row_invariant_gemm.h"
 #include "tensor_loader.h"
 
 namespace mlaspec::model {
@@ -129,9 +130,13 @@ Status load_attention(Loader& ld, const ModelConfig& c, const std::string& p, At
   MLASPEC_RETURN_IF_ERROR(ld.matrix(p + "kv_b_proj.weight", H * (nope + v), latent, &kv_b));
   // Head h's rows of kv_b_proj are [h*(nope+v), h*(nope+v) + nope) for k and the next v for V.
   a->w_uk = Matrix{std::vector<float>(static_cast<size_t>(H * nope * latent)),
-                   static_cast<int>(H * nope), static_cast<int>(latent)};
-  a->w_uv = Matrix{std::vector<float>(static_cast<size_t>(H * v * latent)), static_cast<int>(H * v),
-                   static_cast<int>(latent)};
+                   static_cast<int>(H * nope),
+                   static_cast<int>(latent),
+                   {}};
+  a->w_uv = Matrix{std::vector<float>(static_cast<size_t>(H * v * latent)),
+                   static_cast<int>(H * v),
+                   static_cast<int>(latent),
+                   {}};
   for (int64_t h = 0; h < H; ++h) {
     const float* src = kv_b.row(h * (nope + v));
     std::copy(src, src + nope * latent, a->w_uk.data.begin() + h * nope * latent);
@@ -194,6 +199,29 @@ Result<ModelWeights> load_weights(const ModelConfig& c, const Checkpoint& ckpt) 
   }
   MLASPEC_RETURN_IF_ERROR(ld.check_leftovers());
   return w;
+}
+
+void pack_for_cpu(Matrix& m) {
+  if (m.empty()) return;
+  m.panels.assign(static_cast<size_t>(cpu::panel_floats(m.rows, m.cols)), 0.0f);
+  cpu::pack_panels(m.ptr(), m.rows, m.cols, m.panels.data());
+}
+
+void pack_for_cpu(ModelWeights& w) {
+  auto mlp = [](MlpWeights& m) {
+    for (Matrix* x : {&m.gate_proj, &m.up_proj, &m.down_proj}) pack_for_cpu(*x);
+  };
+  for (LayerWeights& l : w.layers) {
+    AttentionWeights& a = l.self_attn;
+    for (Matrix* x :
+         {&a.q_proj, &a.q_a_proj, &a.q_b_proj, &a.kv_a_proj_with_mqa, &a.w_uv, &a.o_proj})
+      pack_for_cpu(*x);
+    mlp(l.mlp);
+    pack_for_cpu(l.moe.gate);
+    for (MlpWeights& e : l.moe.experts) mlp(e);
+    mlp(l.moe.shared_experts);
+  }
+  pack_for_cpu(w.lm_head.empty() ? w.embed_tokens : w.lm_head);
 }
 
 }  // namespace mlaspec::model

@@ -1,6 +1,7 @@
 // The row-invariant GEMMs (src/model/row_invariant_gemm.h): every output element is the documented
 // fixed-order sum, bitwise, whatever the number of rows T in the call, the tile the element lands
-// in (4-row tiles, single rows against 8 columns, leftovers) and the row stride.
+// in (4-row tiles, single rows against 8 columns, leftovers; for the panel kernels 4 x 4, 2 x 8,
+// 1 x 8 panels and single panels) and the row stride.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -61,17 +62,75 @@ TEST(RowInvariantGemm, NtEqualsTheDocumentedOrderForEveryRowCount) {
   }
 }
 
+// The panel kernels' order: one running sum in k order, from 0.
+float running_sum(const float* a, const float* b, int64_t K, int64_t bstride) {
+  float s = 0.0f;
+  for (int64_t k = 0; k < K; ++k) s += a[k] * b[k * bstride];
+  return s;
+}
+
+TEST(RowInvariantGemm, PanelsEqualOneRunningSumForEveryRowCount) {
+  // N: one partial panel, whole panels, whole + partial, more panels than a 4- or 8-panel tile
+  // takes (leftover single panels); K odd and even; T = 1..17 covers every tile shape and the
+  // leftover rows after them. Every element is written, nothing past a row.
+  for (const int64_t N : {1, 7, 16, 37, 48, 160}) {
+    for (const int64_t K : {1, 5, 16, 64, 131}) {
+      const int64_t ldx = K + 3, ldy = N + 2;
+      const std::vector<float> W = random_values(static_cast<size_t>(N * K), 7);
+      const std::vector<float> x = random_values(static_cast<size_t>(17 * ldx), 11);
+      std::vector<float> panels(static_cast<size_t>(panel_floats(N, K)), -3.0f);
+      pack_panels(W.data(), N, K, panels.data());
+      for (int64_t T = 1; T <= 17; ++T) {
+        std::vector<float> y(static_cast<size_t>(T * ldy), -1.0f);
+        gemm_nt_panels(x.data(), T, ldx, panels.data(), N, K, y.data(), ldy);
+        for (int64_t t = 0; t < T; ++t) {
+          for (int64_t j = 0; j < N; ++j) {
+            const float expect = running_sum(x.data() + t * ldx, W.data() + j * K, K, 1);
+            ASSERT_EQ(0, std::memcmp(&expect, &y[t * ldy + j], 4))
+                << "N " << N << " K " << K << " T " << T << " row " << t << " col " << j;
+          }
+          ASSERT_EQ(y[t * ldy + N], -1.0f) << "wrote past the row";
+        }
+      }
+    }
+  }
+}
+
+TEST(RowInvariantGemm, PanelsOfARowBlockArePackedToo) {
+  // MLA's W_UV: head h's rows start at panel h * v / 16; the block alone gives the same values.
+  const int64_t N = 64, K = 40, v = 32;
+  const std::vector<float> W = random_values(static_cast<size_t>(N * K), 2);
+  const std::vector<float> x = random_values(static_cast<size_t>(5 * K), 4);
+  std::vector<float> panels(static_cast<size_t>(panel_floats(N, K)));
+  pack_panels(W.data(), N, K, panels.data());
+  std::vector<float> y(static_cast<size_t>(5 * v));
+  gemm_nt_panels(x.data(), 5, K, panels.data() + v * K, v, K, y.data(), v);
+  for (int64_t t = 0; t < 5; ++t)
+    for (int64_t j = 0; j < v; ++j) {
+      const float expect = running_sum(x.data() + t * K, W.data() + (v + j) * K, K, 1);
+      ASSERT_EQ(0, std::memcmp(&expect, &y[t * v + j], 4)) << "row " << t << " col " << j;
+    }
+}
+
 TEST(RowInvariantGemm, NnIsOneRunningSumInKOrder) {
-  const int64_t K = 32, N = 40, ldb = 48;
-  const std::vector<float> B = random_values(static_cast<size_t>(K * ldb), 3);
-  const std::vector<float> x = random_values(static_cast<size_t>(9 * K), 5);
-  std::vector<float> y(static_cast<size_t>(9 * N));
-  gemm_nn_row_invariant(x.data(), 9, K, B.data(), ldb, N, K, y.data(), N);
-  for (int64_t t = 0; t < 9; ++t) {
-    for (int64_t c = 0; c < N; ++c) {
-      float s = 0.0f;
-      for (int64_t k = 0; k < K; ++k) s += x[t * K + k] * B[k * ldb + c];
-      ASSERT_EQ(0, std::memcmp(&s, &y[t * N + c], 4)) << "row " << t << " col " << c;
+  // N: whole 16-column panels plus a scalar tail, a tail alone, more panels than a tile.
+  for (const int64_t N : {7, 40, 160}) {
+    for (const int64_t K : {1, 32, 37}) {
+      const int64_t ldb = N + 8, ldy = N + 1;
+      const std::vector<float> B = random_values(static_cast<size_t>(K * ldb), 3);
+      const std::vector<float> x = random_values(static_cast<size_t>(17 * K), 5);
+      for (int64_t T = 1; T <= 17; ++T) {
+        std::vector<float> y(static_cast<size_t>(T * ldy), -1.0f);
+        gemm_nn_row_invariant(x.data(), T, K, B.data(), ldb, N, K, y.data(), ldy);
+        for (int64_t t = 0; t < T; ++t) {
+          for (int64_t c = 0; c < N; ++c) {
+            const float s = running_sum(x.data() + t * K, B.data() + c, K, ldb);
+            ASSERT_EQ(0, std::memcmp(&s, &y[t * ldy + c], 4))
+                << "N " << N << " K " << K << " T " << T << " row " << t << " col " << c;
+          }
+          ASSERT_EQ(y[t * ldy + N], -1.0f) << "wrote past the row";
+        }
+      }
     }
   }
 }

@@ -86,21 +86,23 @@ TEST(EngineRecurrent, PureMlaTargetsNeverCommitRecurrentState) {
 
 // Ragged batches with drafts that are sometimes accepted: after prefill (in chunks) and after
 // every step, each running request's state is that of exactly its committed tokens; the output is
-// still plain greedy's; finished requests left the state.
+// still plain greedy's (with the same prefill chunks: prefill is not row-invariant, so other chunks
+// may give other KV values); finished requests left the state.
 TEST(EngineRecurrent, HybridDoubleKeepsTheAcceptedPrefixOnly) {
   const std::string name = "v3_qlora_moe_yarn";
-  Engine plain = make_engine(name, nullptr);
+  EngineConfig config;
+  config.prefill_chunk_tokens = 7;  // prompts of 3 .. 48 tokens: 1 .. 7 chunks
+  Engine plain = make_engine(name, nullptr, config);
   const int32_t vocab = plain.model().config().vocab_size;
   const auto prompts = mixed_prompts(8, vocab, 33);
   std::vector<std::vector<int32_t>> alone;
   for (const auto& p : prompts) alone.push_back(run_engine(plain, {p}, {}, 14).outputs[0]);
 
   auto log = std::make_shared<HashLog>();
-  EngineConfig config;
-  config.prefill_chunk_tokens = 7;  // prompts of 3 .. 48 tokens: 1 .. 7 chunks
-  Result<Engine> created =
-      Engine::create(load_model(name), std::make_unique<RandomDrafter>(vocab, 9, false, 8), config,
-                     std::make_unique<HashRecurrentState>(log));
+  // Drafts from tokens 248 .. 255: these prompts' greedy outputs hold them often (one repeats 250).
+  Result<Engine> created = Engine::create(
+      load_model(name), std::make_unique<RandomDrafter>(vocab, 9, false, 8, vocab - 8), config,
+      std::make_unique<HashRecurrentState>(log));
   ASSERT_TRUE(created.ok()) << created.status().message();
   Engine& e = *created;
   ASSERT_NE(e.recurrent_state(), nullptr);

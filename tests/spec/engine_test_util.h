@@ -72,14 +72,18 @@ class OracleDrafter final : public Drafter {
   std::map<RequestId, std::pair<const std::vector<int32_t>*, int64_t>> requests_;
 };
 
-// Random drafts of random length (0 .. max_draft), one-hot or with a random distribution q.
+// Random drafts of random length (0 .. max_draft), one-hot or with a random distribution q; the
+// tokens from [first, first + alphabet) (a small alphabet of tokens the model emits often makes
+// some drafts right).
 class RandomDrafter final : public Drafter {
  public:
-  RandomDrafter(int32_t vocab, uint64_t seed, bool with_probs, int32_t alphabet = 0)
+  RandomDrafter(int32_t vocab, uint64_t seed, bool with_probs, int32_t alphabet = 0,
+                int32_t first = 0)
       : vocab_(vocab),
         rng_(seed),
         with_probs_(with_probs),
-        alphabet_(alphabet ? alphabet : vocab) {}
+        alphabet_(alphabet ? alphabet : vocab),
+        first_(first) {}
   std::string_view name() const override { return "random"; }
   Status add_request(RequestId, std::span<const int32_t>, const model::SamplingParams&) override {
     return Status::Ok();
@@ -90,7 +94,7 @@ class RandomDrafter final : public Drafter {
       s.tokens.clear();
       s.probs.clear();
       for (int32_t k = 0; k < n; ++k) {
-        s.tokens.push_back(std::uniform_int_distribution<int32_t>(0, alphabet_ - 1)(rng_));
+        s.tokens.push_back(first_ + std::uniform_int_distribution<int32_t>(0, alphabet_ - 1)(rng_));
       }
       if (with_probs_) {
         s.probs.assign(static_cast<size_t>(n) * static_cast<size_t>(vocab_), 0.0f);
@@ -115,6 +119,7 @@ class RandomDrafter final : public Drafter {
   std::mt19937_64 rng_;
   bool with_probs_;
   int32_t alphabet_;
+  int32_t first_;
 };
 
 struct RunResult {

@@ -29,6 +29,9 @@ struct Matrix {
   std::vector<float> data;
   int rows = 0;
   int cols = 0;
+  // The CPU runtime's copy for the row-invariant GEMM: 16-row column panels, k-major
+  // (src/model/row_invariant_gemm.h, pack_panels). Empty until pack_for_cpu (GPU runtime: empty).
+  std::vector<float> panels;
   bool empty() const { return data.empty(); }
   const float* ptr() const { return data.data(); }
   const float* row(int64_t r) const { return data.data() + r * cols; }
@@ -84,5 +87,10 @@ struct ModelWeights {
 };
 
 Result<ModelWeights> load_weights(const ModelConfig& config, const Checkpoint& checkpoint);
+
+// Fills every projection's Matrix::panels (the CPU runtime's deterministic GEMM layout; the f32
+// weights' memory once more). W_UK stays unpacked: its GEMM reads the rows as they are.
+void pack_for_cpu(ModelWeights& weights);
+void pack_for_cpu(Matrix& m);
 
 }  // namespace mlaspec::model
