@@ -50,6 +50,8 @@ Update Channel::wait(std::chrono::milliseconds timeout) {
   Update u = state_;
   u.text = std::move(text_);
   text_.clear();
+  u.logprobs = std::move(logprobs_);
+  logprobs_.clear();
   news_ = false;
   return u;
 }
@@ -58,8 +60,10 @@ void Channel::post(const std::string& text, const Update& state) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     text_ += text;
+    logprobs_.insert(logprobs_.end(), state.logprobs.begin(), state.logprobs.end());
     state_ = state;
     state_.text.clear();
+    state_.logprobs.clear();
     news_ = true;
   }
   cv_.notify_all();
@@ -226,7 +230,8 @@ void Scheduler::admit() {
     spec::GenerationRequest request{.prompt = a->job.prompt,
                                     .sampling = a->job.sampling,
                                     .max_new_tokens = a->job.max_tokens,
-                                    .stop_token_ids = {}};
+                                    .stop_token_ids = {},
+                                    .logprobs = a->job.logprobs};
     if (eos_ && !a->job.ignore_eos) request.stop_token_ids.push_back(*eos_);
     Result<spec::RequestId> id = engine_.add_request(std::move(request));
     if (!id.ok()) {
@@ -283,8 +288,9 @@ void Scheduler::deliver(Active& a, const spec::RequestEvent& ev) {
     a.last_emit = now;
   }
   bool stopped = false;
-  for (const int32_t t : ev.tokens) {
-    Result<std::string> piece = a.decoder->push(t);
+  for (size_t i = 0; i < ev.tokens.size(); ++i) {
+    if (i < ev.logprobs.size()) a.state.logprobs.push_back(ev.logprobs[i]);
+    Result<std::string> piece = a.decoder->push(ev.tokens[i]);
     if (!piece.ok()) {
       end(a, "error",
           server_error(500, "detokenization failed: " + piece.status().to_string(),
@@ -320,7 +326,12 @@ void Scheduler::deliver(Active& a, const spec::RequestEvent& ev) {
   const spec::SpecStats& st = engine_.request_stats(a.id);
   a.state.accept_length = st.accept_length();
   a.state.verify_steps = st.verify_steps;
-  a.channel->post(a.filter->take(), a.state);
+  post(a, a.filter->take());
+}
+
+void Scheduler::post(Active& a, const std::string& text) {
+  a.channel->post(text, a.state);
+  a.state.logprobs.clear();
 }
 
 void Scheduler::end(Active& a, const std::string& reason, ApiError error) {
@@ -351,7 +362,7 @@ void Scheduler::end(Active& a, const std::string& reason, ApiError error) {
   }
   // The gauges first: a client that reads /metrics right after its answer sees its pages freed.
   publish();
-  a.channel->post(text, a.state);
+  post(a, text);
 }
 
 void Scheduler::publish() {

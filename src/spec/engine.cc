@@ -175,6 +175,10 @@ Result<RequestId> Engine::add_request(GenerationRequest request) {
                         " tokens exceeds the limit of " + str(config_.max_tokens_per_request) +
                         " per request");
   }
+  if (request.logprobs < -1 || request.logprobs > kMaxTopLogprobs) {
+    return invalid_argument("logprobs " + str(request.logprobs) + " is outside [-1, " +
+                            str(kMaxTopLogprobs) + "] (-1: none)");
+  }
   MLASPEC_RETURN_IF_ERROR(model::validate(request.sampling));
   const RequestId id = next_id_;
   MLASPEC_RETURN_IF_ERROR(tables_.add_request(id));
@@ -247,6 +251,17 @@ int32_t Engine::emit(RequestId id, Request& r, std::span<const int32_t> tokens,
   return kept;
 }
 
+void Engine::add_logprobs(const Request& r, std::span<const float> rows, int32_t n,
+                          RequestEvent& event) const {
+  if (r.spec.logprobs < 0) return;
+  const size_t vocab = static_cast<size_t>(target_.config().vocab_size);
+  const size_t first = event.tokens.size() - static_cast<size_t>(n);
+  for (size_t i = 0; i < static_cast<size_t>(n); ++i) {
+    event.logprobs.push_back(
+        token_logprobs(rows.subspan(i * vocab, vocab), event.tokens[first + i], r.spec.logprobs));
+  }
+}
+
 Result<RequestEvent> Engine::prefill(RequestId id, const PrefillProgress& progress) {
   Request* r = find(id);
   if (r == nullptr) return not_found("request " + str(id) + " is unknown");
@@ -303,7 +318,7 @@ Result<RequestEvent> Engine::prefill(RequestId id, const PrefillProgress& progre
   if (!first.ok()) return fail(first.status());
   r->state = RequestState::kRunning;
   const int32_t tok = *first;
-  emit(id, *r, {&tok, 1}, event);
+  add_logprobs(*r, last_logits, emit(id, *r, {&tok, 1}, event), event);
   if (r->state == RequestState::kRunning && r->in_drafter) {
     if (Status s = drafter_->commit(id, {&tok, 1}); !s.ok()) return fail(s);
   }
@@ -426,6 +441,8 @@ Result<StepOutput> Engine::step() {
       }
       const int32_t num_draft = static_cast<int32_t>(slot.tokens.size());
       const int32_t kept = emit(id, r, acc->tokens, ev);
+      // Emitted token i was decided by verify row i (the rows past it are not read).
+      add_logprobs(r, verified->requests[k].logits, kept, ev);
       (void)r.stats.record_step(num_draft, acc->num_accepted, kept);
       (void)stats_.record_step(num_draft, acc->num_accepted, kept);
       if (r.state == RequestState::kRunning && r.in_drafter) {

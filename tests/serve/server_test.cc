@@ -4,16 +4,22 @@
 // requests get their 4xx while a good stream goes on, a client that goes away frees its pages.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "mlaspec/kvcache/pool.h"
+#include "mlaspec/model/model.h"
 #include "mlaspec/serve/load.h"
 #include "mlaspec/serve/server.h"
 #include "mlaspec/tokenizer/tokenizer.h"
@@ -63,6 +69,11 @@ class Reference {
     loaded_ = std::make_unique<LoadedEngine>(load_engine(o).value());
   }
   std::string text(const std::string& prompt, int max_tokens) {
+    return loaded_->tokenizer.decode(ids(prompt, max_tokens), {.skip_special_tokens = true})
+        .value();
+  }
+  // The generated token ids (the EOS included).
+  std::vector<int32_t> ids(const std::string& prompt, int max_tokens) {
     spec::Engine& e = loaded_->engine;
     std::vector<int32_t> ids = loaded_->tokenizer.encode(prompt).value();
     spec::GenerationRequest r;
@@ -74,8 +85,9 @@ class Reference {
     while (e.num_running() > 0) (void)e.step().value();
     std::vector<int32_t> out(e.output(id).begin(), e.output(id).end());
     EXPECT_TRUE(e.release(id).ok());
-    return loaded_->tokenizer.decode(out, {.skip_special_tokens = true}).value();
+    return out;
   }
+  const tokenizer::Tokenizer& tokenizer() const { return loaded_->tokenizer; }
 
  private:
   std::unique_ptr<LoadedEngine> loaded_;
@@ -201,6 +213,144 @@ TEST(ServeHttp, GreedyCompletionEqualsTheEngineAlone) {
   EXPECT_EQ(sj["choices"][0]["text"], expected.substr(0, expected.find("144")));
 }
 
+// log_softmax of the target's logits for each generated token, from one forward of the model
+// layer over the prompt and the generated tokens (neither the engine nor the server): row i is the
+// distribution generated token i was drawn from.
+std::vector<std::vector<double>> reference_logprobs(const std::vector<int32_t>& prompt,
+                                                    const std::vector<int32_t>& generated) {
+  model::Model m = model::Model::load(models() + "/target").value();
+  std::vector<int32_t> seq = prompt;
+  seq.insert(seq.end(), generated.begin(), generated.end() - 1);
+  const int page_size = 64;
+  const int pages = static_cast<int>((seq.size() + page_size - 1) / page_size);
+  kv::KvPool pool = kv::KvPool::create(m.kv_pool_spec(pages, page_size, DType::kBF16)).value();
+  std::vector<int32_t> table(static_cast<size_t>(pages)), pos(seq.size());
+  std::iota(table.begin(), table.end(), 0);
+  std::iota(pos.begin(), pos.end(), 0);
+  model::ForwardRequest r{seq, pos, table, model::LogitsMode::kAll};
+  model::ForwardOptions opt;
+  opt.deterministic = true;
+  const std::vector<float> logits = m.forward({&r, 1}, pool, opt).value().requests[0].logits;
+  const size_t vocab = static_cast<size_t>(m.config().vocab_size);
+  std::vector<std::vector<double>> out;
+  for (size_t i = 0; i < generated.size(); ++i) {
+    const float* row = logits.data() + (prompt.size() - 1 + i) * vocab;
+    double max = -std::numeric_limits<double>::infinity(), sum = 0.0;
+    for (size_t t = 0; t < vocab; ++t) max = std::max(max, static_cast<double>(row[t]));
+    for (size_t t = 0; t < vocab; ++t) sum += std::exp(row[t] - max);
+    std::vector<double> lp(vocab);
+    for (size_t t = 0; t < vocab; ++t) lp[t] = row[t] - max - std::log(sum);
+    out.push_back(std::move(lp));
+  }
+  return out;
+}
+
+// The k largest of a row, most likely first (ties: lower id).
+std::vector<int32_t> top_ids(const std::vector<double>& row, size_t k) {
+  std::vector<int32_t> ids(row.size());
+  std::iota(ids.begin(), ids.end(), 0);
+  std::stable_sort(ids.begin(), ids.end(), [&](int32_t a, int32_t b) { return row[a] > row[b]; });
+  ids.resize(k);
+  return ids;
+}
+
+TEST(ServeHttp, LogprobsAreTheTargetsLogSoftmax) {
+  constexpr int kTokens = 24, kTop = 5;
+  // Prefill runs in chunks and steps in row-invariant forwards, the reference in one forward:
+  // the same math, rounded differently (bf16 KV, GEMM blocking).
+  constexpr double kTol = 1e-3;
+  Reference ref;
+  const std::vector<int32_t> prompt = ref.tokenizer().encode(kPrompt).value();
+  const std::vector<int32_t> generated = ref.ids(kPrompt, kTokens);
+  ASSERT_EQ(generated.size(), static_cast<size_t>(kTokens));
+  const std::vector<std::vector<double>> want = reference_logprobs(prompt, generated);
+  auto token_text = [&](int32_t id) {
+    return ref.tokenizer().decode({&id, 1}, {.skip_special_tokens = false}).value();
+  };
+
+  ServeOptions plain = options();
+  plain.draft = "none";
+  std::vector<json> completions, chats;  // with the drafter, then without
+  for (const ServeOptions& o : {options(), plain}) {
+    std::unique_ptr<Server> s = start(o);
+    ASSERT_TRUE(s);
+    httplib::Result res =
+        post(s->port(), "/v1/completions",
+             json{{"prompt", kPrompt}, {"max_tokens", kTokens}, {"logprobs", kTop}}.dump());
+    ASSERT_TRUE(res);
+    ASSERT_EQ(res->status, 200) << res->body;
+    completions.push_back(json::parse(res->body)["choices"][0]["logprobs"]);
+    const json chat = {{"messages",
+                        {{{"role", "user"},
+                          {"content",
+                           "Maya buys 9 oranges for 16 dollars each. She pays with 500 dollars. "
+                           "How much change does she get?"}}}},
+                       {"max_tokens", kTokens},
+                       {"logprobs", true},
+                       {"top_logprobs", kTop},
+                       {"stream", true}};
+    StreamResult st = post_stream(s->port(), "/v1/chat/completions", chat);
+    ASSERT_TRUE(st.done);
+    json content = json::array();
+    for (const json& ev : st.events) {
+      for (const json& c : ev.value("choices", json::array())) {
+        if (c["logprobs"].is_null()) continue;
+        for (const json& e : c["logprobs"]["content"]) content.push_back(e);
+      }
+    }
+    chats.push_back(content);
+  }
+
+  // Non-streaming completions: OpenAI's legacy shape, equal to the reference.
+  const json& lp = completions[0];
+  ASSERT_EQ(lp["tokens"].size(), generated.size()) << lp.dump();
+  ASSERT_EQ(lp["token_logprobs"].size(), generated.size());
+  int64_t offset = 0;
+  for (size_t i = 0; i < generated.size(); ++i) {
+    SCOPED_TRACE("token " + std::to_string(i));
+    EXPECT_EQ(lp["tokens"][i], token_text(generated[i]));
+    EXPECT_NEAR(lp["token_logprobs"][i].get<double>(), want[i][generated[i]], kTol);
+    // Greedy: the emitted token is the most likely one.
+    EXPECT_EQ(top_ids(want[i], 1)[0], generated[i]);
+    const json& top = lp["top_logprobs"][i];
+    EXPECT_LE(top.size(), static_cast<size_t>(kTop + 1));
+    for (const int32_t t : top_ids(want[i], kTop)) {
+      ASSERT_TRUE(top.contains(token_text(t))) << top.dump();
+      EXPECT_NEAR(top[token_text(t)].get<double>(), want[i][t], kTol);
+    }
+    EXPECT_EQ(lp["text_offset"][i], offset);
+    offset += static_cast<int64_t>(token_text(generated[i]).size());
+  }
+
+  // Streaming chat: one entry per token across the chunks, top_logprobs sorted, the chosen
+  // token's logprob the first of them (greedy).
+  const json& content = chats[0];
+  ASSERT_EQ(content.size(), generated.size()) << content.dump();
+  for (size_t i = 0; i < generated.size(); ++i) {
+    SCOPED_TRACE("chat token " + std::to_string(i));
+    const json& e = content[i];
+    EXPECT_EQ(e["token"], token_text(generated[i]));
+    EXPECT_NEAR(e["logprob"].get<double>(), want[i][generated[i]], kTol);
+    const std::string tok = e["token"];
+    EXPECT_EQ(e["bytes"].size(), tok.size());
+    const json& top = e["top_logprobs"];
+    ASSERT_EQ(top.size(), static_cast<size_t>(kTop));
+    const std::vector<int32_t> ids = top_ids(want[i], kTop);
+    for (size_t j = 0; j < top.size(); ++j) {
+      EXPECT_EQ(top[j]["token"], token_text(ids[j]));
+      EXPECT_NEAR(top[j]["logprob"].get<double>(), want[i][ids[j]], kTol);
+      if (j > 0) {
+        EXPECT_GE(top[j - 1]["logprob"].get<double>(), top[j]["logprob"].get<double>());
+      }
+    }
+    EXPECT_EQ(top[0]["logprob"], e["logprob"]);
+  }
+
+  // Deterministic mode: the drafter changes how many tokens a step emits, not the values.
+  EXPECT_EQ(completions[0], completions[1]);
+  EXPECT_EQ(chats[0], chats[1]);
+}
+
 TEST(ServeHttp, ChatIsFormattedWithTheModelsTemplate) {
   std::unique_ptr<Server> s = start(options());
   ASSERT_TRUE(s);
@@ -316,7 +466,7 @@ TEST(ServeHttp, BadRequestsGetTheirErrorWhileAGoodStreamGoesOn) {
       {"/v1/completions", R"({"prompt": "x", "max_tokens": 100000000})", 400},
       {"/v1/completions", json{{"prompt", long_prompt}}.dump(), 400},
       {"/v1/completions", "{\"prompt\": \"\xc3\x28\"}", 400},
-      {"/v1/completions", R"({"prompt": "x", "logprobs": 1})", 400},
+      {"/v1/completions", R"({"prompt": "x", "logprobs": 21})", 400},
       {"/v1/chat/completions", R"({"messages": "hi"})", 400},
   };
   for (const Bad& b : bad) {

@@ -122,6 +122,62 @@ TEST(EngineLossless, Fp8TargetKv) {
   }
 }
 
+// Logprobs come from the row that decided each token: one entry per emitted token, the chosen
+// token the emitted one, greedy's on top of its row; in deterministic mode the same values with
+// and without drafts (verify rows are bitwise decode steps).
+TEST(EngineLogprobs, OnePerTokenAndEqualWithAndWithoutDrafts) {
+  const std::string name = testing::kModels[0];
+  Engine plain = make_engine(name, nullptr);
+  const int32_t vocab = plain.model().config().vocab_size;
+  const auto prompts = mixed_prompts(4, vocab, 17);
+  constexpr int32_t kTop = 4;
+  const testing::RunResult want = run_engine(plain, prompts, {}, 12, {}, kTop);
+  // The oracle is always right: a step emits up to num_draft + 1 tokens, from rows 0 .. 7.
+  Engine oracle = make_engine(
+      name, std::make_unique<OracleDrafter>(answers(prompts, want.outputs), false, vocab));
+  const testing::RunResult got = run_engine(oracle, prompts, {}, 12, {}, kTop);
+  ASSERT_EQ(got.outputs, want.outputs);
+  EXPECT_GT(got.stats.accept_length(), 3.0);
+  for (size_t p = 0; p < prompts.size(); ++p) {
+    ASSERT_EQ(want.logprobs[p].size(), want.outputs[p].size());
+    ASSERT_EQ(got.logprobs[p].size(), want.logprobs[p].size());
+    for (size_t i = 0; i < want.logprobs[p].size(); ++i) {
+      const TokenLogprobs& w = want.logprobs[p][i];
+      const TokenLogprobs& g = got.logprobs[p][i];
+      EXPECT_EQ(w.chosen.token, want.outputs[p][i]);
+      ASSERT_EQ(w.top.size(), static_cast<size_t>(kTop));
+      EXPECT_EQ(w.top[0].token, w.chosen.token);
+      EXPECT_LE(w.chosen.logprob, 0.0f);
+      EXPECT_EQ(g.chosen.logprob, w.chosen.logprob) << "prompt " << p << " token " << i;
+      for (size_t k = 0; k < w.top.size(); ++k) {
+        EXPECT_EQ(g.top[k].token, w.top[k].token);
+        EXPECT_EQ(g.top[k].logprob, w.top[k].logprob);
+      }
+    }
+  }
+  // Sampled: still one entry per token, naming the token emitted.
+  Engine spec = make_engine(name, std::make_unique<RandomDrafter>(vocab, 3, true, 4));
+  const model::SamplingParams sampled{
+      .temperature = 0.9f, .top_k = 0, .top_p = 1.0f, .min_p = 0.0f, .seed = 5};
+  const testing::RunResult s = run_engine(spec, prompts, sampled, 12, {}, 0);
+  for (size_t p = 0; p < prompts.size(); ++p) {
+    ASSERT_EQ(s.logprobs[p].size(), s.outputs[p].size());
+    for (size_t i = 0; i < s.outputs[p].size(); ++i) {
+      EXPECT_EQ(s.logprobs[p][i].chosen.token, s.outputs[p][i]);
+      EXPECT_TRUE(s.logprobs[p][i].top.empty());
+    }
+  }
+  // Out of range: refused naming the value and the bound.
+  Result<RequestId> bad = spec.add_request({.prompt = prompts[0],
+                                            .sampling = {},
+                                            .max_new_tokens = 4,
+                                            .stop_token_ids = {},
+                                            .logprobs = kMaxTopLogprobs + 1});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("logprobs 21 is outside [-1, 20]"), std::string::npos)
+      << bad.status().message();
+}
+
 // The deterministic forward is what makes the equality hold: verify row i of a block is bitwise
 // the decode step at that position (logits and the KV rows written).
 TEST(DeterministicForward, VerifyRowsEqualDecodeSteps) {

@@ -51,12 +51,17 @@ struct Job {
   int32_t max_tokens = 16;
   std::vector<std::string> stop;
   bool ignore_eos = false;  // the tokenizer's EOS does not end the request
+  int32_t logprobs = -1;    // spec::GenerationRequest::logprobs
 };
 
 // How a request ended: "stop" (EOS or a stop string), "length" (max_tokens), or one of the
 // failures: "cancelled", "timeout", "error".
 struct Update {
   std::string text;  // released since the previous wait (whole UTF-8 characters)
+  // With Job::logprobs >= 0: one entry per token decoded since the previous wait, up to and
+  // including the token that completed a stop string or the EOS. The text may lag behind (a
+  // held-back stop-string prefix or incomplete UTF-8 character).
+  std::vector<spec::TokenLogprobs> logprobs;
   bool done = false;
   std::string finish_reason;
   ApiError error;  // finish_reason "error" / "timeout": what to tell the client
@@ -81,6 +86,7 @@ class Channel {
   std::mutex mu_;
   std::condition_variable cv_;
   std::string text_;
+  std::vector<spec::TokenLogprobs> logprobs_;
   Update state_;
   bool news_ = false;
   std::atomic<bool> cancelled_{false};
@@ -122,6 +128,8 @@ class Scheduler {
   void run_step();
   void deliver(Active& a, const spec::RequestEvent& ev);
   void end(Active& a, const std::string& reason, ApiError error = {});
+  // Posts `text` and the pending logprobs to the request's channel.
+  void post(Active& a, const std::string& text);
   void publish();
 
   spec::Engine engine_;

@@ -42,6 +42,7 @@
 #include "mlaspec/model/model.h"
 #include "mlaspec/model/sampling.h"
 #include "mlaspec/spec/drafter.h"
+#include "mlaspec/spec/logprobs.h"
 #include "mlaspec/spec/stats.h"
 
 namespace mlaspec::spec {
@@ -71,6 +72,10 @@ struct GenerationRequest {
   model::SamplingParams sampling;
   int32_t max_new_tokens = 16;          // >= 1
   std::vector<int32_t> stop_token_ids;  // emitting one ends the request (it is kept)
+  // -1: none. k in [0, kMaxTopLogprobs]: each emitted token's log-probability under the target
+  // and its k most likely alternatives (spec/logprobs.h), from the logits row that decided the
+  // token (the prefill's last row, a verify row), computed only for requests that ask.
+  int32_t logprobs = -1;
 };
 
 enum class RequestState : uint8_t {
@@ -87,7 +92,8 @@ const char* finish_reason_name(FinishReason reason);
 // What one request got from a prefill or a step.
 struct RequestEvent {
   RequestId id = 0;
-  std::vector<int32_t> tokens;  // emitted this time, in order
+  std::vector<int32_t> tokens;          // emitted this time, in order
+  std::vector<TokenLogprobs> logprobs;  // GenerationRequest::logprobs >= 0: one per token
   bool finished = false;
   FinishReason reason = FinishReason::kNone;
   Status error;  // not ok: the request failed in this step (pages freed; batchmates unaffected)
@@ -181,6 +187,10 @@ class Engine {
   // Appends emitted tokens, cut at a stop token or max_new_tokens; returns how
   // many were kept and finishes the request when it should stop.
   int32_t emit(RequestId id, Request& r, std::span<const int32_t> tokens, RequestEvent& event);
+  // With r.spec.logprobs >= 0: the log-probabilities of the event's last `n` tokens, token i of
+  // them from row i of `rows` ([n or more, vocab] logits).
+  void add_logprobs(const Request& r, std::span<const float> rows, int32_t n,
+                    RequestEvent& event) const;
 
   model::Model target_;
   std::unique_ptr<Drafter> drafter_;
