@@ -162,6 +162,7 @@ void Scheduler::loop() {
     }
     sweep(Clock::now());
     admit();
+    prefill();
     if (engine_.num_running() > 0) run_step();
     sweep(Clock::now());
     publish();
@@ -213,14 +214,11 @@ void Scheduler::sweep(Clock::time_point now) {
 }
 
 void Scheduler::admit() {
-  int64_t budget = config_.prefill_tokens_per_iteration;
-  bool any = false;
   while (!waiting_.empty() && static_cast<int>(running_.size()) < config_.max_running) {
     Active& head = *waiting_.front();
     // First come, first served: a head that does not fit yet blocks the ones behind it, so a
     // long request is never starved by short ones.
     if (reserved_pages_ + head.pages > pool_pages_) break;
-    if (any && budget <= 0) break;
     std::unique_ptr<Active> a = std::move(waiting_.front());
     waiting_.pop_front();
     {
@@ -243,16 +241,29 @@ void Scheduler::admit() {
     reserved_pages_ += a->pages;
     a->decoder.emplace(tokenizer_, tokenizer::DecodeOptions{.skip_special_tokens = true});
     a->filter.emplace(a->job.stop);
-    budget -= static_cast<int64_t>(a->job.prompt.size());
-    any = true;
-    Result<spec::RequestEvent> first = engine_.prefill(a->id);
-    if (!first.ok()) {
-      end(*a, "error",
-          server_error(500, "prefill failed: " + first.status().to_string(), "engine_error"));
-      continue;
+    running_.push_back(std::move(a));
+  }
+}
+
+void Scheduler::prefill() {
+  int64_t budget = config_.prefill_tokens_per_iteration;
+  // Admitted requests in arrival order, one chunk at a time, until the budget is spent (at least
+  // one chunk per iteration); the running requests step between iterations, so a long prompt
+  // does not stall them.
+  for (auto& a : running_) {
+    while (!a->ended && engine_.state(a->id) == spec::RequestState::kWaiting && budget > 0) {
+      const int64_t before = engine_.prefilled(a->id);
+      Result<spec::RequestEvent> ev = engine_.prefill_chunk(a->id);
+      if (!ev.ok()) {
+        end(*a, "error",
+            server_error(500, "prefill failed: " + ev.status().to_string(), "engine_error"));
+        break;
+      }
+      metrics_->count_prefill_chunk();
+      budget -= std::max<int64_t>(1, engine_.prefilled(a->id) - before);
+      if (ev->finished || !ev->tokens.empty()) deliver(*a, *ev);
     }
-    deliver(*a, *first);
-    if (!a->ended) running_.push_back(std::move(a));
+    if (budget <= 0) break;
   }
 }
 

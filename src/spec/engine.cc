@@ -263,6 +263,19 @@ void Engine::add_logprobs(const Request& r, std::span<const float> rows, int32_t
 }
 
 Result<RequestEvent> Engine::prefill(RequestId id, const PrefillProgress& progress) {
+  const Request* r = find(id);
+  if (r == nullptr) return not_found("request " + str(id) + " is unknown");
+  const int64_t P = static_cast<int64_t>(r->spec.prompt.size());
+  while (true) {
+    Result<RequestEvent> ev = prefill_chunk(id);
+    if (!ev.ok() || !ev->error.ok()) return ev;
+    if (progress) progress(prefilled(id), P);
+    // The last chunk emits the first token (or ends the request).
+    if (ev->finished || !ev->tokens.empty()) return ev;
+  }
+}
+
+Result<RequestEvent> Engine::prefill_chunk(RequestId id) {
   Request* r = find(id);
   if (r == nullptr) return not_found("request " + str(id) + " is unknown");
   if (r->state != RequestState::kWaiting) {
@@ -274,8 +287,6 @@ Result<RequestEvent> Engine::prefill(RequestId id, const PrefillProgress& progre
   event.id = id;
   const std::vector<int32_t>& prompt = r->spec.prompt;
   const int64_t P = static_cast<int64_t>(prompt.size());
-  std::vector<int32_t> positions;
-  std::vector<float> last_logits;
   auto fail = [&](const Status& s) {
     r->error = s.with_context("request " + str(id));
     retire(id, *r, RequestState::kFailed);
@@ -283,48 +294,54 @@ Result<RequestEvent> Engine::prefill(RequestId id, const PrefillProgress& progre
     event.finished = true;
     return event;
   };
-  for (int64_t begin = 0; begin < P; begin += config_.prefill_chunk_tokens) {
-    const int64_t T = std::min<int64_t>(config_.prefill_chunk_tokens, P - begin);
-    const bool last = begin + T == P;
-    if (Status s = tables_.append(id, T); !s.ok()) return fail(s);
-    positions.resize(static_cast<size_t>(T));
-    for (int64_t i = 0; i < T; ++i)
-      positions[static_cast<size_t>(i)] = static_cast<int32_t>(begin + i);
-    model::ForwardRequest fr;
-    fr.tokens = std::span<const int32_t>(prompt).subspan(static_cast<size_t>(begin),
-                                                         static_cast<size_t>(T));
-    fr.positions = positions;
-    fr.pages = tables_.pages(id);
-    fr.logits = last ? model::LogitsMode::kLast : model::LogitsMode::kNone;
-    model::ForwardOptions options;
-    options.capture_layers = capture_layers_;
-    Result<model::ForwardOutput> out = target_.forward({&fr, 1}, pool_, options);
-    if (!out.ok()) {
-      (void)tables_.rollback(id);
-      return fail(out.status());
-    }
-    if (Status s = tables_.commit(id, T); !s.ok()) return fail(s);
-    if (Status s = commit_recurrent(id, *r, fr.tokens, static_cast<int32_t>(T)); !s.ok()) {
-      return fail(s);
-    }
-    if (!capture_layers_.empty() && r->in_drafter) {
-      const ContextRows rows{out->requests[0].hidden, 0, T, begin};
-      if (Status s = drafter_->append_context(id, rows); !s.ok()) return fail(s);
-    }
-    if (last) last_logits = std::move(out->requests[0].logits);
-    if (progress) progress(begin + T, P);
+  const int64_t begin = r->prefilled;
+  const int64_t T = std::min<int64_t>(config_.prefill_chunk_tokens, P - begin);
+  const bool last = begin + T == P;
+  if (Status s = tables_.append(id, T); !s.ok()) return fail(s);
+  std::vector<int32_t> positions(static_cast<size_t>(T));
+  for (int64_t i = 0; i < T; ++i)
+    positions[static_cast<size_t>(i)] = static_cast<int32_t>(begin + i);
+  model::ForwardRequest fr;
+  fr.tokens =
+      std::span<const int32_t>(prompt).subspan(static_cast<size_t>(begin), static_cast<size_t>(T));
+  fr.positions = positions;
+  fr.pages = tables_.pages(id);
+  fr.logits = last ? model::LogitsMode::kLast : model::LogitsMode::kNone;
+  model::ForwardOptions options;
+  options.capture_layers = capture_layers_;
+  Result<model::ForwardOutput> out = target_.forward({&fr, 1}, pool_, options);
+  if (!out.ok()) {
+    (void)tables_.rollback(id);
+    return fail(out.status());
   }
-  Result<int32_t> first = model::sample_token(last_logits, r->spec.sampling, P);
-  if (!first.ok()) return fail(first.status());
-  r->state = RequestState::kRunning;
-  const int32_t tok = *first;
-  add_logprobs(*r, last_logits, emit(id, *r, {&tok, 1}, event), event);
-  if (r->state == RequestState::kRunning && r->in_drafter) {
-    if (Status s = drafter_->commit(id, {&tok, 1}); !s.ok()) return fail(s);
+  if (Status s = tables_.commit(id, T); !s.ok()) return fail(s);
+  if (Status s = commit_recurrent(id, *r, fr.tokens, static_cast<int32_t>(T)); !s.ok()) {
+    return fail(s);
+  }
+  if (!capture_layers_.empty() && r->in_drafter) {
+    const ContextRows rows{out->requests[0].hidden, 0, T, begin};
+    if (Status s = drafter_->append_context(id, rows); !s.ok()) return fail(s);
+  }
+  r->prefilled += T;
+  prefill_tokens_ += T;
+  if (last) {
+    const std::vector<float>& last_logits = out->requests[0].logits;
+    Result<int32_t> first = model::sample_token(last_logits, r->spec.sampling, P);
+    if (!first.ok()) return fail(first.status());
+    r->state = RequestState::kRunning;
+    const int32_t tok = *first;
+    add_logprobs(*r, last_logits, emit(id, *r, {&tok, 1}, event), event);
+    if (r->state == RequestState::kRunning && r->in_drafter) {
+      if (Status s = drafter_->commit(id, {&tok, 1}); !s.ok()) return fail(s);
+    }
   }
   prefill_seconds_ += seconds_since(t0);
-  prefill_tokens_ += P;
   return event;
+}
+
+int64_t Engine::prefilled(RequestId id) const {
+  const Request* r = find(id);
+  return r == nullptr ? 0 : r->prefilled;
 }
 
 Result<StepOutput> Engine::step() {

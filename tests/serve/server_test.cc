@@ -8,10 +8,13 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <string>
@@ -64,22 +67,25 @@ std::vector<std::string> heldout_prompts(size_t n) {
 // `mlaspec generate` prints.
 class Reference {
  public:
-  Reference() {
-    ServeOptions o = options(1);
+  // The server's engine options (the prefill chunk size matters: prefill keeps the BLAS GEMMs).
+  explicit Reference(const ServeOptions& o = options(1)) {
     loaded_ = std::make_unique<LoadedEngine>(load_engine(o).value());
   }
-  std::string text(const std::string& prompt, int max_tokens) {
-    return loaded_->tokenizer.decode(ids(prompt, max_tokens), {.skip_special_tokens = true})
+  std::string text(const std::string& prompt, int max_tokens, bool ignore_eos = false) {
+    return loaded_->tokenizer
+        .decode(ids(prompt, max_tokens, ignore_eos), {.skip_special_tokens = true})
         .value();
   }
   // The generated token ids (the EOS included).
-  std::vector<int32_t> ids(const std::string& prompt, int max_tokens) {
+  std::vector<int32_t> ids(const std::string& prompt, int max_tokens, bool ignore_eos = false) {
     spec::Engine& e = loaded_->engine;
     std::vector<int32_t> ids = loaded_->tokenizer.encode(prompt).value();
     spec::GenerationRequest r;
     r.prompt = ids;
     r.max_new_tokens = max_tokens;
-    if (loaded_->tokenizer.eos_id()) r.stop_token_ids.push_back(*loaded_->tokenizer.eos_id());
+    if (loaded_->tokenizer.eos_id() && !ignore_eos) {
+      r.stop_token_ids.push_back(*loaded_->tokenizer.eos_id());
+    }
     spec::RequestId id = e.add_request(r).value();
     (void)e.prefill(id).value();
     while (e.num_running() > 0) (void)e.step().value();
@@ -134,8 +140,10 @@ void parse_sse(StreamResult& r) {
 }
 
 // A streaming POST; `stop_after` > 0 closes the connection after that many bytes arrived.
-StreamResult post_stream(int port, const std::string& path, const json& body,
-                         size_t stop_after = 0) {
+// `times` gets when each SSE data event arrived (its first byte); `on_data` runs at the first.
+StreamResult post_stream(int port, const std::string& path, const json& body, size_t stop_after = 0,
+                         std::vector<std::chrono::steady_clock::time_point>* times = nullptr,
+                         const std::function<void()>& on_data = {}) {
   httplib::Client cli("127.0.0.1", port);
   cli.set_read_timeout(60, 0);
   httplib::Request req;
@@ -144,8 +152,15 @@ StreamResult post_stream(int port, const std::string& path, const json& body,
   req.body = body.dump();
   req.set_header("Content-Type", "application/json");
   StreamResult r;
+  size_t events = 0;
   req.content_receiver = [&](const char* data, size_t n, uint64_t, uint64_t) {
+    const size_t before = r.raw.size();
     r.raw.append(data, n);
+    for (size_t at = r.raw.find("data: {", before >= 6 ? before - 6 : 0); at != std::string::npos;
+         at = r.raw.find("data: {", at + 1)) {
+      if (times) times->push_back(std::chrono::steady_clock::now());
+      if (++events == 1 && on_data) on_data();
+    }
     return stop_after == 0 || r.raw.size() < stop_after;
   };
   httplib::Result res = cli.send(req);
@@ -349,6 +364,71 @@ TEST(ServeHttp, LogprobsAreTheTargetsLogSoftmax) {
   // Deterministic mode: the drafter changes how many tokens a step emits, not the values.
   EXPECT_EQ(completions[0], completions[1]);
   EXPECT_EQ(chats[0], chats[1]);
+}
+
+// Chunked prefill: a long prompt is prefilled one 64-token chunk per loop iteration while a
+// running stream keeps receiving tokens between its chunks; both texts equal the engine's alone.
+TEST(ServeHttp, LongPromptPrefillsBetweenStepsOfARunningStream) {
+  ServeOptions o = options();
+  o.draft = "none";  // one token per step: the running stream lasts
+  o.prefill_chunk_tokens = 64;
+  o.scheduler.prefill_tokens_per_iteration = 64;
+  std::string question;
+  for (const std::string& p : heldout_prompts(20)) {
+    question += p.substr(p.find("<|user|>") + 8, p.find("<|assistant|>") - p.find("<|user|>") - 8);
+    question += " ";
+  }
+  const std::string long_prompt = "<|bos|><|user|>" + question + "<|assistant|>";
+  ServeOptions ref_options = o;
+  ref_options.scheduler.max_running = 1;
+  Reference ref(ref_options);
+  const int64_t long_tokens =
+      static_cast<int64_t>(ref.tokenizer().encode(long_prompt).value().size());
+  ASSERT_GT(long_tokens, 500);
+  ASSERT_LT(long_tokens, 1000);
+  const int64_t chunks = (long_tokens + 63) / 64;
+  const std::string want_a = ref.text(kPrompt, 150, /*ignore_eos=*/true);
+  const std::string want_b = ref.text(long_prompt, 16);
+
+  std::unique_ptr<Server> s = start(o);
+  ASSERT_TRUE(s);
+  std::mutex mu;
+  std::condition_variable cv;
+  bool a_running = false;
+  StreamResult a;
+  std::vector<std::chrono::steady_clock::time_point> a_times, b_times;
+  std::thread first([&] {
+    a = post_stream(
+        s->port(), "/v1/completions",
+        {{"prompt", kPrompt}, {"max_tokens", 150}, {"ignore_eos", true}, {"stream", true}}, 0,
+        &a_times, [&] {
+          std::lock_guard<std::mutex> lock(mu);
+          a_running = true;
+          cv.notify_all();
+        });
+  });
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(60), [&] { return a_running; }));
+  }
+  const auto sent = std::chrono::steady_clock::now();
+  StreamResult b =
+      post_stream(s->port(), "/v1/completions",
+                  {{"prompt", long_prompt}, {"max_tokens", 16}, {"stream", true}}, 0, &b_times);
+  first.join();
+  ASSERT_TRUE(a.done && b.done);
+  EXPECT_EQ(a.text, want_a);
+  EXPECT_EQ(b.text, want_b);
+  ASSERT_FALSE(b_times.empty());
+  // B's first token comes after its last chunk; A steps after every chunk but the last (one step
+  // per iteration; whole-prompt prefill would give A at most the steps before B was admitted).
+  const auto between = std::count_if(a_times.begin(), a_times.end(),
+                                     [&](auto t) { return t > sent && t < b_times.front(); });
+  EXPECT_GE(between, chunks - 2) << chunks << " chunks";
+  EXPECT_NE(
+      s->metrics().render().find("mlaspec_prefill_chunks_total " + std::to_string(1 + chunks)),
+      std::string::npos)
+      << s->metrics().render();
 }
 
 TEST(ServeHttp, ChatIsFormattedWithTheModelsTemplate) {

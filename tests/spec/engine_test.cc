@@ -178,6 +178,47 @@ TEST(EngineLogprobs, OnePerTokenAndEqualWithAndWithoutDrafts) {
       << bad.status().message();
 }
 
+// prefill_chunk: a long prompt prefilled one chunk at a time, with a step of the running request
+// after each chunk, gives both requests the tokens they get alone.
+TEST(EnginePrefill, ChunksInterleavedWithStepsGiveTheSameTokens) {
+  const std::string name = testing::kModels[0];
+  EngineConfig config;
+  config.prefill_chunk_tokens = 16;
+  Engine plain = make_engine(name, nullptr, config);
+  const int32_t vocab = plain.model().config().vocab_size;
+  const std::vector<std::vector<int32_t>> prompts = {random_prompts(1, 20, 20, vocab, 7)[0],
+                                                     random_prompts(1, 100, 100, vocab, 8)[0]};
+  const testing::RunResult want = run_engine(plain, prompts, {}, 12);
+
+  Engine e = make_engine(name, nullptr, config);
+  const RequestId a = e.add_request(req(prompts[0], 12)).value();
+  ASSERT_TRUE(e.prefill(a).ok());
+  const RequestId b = e.add_request(req(prompts[1], 12)).value();
+  int chunks = 0, steps_of_a = 0;
+  while (e.state(b) == RequestState::kWaiting) {
+    Result<RequestEvent> ev = e.prefill_chunk(b);
+    ASSERT_TRUE(ev.ok()) << ev.status().message();
+    ASSERT_TRUE(ev->error.ok()) << ev->error.message();
+    ++chunks;
+    EXPECT_EQ(e.prefilled(b), std::min<int64_t>(16 * chunks, 100));
+    EXPECT_EQ(ev->tokens.size(), e.prefilled(b) == 100 ? 1u : 0u);
+    if (e.state(b) == RequestState::kWaiting) {
+      // Only the running request steps: the waiting one is not in the batch.
+      StepOutput out = e.step().value();
+      ASSERT_EQ(out.events.size(), 1u);
+      EXPECT_EQ(out.events[0].id, a);
+      ++steps_of_a;
+    }
+  }
+  EXPECT_EQ(chunks, 7);  // ceil(100 / 16)
+  EXPECT_EQ(steps_of_a, 6);
+  EXPECT_FALSE(e.prefill_chunk(b).ok());  // running: nothing to prefill
+  while (e.num_running() > 0) ASSERT_TRUE(e.step().ok());
+  EXPECT_EQ(std::vector<int32_t>(e.output(a).begin(), e.output(a).end()), want.outputs[0]);
+  EXPECT_EQ(std::vector<int32_t>(e.output(b).begin(), e.output(b).end()), want.outputs[1]);
+  EXPECT_EQ(e.prefill_tokens(), 120);
+}
+
 // The deterministic forward is what makes the equality hold: verify row i of a block is bitwise
 // the decode step at that position (logits and the KV rows written).
 TEST(DeterministicForward, VerifyRowsEqualDecodeSteps) {

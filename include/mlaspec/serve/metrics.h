@@ -53,6 +53,7 @@ class Metrics {
   void record_ttft(double seconds);
   void record_itl(double seconds);
   void record_accept_length(int64_t tokens_per_step);
+  void count_prefill_chunk();  // one Engine::prefill_chunk call
   void set_gauges(EngineGauges gauges);
   EngineGauges gauges() const;
 
@@ -63,6 +64,7 @@ class Metrics {
   std::map<std::string, int64_t> requests_;
   int64_t prompt_tokens_ = 0;
   int64_t completion_tokens_ = 0;
+  int64_t prefill_chunks_ = 0;
   Histogram ttft_;
   Histogram itl_;
   Histogram e2e_;

@@ -8,8 +8,9 @@
 // Policy (continuous batching): requests wait in arrival order; the head is admitted when a
 // request slot is free (--max-running) and the target pool's unreserved pages cover its prompt +
 // max_tokens, so an admitted request never runs out of pages and no running request loses a
-// token. Each loop iteration admits and prefills waiting requests up to a prompt-token budget,
-// then runs one speculative step for every running request. A cancelled (client gone) or timed
+// token. Each loop iteration admits waiting requests, runs prefill chunks of admitted ones up to
+// a prompt-token budget (a long prompt takes several iterations), then runs one speculative step
+// for every running request. A cancelled (client gone) or timed
 // out request is finished and released at the next iteration, freeing its pages.
 #pragma once
 
@@ -39,8 +40,8 @@ struct SchedulerConfig {
   int max_queue = 64;
   // From arrival to the last token; 0 = none. A request past it ends with finish "timeout".
   double request_timeout_seconds = 600.0;
-  // Prompt tokens prefilled per loop iteration before the running requests step again (at least
-  // one request is admitted per iteration when it fits).
+  // Prompt tokens prefilled per loop iteration before the running requests step again, in the
+  // engine's chunks (spec::Engine::prefill_chunk; at least one chunk per iteration).
   int64_t prefill_tokens_per_iteration = 512;
 };
 
@@ -124,7 +125,8 @@ class Scheduler {
   struct Active;
   void loop();
   void sweep(std::chrono::steady_clock::time_point now);
-  void admit();
+  void admit();    // waiting -> the engine, while slots and pages allow
+  void prefill();  // prefill chunks of admitted requests, up to the iteration's token budget
   void run_step();
   void deliver(Active& a, const spec::RequestEvent& ev);
   void end(Active& a, const std::string& reason, ApiError error = {});

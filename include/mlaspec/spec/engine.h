@@ -4,6 +4,7 @@
 //   Engine e = Engine::create(std::move(model), std::move(drafter), {.num_draft = 7}).value();
 //   RequestId id = e.add_request({.prompt = ids, .max_new_tokens = 64}).value();
 //   e.prefill(id, progress);                      // chunked; emits the first token
+//                                                 // (or prefill_chunk(id) per chunk)
 //   while (e.num_running() > 0) {
 //     StepOutput out = e.step().value();          // draft -> verify -> accept -> commit
 //     for (const RequestEvent& ev : out.events) { ... ev.tokens, ev.finished, ev.error ... }
@@ -129,6 +130,14 @@ class Engine {
   // Runs the prompt through the target in chunks and emits the first token. An error that is the
   // request's own (the pool ran out for it) fails the request and is returned.
   Result<RequestEvent> prefill(RequestId id, const PrefillProgress& progress = {});
+  // One chunk of that: the next prefill_chunk_tokens of a waiting request's prompt. The event has
+  // no tokens until the last chunk, which emits the first token and makes the request running;
+  // an error that is the request's own fails it (event.error), as in prefill. Lets a scheduler
+  // interleave a long prompt's chunks with step()s of the running requests (step() never touches
+  // a waiting request).
+  Result<RequestEvent> prefill_chunk(RequestId id);
+  // Prompt tokens of the request already prefilled (0 for unknown ids).
+  int64_t prefilled(RequestId id) const;
   // One draft -> verify -> accept -> commit step for every running request, in one target
   // forward. A request's own failure is reported in its event; the returned status is an error
   // only when the step as a whole could not run (then nothing changed).
@@ -171,6 +180,7 @@ class Engine {
     RequestState state = RequestState::kWaiting;
     FinishReason reason = FinishReason::kNone;
     std::vector<int32_t> output;
+    int64_t prefilled = 0;  // prompt tokens in the KV cache (prefill_chunk)
     SpecStats stats;
     Status error;
     bool in_drafter = false;
