@@ -431,6 +431,60 @@ TEST(ServeHttp, LongPromptPrefillsBetweenStepsOfARunningStream) {
       << s->metrics().render();
 }
 
+// A pool of 5 pages (64 tokens each) for 4 requests of 2 pages each: admitted against their
+// prompts, they outgrow the pool and the newest are preempted and recomputed. Every request
+// completes with its text alone; the pool is empty at the end.
+TEST(ServeHttp, PreemptedRequestsCompleteWithTheirTextAlone) {
+  ServeOptions o = options(/*max_running=*/4);
+  o.kv_pages = 5;
+  constexpr int kTokens = 70;
+  const std::vector<std::string> prompts = heldout_prompts(4);
+  Reference ref;
+  std::vector<std::string> want;
+  for (const std::string& p : prompts) want.push_back(ref.text(p, kTokens, /*ignore_eos=*/true));
+  std::unique_ptr<Server> s = start(o);
+  ASSERT_TRUE(s);
+  std::vector<std::string> got(prompts.size());
+  std::vector<int> status(prompts.size());
+  std::vector<std::thread> clients;
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    clients.emplace_back([&, i] {
+      const json body = {{"prompt", prompts[i]}, {"max_tokens", kTokens}, {"ignore_eos", true}};
+      if (i % 2 == 0) {  // streaming and not
+        json streamed = body;
+        streamed["stream"] = true;
+        StreamResult r = post_stream(s->port(), "/v1/completions", streamed);
+        status[i] = r.done ? r.status : 0;
+        got[i] = r.text;
+      } else {
+        httplib::Result res = post(s->port(), "/v1/completions", body.dump());
+        status[i] = res ? res->status : 0;
+        if (res && res->status == 200) {
+          const json j = json::parse(res->body);
+          got[i] = j["choices"][0]["text"];
+          EXPECT_EQ(j["usage"]["completion_tokens"], kTokens);
+        }
+      }
+    });
+  }
+  for (std::thread& t : clients) t.join();
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    EXPECT_EQ(status[i], 200) << i;
+    EXPECT_EQ(got[i], want[i]) << "request " << i;
+  }
+  const std::string m = s->metrics().render();
+  const size_t at = m.find("\nmlaspec_preemptions_total ");
+  ASSERT_NE(at, std::string::npos);
+  const int preemptions = std::stoi(m.substr(at + 27));
+  EXPECT_GT(preemptions, 0) << m;
+  std::printf("preemptions: %d\n", preemptions);
+  const EngineGauges g = s->metrics().gauges();
+  EXPECT_EQ(g.kv_pages_used, 0);
+  EXPECT_EQ(g.kv_pages_reserved, 0);
+  EXPECT_EQ(g.running, 0);
+  EXPECT_NE(m.find("mlaspec_requests_total{outcome=\"ok\"} 4"), std::string::npos) << m;
+}
+
 TEST(ServeHttp, ChatIsFormattedWithTheModelsTemplate) {
   std::unique_ptr<Server> s = start(options());
   ASSERT_TRUE(s);

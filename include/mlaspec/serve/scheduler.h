@@ -6,12 +6,15 @@
 //   while (true) { Update u = sub.channel->wait(100ms); send(u.text); if (u.done) break; }
 //
 // Policy (continuous batching): requests wait in arrival order; the head is admitted when a
-// request slot is free (--max-running) and the target pool's unreserved pages cover its prompt +
-// max_tokens, so an admitted request never runs out of pages and no running request loses a
-// token. Each loop iteration admits waiting requests, runs prefill chunks of admitted ones up to
-// a prompt-token budget (a long prompt takes several iterations), then runs one speculative step
-// for every running request. A cancelled (client gone) or timed
-// out request is finished and released at the next iteration, freeing its pages.
+// request slot is free (--max-running) and the target pool's free pages cover its prompt and one
+// step beside the running requests' next step. When the running requests' next step does not fit,
+// the newest is preempted: its pages are freed, it goes back to the queue's front and is
+// recomputed (prompt + what it generated) when admitted again, so no running request loses a
+// token and the preempted one's text goes on unchanged. Each loop iteration admits waiting
+// requests, runs prefill chunks of admitted ones up to a prompt-token budget (a long prompt takes
+// several iterations), then runs one speculative step for every running request. A cancelled
+// (client gone) or timed out request is finished and released at the next iteration, freeing its
+// pages.
 #pragma once
 
 #include <atomic>
@@ -127,6 +130,15 @@ class Scheduler {
   void sweep(std::chrono::steady_clock::time_point now);
   void admit();    // waiting -> the engine, while slots and pages allow
   void prefill();  // prefill chunks of admitted requests, up to the iteration's token budget
+  // Preempts the newest admitted requests until the running ones' next step fits the pool.
+  void make_room();
+  void preempt(std::unique_ptr<Active> a);
+  // Target pool pages the running requests' next step needs beyond what they hold, and the pages
+  // admitted requests still need for their prompts (+ one step).
+  int step_need() const;
+  int prefill_need() const;
+  int step_tokens() const;        // rows one step appends at the most (num_draft + 1)
+  void update_counts(Active& a);  // usage and tau, over every admission of the request
   void run_step();
   void deliver(Active& a, const spec::RequestEvent& ev);
   void end(Active& a, const std::string& reason, ApiError error = {});
@@ -155,7 +167,6 @@ class Scheduler {
   // The loop's own (no lock).
   std::deque<std::unique_ptr<Active>> waiting_;
   std::vector<std::unique_ptr<Active>> running_;
-  int reserved_pages_ = 0;
   std::thread thread_;
 };
 
