@@ -16,6 +16,7 @@
 
 #include <sys/socket.h>
 
+#include "connection.h"
 #include "mlaspec/core/log.h"
 #include "mlaspec/serve/api.h"
 #include "mlaspec/serve/chat.h"
@@ -343,12 +344,22 @@ void Server::Impl::handle(Endpoint endpoint, const httplib::Request& req, httpli
   std::vector<spec::TokenLogprobs> logprobs;
   std::optional<double> ttft;
   Update u;
+  // The connection's socket, looked up once the request outlasts one wait: a client that leaves
+  // cancels its request (the loop frees its pages), as a failed write does for a stream.
+  std::optional<int> socket;
   while (true) {
     u = sub.channel->wait(std::chrono::milliseconds(200));
     if (!u.text.empty() && !ttft) ttft = since(t0);
     text += u.text;
     logprobs.insert(logprobs.end(), u.logprobs.begin(), u.logprobs.end());
     if (u.done) break;
+    if (!socket) socket = find_connection_socket(req.local_port, req.remote_addr, req.remote_port);
+    if (*socket >= 0 && !sub.channel->cancelled() && peer_closed(*socket)) sub.channel->cancel();
+  }
+  if (u.finish_reason == "cancelled") {
+    res.status = 499;  // nginx's "client closed request": nobody reads it, the log does
+    finish_log(id, endpoint, res.status, u, ttft, t0);
+    return;
   }
   if (u.finish_reason != "stop" && u.finish_reason != "length") {
     res.status = u.error.http_status;

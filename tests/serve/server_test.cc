@@ -639,6 +639,40 @@ TEST(ServeHttp, DisconnectedClientFreesItsPages) {
   EXPECT_TRUE(freed) << s->metrics().render();
 }
 
+// A non-streaming client that gives up (read timeout: its socket closes) while its request runs:
+// the handler notices (cpp-httplib 0.11 does not tell it; it peeks at the socket), the request is
+// cancelled rather than run to its end, and its pages return.
+TEST(ServeHttp, DisconnectedNonStreamingClientIsCancelled) {
+  std::unique_ptr<Server> s = start(options());
+  ASSERT_TRUE(s);
+  {
+    httplib::Client cli("127.0.0.1", s->port());
+    cli.set_read_timeout(0, 300000);  // 0.3 s; 900 tokens take seconds
+    httplib::Result res =
+        cli.Post("/v1/completions",
+                 json{{"prompt", kPrompt}, {"max_tokens", 900}, {"ignore_eos", true}}.dump(),
+                 "application/json");
+    EXPECT_FALSE(res);  // timed out
+  }
+  bool freed = false;
+  std::string m;
+  for (int i = 0; i < 200 && !freed; ++i) {
+    const EngineGauges g = s->metrics().gauges();
+    m = s->metrics().render();
+    freed = m.find("mlaspec_requests_total{outcome=\"cancelled\"} 1") != std::string::npos &&
+            g.kv_pages_used == 0 && g.running == 0;
+    if (!freed) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(freed) << m;
+  // Cancelled, not run to its end: no completed request and far fewer than 900 tokens' steps.
+  EXPECT_NE(m.find("mlaspec_requests_total{outcome=\"ok\"} 0"), std::string::npos) << m;
+  // The server goes on serving.
+  httplib::Result ok =
+      post(s->port(), "/v1/completions", json{{"prompt", kPrompt}, {"max_tokens", 4}}.dump());
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 200);
+}
+
 TEST(ServeHttp, FullQueueIsRefusedWithTheReason) {
   // One request runs, none may wait: a second one while the first runs is refused at once.
   std::unique_ptr<Server> s = start(options(/*max_running=*/1, /*max_queue=*/0));
