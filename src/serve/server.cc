@@ -90,6 +90,8 @@ struct Server::Impl {
   std::optional<ChatFormatter> chat;
   Status chat_status;  // why chat is off (only where the build has no chat templates)
   std::optional<tokenizer::Tokenizer> tok;
+  // Each token's text for logprobs, decoded once at start (a response names k + 1 per token).
+  std::vector<std::string> token_texts;
   ApiLimits limits;
   httplib::Server http;
   int port = 0;
@@ -136,6 +138,7 @@ void Server::Impl::finish_log(const std::string& id, Endpoint endpoint, int stat
 }
 
 std::string Server::Impl::token_text(int32_t id) const {
+  if (id >= 0 && static_cast<size_t>(id) < token_texts.size()) return token_texts[id];
   Result<std::string> t = tok->decode({&id, 1}, {.skip_special_tokens = false});
   return t.ok() ? *t : std::string();
 }
@@ -463,6 +466,9 @@ Result<std::unique_ptr<Server>> Server::create(const ServeOptions& options) {
       options.served_model_name.empty() ? options.model_dir : options.served_model_name;
   impl->model_names = {impl->model_name, options.model_dir};
   impl->tok = loaded->tokenizer;
+  for (int32_t id = 0; id < impl->tok->vocab_size(); ++id) {
+    impl->token_texts.push_back(impl->token_text(id));
+  }
   impl->scheduler = std::make_unique<Scheduler>(std::move(loaded->engine), loaded->tokenizer,
                                                 options.scheduler, impl->metrics.get());
   impl->limits.model_names = impl->model_names;
