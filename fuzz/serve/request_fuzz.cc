@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "mlaspec/serve/api.h"
+#include "mlaspec/spec/logprobs.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace mlaspec::serve;
@@ -26,6 +27,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const ApiRequest& r = *p.request;
   if (r.max_tokens && (*r.max_tokens < 1 || *r.max_tokens > limits.context)) __builtin_trap();
   if (!mlaspec::model::validate(r.sampling).ok()) __builtin_trap();
+  if (r.logprobs < -1 || r.logprobs > mlaspec::spec::kMaxTopLogprobs) __builtin_trap();
   for (const std::string& s : r.stop) {
     if (s.empty()) __builtin_trap();
   }

@@ -6,6 +6,8 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "mlaspec/spec/logprobs.h"
+
 namespace mlaspec::serve {
 namespace {
 
@@ -78,7 +80,7 @@ class Parser {
     if (endpoint_ == Endpoint::kCompletions ? !field_prompt(doc, r) : !field_messages(doc, r))
       return fail();
     if (!field_max_tokens(doc, r) || !field_sampling(doc, r) || !field_stop(doc, r) ||
-        !field_stream(doc, r) || !field_unsupported(doc))
+        !field_stream(doc, r) || !field_logprobs(doc, r) || !field_unsupported(doc))
       return fail();
     ParseOutcome out;
     out.request = std::move(r);
@@ -333,17 +335,45 @@ class Parser {
     return true;
   }
 
+  // An integer count of alternatives in [0, kMaxTopLogprobs].
+  bool top_count(const json& v, const char* key, int32_t* out) {
+    int64_t k = 0;
+    if (!as_int(v, &k)) return set(wrong_type(key, "an integer", v));
+    if (k < 0 || k > spec::kMaxTopLogprobs) {
+      return set(bad_request(std::string(key) + " " + std::to_string(k) + " is outside [0, " +
+                                 std::to_string(spec::kMaxTopLogprobs) + "]",
+                             key));
+    }
+    *out = static_cast<int32_t>(k);
+    return true;
+  }
+
+  // Completions: `logprobs` is the number of alternatives (false / null: none). Chat: `logprobs`
+  // is a boolean and `top_logprobs` the number of alternatives, which needs logprobs true.
+  bool field_logprobs(const json& doc, ApiRequest& r) {
+    const json* lp = get(doc, "logprobs");
+    const json* top = get(doc, "top_logprobs");
+    if (endpoint_ == Endpoint::kCompletions) {
+      if (top) {
+        return set(bad_request("top_logprobs is a chat field; completions take logprobs: N",
+                               "top_logprobs", "unsupported"));
+      }
+      if (!lp || (lp->is_boolean() && !lp->get<bool>())) return true;
+      return top_count(*lp, "logprobs", &r.logprobs);
+    }
+    if (lp && !lp->is_boolean()) return set(wrong_type("logprobs", "a boolean", *lp));
+    const bool wanted = lp && lp->get<bool>();
+    if (top && !wanted) {
+      return set(bad_request("top_logprobs needs logprobs: true", "top_logprobs"));
+    }
+    if (!wanted) return true;
+    r.logprobs = 0;
+    return !top || top_count(*top, "top_logprobs", &r.logprobs);
+  }
+
   // Fields the server does not implement: refused when they ask for something, so a client never
   // gets silently different behaviour. Their defaults (null, 1, 0, false) are accepted.
   bool field_unsupported(const json& doc) {
-    const json* lp = get(doc, "logprobs");
-    const bool wants_logprobs = lp && !(lp->is_boolean() && !lp->get<bool>());
-    if (wants_logprobs || get(doc, "top_logprobs")) {
-      return set(
-          bad_request("logprobs not supported: the engine does not keep the target's "
-                      "top-k log-probabilities",
-                      "logprobs", "unsupported"));
-    }
     for (const char* key : {"n", "best_of"}) {
       if (const json* v = get(doc, key)) {
         int64_t n = 0;

@@ -35,6 +35,7 @@ Result<LoadedEngine> load_engine(const ServeOptions& options) {
   config.kv_dtype = options.kv_dtype;
   config.max_requests = max_running;
   config.num_pages = options.kv_pages;
+  config.prefill_chunk_tokens = options.prefill_chunk_tokens;
   config.deterministic = options.deterministic;
   Result<spec::MadeDrafter> made =
       spec::make_drafter({.kind = options.draft,

@@ -87,6 +87,16 @@ void Metrics::record_accept_length(int64_t tokens_per_step) {
   accept_length_.observe(static_cast<double>(tokens_per_step));
 }
 
+void Metrics::count_prefill_chunk() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++prefill_chunks_;
+}
+
+void Metrics::count_preemption() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++preemptions_;
+}
+
 void Metrics::set_gauges(EngineGauges gauges) {
   std::lock_guard<std::mutex> lock(mu_);
   gauges_ = std::move(gauges);
@@ -110,6 +120,13 @@ std::string Metrics::render() const {
          static_cast<double>(prompt_tokens_));
   scalar(out, "mlaspec_generation_tokens_total", "Tokens generated for completed requests",
          "counter", static_cast<double>(completion_tokens_));
+  scalar(out, "mlaspec_prefill_chunks_total",
+         "Prefill chunks run (each up to the engine's prefill_chunk_tokens; the running requests "
+         "step between iterations)",
+         "counter", static_cast<double>(prefill_chunks_));
+  scalar(out, "mlaspec_preemptions_total",
+         "Running requests preempted (pages freed, recomputed later) because the pool was full",
+         "counter", static_cast<double>(preemptions_));
   ttft_.render("mlaspec_time_to_first_token_seconds", "From arrival to the first generated token",
                out);
   itl_.render("mlaspec_inter_token_latency_seconds",
@@ -126,7 +143,7 @@ std::string Metrics::render() const {
   scalar(out, "mlaspec_kv_pages_used", "Target KV pool pages in use", "gauge",
          gauges_.kv_pages_used);
   scalar(out, "mlaspec_kv_pages_reserved",
-         "Target KV pool pages reserved by admission (prompt + max_tokens of running requests)",
+         "Target KV pool pages admitted requests still need for their prompts (+ one step)",
          "gauge", gauges_.kv_pages_reserved);
   scalar(out, "mlaspec_kv_pages_total", "Target KV pool pages", "gauge", gauges_.kv_pages_total);
   scalar(out, "mlaspec_kv_usage_ratio", "Target KV pool pages in use / pages", "gauge",

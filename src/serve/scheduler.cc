@@ -35,8 +35,12 @@ struct Scheduler::Active {
   std::optional<Clock::time_point> deadline;
   Clock::time_point last_emit;
   bool emitted = false;
-  int pages = 0;  // reserved while admitted
-  bool admitted = false;
+  int pages = 0;          // prompt + max_tokens: what the request needs at the most
+  bool admitted = false;  // in the engine (false again after a preemption)
+  // What earlier admissions generated before a preemption (the engine's counts restart).
+  int64_t generated_before = 0;
+  int64_t prior_steps = 0;
+  int64_t prior_accepted = 0;
   bool ended = false;
   spec::RequestId id = 0;
   std::optional<tokenizer::StreamDecoder> decoder;
@@ -50,6 +54,8 @@ Update Channel::wait(std::chrono::milliseconds timeout) {
   Update u = state_;
   u.text = std::move(text_);
   text_.clear();
+  u.logprobs = std::move(logprobs_);
+  logprobs_.clear();
   news_ = false;
   return u;
 }
@@ -58,8 +64,10 @@ void Channel::post(const std::string& text, const Update& state) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     text_ += text;
+    logprobs_.insert(logprobs_.end(), state.logprobs.begin(), state.logprobs.end());
     state_ = state;
     state_.text.clear();
+    state_.logprobs.clear();
     news_ = true;
   }
   cv_.notify_all();
@@ -103,6 +111,8 @@ SubmitOutcome Scheduler::submit(Job job) {
   SubmitOutcome out;
   auto a = std::make_unique<Active>();
   a->pages = pages_for(static_cast<int64_t>(job.prompt.size()) + job.max_tokens);
+  // Admission takes the current need only (preempting when the pool fills), but a request must
+  // fit alone.
   if (a->pages > pool_pages_) {
     out.error =
         bad_request("the prompt's " + std::to_string(job.prompt.size()) + " tokens + max_tokens " +
@@ -158,6 +168,8 @@ void Scheduler::loop() {
     }
     sweep(Clock::now());
     admit();
+    prefill();
+    make_room();
     if (engine_.num_running() > 0) run_step();
     sweep(Clock::now());
     publish();
@@ -208,15 +220,43 @@ void Scheduler::sweep(Clock::time_point now) {
   running_.erase(std::remove_if(running_.begin(), running_.end(), gone), running_.end());
 }
 
+int Scheduler::step_tokens() const {
+  return engine_.config().num_draft + 1;
+}
+
+int Scheduler::step_need() const {
+  const kv::PageTables& t = engine_.page_tables();
+  int need = 0;
+  for (const auto& a : running_) {
+    if (a->ended || engine_.state(a->id) != spec::RequestState::kRunning) continue;
+    // The step appends 1 + min(num_draft, remaining - 1) rows (Engine::step).
+    const int64_t remaining =
+        a->job.max_tokens - static_cast<int64_t>(engine_.output(a->id).size());
+    const int64_t rows = 1 + std::min<int64_t>(step_tokens() - 1, remaining - 1);
+    need += t.pages_for(t.length(a->id) + rows) - static_cast<int>(t.pages(a->id).size());
+  }
+  return need;
+}
+
+int Scheduler::prefill_need() const {
+  const kv::PageTables& t = engine_.page_tables();
+  int need = 0;
+  for (const auto& a : running_) {
+    if (a->ended || engine_.state(a->id) != spec::RequestState::kWaiting) continue;
+    need += t.pages_for(static_cast<int64_t>(a->job.prompt.size()) + step_tokens()) -
+            static_cast<int>(t.pages(a->id).size());
+  }
+  return need;
+}
+
 void Scheduler::admit() {
-  int64_t budget = config_.prefill_tokens_per_iteration;
-  bool any = false;
   while (!waiting_.empty() && static_cast<int>(running_.size()) < config_.max_running) {
     Active& head = *waiting_.front();
-    // First come, first served: a head that does not fit yet blocks the ones behind it, so a
-    // long request is never starved by short ones.
-    if (reserved_pages_ + head.pages > pool_pages_) break;
-    if (any && budget <= 0) break;
+    // Against the current need: the head's prompt and one step, beside the running requests'
+    // next step and the prompts admitted but not prefilled yet. First come, first served: a head
+    // that does not fit yet blocks the ones behind it, so a long request is never starved.
+    const int free = engine_.page_tables().free_pages() - step_need() - prefill_need();
+    if (pages_for(static_cast<int64_t>(head.job.prompt.size()) + step_tokens()) > free) break;
     std::unique_ptr<Active> a = std::move(waiting_.front());
     waiting_.pop_front();
     {
@@ -226,7 +266,8 @@ void Scheduler::admit() {
     spec::GenerationRequest request{.prompt = a->job.prompt,
                                     .sampling = a->job.sampling,
                                     .max_new_tokens = a->job.max_tokens,
-                                    .stop_token_ids = {}};
+                                    .stop_token_ids = {},
+                                    .logprobs = a->job.logprobs};
     if (eos_ && !a->job.ignore_eos) request.stop_token_ids.push_back(*eos_);
     Result<spec::RequestId> id = engine_.add_request(std::move(request));
     if (!id.ok()) {
@@ -235,20 +276,85 @@ void Scheduler::admit() {
     }
     a->id = *id;
     a->admitted = true;
-    reserved_pages_ += a->pages;
-    a->decoder.emplace(tokenizer_, tokenizer::DecodeOptions{.skip_special_tokens = true});
-    a->filter.emplace(a->job.stop);
-    budget -= static_cast<int64_t>(a->job.prompt.size());
-    any = true;
-    Result<spec::RequestEvent> first = engine_.prefill(a->id);
-    if (!first.ok()) {
-      end(*a, "error",
-          server_error(500, "prefill failed: " + first.status().to_string(), "engine_error"));
-      continue;
+    // A preempted request keeps its detokenizer and stop filter: its text goes on where it was.
+    if (!a->decoder) {
+      a->decoder.emplace(tokenizer_, tokenizer::DecodeOptions{.skip_special_tokens = true});
+      a->filter.emplace(a->job.stop);
     }
-    deliver(*a, *first);
-    if (!a->ended) running_.push_back(std::move(a));
+    running_.push_back(std::move(a));
   }
+}
+
+void Scheduler::prefill() {
+  int64_t budget = config_.prefill_tokens_per_iteration;
+  // Admitted requests in arrival order, one chunk at a time, until the budget is spent (at least
+  // one chunk per iteration); the running requests step between iterations, so a long prompt
+  // does not stall them. A chunk waits while the pool cannot hold it beside their next step.
+  const int64_t chunk = engine_.config().prefill_chunk_tokens;
+  for (auto& a : running_) {
+    while (!a->ended && engine_.state(a->id) == spec::RequestState::kWaiting && budget > 0) {
+      const int64_t before = engine_.prefilled(a->id);
+      const kv::PageTables& t = engine_.page_tables();
+      const int64_t upto =
+          std::min(before + chunk, static_cast<int64_t>(a->job.prompt.size()) + step_tokens());
+      if (t.pages_for(upto) - static_cast<int>(t.pages(a->id).size()) >
+          t.free_pages() - step_need()) {
+        return;
+      }
+      Result<spec::RequestEvent> ev = engine_.prefill_chunk(a->id);
+      if (!ev.ok()) {
+        end(*a, "error",
+            server_error(500, "prefill failed: " + ev.status().to_string(), "engine_error"));
+        break;
+      }
+      metrics_->count_prefill_chunk();
+      budget -= std::max<int64_t>(1, engine_.prefilled(a->id) - before);
+      if (ev->finished || !ev->tokens.empty()) deliver(*a, *ev);
+    }
+    if (budget <= 0) break;
+  }
+}
+
+void Scheduler::make_room() {
+  while (step_need() > engine_.page_tables().free_pages()) {
+    // The newest admitted request goes back to the queue's front; alone, any request fits
+    // (submit refuses one that could not), so the oldest is never preempted.
+    auto newest = running_.end();
+    int live = 0;
+    for (auto it = running_.begin(); it != running_.end(); ++it) {
+      if ((*it)->ended) continue;
+      ++live;
+      if (newest == running_.end() || (*it)->arrival > (*newest)->arrival) newest = it;
+    }
+    if (live <= 1) return;
+    std::unique_ptr<Active> a = std::move(*newest);
+    running_.erase(newest);
+    preempt(std::move(a));
+  }
+}
+
+void Scheduler::preempt(std::unique_ptr<Active> a) {
+  // Recomputed on re-admission: the prompt grows by what was generated (the next token's
+  // position, and so its sampling draw, stays P + n), the budget shrinks by as much.
+  const std::span<const int32_t> out = engine_.output(a->id);
+  a->job.prompt.insert(a->job.prompt.end(), out.begin(), out.end());
+  a->job.max_tokens -= static_cast<int32_t>(out.size());
+  a->generated_before += static_cast<int64_t>(out.size());
+  const spec::SpecStats& st = engine_.request_stats(a->id);
+  a->prior_steps += st.verify_steps;
+  a->prior_accepted += st.accepted;
+  // finish() frees its pages in the target pool and its drafter state (the draft pool's pages).
+  if (Status s = engine_.finish(a->id); !s.ok()) log_warn("serve: preempting: " + s.to_string());
+  if (Status s = engine_.release(a->id); !s.ok()) log_warn("serve: preempting: " + s.to_string());
+  a->admitted = false;
+  metrics_->count_preemption();
+  log_debug("serve: preempted a request after " + std::to_string(a->generated_before) +
+            " tokens; it is recomputed from " + std::to_string(a->job.prompt.size()));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++queued_;
+  }
+  waiting_.push_front(std::move(a));
 }
 
 void Scheduler::run_step() {
@@ -283,8 +389,9 @@ void Scheduler::deliver(Active& a, const spec::RequestEvent& ev) {
     a.last_emit = now;
   }
   bool stopped = false;
-  for (const int32_t t : ev.tokens) {
-    Result<std::string> piece = a.decoder->push(t);
+  for (size_t i = 0; i < ev.tokens.size(); ++i) {
+    if (i < ev.logprobs.size()) a.state.logprobs.push_back(ev.logprobs[i]);
+    Result<std::string> piece = a.decoder->push(ev.tokens[i]);
     if (!piece.ok()) {
       end(a, "error",
           server_error(500, "detokenization failed: " + piece.status().to_string(),
@@ -316,11 +423,26 @@ void Scheduler::deliver(Active& a, const spec::RequestEvent& ev) {
     end(a, ev.reason == spec::FinishReason::kMaxTokens ? "length" : "stop");
     return;
   }
-  a.state.completion_tokens = static_cast<int64_t>(engine_.output(a.id).size());
+  update_counts(a);
+  post(a, a.filter->take());
+}
+
+void Scheduler::update_counts(Active& a) {
   const spec::SpecStats& st = engine_.request_stats(a.id);
-  a.state.accept_length = st.accept_length();
-  a.state.verify_steps = st.verify_steps;
-  a.channel->post(a.filter->take(), a.state);
+  a.state.completion_tokens =
+      a.generated_before + static_cast<int64_t>(engine_.output(a.id).size());
+  a.state.verify_steps = a.prior_steps + st.verify_steps;
+  // tau = (accepted + steps) / steps (spec::SpecStats::accept_length), over every admission.
+  a.state.accept_length =
+      a.state.verify_steps == 0
+          ? 0.0
+          : static_cast<double>(a.prior_accepted + st.accepted + a.state.verify_steps) /
+                static_cast<double>(a.state.verify_steps);
+}
+
+void Scheduler::post(Active& a, const std::string& text) {
+  a.channel->post(text, a.state);
+  a.state.logprobs.clear();
 }
 
 void Scheduler::end(Active& a, const std::string& reason, ApiError error) {
@@ -333,15 +455,12 @@ void Scheduler::end(Active& a, const std::string& reason, ApiError error) {
       Status st = engine_.finish(a.id);
       if (!st.ok()) log_warn("serve: finishing request: " + st.to_string());
     }
-    a.state.completion_tokens = static_cast<int64_t>(engine_.output(a.id).size());
-    const spec::SpecStats& st = engine_.request_stats(a.id);
-    a.state.accept_length = st.accept_length();
-    a.state.verify_steps = st.verify_steps;
+    update_counts(a);
     Status released = engine_.release(a.id);
     if (!released.ok()) log_warn("serve: releasing request: " + released.to_string());
-    reserved_pages_ -= a.pages;
-    text = a.filter->take();
   }
+  // A preempted request waiting for re-admission has text too.
+  if (a.filter) text = a.filter->take();
   a.state.done = true;
   a.state.finish_reason = reason;
   a.state.error = std::move(error);
@@ -351,7 +470,7 @@ void Scheduler::end(Active& a, const std::string& reason, ApiError error) {
   }
   // The gauges first: a client that reads /metrics right after its answer sees its pages freed.
   publish();
-  a.channel->post(text, a.state);
+  post(a, text);
 }
 
 void Scheduler::publish() {
@@ -365,7 +484,7 @@ void Scheduler::publish() {
   }
   g.kv_pages_used = engine_.page_tables().used_pages();
   g.kv_pages_total = pool_pages_;
-  g.kv_pages_reserved = reserved_pages_;
+  g.kv_pages_reserved = prefill_need();
   const spec::SpecStats& st = engine_.stats();
   for (size_t k = 0; k < st.reached.size(); ++k) {
     g.position_acceptance.push_back(st.position_acceptance(k));

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <ctime>
@@ -15,6 +16,7 @@
 
 #include <sys/socket.h>
 
+#include "connection.h"
 #include "mlaspec/core/log.h"
 #include "mlaspec/serve/api.h"
 #include "mlaspec/serve/chat.h"
@@ -63,6 +65,8 @@ struct StreamState {
   std::string model;
   int64_t created = 0;
   bool include_usage = false;
+  bool logprobs = false;    // the request asked for logprobs
+  int64_t text_offset = 0;  // completions' logprobs.text_offset of the next token
   bool started = false;
   bool finished = false;
   Clock::time_point t0;
@@ -86,6 +90,8 @@ struct Server::Impl {
   std::optional<ChatFormatter> chat;
   Status chat_status;  // why chat is off (only where the build has no chat templates)
   std::optional<tokenizer::Tokenizer> tok;
+  // Each token's text for logprobs, decoded once at start (a response names k + 1 per token).
+  std::vector<std::string> token_texts;
   ApiLimits limits;
   httplib::Server http;
   int port = 0;
@@ -99,8 +105,10 @@ struct Server::Impl {
                    Clock::time_point t0);
   void finish_log(const std::string& id, Endpoint endpoint, int status, const Update& u,
                   std::optional<double> ttft, Clock::time_point t0);
-  json chunk(const StreamState& st, const std::string& text,
-             const std::optional<std::string>& finish) const;
+  json chunk(StreamState& st, const Update* u, const std::optional<std::string>& finish) const;
+  std::string token_text(int32_t id) const;
+  json logprobs_json(Endpoint endpoint, const std::vector<spec::TokenLogprobs>& lps,
+                     int64_t* text_offset) const;
   bool stream_step(StreamState& st, httplib::DataSink& sink);
 };
 
@@ -129,11 +137,68 @@ void Server::Impl::finish_log(const std::string& id, Endpoint endpoint, int stat
   log_info(buf);
 }
 
-json Server::Impl::chunk(const StreamState& st, const std::string& text,
+std::string Server::Impl::token_text(int32_t id) const {
+  if (id >= 0 && static_cast<size_t>(id) < token_texts.size()) return token_texts[id];
+  Result<std::string> t = tok->decode({&id, 1}, {.skip_special_tokens = false});
+  return t.ok() ? *t : std::string();
+}
+
+// OpenAI's shapes: completions {tokens, token_logprobs, top_logprobs (a map of up to k + 1
+// entries: the top k and the chosen token), text_offset}; chat {content: [{token, logprob, bytes,
+// top_logprobs: [k entries]}], refusal}. A -inf log-probability (a masked logit) is written as
+// -9999, as vLLM does: JSON has no infinity.
+json Server::Impl::logprobs_json(Endpoint endpoint, const std::vector<spec::TokenLogprobs>& lps,
+                                 int64_t* text_offset) const {
+  auto value = [](float lp) { return std::isfinite(lp) ? static_cast<double>(lp) : -9999.0; };
+  auto bytes = [](const std::string& s) {
+    json b = json::array();
+    for (const char c : s) b.push_back(static_cast<unsigned char>(c));
+    return b;
+  };
+  if (endpoint == Endpoint::kChat) {
+    json content = json::array();
+    for (const spec::TokenLogprobs& lp : lps) {
+      const std::string text = token_text(lp.chosen.token);
+      json top = json::array();
+      for (const spec::TokenLogprob& t : lp.top) {
+        const std::string alt = token_text(t.token);
+        top.push_back({{"token", alt}, {"logprob", value(t.logprob)}, {"bytes", bytes(alt)}});
+      }
+      content.push_back({{"token", text},
+                         {"logprob", value(lp.chosen.logprob)},
+                         {"bytes", bytes(text)},
+                         {"top_logprobs", std::move(top)}});
+    }
+    return {{"content", std::move(content)}, {"refusal", nullptr}};
+  }
+  json tokens = json::array(), token_logprobs = json::array(), top_logprobs = json::array(),
+       offsets = json::array();
+  for (const spec::TokenLogprobs& lp : lps) {
+    const std::string text = token_text(lp.chosen.token);
+    tokens.push_back(text);
+    token_logprobs.push_back(value(lp.chosen.logprob));
+    json top = json::object();
+    for (const spec::TokenLogprob& t : lp.top) top[token_text(t.token)] = value(t.logprob);
+    top[text] = value(lp.chosen.logprob);
+    top_logprobs.push_back(std::move(top));
+    offsets.push_back(*text_offset);
+    *text_offset += static_cast<int64_t>(text.size());
+  }
+  return {{"tokens", std::move(tokens)},
+          {"token_logprobs", std::move(token_logprobs)},
+          {"top_logprobs", std::move(top_logprobs)},
+          {"text_offset", std::move(offsets)}};
+}
+
+// A stream chunk carrying `u`'s text and logprobs (null: none, e.g. the finish chunk).
+json Server::Impl::chunk(StreamState& st, const Update* u,
                          const std::optional<std::string>& finish) const {
-  json choice = {{"index", 0},
-                 {"logprobs", nullptr},
-                 {"finish_reason", finish ? json(*finish) : json(nullptr)}};
+  const std::string text = u ? u->text : std::string();
+  json choice = {
+      {"index", 0},
+      {"logprobs",
+       u && st.logprobs ? logprobs_json(st.endpoint, u->logprobs, &st.text_offset) : json(nullptr)},
+      {"finish_reason", finish ? json(*finish) : json(nullptr)}};
   if (st.endpoint == Endpoint::kChat) {
     json delta = json::object();
     if (!st.started) delta["role"] = "assistant";
@@ -163,15 +228,15 @@ bool Server::Impl::stream_step(StreamState& st, httplib::DataSink& sink) {
   };
   if (!st.started && st.endpoint == Endpoint::kChat) {
     // The role first, as OpenAI's stream does.
-    if (!event(dump(chunk(st, "", std::nullopt)))) return false;
+    if (!event(dump(chunk(st, nullptr, std::nullopt)))) return false;
   }
   st.started = true;
   Update u = st.channel->wait(std::chrono::milliseconds(100));
   st.last = u;  // for the log line if the client leaves
   if (!sink.is_writable()) return false;
-  if (!u.text.empty()) {
-    if (!st.ttft) st.ttft = since(st.t0);
-    if (!event(dump(chunk(st, u.text, std::nullopt)))) return false;
+  if (!u.text.empty() || !u.logprobs.empty()) {
+    if (!st.ttft && !u.text.empty()) st.ttft = since(st.t0);
+    if (!event(dump(chunk(st, &u, std::nullopt)))) return false;
   }
   if (!u.done) {
     if (Clock::now() - st.last_write > kKeepAlive) {
@@ -183,7 +248,7 @@ bool Server::Impl::stream_step(StreamState& st, httplib::DataSink& sink) {
   }
   st.finished = true;
   if (u.finish_reason == "stop" || u.finish_reason == "length") {
-    if (!event(dump(chunk(st, "", u.finish_reason)))) return false;
+    if (!event(dump(chunk(st, nullptr, u.finish_reason)))) return false;
     if (st.include_usage) {
       json j = {
           {"id", st.id},
@@ -243,7 +308,8 @@ void Server::Impl::handle(Endpoint endpoint, const httplib::Request& req, httpli
           .sampling = r.sampling,
           .max_tokens = static_cast<int32_t>(budget),
           .stop = r.stop,
-          .ignore_eos = r.ignore_eos};
+          .ignore_eos = r.ignore_eos,
+          .logprobs = r.logprobs};
   SubmitOutcome sub = scheduler->submit(std::move(job));
   if (!sub.channel) return reply_error(res, sub.error, what, t0);
 
@@ -259,6 +325,7 @@ void Server::Impl::handle(Endpoint endpoint, const httplib::Request& req, httpli
     st->model = model_name;
     st->created = created;
     st->include_usage = r.include_usage;
+    st->logprobs = r.logprobs >= 0;
     st->t0 = t0;
     st->last_write = t0;
     res.set_header("Cache-Control", "no-cache");
@@ -277,13 +344,25 @@ void Server::Impl::handle(Endpoint endpoint, const httplib::Request& req, httpli
   }
 
   std::string text;
+  std::vector<spec::TokenLogprobs> logprobs;
   std::optional<double> ttft;
   Update u;
+  // The connection's socket, looked up once the request outlasts one wait: a client that leaves
+  // cancels its request (the loop frees its pages), as a failed write does for a stream.
+  std::optional<int> socket;
   while (true) {
     u = sub.channel->wait(std::chrono::milliseconds(200));
     if (!u.text.empty() && !ttft) ttft = since(t0);
     text += u.text;
+    logprobs.insert(logprobs.end(), u.logprobs.begin(), u.logprobs.end());
     if (u.done) break;
+    if (!socket) socket = find_connection_socket(req.local_port, req.remote_addr, req.remote_port);
+    if (*socket >= 0 && !sub.channel->cancelled() && peer_closed(*socket)) sub.channel->cancel();
+  }
+  if (u.finish_reason == "cancelled") {
+    res.status = 499;  // nginx's "client closed request": nobody reads it, the log does
+    finish_log(id, endpoint, res.status, u, ttft, t0);
+    return;
   }
   if (u.finish_reason != "stop" && u.finish_reason != "length") {
     res.status = u.error.http_status;
@@ -291,7 +370,11 @@ void Server::Impl::handle(Endpoint endpoint, const httplib::Request& req, httpli
     finish_log(id, endpoint, res.status, u, ttft, t0);
     return;
   }
-  json choice = {{"index", 0}, {"logprobs", nullptr}, {"finish_reason", u.finish_reason}};
+  int64_t text_offset = 0;
+  json choice = {{"index", 0},
+                 {"logprobs", r.logprobs >= 0 ? logprobs_json(endpoint, logprobs, &text_offset)
+                                              : json(nullptr)},
+                 {"finish_reason", u.finish_reason}};
   if (endpoint == Endpoint::kChat) {
     choice["message"] = {{"role", "assistant"}, {"content", text}};
   } else {
@@ -383,6 +466,9 @@ Result<std::unique_ptr<Server>> Server::create(const ServeOptions& options) {
       options.served_model_name.empty() ? options.model_dir : options.served_model_name;
   impl->model_names = {impl->model_name, options.model_dir};
   impl->tok = loaded->tokenizer;
+  for (int32_t id = 0; id < impl->tok->vocab_size(); ++id) {
+    impl->token_texts.push_back(impl->token_text(id));
+  }
   impl->scheduler = std::make_unique<Scheduler>(std::move(loaded->engine), loaded->tokenizer,
                                                 options.scheduler, impl->metrics.get());
   impl->limits.model_names = impl->model_names;

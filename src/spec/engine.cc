@@ -175,6 +175,10 @@ Result<RequestId> Engine::add_request(GenerationRequest request) {
                         " tokens exceeds the limit of " + str(config_.max_tokens_per_request) +
                         " per request");
   }
+  if (request.logprobs < -1 || request.logprobs > kMaxTopLogprobs) {
+    return invalid_argument("logprobs " + str(request.logprobs) + " is outside [-1, " +
+                            str(kMaxTopLogprobs) + "] (-1: none)");
+  }
   MLASPEC_RETURN_IF_ERROR(model::validate(request.sampling));
   const RequestId id = next_id_;
   MLASPEC_RETURN_IF_ERROR(tables_.add_request(id));
@@ -247,7 +251,31 @@ int32_t Engine::emit(RequestId id, Request& r, std::span<const int32_t> tokens,
   return kept;
 }
 
+void Engine::add_logprobs(const Request& r, std::span<const float> rows, int32_t n,
+                          RequestEvent& event) const {
+  if (r.spec.logprobs < 0) return;
+  const size_t vocab = static_cast<size_t>(target_.config().vocab_size);
+  const size_t first = event.tokens.size() - static_cast<size_t>(n);
+  for (size_t i = 0; i < static_cast<size_t>(n); ++i) {
+    event.logprobs.push_back(
+        token_logprobs(rows.subspan(i * vocab, vocab), event.tokens[first + i], r.spec.logprobs));
+  }
+}
+
 Result<RequestEvent> Engine::prefill(RequestId id, const PrefillProgress& progress) {
+  const Request* r = find(id);
+  if (r == nullptr) return not_found("request " + str(id) + " is unknown");
+  const int64_t P = static_cast<int64_t>(r->spec.prompt.size());
+  while (true) {
+    Result<RequestEvent> ev = prefill_chunk(id);
+    if (!ev.ok() || !ev->error.ok()) return ev;
+    if (progress) progress(prefilled(id), P);
+    // The last chunk emits the first token (or ends the request).
+    if (ev->finished || !ev->tokens.empty()) return ev;
+  }
+}
+
+Result<RequestEvent> Engine::prefill_chunk(RequestId id) {
   Request* r = find(id);
   if (r == nullptr) return not_found("request " + str(id) + " is unknown");
   if (r->state != RequestState::kWaiting) {
@@ -259,8 +287,6 @@ Result<RequestEvent> Engine::prefill(RequestId id, const PrefillProgress& progre
   event.id = id;
   const std::vector<int32_t>& prompt = r->spec.prompt;
   const int64_t P = static_cast<int64_t>(prompt.size());
-  std::vector<int32_t> positions;
-  std::vector<float> last_logits;
   auto fail = [&](const Status& s) {
     r->error = s.with_context("request " + str(id));
     retire(id, *r, RequestState::kFailed);
@@ -268,48 +294,54 @@ Result<RequestEvent> Engine::prefill(RequestId id, const PrefillProgress& progre
     event.finished = true;
     return event;
   };
-  for (int64_t begin = 0; begin < P; begin += config_.prefill_chunk_tokens) {
-    const int64_t T = std::min<int64_t>(config_.prefill_chunk_tokens, P - begin);
-    const bool last = begin + T == P;
-    if (Status s = tables_.append(id, T); !s.ok()) return fail(s);
-    positions.resize(static_cast<size_t>(T));
-    for (int64_t i = 0; i < T; ++i)
-      positions[static_cast<size_t>(i)] = static_cast<int32_t>(begin + i);
-    model::ForwardRequest fr;
-    fr.tokens = std::span<const int32_t>(prompt).subspan(static_cast<size_t>(begin),
-                                                         static_cast<size_t>(T));
-    fr.positions = positions;
-    fr.pages = tables_.pages(id);
-    fr.logits = last ? model::LogitsMode::kLast : model::LogitsMode::kNone;
-    model::ForwardOptions options;
-    options.capture_layers = capture_layers_;
-    Result<model::ForwardOutput> out = target_.forward({&fr, 1}, pool_, options);
-    if (!out.ok()) {
-      (void)tables_.rollback(id);
-      return fail(out.status());
-    }
-    if (Status s = tables_.commit(id, T); !s.ok()) return fail(s);
-    if (Status s = commit_recurrent(id, *r, fr.tokens, static_cast<int32_t>(T)); !s.ok()) {
-      return fail(s);
-    }
-    if (!capture_layers_.empty() && r->in_drafter) {
-      const ContextRows rows{out->requests[0].hidden, 0, T, begin};
-      if (Status s = drafter_->append_context(id, rows); !s.ok()) return fail(s);
-    }
-    if (last) last_logits = std::move(out->requests[0].logits);
-    if (progress) progress(begin + T, P);
+  const int64_t begin = r->prefilled;
+  const int64_t T = std::min<int64_t>(config_.prefill_chunk_tokens, P - begin);
+  const bool last = begin + T == P;
+  if (Status s = tables_.append(id, T); !s.ok()) return fail(s);
+  std::vector<int32_t> positions(static_cast<size_t>(T));
+  for (int64_t i = 0; i < T; ++i)
+    positions[static_cast<size_t>(i)] = static_cast<int32_t>(begin + i);
+  model::ForwardRequest fr;
+  fr.tokens =
+      std::span<const int32_t>(prompt).subspan(static_cast<size_t>(begin), static_cast<size_t>(T));
+  fr.positions = positions;
+  fr.pages = tables_.pages(id);
+  fr.logits = last ? model::LogitsMode::kLast : model::LogitsMode::kNone;
+  model::ForwardOptions options;
+  options.capture_layers = capture_layers_;
+  Result<model::ForwardOutput> out = target_.forward({&fr, 1}, pool_, options);
+  if (!out.ok()) {
+    (void)tables_.rollback(id);
+    return fail(out.status());
   }
-  Result<int32_t> first = model::sample_token(last_logits, r->spec.sampling, P);
-  if (!first.ok()) return fail(first.status());
-  r->state = RequestState::kRunning;
-  const int32_t tok = *first;
-  emit(id, *r, {&tok, 1}, event);
-  if (r->state == RequestState::kRunning && r->in_drafter) {
-    if (Status s = drafter_->commit(id, {&tok, 1}); !s.ok()) return fail(s);
+  if (Status s = tables_.commit(id, T); !s.ok()) return fail(s);
+  if (Status s = commit_recurrent(id, *r, fr.tokens, static_cast<int32_t>(T)); !s.ok()) {
+    return fail(s);
+  }
+  if (!capture_layers_.empty() && r->in_drafter) {
+    const ContextRows rows{out->requests[0].hidden, 0, T, begin};
+    if (Status s = drafter_->append_context(id, rows); !s.ok()) return fail(s);
+  }
+  r->prefilled += T;
+  prefill_tokens_ += T;
+  if (last) {
+    const std::vector<float>& last_logits = out->requests[0].logits;
+    Result<int32_t> first = model::sample_token(last_logits, r->spec.sampling, P);
+    if (!first.ok()) return fail(first.status());
+    r->state = RequestState::kRunning;
+    const int32_t tok = *first;
+    add_logprobs(*r, last_logits, emit(id, *r, {&tok, 1}, event), event);
+    if (r->state == RequestState::kRunning && r->in_drafter) {
+      if (Status s = drafter_->commit(id, {&tok, 1}); !s.ok()) return fail(s);
+    }
   }
   prefill_seconds_ += seconds_since(t0);
-  prefill_tokens_ += P;
   return event;
+}
+
+int64_t Engine::prefilled(RequestId id) const {
+  const Request* r = find(id);
+  return r == nullptr ? 0 : r->prefilled;
 }
 
 Result<StepOutput> Engine::step() {
@@ -426,6 +458,8 @@ Result<StepOutput> Engine::step() {
       }
       const int32_t num_draft = static_cast<int32_t>(slot.tokens.size());
       const int32_t kept = emit(id, r, acc->tokens, ev);
+      // Emitted token i was decided by verify row i (the rows past it are not read).
+      add_logprobs(r, verified->requests[k].logits, kept, ev);
       (void)r.stats.record_step(num_draft, acc->num_accepted, kept);
       (void)stats_.record_step(num_draft, acc->num_accepted, kept);
       if (r.state == RequestState::kRunning && r.in_drafter) {

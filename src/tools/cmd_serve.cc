@@ -28,6 +28,8 @@ struct ServeCli {
   std::string kv = "bf16";
   int num_draft = 7;
   int kv_pages = 0;
+  int prefill_chunk = 256;
+  int64_t prefill_budget = 512;
   std::string served_model_name;
 };
 
@@ -62,6 +64,8 @@ void run_serve(const ServeCli& cli) {
   o.num_draft = cli.num_draft;
   o.kv_dtype = kv_dtypes_option(cli.kv).at(0);
   o.kv_pages = cli.kv_pages;
+  o.prefill_chunk_tokens = cli.prefill_chunk;
+  o.scheduler.prefill_tokens_per_iteration = cli.prefill_budget;
   o.host = cli.host;
   o.port = cli.port;
   o.served_model_name = cli.served_model_name;
@@ -129,6 +133,14 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--kv-pages", cli->kv_pages,
                   "Target KV pool pages (0: max-running requests of the full context)")
       ->check(CLI::Range(0, 1 << 24))
+      ->capture_default_str();
+  cmd->add_option("--prefill-chunk", cli->prefill_chunk, "Prompt tokens per prefill forward")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  cmd->add_option("--prefill-budget", cli->prefill_budget,
+                  "Prompt tokens prefilled per scheduler iteration before the running requests "
+                  "step again (at least one chunk)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30))
       ->capture_default_str();
   cmd->add_option("--served-model-name", cli->served_model_name,
                   "The model's name in the API (default: the --model path as given)");

@@ -108,10 +108,21 @@ TEST(ServeApi, RefusalsNameTheField) {
       {Endpoint::kCompletions, R"({"prompt":"x","stream":"yes"})", 400, "stream", "a boolean"},
       {Endpoint::kCompletions, R"({"prompt":"x","stream_options":{"include_usage":true}})", 400,
        "stream_options", "only allowed with stream"},
-      {Endpoint::kCompletions, R"({"prompt":"x","logprobs":2})", 400, "logprobs",
-       "logprobs not supported"},
-      {Endpoint::kChat, R"({"messages":[{"role":"user","content":"x"}],"logprobs":true})", 400,
-       "logprobs", "logprobs not supported"},
+      {Endpoint::kCompletions, R"({"prompt":"x","logprobs":21})", 400, "logprobs",
+       "logprobs 21 is outside [0, 20]"},
+      {Endpoint::kCompletions, R"({"prompt":"x","logprobs":-1})", 400, "logprobs",
+       "logprobs -1 is outside [0, 20]"},
+      {Endpoint::kCompletions, R"({"prompt":"x","logprobs":"2"})", 400, "logprobs",
+       "must be an integer"},
+      {Endpoint::kCompletions, R"({"prompt":"x","top_logprobs":2})", 400, "top_logprobs",
+       "completions take logprobs: N"},
+      {Endpoint::kChat, R"({"messages":[{"role":"user","content":"x"}],"logprobs":2})", 400,
+       "logprobs", "must be a boolean"},
+      {Endpoint::kChat, R"({"messages":[{"role":"user","content":"x"}],"top_logprobs":2})", 400,
+       "top_logprobs", "needs logprobs: true"},
+      {Endpoint::kChat,
+       R"({"messages":[{"role":"user","content":"x"}],"logprobs":true,"top_logprobs":50})", 400,
+       "top_logprobs", "top_logprobs 50 is outside [0, 20]"},
       {Endpoint::kCompletions, R"({"prompt":"x","n":2})", 400, "n", "must be 1"},
       {Endpoint::kCompletions, R"({"prompt":"x","presence_penalty":0.5})", 400, "presence_penalty",
        "not supported"},
@@ -133,6 +144,26 @@ TEST(ServeApi, RefusalsNameTheField) {
     EXPECT_TRUE(j["error"].contains("message") && j["error"].contains("type") &&
                 j["error"].contains("param") && j["error"].contains("code"));
   }
+}
+
+TEST(ServeApi, LogprobsAreRead) {
+  auto k = [](Endpoint e, const char* body) {
+    ParseOutcome p = parse_request(e, body, limits());
+    EXPECT_TRUE(p.ok()) << body << " -> " << p.error.message;
+    return p.ok() ? p.request->logprobs : -2;
+  };
+  const char* chat = R"({"messages":[{"role":"user","content":"x"}])";
+  EXPECT_EQ(k(Endpoint::kCompletions, R"({"prompt":"x"})"), -1);
+  EXPECT_EQ(k(Endpoint::kCompletions, R"({"prompt":"x","logprobs":false})"), -1);
+  EXPECT_EQ(k(Endpoint::kCompletions, R"({"prompt":"x","logprobs":0})"), 0);
+  EXPECT_EQ(k(Endpoint::kCompletions, R"({"prompt":"x","logprobs":20})"), 20);
+  EXPECT_EQ(k(Endpoint::kChat, (std::string(chat) + "}").c_str()), -1);
+  EXPECT_EQ(k(Endpoint::kChat, (std::string(chat) + R"(,"logprobs":true})").c_str()), 0);
+  EXPECT_EQ(
+      k(Endpoint::kChat, (std::string(chat) + R"(,"logprobs":true,"top_logprobs":5})").c_str()), 5);
+  EXPECT_EQ(
+      k(Endpoint::kChat, (std::string(chat) + R"(,"logprobs":false,"top_logprobs":null})").c_str()),
+      -1);
 }
 
 TEST(ServeApi, InvalidUtf8IsRefused) {

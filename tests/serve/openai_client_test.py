@@ -3,9 +3,11 @@
 
 Starts the server on the shipped pair (models/target + models/drafter) on a free loopback port,
 then: completions and chat completions, streaming and not, greedy; each text must equal what
-`mlaspec generate` prints for the same prompt (chat: the prompt the chat template makes). Also a
-refused request (logprobs) raises the client's BadRequestError, and `mlaspec bench-serve` completes
-its requests against the same server.
+`mlaspec generate` prints for the same prompt (chat: the prompt the chat template makes). Logprobs
+come back in the shapes the client parses (completions and chat, streaming and not: one entry per
+token, the greedy token the most likely one, streamed equal to non-streamed); an out-of-range
+top_logprobs raises the client's BadRequestError; `mlaspec bench-serve` completes its requests
+against the same server.
 
 Exit 77 (ctest: skipped) when `openai` cannot be imported; scripts/install-deps.sh installs it.
 
@@ -46,6 +48,57 @@ def start_server(mlaspec, log):
         proc.kill()
         raise SystemExit("serve did not start: " + line)
     return proc, line.strip().split("listening on ")[1]
+
+
+def check_logprobs(client, check, failures):
+    import openai
+    c = client.completions.create(model="tiny", prompt=CHAT_PROMPT, max_tokens=MAX_TOKENS,
+                                  temperature=0, logprobs=2)
+    lp = c.choices[0].logprobs
+    n = c.usage.completion_tokens
+    check("completion logprobs: one per token",
+          (len(lp.tokens), len(lp.token_logprobs), len(lp.top_logprobs), len(lp.text_offset)),
+          (n, n, n, n))
+    # Greedy: the chosen token is the most likely of its top_logprobs (the top 2 and itself).
+    check("completion logprobs: greedy token on top",
+          all(lp.token_logprobs[i] <= 0 and len(top) <= 3 and
+              top.get(tok) == lp.token_logprobs[i] == max(top.values())
+              for i, (tok, top) in enumerate(zip(lp.tokens, lp.top_logprobs))), True)
+    check("completion logprobs: tokens spell the text", "".join(lp.tokens).startswith(
+        c.choices[0].text), True)
+    streamed = []
+    for chunk in client.completions.create(model="tiny", prompt=CHAT_PROMPT,
+                                           max_tokens=MAX_TOKENS, temperature=0, logprobs=2,
+                                           stream=True):
+        if chunk.choices and chunk.choices[0].logprobs:
+            streamed += chunk.choices[0].logprobs.token_logprobs
+    check("streamed completion logprobs", streamed, lp.token_logprobs)
+
+    messages = [{"role": "user", "content": QUESTION}]
+    chat = client.chat.completions.create(model="tiny", messages=messages, max_tokens=MAX_TOKENS,
+                                          temperature=0, logprobs=True, top_logprobs=3)
+    content = chat.choices[0].logprobs.content
+    check("chat logprobs: one per token", len(content), chat.usage.completion_tokens)
+    check("chat logprobs: top 3 sorted, greedy token first",
+          all(len(e.top_logprobs) == 3 and e.top_logprobs[0].token == e.token and
+              e.top_logprobs[0].logprob == e.logprob and
+              e.top_logprobs[0].logprob >= e.top_logprobs[1].logprob >= e.top_logprobs[2].logprob
+              and bytes(e.bytes).decode("utf-8", "replace") == e.token for e in content), True)
+    check("chat logprobs equal completion logprobs", [e.logprob for e in content],
+          lp.token_logprobs)
+    streamed = []
+    for chunk in client.chat.completions.create(model="tiny", messages=messages,
+                                                max_tokens=MAX_TOKENS, temperature=0,
+                                                logprobs=True, top_logprobs=3, stream=True):
+        if chunk.choices and chunk.choices[0].logprobs and chunk.choices[0].logprobs.content:
+            streamed += [e.logprob for e in chunk.choices[0].logprobs.content]
+    check("streamed chat logprobs", streamed, [e.logprob for e in content])
+    try:
+        client.chat.completions.create(model="tiny", messages=messages, max_tokens=4,
+                                       logprobs=True, top_logprobs=21)
+        failures.append("top_logprobs 21: no error")
+    except openai.BadRequestError as e:
+        check("top_logprobs 21 refused", "top_logprobs 21 is outside [0, 20]" in str(e), True)
 
 
 def main():
@@ -89,11 +142,7 @@ def main():
                     usage = chunk.usage
             check("streamed completion text", text, expected_completion)
             check("streamed usage", usage is not None and usage.completion_tokens > 0, True)
-            try:
-                client.completions.create(model="tiny", prompt="x", max_tokens=4, logprobs=2)
-                failures.append("logprobs: no error")
-            except openai.BadRequestError as e:
-                check("logprobs refused", "logprobs not supported" in str(e), True)
+            check_logprobs(client, check, failures)
 
             messages = [{"role": "user", "content": QUESTION}]
             chat = client.chat.completions.create(model="tiny", messages=messages,

@@ -4,16 +4,25 @@
 // requests get their 4xx while a good stream goes on, a client that goes away frees its pages.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <limits>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "mlaspec/kvcache/pool.h"
+#include "mlaspec/model/model.h"
 #include "mlaspec/serve/load.h"
 #include "mlaspec/serve/server.h"
 #include "mlaspec/tokenizer/tokenizer.h"
@@ -58,24 +67,33 @@ std::vector<std::string> heldout_prompts(size_t n) {
 // `mlaspec generate` prints.
 class Reference {
  public:
-  Reference() {
-    ServeOptions o = options(1);
+  // The server's engine options (the prefill chunk size matters: prefill keeps the BLAS GEMMs).
+  explicit Reference(const ServeOptions& o = options(1)) {
     loaded_ = std::make_unique<LoadedEngine>(load_engine(o).value());
   }
-  std::string text(const std::string& prompt, int max_tokens) {
+  std::string text(const std::string& prompt, int max_tokens, bool ignore_eos = false) {
+    return loaded_->tokenizer
+        .decode(ids(prompt, max_tokens, ignore_eos), {.skip_special_tokens = true})
+        .value();
+  }
+  // The generated token ids (the EOS included).
+  std::vector<int32_t> ids(const std::string& prompt, int max_tokens, bool ignore_eos = false) {
     spec::Engine& e = loaded_->engine;
     std::vector<int32_t> ids = loaded_->tokenizer.encode(prompt).value();
     spec::GenerationRequest r;
     r.prompt = ids;
     r.max_new_tokens = max_tokens;
-    if (loaded_->tokenizer.eos_id()) r.stop_token_ids.push_back(*loaded_->tokenizer.eos_id());
+    if (loaded_->tokenizer.eos_id() && !ignore_eos) {
+      r.stop_token_ids.push_back(*loaded_->tokenizer.eos_id());
+    }
     spec::RequestId id = e.add_request(r).value();
     (void)e.prefill(id).value();
     while (e.num_running() > 0) (void)e.step().value();
     std::vector<int32_t> out(e.output(id).begin(), e.output(id).end());
     EXPECT_TRUE(e.release(id).ok());
-    return loaded_->tokenizer.decode(out, {.skip_special_tokens = true}).value();
+    return out;
   }
+  const tokenizer::Tokenizer& tokenizer() const { return loaded_->tokenizer; }
 
  private:
   std::unique_ptr<LoadedEngine> loaded_;
@@ -122,8 +140,10 @@ void parse_sse(StreamResult& r) {
 }
 
 // A streaming POST; `stop_after` > 0 closes the connection after that many bytes arrived.
-StreamResult post_stream(int port, const std::string& path, const json& body,
-                         size_t stop_after = 0) {
+// `times` gets when each SSE data event arrived (its first byte); `on_data` runs at the first.
+StreamResult post_stream(int port, const std::string& path, const json& body, size_t stop_after = 0,
+                         std::vector<std::chrono::steady_clock::time_point>* times = nullptr,
+                         const std::function<void()>& on_data = {}) {
   httplib::Client cli("127.0.0.1", port);
   cli.set_read_timeout(60, 0);
   httplib::Request req;
@@ -132,8 +152,15 @@ StreamResult post_stream(int port, const std::string& path, const json& body,
   req.body = body.dump();
   req.set_header("Content-Type", "application/json");
   StreamResult r;
+  size_t events = 0;
   req.content_receiver = [&](const char* data, size_t n, uint64_t, uint64_t) {
+    const size_t before = r.raw.size();
     r.raw.append(data, n);
+    for (size_t at = r.raw.find("data: {", before >= 6 ? before - 6 : 0); at != std::string::npos;
+         at = r.raw.find("data: {", at + 1)) {
+      if (times) times->push_back(std::chrono::steady_clock::now());
+      if (++events == 1 && on_data) on_data();
+    }
     return stop_after == 0 || r.raw.size() < stop_after;
   };
   httplib::Result res = cli.send(req);
@@ -199,6 +226,263 @@ TEST(ServeHttp, GreedyCompletionEqualsTheEngineAlone) {
   const json sj = json::parse(stop->body);
   EXPECT_EQ(sj["choices"][0]["finish_reason"], "stop");
   EXPECT_EQ(sj["choices"][0]["text"], expected.substr(0, expected.find("144")));
+}
+
+// log_softmax of the target's logits for each generated token, from one forward of the model
+// layer over the prompt and the generated tokens (neither the engine nor the server): row i is the
+// distribution generated token i was drawn from.
+std::vector<std::vector<double>> reference_logprobs(const std::vector<int32_t>& prompt,
+                                                    const std::vector<int32_t>& generated) {
+  model::Model m = model::Model::load(models() + "/target").value();
+  std::vector<int32_t> seq = prompt;
+  seq.insert(seq.end(), generated.begin(), generated.end() - 1);
+  const int page_size = 64;
+  const int pages = static_cast<int>((seq.size() + page_size - 1) / page_size);
+  kv::KvPool pool = kv::KvPool::create(m.kv_pool_spec(pages, page_size, DType::kBF16)).value();
+  std::vector<int32_t> table(static_cast<size_t>(pages)), pos(seq.size());
+  std::iota(table.begin(), table.end(), 0);
+  std::iota(pos.begin(), pos.end(), 0);
+  model::ForwardRequest r{seq, pos, table, model::LogitsMode::kAll};
+  model::ForwardOptions opt;
+  opt.deterministic = true;
+  const std::vector<float> logits = m.forward({&r, 1}, pool, opt).value().requests[0].logits;
+  const size_t vocab = static_cast<size_t>(m.config().vocab_size);
+  std::vector<std::vector<double>> out;
+  for (size_t i = 0; i < generated.size(); ++i) {
+    const float* row = logits.data() + (prompt.size() - 1 + i) * vocab;
+    double max = -std::numeric_limits<double>::infinity(), sum = 0.0;
+    for (size_t t = 0; t < vocab; ++t) max = std::max(max, static_cast<double>(row[t]));
+    for (size_t t = 0; t < vocab; ++t) sum += std::exp(row[t] - max);
+    std::vector<double> lp(vocab);
+    for (size_t t = 0; t < vocab; ++t) lp[t] = row[t] - max - std::log(sum);
+    out.push_back(std::move(lp));
+  }
+  return out;
+}
+
+// The k largest of a row, most likely first (ties: lower id).
+std::vector<int32_t> top_ids(const std::vector<double>& row, size_t k) {
+  std::vector<int32_t> ids(row.size());
+  std::iota(ids.begin(), ids.end(), 0);
+  std::stable_sort(ids.begin(), ids.end(), [&](int32_t a, int32_t b) { return row[a] > row[b]; });
+  ids.resize(k);
+  return ids;
+}
+
+TEST(ServeHttp, LogprobsAreTheTargetsLogSoftmax) {
+  constexpr int kTokens = 24, kTop = 5;
+  // Prefill runs in chunks and steps in row-invariant forwards, the reference in one forward:
+  // the same math, rounded differently (bf16 KV, GEMM blocking).
+  constexpr double kTol = 1e-3;
+  Reference ref;
+  const std::vector<int32_t> prompt = ref.tokenizer().encode(kPrompt).value();
+  const std::vector<int32_t> generated = ref.ids(kPrompt, kTokens);
+  ASSERT_EQ(generated.size(), static_cast<size_t>(kTokens));
+  const std::vector<std::vector<double>> want = reference_logprobs(prompt, generated);
+  auto token_text = [&](int32_t id) {
+    return ref.tokenizer().decode({&id, 1}, {.skip_special_tokens = false}).value();
+  };
+
+  ServeOptions plain = options();
+  plain.draft = "none";
+  std::vector<json> completions, chats;  // with the drafter, then without
+  for (const ServeOptions& o : {options(), plain}) {
+    std::unique_ptr<Server> s = start(o);
+    ASSERT_TRUE(s);
+    httplib::Result res =
+        post(s->port(), "/v1/completions",
+             json{{"prompt", kPrompt}, {"max_tokens", kTokens}, {"logprobs", kTop}}.dump());
+    ASSERT_TRUE(res);
+    ASSERT_EQ(res->status, 200) << res->body;
+    completions.push_back(json::parse(res->body)["choices"][0]["logprobs"]);
+    const json chat = {{"messages",
+                        {{{"role", "user"},
+                          {"content",
+                           "Maya buys 9 oranges for 16 dollars each. She pays with 500 dollars. "
+                           "How much change does she get?"}}}},
+                       {"max_tokens", kTokens},
+                       {"logprobs", true},
+                       {"top_logprobs", kTop},
+                       {"stream", true}};
+    StreamResult st = post_stream(s->port(), "/v1/chat/completions", chat);
+    ASSERT_TRUE(st.done);
+    json content = json::array();
+    for (const json& ev : st.events) {
+      for (const json& c : ev.value("choices", json::array())) {
+        if (c["logprobs"].is_null()) continue;
+        for (const json& e : c["logprobs"]["content"]) content.push_back(e);
+      }
+    }
+    chats.push_back(content);
+  }
+
+  // Non-streaming completions: OpenAI's legacy shape, equal to the reference.
+  const json& lp = completions[0];
+  ASSERT_EQ(lp["tokens"].size(), generated.size()) << lp.dump();
+  ASSERT_EQ(lp["token_logprobs"].size(), generated.size());
+  int64_t offset = 0;
+  for (size_t i = 0; i < generated.size(); ++i) {
+    SCOPED_TRACE("token " + std::to_string(i));
+    EXPECT_EQ(lp["tokens"][i], token_text(generated[i]));
+    EXPECT_NEAR(lp["token_logprobs"][i].get<double>(), want[i][generated[i]], kTol);
+    // Greedy: the emitted token is the most likely one.
+    EXPECT_EQ(top_ids(want[i], 1)[0], generated[i]);
+    const json& top = lp["top_logprobs"][i];
+    EXPECT_LE(top.size(), static_cast<size_t>(kTop + 1));
+    for (const int32_t t : top_ids(want[i], kTop)) {
+      ASSERT_TRUE(top.contains(token_text(t))) << top.dump();
+      EXPECT_NEAR(top[token_text(t)].get<double>(), want[i][t], kTol);
+    }
+    EXPECT_EQ(lp["text_offset"][i], offset);
+    offset += static_cast<int64_t>(token_text(generated[i]).size());
+  }
+
+  // Streaming chat: one entry per token across the chunks, top_logprobs sorted, the chosen
+  // token's logprob the first of them (greedy).
+  const json& content = chats[0];
+  ASSERT_EQ(content.size(), generated.size()) << content.dump();
+  for (size_t i = 0; i < generated.size(); ++i) {
+    SCOPED_TRACE("chat token " + std::to_string(i));
+    const json& e = content[i];
+    EXPECT_EQ(e["token"], token_text(generated[i]));
+    EXPECT_NEAR(e["logprob"].get<double>(), want[i][generated[i]], kTol);
+    const std::string tok = e["token"];
+    EXPECT_EQ(e["bytes"].size(), tok.size());
+    const json& top = e["top_logprobs"];
+    ASSERT_EQ(top.size(), static_cast<size_t>(kTop));
+    const std::vector<int32_t> ids = top_ids(want[i], kTop);
+    for (size_t j = 0; j < top.size(); ++j) {
+      EXPECT_EQ(top[j]["token"], token_text(ids[j]));
+      EXPECT_NEAR(top[j]["logprob"].get<double>(), want[i][ids[j]], kTol);
+      if (j > 0) {
+        EXPECT_GE(top[j - 1]["logprob"].get<double>(), top[j]["logprob"].get<double>());
+      }
+    }
+    EXPECT_EQ(top[0]["logprob"], e["logprob"]);
+  }
+
+  // Deterministic mode: the drafter changes how many tokens a step emits, not the values.
+  EXPECT_EQ(completions[0], completions[1]);
+  EXPECT_EQ(chats[0], chats[1]);
+}
+
+// Chunked prefill: a long prompt is prefilled one 64-token chunk per loop iteration while a
+// running stream keeps receiving tokens between its chunks; both texts equal the engine's alone.
+TEST(ServeHttp, LongPromptPrefillsBetweenStepsOfARunningStream) {
+  ServeOptions o = options();
+  o.draft = "none";  // one token per step: the running stream lasts
+  o.prefill_chunk_tokens = 64;
+  o.scheduler.prefill_tokens_per_iteration = 64;
+  std::string question;
+  for (const std::string& p : heldout_prompts(20)) {
+    question += p.substr(p.find("<|user|>") + 8, p.find("<|assistant|>") - p.find("<|user|>") - 8);
+    question += " ";
+  }
+  const std::string long_prompt = "<|bos|><|user|>" + question + "<|assistant|>";
+  ServeOptions ref_options = o;
+  ref_options.scheduler.max_running = 1;
+  Reference ref(ref_options);
+  const int64_t long_tokens =
+      static_cast<int64_t>(ref.tokenizer().encode(long_prompt).value().size());
+  ASSERT_GT(long_tokens, 500);
+  ASSERT_LT(long_tokens, 1000);
+  const int64_t chunks = (long_tokens + 63) / 64;
+  const std::string want_a = ref.text(kPrompt, 150, /*ignore_eos=*/true);
+  const std::string want_b = ref.text(long_prompt, 16);
+
+  std::unique_ptr<Server> s = start(o);
+  ASSERT_TRUE(s);
+  std::mutex mu;
+  std::condition_variable cv;
+  bool a_running = false;
+  StreamResult a;
+  std::vector<std::chrono::steady_clock::time_point> a_times, b_times;
+  std::thread first([&] {
+    a = post_stream(
+        s->port(), "/v1/completions",
+        {{"prompt", kPrompt}, {"max_tokens", 150}, {"ignore_eos", true}, {"stream", true}}, 0,
+        &a_times, [&] {
+          std::lock_guard<std::mutex> lock(mu);
+          a_running = true;
+          cv.notify_all();
+        });
+  });
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(60), [&] { return a_running; }));
+  }
+  const auto sent = std::chrono::steady_clock::now();
+  StreamResult b =
+      post_stream(s->port(), "/v1/completions",
+                  {{"prompt", long_prompt}, {"max_tokens", 16}, {"stream", true}}, 0, &b_times);
+  first.join();
+  ASSERT_TRUE(a.done && b.done);
+  EXPECT_EQ(a.text, want_a);
+  EXPECT_EQ(b.text, want_b);
+  ASSERT_FALSE(b_times.empty());
+  // B's first token comes after its last chunk; A steps after every chunk but the last (one step
+  // per iteration; whole-prompt prefill would give A at most the steps before B was admitted).
+  const auto between = std::count_if(a_times.begin(), a_times.end(),
+                                     [&](auto t) { return t > sent && t < b_times.front(); });
+  EXPECT_GE(between, chunks - 2) << chunks << " chunks";
+  EXPECT_NE(
+      s->metrics().render().find("mlaspec_prefill_chunks_total " + std::to_string(1 + chunks)),
+      std::string::npos)
+      << s->metrics().render();
+}
+
+// A pool of 5 pages (64 tokens each) for 4 requests of 2 pages each: admitted against their
+// prompts, they outgrow the pool and the newest are preempted and recomputed. Every request
+// completes with its text alone; the pool is empty at the end.
+TEST(ServeHttp, PreemptedRequestsCompleteWithTheirTextAlone) {
+  ServeOptions o = options(/*max_running=*/4);
+  o.kv_pages = 5;
+  constexpr int kTokens = 70;
+  const std::vector<std::string> prompts = heldout_prompts(4);
+  Reference ref;
+  std::vector<std::string> want;
+  for (const std::string& p : prompts) want.push_back(ref.text(p, kTokens, /*ignore_eos=*/true));
+  std::unique_ptr<Server> s = start(o);
+  ASSERT_TRUE(s);
+  std::vector<std::string> got(prompts.size());
+  std::vector<int> status(prompts.size());
+  std::vector<std::thread> clients;
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    clients.emplace_back([&, i] {
+      const json body = {{"prompt", prompts[i]}, {"max_tokens", kTokens}, {"ignore_eos", true}};
+      if (i % 2 == 0) {  // streaming and not
+        json streamed = body;
+        streamed["stream"] = true;
+        StreamResult r = post_stream(s->port(), "/v1/completions", streamed);
+        status[i] = r.done ? r.status : 0;
+        got[i] = r.text;
+      } else {
+        httplib::Result res = post(s->port(), "/v1/completions", body.dump());
+        status[i] = res ? res->status : 0;
+        if (res && res->status == 200) {
+          const json j = json::parse(res->body);
+          got[i] = j["choices"][0]["text"];
+          EXPECT_EQ(j["usage"]["completion_tokens"], kTokens);
+        }
+      }
+    });
+  }
+  for (std::thread& t : clients) t.join();
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    EXPECT_EQ(status[i], 200) << i;
+    EXPECT_EQ(got[i], want[i]) << "request " << i;
+  }
+  const std::string m = s->metrics().render();
+  const size_t at = m.find("\nmlaspec_preemptions_total ");
+  ASSERT_NE(at, std::string::npos);
+  const int preemptions = std::stoi(m.substr(at + 27));
+  EXPECT_GT(preemptions, 0) << m;
+  std::printf("preemptions: %d\n", preemptions);
+  const EngineGauges g = s->metrics().gauges();
+  EXPECT_EQ(g.kv_pages_used, 0);
+  EXPECT_EQ(g.kv_pages_reserved, 0);
+  EXPECT_EQ(g.running, 0);
+  EXPECT_NE(m.find("mlaspec_requests_total{outcome=\"ok\"} 4"), std::string::npos) << m;
 }
 
 TEST(ServeHttp, ChatIsFormattedWithTheModelsTemplate) {
@@ -316,7 +600,7 @@ TEST(ServeHttp, BadRequestsGetTheirErrorWhileAGoodStreamGoesOn) {
       {"/v1/completions", R"({"prompt": "x", "max_tokens": 100000000})", 400},
       {"/v1/completions", json{{"prompt", long_prompt}}.dump(), 400},
       {"/v1/completions", "{\"prompt\": \"\xc3\x28\"}", 400},
-      {"/v1/completions", R"({"prompt": "x", "logprobs": 1})", 400},
+      {"/v1/completions", R"({"prompt": "x", "logprobs": 21})", 400},
       {"/v1/chat/completions", R"({"messages": "hi"})", 400},
   };
   for (const Bad& b : bad) {
@@ -353,6 +637,40 @@ TEST(ServeHttp, DisconnectedClientFreesItsPages) {
     if (!freed) std::this_thread::sleep_for(std::chrono::milliseconds(25));
   }
   EXPECT_TRUE(freed) << s->metrics().render();
+}
+
+// A non-streaming client that gives up (read timeout: its socket closes) while its request runs:
+// the handler notices (cpp-httplib 0.11 does not tell it; it peeks at the socket), the request is
+// cancelled rather than run to its end, and its pages return.
+TEST(ServeHttp, DisconnectedNonStreamingClientIsCancelled) {
+  std::unique_ptr<Server> s = start(options());
+  ASSERT_TRUE(s);
+  {
+    httplib::Client cli("127.0.0.1", s->port());
+    cli.set_read_timeout(0, 300000);  // 0.3 s; 900 tokens take seconds
+    httplib::Result res =
+        cli.Post("/v1/completions",
+                 json{{"prompt", kPrompt}, {"max_tokens", 900}, {"ignore_eos", true}}.dump(),
+                 "application/json");
+    EXPECT_FALSE(res);  // timed out
+  }
+  bool freed = false;
+  std::string m;
+  for (int i = 0; i < 200 && !freed; ++i) {
+    const EngineGauges g = s->metrics().gauges();
+    m = s->metrics().render();
+    freed = m.find("mlaspec_requests_total{outcome=\"cancelled\"} 1") != std::string::npos &&
+            g.kv_pages_used == 0 && g.running == 0;
+    if (!freed) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(freed) << m;
+  // Cancelled, not run to its end: no completed request and far fewer than 900 tokens' steps.
+  EXPECT_NE(m.find("mlaspec_requests_total{outcome=\"ok\"} 0"), std::string::npos) << m;
+  // The server goes on serving.
+  httplib::Result ok =
+      post(s->port(), "/v1/completions", json{{"prompt", kPrompt}, {"max_tokens", 4}}.dump());
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 200);
 }
 
 TEST(ServeHttp, FullQueueIsRefusedWithTheReason) {

@@ -122,6 +122,103 @@ TEST(EngineLossless, Fp8TargetKv) {
   }
 }
 
+// Logprobs come from the row that decided each token: one entry per emitted token, the chosen
+// token the emitted one, greedy's on top of its row; in deterministic mode the same values with
+// and without drafts (verify rows are bitwise decode steps).
+TEST(EngineLogprobs, OnePerTokenAndEqualWithAndWithoutDrafts) {
+  const std::string name = testing::kModels[0];
+  Engine plain = make_engine(name, nullptr);
+  const int32_t vocab = plain.model().config().vocab_size;
+  const auto prompts = mixed_prompts(4, vocab, 17);
+  constexpr int32_t kTop = 4;
+  const testing::RunResult want = run_engine(plain, prompts, {}, 12, {}, kTop);
+  // The oracle is always right: a step emits up to num_draft + 1 tokens, from rows 0 .. 7.
+  Engine oracle = make_engine(
+      name, std::make_unique<OracleDrafter>(answers(prompts, want.outputs), false, vocab));
+  const testing::RunResult got = run_engine(oracle, prompts, {}, 12, {}, kTop);
+  ASSERT_EQ(got.outputs, want.outputs);
+  EXPECT_GT(got.stats.accept_length(), 3.0);
+  for (size_t p = 0; p < prompts.size(); ++p) {
+    ASSERT_EQ(want.logprobs[p].size(), want.outputs[p].size());
+    ASSERT_EQ(got.logprobs[p].size(), want.logprobs[p].size());
+    for (size_t i = 0; i < want.logprobs[p].size(); ++i) {
+      const TokenLogprobs& w = want.logprobs[p][i];
+      const TokenLogprobs& g = got.logprobs[p][i];
+      EXPECT_EQ(w.chosen.token, want.outputs[p][i]);
+      ASSERT_EQ(w.top.size(), static_cast<size_t>(kTop));
+      EXPECT_EQ(w.top[0].token, w.chosen.token);
+      EXPECT_LE(w.chosen.logprob, 0.0f);
+      EXPECT_EQ(g.chosen.logprob, w.chosen.logprob) << "prompt " << p << " token " << i;
+      for (size_t k = 0; k < w.top.size(); ++k) {
+        EXPECT_EQ(g.top[k].token, w.top[k].token);
+        EXPECT_EQ(g.top[k].logprob, w.top[k].logprob);
+      }
+    }
+  }
+  // Sampled: still one entry per token, naming the token emitted.
+  Engine spec = make_engine(name, std::make_unique<RandomDrafter>(vocab, 3, true, 4));
+  const model::SamplingParams sampled{
+      .temperature = 0.9f, .top_k = 0, .top_p = 1.0f, .min_p = 0.0f, .seed = 5};
+  const testing::RunResult s = run_engine(spec, prompts, sampled, 12, {}, 0);
+  for (size_t p = 0; p < prompts.size(); ++p) {
+    ASSERT_EQ(s.logprobs[p].size(), s.outputs[p].size());
+    for (size_t i = 0; i < s.outputs[p].size(); ++i) {
+      EXPECT_EQ(s.logprobs[p][i].chosen.token, s.outputs[p][i]);
+      EXPECT_TRUE(s.logprobs[p][i].top.empty());
+    }
+  }
+  // Out of range: refused naming the value and the bound.
+  Result<RequestId> bad = spec.add_request({.prompt = prompts[0],
+                                            .sampling = {},
+                                            .max_new_tokens = 4,
+                                            .stop_token_ids = {},
+                                            .logprobs = kMaxTopLogprobs + 1});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("logprobs 21 is outside [-1, 20]"), std::string::npos)
+      << bad.status().message();
+}
+
+// prefill_chunk: a long prompt prefilled one chunk at a time, with a step of the running request
+// after each chunk, gives both requests the tokens they get alone.
+TEST(EnginePrefill, ChunksInterleavedWithStepsGiveTheSameTokens) {
+  const std::string name = testing::kModels[0];
+  EngineConfig config;
+  config.prefill_chunk_tokens = 16;
+  Engine plain = make_engine(name, nullptr, config);
+  const int32_t vocab = plain.model().config().vocab_size;
+  const std::vector<std::vector<int32_t>> prompts = {random_prompts(1, 20, 20, vocab, 7)[0],
+                                                     random_prompts(1, 100, 100, vocab, 8)[0]};
+  const testing::RunResult want = run_engine(plain, prompts, {}, 12);
+
+  Engine e = make_engine(name, nullptr, config);
+  const RequestId a = e.add_request(req(prompts[0], 12)).value();
+  ASSERT_TRUE(e.prefill(a).ok());
+  const RequestId b = e.add_request(req(prompts[1], 12)).value();
+  int chunks = 0, steps_of_a = 0;
+  while (e.state(b) == RequestState::kWaiting) {
+    Result<RequestEvent> ev = e.prefill_chunk(b);
+    ASSERT_TRUE(ev.ok()) << ev.status().message();
+    ASSERT_TRUE(ev->error.ok()) << ev->error.message();
+    ++chunks;
+    EXPECT_EQ(e.prefilled(b), std::min<int64_t>(16 * chunks, 100));
+    EXPECT_EQ(ev->tokens.size(), e.prefilled(b) == 100 ? 1u : 0u);
+    if (e.state(b) == RequestState::kWaiting) {
+      // Only the running request steps: the waiting one is not in the batch.
+      StepOutput out = e.step().value();
+      ASSERT_EQ(out.events.size(), 1u);
+      EXPECT_EQ(out.events[0].id, a);
+      ++steps_of_a;
+    }
+  }
+  EXPECT_EQ(chunks, 7);  // ceil(100 / 16)
+  EXPECT_EQ(steps_of_a, 6);
+  EXPECT_FALSE(e.prefill_chunk(b).ok());  // running: nothing to prefill
+  while (e.num_running() > 0) ASSERT_TRUE(e.step().ok());
+  EXPECT_EQ(std::vector<int32_t>(e.output(a).begin(), e.output(a).end()), want.outputs[0]);
+  EXPECT_EQ(std::vector<int32_t>(e.output(b).begin(), e.output(b).end()), want.outputs[1]);
+  EXPECT_EQ(e.prefill_tokens(), 120);
+}
+
 // The deterministic forward is what makes the equality hold: verify row i of a block is bitwise
 // the decode step at that position (logits and the KV rows written).
 TEST(DeterministicForward, VerifyRowsEqualDecodeSteps) {

@@ -126,6 +126,7 @@ struct RunResult {
   std::vector<std::vector<int32_t>> outputs;  // per prompt
   std::vector<Status> errors;                 // per prompt
   SpecStats stats;
+  std::vector<std::vector<TokenLogprobs>> logprobs;  // per prompt, with logprobs >= 0
 };
 
 // Adds every prompt, prefills them in order, steps until none runs; checks the page tables'
@@ -133,20 +134,30 @@ struct RunResult {
 // after each step.
 inline RunResult run_engine(Engine& engine, const std::vector<std::vector<int32_t>>& prompts,
                             const model::SamplingParams& params, int32_t max_new_tokens,
-                            std::vector<int32_t> stop = {}) {
+                            std::vector<int32_t> stop = {}, int32_t logprobs = -1) {
   RunResult res;
   std::vector<RequestId> ids;
   for (const auto& p : prompts) {
     Result<RequestId> id = engine.add_request({.prompt = p,
                                                .sampling = params,
                                                .max_new_tokens = max_new_tokens,
-                                               .stop_token_ids = stop});
+                                               .stop_token_ids = stop,
+                                               .logprobs = logprobs});
     EXPECT_TRUE(id.ok()) << id.status().message();
     ids.push_back(*id);
   }
+  res.logprobs.resize(ids.size());
+  auto keep = [&](const RequestEvent& ev) {
+    EXPECT_EQ(ev.logprobs.size(), logprobs >= 0 ? ev.tokens.size() : 0u);
+    for (size_t i = 0; i < ids.size(); ++i) {
+      if (ids[i] != ev.id) continue;
+      res.logprobs[i].insert(res.logprobs[i].end(), ev.logprobs.begin(), ev.logprobs.end());
+    }
+  };
   for (const RequestId id : ids) {
     Result<RequestEvent> ev = engine.prefill(id);
     EXPECT_TRUE(ev.ok()) << ev.status().message();
+    if (ev.ok()) keep(*ev);
   }
   auto check = [&] {
     const kv::PageTables& t = engine.page_tables();
@@ -167,6 +178,7 @@ inline RunResult run_engine(Engine& engine, const std::vector<std::vector<int32_
     Result<StepOutput> out = engine.step();
     EXPECT_TRUE(out.ok()) << out.status().message();
     if (!out.ok()) break;
+    for (const RequestEvent& ev : out->events) keep(ev);
     check();
   }
   for (const RequestId id : ids) {

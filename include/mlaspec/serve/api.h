@@ -53,6 +53,9 @@ struct ApiRequest {
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage
   bool ignore_eos = false;     // vLLM's extension: generate past the EOS token
+  // -1: no logprobs. k >= 0: each token's log-probability under the target and its k most
+  // likely alternatives (completions: `logprobs: k`; chat: `logprobs: true`, `top_logprobs: k`).
+  int32_t logprobs = -1;
 };
 
 // What parsing checks against: the model's name(s), context and vocabulary.

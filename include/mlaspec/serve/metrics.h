@@ -34,7 +34,7 @@ struct EngineGauges {
   int waiting = 0;
   int kv_pages_used = 0;
   int kv_pages_total = 0;
-  int kv_pages_reserved = 0;  // admission's reservation (prompt + max_tokens of each running)
+  int kv_pages_reserved = 0;  // pages admitted requests still need for their prompts + one step
   std::vector<double> position_acceptance;  // the run's, per draft position (NaN: never reached)
   double accept_length = 0.0;               // the run's tau
   int64_t verify_steps = 0;
@@ -53,6 +53,8 @@ class Metrics {
   void record_ttft(double seconds);
   void record_itl(double seconds);
   void record_accept_length(int64_t tokens_per_step);
+  void count_prefill_chunk();  // one Engine::prefill_chunk call
+  void count_preemption();     // a running request sent back to the queue
   void set_gauges(EngineGauges gauges);
   EngineGauges gauges() const;
 
@@ -63,6 +65,8 @@ class Metrics {
   std::map<std::string, int64_t> requests_;
   int64_t prompt_tokens_ = 0;
   int64_t completion_tokens_ = 0;
+  int64_t prefill_chunks_ = 0;
+  int64_t preemptions_ = 0;
   Histogram ttft_;
   Histogram itl_;
   Histogram e2e_;

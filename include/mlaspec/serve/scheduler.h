@@ -6,11 +6,15 @@
 //   while (true) { Update u = sub.channel->wait(100ms); send(u.text); if (u.done) break; }
 //
 // Policy (continuous batching): requests wait in arrival order; the head is admitted when a
-// request slot is free (--max-running) and the target pool's unreserved pages cover its prompt +
-// max_tokens, so an admitted request never runs out of pages and no running request loses a
-// token. Each loop iteration admits and prefills waiting requests up to a prompt-token budget,
-// then runs one speculative step for every running request. A cancelled (client gone) or timed
-// out request is finished and released at the next iteration, freeing its pages.
+// request slot is free (--max-running) and the target pool's free pages cover its prompt and one
+// step beside the running requests' next step. When the running requests' next step does not fit,
+// the newest is preempted: its pages are freed, it goes back to the queue's front and is
+// recomputed (prompt + what it generated) when admitted again, so no running request loses a
+// token and the preempted one's text goes on unchanged. Each loop iteration admits waiting
+// requests, runs prefill chunks of admitted ones up to a prompt-token budget (a long prompt takes
+// several iterations), then runs one speculative step for every running request. A cancelled
+// (client gone) or timed out request is finished and released at the next iteration, freeing its
+// pages.
 #pragma once
 
 #include <atomic>
@@ -39,8 +43,8 @@ struct SchedulerConfig {
   int max_queue = 64;
   // From arrival to the last token; 0 = none. A request past it ends with finish "timeout".
   double request_timeout_seconds = 600.0;
-  // Prompt tokens prefilled per loop iteration before the running requests step again (at least
-  // one request is admitted per iteration when it fits).
+  // Prompt tokens prefilled per loop iteration before the running requests step again, in the
+  // engine's chunks (spec::Engine::prefill_chunk; at least one chunk per iteration).
   int64_t prefill_tokens_per_iteration = 512;
 };
 
@@ -51,12 +55,17 @@ struct Job {
   int32_t max_tokens = 16;
   std::vector<std::string> stop;
   bool ignore_eos = false;  // the tokenizer's EOS does not end the request
+  int32_t logprobs = -1;    // spec::GenerationRequest::logprobs
 };
 
 // How a request ended: "stop" (EOS or a stop string), "length" (max_tokens), or one of the
 // failures: "cancelled", "timeout", "error".
 struct Update {
   std::string text;  // released since the previous wait (whole UTF-8 characters)
+  // With Job::logprobs >= 0: one entry per token decoded since the previous wait, up to and
+  // including the token that completed a stop string or the EOS. The text may lag behind (a
+  // held-back stop-string prefix or incomplete UTF-8 character).
+  std::vector<spec::TokenLogprobs> logprobs;
   bool done = false;
   std::string finish_reason;
   ApiError error;  // finish_reason "error" / "timeout": what to tell the client
@@ -81,6 +90,7 @@ class Channel {
   std::mutex mu_;
   std::condition_variable cv_;
   std::string text_;
+  std::vector<spec::TokenLogprobs> logprobs_;
   Update state_;
   bool news_ = false;
   std::atomic<bool> cancelled_{false};
@@ -118,10 +128,22 @@ class Scheduler {
   struct Active;
   void loop();
   void sweep(std::chrono::steady_clock::time_point now);
-  void admit();
+  void admit();    // waiting -> the engine, while slots and pages allow
+  void prefill();  // prefill chunks of admitted requests, up to the iteration's token budget
+  // Preempts the newest admitted requests until the running ones' next step fits the pool.
+  void make_room();
+  void preempt(std::unique_ptr<Active> a);
+  // Target pool pages the running requests' next step needs beyond what they hold, and the pages
+  // admitted requests still need for their prompts (+ one step).
+  int step_need() const;
+  int prefill_need() const;
+  int step_tokens() const;        // rows one step appends at the most (num_draft + 1)
+  void update_counts(Active& a);  // usage and tau, over every admission of the request
   void run_step();
   void deliver(Active& a, const spec::RequestEvent& ev);
   void end(Active& a, const std::string& reason, ApiError error = {});
+  // Posts `text` and the pending logprobs to the request's channel.
+  void post(Active& a, const std::string& text);
   void publish();
 
   spec::Engine engine_;
@@ -145,7 +167,6 @@ class Scheduler {
   // The loop's own (no lock).
   std::deque<std::unique_ptr<Active>> waiting_;
   std::vector<std::unique_ptr<Active>> running_;
-  int reserved_pages_ = 0;
   std::thread thread_;
 };
 

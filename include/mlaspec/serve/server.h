@@ -30,6 +30,7 @@ struct ServeOptions {
   int num_draft = 7;             // dflash: at most the checkpoint's block size - 1
   DType kv_dtype = DType::kBF16;
   int kv_pages = 0;  // target pool pages; 0 = max_running requests of the full context
+  int prefill_chunk_tokens = 256;  // prompt tokens per prefill forward (spec::EngineConfig)
   bool deterministic = true;
   std::string host = "127.0.0.1";
   int port = 8000;  // 0: any free port (port() tells which)

@@ -4,6 +4,7 @@
 //   Engine e = Engine::create(std::move(model), std::move(drafter), {.num_draft = 7}).value();
 //   RequestId id = e.add_request({.prompt = ids, .max_new_tokens = 64}).value();
 //   e.prefill(id, progress);                      // chunked; emits the first token
+//                                                 // (or prefill_chunk(id) per chunk)
 //   while (e.num_running() > 0) {
 //     StepOutput out = e.step().value();          // draft -> verify -> accept -> commit
 //     for (const RequestEvent& ev : out.events) { ... ev.tokens, ev.finished, ev.error ... }
@@ -42,6 +43,7 @@
 #include "mlaspec/model/model.h"
 #include "mlaspec/model/sampling.h"
 #include "mlaspec/spec/drafter.h"
+#include "mlaspec/spec/logprobs.h"
 #include "mlaspec/spec/stats.h"
 
 namespace mlaspec::spec {
@@ -71,6 +73,10 @@ struct GenerationRequest {
   model::SamplingParams sampling;
   int32_t max_new_tokens = 16;          // >= 1
   std::vector<int32_t> stop_token_ids;  // emitting one ends the request (it is kept)
+  // -1: none. k in [0, kMaxTopLogprobs]: each emitted token's log-probability under the target
+  // and its k most likely alternatives (spec/logprobs.h), from the logits row that decided the
+  // token (the prefill's last row, a verify row), computed only for requests that ask.
+  int32_t logprobs = -1;
 };
 
 enum class RequestState : uint8_t {
@@ -87,7 +93,8 @@ const char* finish_reason_name(FinishReason reason);
 // What one request got from a prefill or a step.
 struct RequestEvent {
   RequestId id = 0;
-  std::vector<int32_t> tokens;  // emitted this time, in order
+  std::vector<int32_t> tokens;          // emitted this time, in order
+  std::vector<TokenLogprobs> logprobs;  // GenerationRequest::logprobs >= 0: one per token
   bool finished = false;
   FinishReason reason = FinishReason::kNone;
   Status error;  // not ok: the request failed in this step (pages freed; batchmates unaffected)
@@ -123,6 +130,14 @@ class Engine {
   // Runs the prompt through the target in chunks and emits the first token. An error that is the
   // request's own (the pool ran out for it) fails the request and is returned.
   Result<RequestEvent> prefill(RequestId id, const PrefillProgress& progress = {});
+  // One chunk of that: the next prefill_chunk_tokens of a waiting request's prompt. The event has
+  // no tokens until the last chunk, which emits the first token and makes the request running;
+  // an error that is the request's own fails it (event.error), as in prefill. Lets a scheduler
+  // interleave a long prompt's chunks with step()s of the running requests (step() never touches
+  // a waiting request).
+  Result<RequestEvent> prefill_chunk(RequestId id);
+  // Prompt tokens of the request already prefilled (0 for unknown ids).
+  int64_t prefilled(RequestId id) const;
   // One draft -> verify -> accept -> commit step for every running request, in one target
   // forward. A request's own failure is reported in its event; the returned status is an error
   // only when the step as a whole could not run (then nothing changed).
@@ -165,6 +180,7 @@ class Engine {
     RequestState state = RequestState::kWaiting;
     FinishReason reason = FinishReason::kNone;
     std::vector<int32_t> output;
+    int64_t prefilled = 0;  // prompt tokens in the KV cache (prefill_chunk)
     SpecStats stats;
     Status error;
     bool in_drafter = false;
@@ -181,6 +197,10 @@ class Engine {
   // Appends emitted tokens, cut at a stop token or max_new_tokens; returns how
   // many were kept and finishes the request when it should stop.
   int32_t emit(RequestId id, Request& r, std::span<const int32_t> tokens, RequestEvent& event);
+  // With r.spec.logprobs >= 0: the log-probabilities of the event's last `n` tokens, token i of
+  // them from row i of `rows` ([n or more, vocab] logits).
+  void add_logprobs(const Request& r, std::span<const float> rows, int32_t n,
+                    RequestEvent& event) const;
 
   model::Model target_;
   std::unique_ptr<Drafter> drafter_;
