@@ -17,7 +17,7 @@ CostFeatures cost_features(const VerifyShape& shape, KvReadPattern pattern) {
   const double tokens = static_cast<double>(shape.total_kv);
   const double passes = pattern == KvReadPattern::kOncePerQueryToken ? shape.q_len : 1;
   CostFeatures f;
-  f.kv_mb = tokens * kHeadDimQK * dtype_size(shape.kv_dtype) * passes / 1e6;
+  f.kv_mb = tokens * kv_row_bytes(shape.kv_dtype) * passes / 1e6;
   // PERF.md: 2 * q_len * H * (576 + 512) per KV token, no causal discount.
   f.gflops = 2.0 * shape.q_len * shape.num_heads * (kHeadDimQK + kHeadDimV) * tokens / 1e9;
   return f;

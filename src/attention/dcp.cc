@@ -55,7 +55,7 @@ Result<RankShard> make_rank_shard(const VerifyArgs& g, const ShardLayout& layout
   }
   const int64_t B = g.q.size(0), max_pages = g.block_table.size(1);
   const int64_t pages_per_chunk = layout.chunk_tokens / page_size;
-  const int64_t row_bytes = int64_t{kHeadDimQK} * dtype_size(g.kv.pages.dtype());
+  const int64_t row_bytes = kv_row_bytes(g.kv.pages.dtype());
   const int64_t page_bytes = row_bytes * page_size;
   const auto* src = static_cast<const uint8_t*>(g.kv.pages.data());
   RankShard s;

@@ -19,7 +19,7 @@ std::string page_sizes_string(uint64_t mask) {
 
 std::string dtypes_string(uint32_t mask) {
   std::string s;
-  for (DType t : {DType::kBF16, DType::kFP8E4M3, DType::kF32, DType::kI32}) {
+  for (DType t : {DType::kBF16, DType::kFP8E4M3, DType::kFP8Tile, DType::kF32, DType::kI32}) {
     if (mask & dtype_bit(t)) s += (s.empty() ? "" : "|") + std::string(dtype_name(t));
   }
   return s.empty() ? "none" : s;
@@ -57,8 +57,18 @@ Status can_serve(const BackendCaps& c, const VerifyShape& s) {
                        std::to_string(c.max_seq_len));
   }
   if (!(c.kv_dtypes & dtype_bit(s.kv_dtype))) {
+    // The per-tile layout is its own format, not a variant of fp8_e4m3: say so, so nobody reads
+    // "reads fp8_e4m3" as "reads any fp8".
+    const std::string tile_note =
+        s.kv_dtype == DType::kFP8Tile
+            ? "; fp8_tile is the per-tile-scaled layout (656-byte rows, one f32 scale per 128 "
+              "latent values), which " +
+                  n +
+                  " has no kernel for: use a bf16 or fp8_e4m3 pool, or the cpu_reference "
+                  "backend"
+            : std::string();
     return unsupported("kv dtype " + std::string(dtype_name(s.kv_dtype)) + " is not readable by " +
-                       n + " (reads " + dtypes_string(c.kv_dtypes) + ")");
+                       n + " (reads " + dtypes_string(c.kv_dtypes) + ")" + tile_note);
   }
   if (!page_size_allowed(c.page_size_mask, s.page_size)) {
     return unsupported("page_size " + std::to_string(s.page_size) + " is not supported by " + n +

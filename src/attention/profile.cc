@@ -27,6 +27,7 @@ constexpr int kProfileVersion = 3;
 constexpr int kOldestProfileVersion = 1;
 
 std::string kv_key(DType t) {
+  if (t == DType::kFP8Tile) return "fp8tile";
   return t == DType::kFP8E4M3 ? "fp8" : std::string(dtype_name(t));
 }
 
@@ -75,10 +76,11 @@ Result<CostEntry> parse_entry(std::string_view origin, const json& m, const std:
   e.backend = b->get<std::string>();
   auto kv = m.find("kv");
   if (kv == m.end() || !kv->is_string() || !parse_dtype(kv->get<std::string>(), &e.kv_dtype) ||
-      (e.kv_dtype != DType::kBF16 && e.kv_dtype != DType::kFP8E4M3)) {
-    return bad(
-        origin, where + ".kv",
-        "expected \"bf16\" or \"fp8\", got " + (kv == m.end() ? "nothing" : short_dump(*kv)));
+      (e.kv_dtype != DType::kBF16 && e.kv_dtype != DType::kFP8E4M3 &&
+       e.kv_dtype != DType::kFP8Tile)) {
+    return bad(origin, where + ".kv",
+               "expected \"bf16\", \"fp8\" or \"fp8tile\", got " +
+                   (kv == m.end() ? "nothing" : short_dump(*kv)));
   }
   auto h = m.find("heads");
   if (h != m.end()) {

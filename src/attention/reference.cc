@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "mlaspec/attention/reference.h"
+#include "mlaspec/core/fp8_tile.h"
 #include "mlaspec/core/parallel.h"
 
 namespace mlaspec::attn {
@@ -34,7 +35,8 @@ const std::array<float, 256>& fp8_table() {
   return table;
 }
 
-// Reads rows of the paged KV as float.
+// Reads rows of the paged KV as float: bf16 exactly, fp8_e4m3 as code * the layer's scale,
+// fp8_tile as code * its block's scale and its bf16 rope (core/fp8_tile.h).
 struct KvReader {
   const uint8_t* base;
   DType dtype;
@@ -42,10 +44,23 @@ struct KvReader {
   float scale;
   const int32_t* table_row;  // this request's block_table row
 
-  // Copies the 576 values of key position `pos` into `dst` as float (scale applied).
+  // Copies the 576 values of key position `pos` into `dst` as float (scales applied).
   void row(int64_t pos, float* dst) const {
     const int64_t page = table_row[pos / page_size];
-    const int64_t elem = (page * page_size + pos % page_size) * kHeadDimQK;
+    const int64_t slot = page * page_size + pos % page_size;
+    if (dtype == DType::kFP8Tile) {
+      // fp8_tile_row_value's arithmetic (code * its block's scale; rope bf16), the scales loaded
+      // once per row.
+      const uint8_t* src = base + slot * kFp8TileRowBytes;
+      const auto& lut = fp8_table();
+      for (int k = 0; k < kFp8TileBlocks; ++k) {
+        const float s = fp8_tile_row_scale(src, k);
+        for (int d = k * kFp8TileBlock; d < (k + 1) * kFp8TileBlock; ++d) dst[d] = lut[src[d]] * s;
+      }
+      for (int d = kFp8TileLatent; d < kHeadDimQK; ++d) dst[d] = fp8_tile_row_value(src, d);
+      return;
+    }
+    const int64_t elem = slot * kHeadDimQK;
     if (dtype == DType::kBF16) {
       const auto* src = reinterpret_cast<const uint16_t*>(base) + elem;
       for (int d = 0; d < kHeadDimQK; ++d) dst[d] = bf16_bits_to_float(src[d]);

@@ -162,7 +162,7 @@ std::string fmt_us(std::optional<double> us) {
 
 uint64_t kv_bytes_read(const VerifyShape& s, KvReadPattern p) {
   const uint64_t passes = p == KvReadPattern::kOncePerQueryToken ? s.q_len : 1;
-  return static_cast<uint64_t>(s.total_kv) * kHeadDimQK * dtype_size(s.kv_dtype) * passes;
+  return static_cast<uint64_t>(s.total_kv) * kv_row_bytes(s.kv_dtype) * passes;
 }
 
 }  // namespace

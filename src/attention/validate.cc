@@ -48,8 +48,10 @@ Status host_metadata(const TensorView& tensor, const TensorView& host_copy, cons
 
 std::string VerifyShape::to_string() const {
   std::ostringstream os;
-  os << "B=" << batch << ",H=" << num_heads << ",q=" << q_len << ",S=" << max_seq_len
-     << ",kv=" << (kv_dtype == DType::kFP8E4M3 ? "fp8" : std::string(dtype_name(kv_dtype)))
+  os << "B=" << batch << ",H=" << num_heads << ",q=" << q_len << ",S=" << max_seq_len << ",kv="
+     << (kv_dtype == DType::kFP8E4M3   ? "fp8"
+         : kv_dtype == DType::kFP8Tile ? "fp8tile"
+                                       : std::string(dtype_name(kv_dtype)))
      << ",page=" << page_size;
   if (deterministic) os << ",det";
   if (fp8_math) os << ",fp8math";
@@ -148,11 +150,14 @@ Status validate_verify_inputs(const VerifyArgs& a, Device device) {
   // KV pool.
   const TensorView& kv = a.kv.pages;
   if (kv.empty()) return invalid_argument("kv.pages is missing (empty view)");
-  if (kv.dtype() != DType::kBF16 && kv.dtype() != DType::kFP8E4M3) {
+  if (kv.dtype() != DType::kBF16 && kv.dtype() != DType::kFP8E4M3 &&
+      kv.dtype() != DType::kFP8Tile) {
     return invalid_argument("kv.pages has dtype " + std::string(dtype_name(kv.dtype())) +
-                            ", expected bf16 or fp8_e4m3");
+                            ", expected bf16, fp8_e4m3 or fp8_tile");
   }
-  MLASPEC_RETURN_IF_ERROR(kv.expect("kv.pages", kv.dtype(), {-1, -1, kHeadDimQK}, device));
+  // fp8_tile rows are 656 bytes (core/fp8_tile.h); the others 576 values.
+  MLASPEC_RETURN_IF_ERROR(
+      kv.expect("kv.pages", kv.dtype(), {-1, -1, kv_row_width(kv.dtype())}, device));
   if (!kv.is_contiguous())
     return invalid_argument("kv.pages " + kv.describe() + " is not contiguous");
   const int64_t num_pages = kv.size(0), page_size = kv.size(1);
@@ -165,6 +170,11 @@ Status validate_verify_inputs(const VerifyArgs& a, Device device) {
   if (kv.dtype() == DType::kBF16 && a.kv.kv_scale != 1.0f) {
     return invalid_argument("kv_scale " + std::to_string(a.kv.kv_scale) +
                             " given for a bf16 pool; bf16 KV is unscaled (kv_scale must be 1)");
+  }
+  if (kv.dtype() == DType::kFP8Tile && a.kv.kv_scale != 1.0f) {
+    return invalid_argument("kv_scale " + std::to_string(a.kv.kv_scale) +
+                            " given for an fp8_tile pool; its scales are in the rows (kv_scale "
+                            "must be 1)");
   }
   if (!std::isfinite(a.sm_scale) || a.sm_scale <= 0.0f) {
     return invalid_argument("sm_scale " + std::to_string(a.sm_scale) + " must be finite and > 0");

@@ -22,8 +22,10 @@ namespace mlaspec::bench {
 
 std::string BenchConfig::to_string() const {
   std::ostringstream os;
-  os << "B=" << batch << ",H=" << num_heads << ",q=" << q_len << ",S=" << seq_len
-     << ",kv=" << (kv_dtype == DType::kFP8E4M3 ? "fp8" : "bf16");
+  os << "B=" << batch << ",H=" << num_heads << ",q=" << q_len << ",S=" << seq_len << ",kv="
+     << (kv_dtype == DType::kFP8E4M3   ? "fp8"
+         : kv_dtype == DType::kFP8Tile ? "fp8tile"
+                                       : "bf16");
   if (page_size != 64) os << ",page=" << page_size;
   if (deterministic) os << ",det";
   if (num_splits > 0) os << ",splits=" << num_splits;

@@ -4,11 +4,13 @@
 #include <limits>
 #include <sstream>
 
+#include "mlaspec/core/fp8_tile.h"
+
 namespace mlaspec::kv {
 namespace {
 
 bool is_kv_dtype(DType t) {
-  return t == DType::kBF16 || t == DType::kFP8E4M3;
+  return t == DType::kBF16 || t == DType::kFP8E4M3 || t == DType::kFP8Tile;
 }
 
 Status validate_spec(const KvPoolSpec& s) {
@@ -28,7 +30,11 @@ Status validate_spec(const KvPoolSpec& s) {
                             " is below the minimum 1");
   if (!is_kv_dtype(s.dtype)) {
     return invalid_argument(n + ": pool dtype " + std::string(dtype_name(s.dtype)) +
-                            " is not a KV dtype (bf16 or fp8_e4m3)");
+                            " is not a KV dtype (bf16, fp8_e4m3 or fp8_tile)");
+  }
+  if (s.dtype == DType::kFP8Tile && s.layout.kind != KvLayout::Kind::kMLA) {
+    return invalid_argument(n + ": fp8_tile is an MLA row format (512 latent + 64 rope); layout " +
+                            s.layout.to_string() + " is not mla(576)");
   }
   if (!s.layer_scales.empty() && static_cast<int>(s.layer_scales.size()) != s.num_layers) {
     return invalid_argument(n + ": " + std::to_string(s.layer_scales.size()) +
@@ -45,10 +51,12 @@ Status validate_spec(const KvPoolSpec& s) {
 }
 
 Status check_scale(const std::string& name, DType dtype, int layer, float scale) {
-  if (dtype == DType::kBF16) {
+  if (dtype == DType::kBF16 || dtype == DType::kFP8Tile) {
     if (scale != 1.0f) {
       return invalid_argument(name + ": layer " + std::to_string(layer) + " scale " +
-                              std::to_string(scale) + " must be 1 for a bf16 pool");
+                              std::to_string(scale) + " must be 1 for a " +
+                              std::string(dtype_name(dtype)) + " pool" +
+                              (dtype == DType::kFP8Tile ? " (its scales are in the rows)" : ""));
     }
     return Status::Ok();
   }
@@ -66,8 +74,13 @@ std::string KvLayout::to_string() const {
   return "gqa(kv_heads=" + std::to_string(kv_heads) + ",head_dim=" + std::to_string(head_dim) + ")";
 }
 
+int64_t kv_row_bytes(const KvLayout& layout, DType dtype) {
+  if (dtype == DType::kFP8Tile) return kFp8TileRowBytes;
+  return layout.row_elems() * dtype_size(dtype);
+}
+
 int64_t kv_bytes_per_token(const KvLayout& layout, int num_layers, DType dtype) {
-  return int64_t{num_layers} * layout.row_elems() * dtype_size(dtype);
+  return int64_t{num_layers} * kv_row_bytes(layout, dtype);
 }
 
 Result<KvPool> KvPool::create(KvPoolSpec spec) {
@@ -96,8 +109,12 @@ int64_t KvPool::bytes_per_token() const {
   return kv_bytes_per_token(spec_.layout, spec_.num_layers, spec_.dtype);
 }
 
+int64_t KvPool::row_bytes() const {
+  return kv_row_bytes(spec_.layout, spec_.dtype);
+}
+
 int64_t KvPool::layer_bytes() const {
-  return num_slots() * row_elems() * dtype_size(spec_.dtype);
+  return num_slots() * row_bytes();
 }
 
 Status KvPool::set_layer_scale(int layer, float scale) {
@@ -116,7 +133,8 @@ TensorView KvPool::layer_tensor(int layer) const {
                              std::to_string(spec_.num_layers) + ")"));
   }
   auto* base = static_cast<uint8_t*>(buffer_.data()) + layer_bytes() * layer;
-  return TensorView(base, spec_.dtype, {spec_.num_pages, spec_.page_size, row_elems()},
+  return TensorView(base, spec_.dtype,
+                    {spec_.num_pages, spec_.page_size, row_bytes() / dtype_size(spec_.dtype)},
                     buffer_.device());
 }
 

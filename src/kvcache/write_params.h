@@ -15,8 +15,9 @@ struct KvWriteParams {
   void* layer_base = nullptr;  // [num_slots, row_elems] of the pool dtype
   int64_t row_elems = 0;
   int64_t num_slots = 0;
-  bool fp8 = false;    // else bf16 (bit copy)
-  float scale = 1.0f;  // fp8 only
+  bool fp8 = false;       // per-layer fp8_e4m3; else bf16 (bit copy) unless fp8_tile
+  bool fp8_tile = false;  // 656-byte per-tile-scaled rows (core/fp8_tile.h); host writer only
+  float scale = 1.0f;     // fp8 only
 };
 
 // Host writer (also the reference the CUDA writer is tested against).

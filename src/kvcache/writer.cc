@@ -1,5 +1,6 @@
 #include "mlaspec/kvcache/writer.h"
 
+#include "mlaspec/core/fp8_tile.h"
 #include "write_params.h"
 
 namespace mlaspec::kv {
@@ -10,7 +11,10 @@ void write_rows_host(const KvWriteParams& p) {
     const int32_t slot = p.slots[i];
     if (slot < 0 || slot >= p.num_slots) continue;
     const uint16_t* src = p.rows + i * p.row_stride;
-    if (p.fp8) {
+    if (p.fp8_tile) {
+      encode_fp8_tile_row(src,
+                          static_cast<uint8_t*>(p.layer_base) + int64_t{slot} * kFp8TileRowBytes);
+    } else if (p.fp8) {
       uint8_t* dst = static_cast<uint8_t*>(p.layer_base) + int64_t{slot} * p.row_elems;
       for (int64_t e = 0; e < p.row_elems; ++e) dst[e] = encode_fp8_kv_value(src[e], p.scale);
     } else {
@@ -75,11 +79,18 @@ Status write_rows(KvPool& pool, int layer, TensorView slots, TensorView rows,
   p.row_elems = pool.row_elems();
   p.num_slots = pool.num_slots();
   p.fp8 = pool.dtype() == DType::kFP8E4M3;
+  p.fp8_tile = pool.dtype() == DType::kFP8Tile;
   p.scale = pool.layer_scale(layer);
 
   if (pool.device() == Device::kCPU) {
     detail::write_rows_host(p);
     return Status::Ok();
+  }
+  if (p.fp8_tile) {
+    return unsupported(ctx +
+                       ": the CUDA KV writer has no fp8_tile path yet (the per-tile-scaled "
+                       "layout is written and read on the CPU only); use a bf16 or "
+                       "fp8_e4m3 pool on cuda");
   }
 #if defined(MLASPEC_WITH_CUDA)
   return detail::run_kv_write_rows(p, options.stream).with_context(ctx);

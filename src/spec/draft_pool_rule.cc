@@ -6,7 +6,7 @@ namespace mlaspec::spec {
 namespace {
 
 bool is_kv_dtype(DType t) {
-  return t == DType::kBF16 || t == DType::kFP8E4M3;
+  return t == DType::kBF16 || t == DType::kFP8E4M3 || t == DType::kFP8Tile;
 }
 bool reads(const attn::BackendCaps& caps, DType t) {
   return (caps.kv_dtypes & attn::dtype_bit(t)) != 0;
@@ -14,7 +14,7 @@ bool reads(const attn::BackendCaps& caps, DType t) {
 
 std::string readable_list(const attn::BackendCaps& caps) {
   std::string out;
-  for (DType t : {DType::kBF16, DType::kFP8E4M3, DType::kF32, DType::kI32}) {
+  for (DType t : {DType::kBF16, DType::kFP8E4M3, DType::kFP8Tile, DType::kF32, DType::kI32}) {
     if (!reads(caps, t)) continue;
     if (!out.empty()) out += "|";
     out += dtype_name(t);
@@ -35,19 +35,19 @@ Result<DTypeDecision> choose_draft_kv_dtype(DType target_kv_dtype, const attn::B
   if (!is_kv_dtype(target_kv_dtype)) {
     return invalid_argument("draft KV dtype: target KV dtype " +
                             std::string(dtype_name(target_kv_dtype)) +
-                            " is not a KV dtype (bf16 or fp8_e4m3)");
+                            " is not a KV dtype (bf16, fp8_e4m3 or fp8_tile)");
   }
   if (!is_kv_dtype(draft_compute_dtype)) {
     return invalid_argument("draft KV dtype: drafter compute dtype " +
                             std::string(dtype_name(draft_compute_dtype)) +
-                            " is not a KV dtype (bf16 or fp8_e4m3)");
+                            " is not a KV dtype (bf16, fp8_e4m3 or fp8_tile)");
   }
   DTypeDecision d;
   if (override_dtype.has_value()) {
     const DType o = *override_dtype;
     if (!is_kv_dtype(o)) {
       return invalid_argument("draft KV dtype: override " + std::string(dtype_name(o)) +
-                              " is not a KV dtype (bf16 or fp8_e4m3)");
+                              " is not a KV dtype (bf16, fp8_e4m3 or fp8_tile)");
     }
     if (!reads(caps, o)) {
       return unsupported("draft KV dtype: override " + std::string(dtype_name(o)) +

@@ -21,9 +21,10 @@ std::string str(int64_t v) {
 constexpr int kMaxNumDraft = 64;
 
 Status validate_config(const EngineConfig& c, const model::ModelConfig& m) {
-  if (c.kv_dtype != DType::kBF16 && c.kv_dtype != DType::kFP8E4M3) {
+  if (c.kv_dtype != DType::kBF16 && c.kv_dtype != DType::kFP8E4M3 &&
+      c.kv_dtype != DType::kFP8Tile) {
     return invalid_argument("kv dtype " + std::string(dtype_name(c.kv_dtype)) +
-                            " is not bf16 or fp8_e4m3");
+                            " is not bf16, fp8_e4m3 or fp8_tile");
   }
   if (c.page_size < 1) return invalid_argument("page_size " + str(c.page_size) + " is < 1");
   if (c.max_requests < 1) {
@@ -97,6 +98,13 @@ Result<Engine> Engine::create(model::Model target, std::unique_ptr<Drafter> draf
   EngineConfig config = config_in;
   const model::ModelConfig& m = target.config();
   MLASPEC_RETURN_IF_ERROR(validate_config(config, m));
+  if (config.kv_dtype == DType::kFP8Tile && target.device() != Device::kCPU) {
+    // Said here, before any pool is allocated, rather than by the writer on the first prefill.
+    return unsupported(
+        "target kv fp8_tile on " + std::string(device_name(target.device())) +
+        ": no CUDA backend or KV writer handles the per-tile-scaled fp8 layout yet (the guard "
+        "refuses it); use --kv bf16 or fp8 on cuda, or run the CPU runtime");
+  }
   if (config.max_tokens_per_request == 0) config.max_tokens_per_request = m.max_position_embeddings;
   if (drafter == nullptr) config.num_draft = 0;
   const int64_t pages_per_request =

@@ -54,6 +54,7 @@ struct CalibrateCli {
 };
 
 std::string kv_short(DType t) {
+  if (t == DType::kFP8Tile) return "fp8tile";
   return t == DType::kFP8E4M3 ? "fp8" : std::string(dtype_name(t));
 }
 

@@ -273,8 +273,10 @@ void add_eval_command(CLI::App& app) {
   cmd->add_option("--data", cli->data,
                   "Held-out problems, JSON lines with prompt and answer (the first -n are run)")
       ->capture_default_str();
-  cmd->add_option("--kv", cli->kv, "Target KV cache dtype")
-      ->check(CLI::IsMember({"bf16", "fp8"}))
+  cmd->add_option("--kv", cli->kv,
+                  "Target KV cache dtype: bf16, fp8 (one scale per layer) or fp8tile (one scale "
+                  "per 128 latent values, rope in bf16; CPU only)")
+      ->check(CLI::IsMember({"bf16", "fp8", "fp8tile"}))
       ->capture_default_str();
   cmd->add_option("--device", cli->device,
                   "Where the target runs (cuda: the CUDA model runtime; drafters stay on the CPU)")

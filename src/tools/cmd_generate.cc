@@ -300,8 +300,10 @@ void add_generate_command(CLI::App& app) {
   cmd->add_option("--seed", cli->seed, "Seed of the sampling draws")->capture_default_str();
   cmd->add_option("--stop", cli->stop,
                   "Stop string (repeatable): generation ends where it appears; it is not printed");
-  cmd->add_option("--kv", cli->kv, "Target KV cache dtype")
-      ->check(CLI::IsMember({"bf16", "fp8"}))
+  cmd->add_option("--kv", cli->kv,
+                  "Target KV cache dtype: bf16, fp8 (one scale per layer) or fp8tile (one scale "
+                  "per 128 latent values, rope in bf16; CPU only)")
+      ->check(CLI::IsMember({"bf16", "fp8", "fp8tile"}))
       ->capture_default_str();
   cmd->add_option("--num-draft", cli->num_draft, "Drafts per verify step (verify q_len - 1)")
       ->check(CLI::Range(0, 64))

@@ -108,7 +108,8 @@ void run_inspect_model(const InspectModelCli& cli) {
   std::printf("               verify (q=8, S=4096, fp8 KV):  %s\n",
               attention_pick(c, 8, DType::kFP8E4M3).c_str());
   const long long kv_fp8 = 576LL * c.num_hidden_layers;
-  std::printf("  KV cache     %lld bytes per token (bf16), %lld (fp8)\n", 2 * kv_fp8, kv_fp8);
+  std::printf("  KV cache     %lld bytes per token (bf16), %lld (fp8), %lld (fp8tile)\n",
+              2 * kv_fp8, kv_fp8, 656LL * c.num_hidden_layers);
 
   if (cli.load) {
     model::LoadOptions o;

@@ -124,8 +124,10 @@ void add_serve_command(CLI::App& app) {
                   "Seconds from arrival to the last token (0: none); beyond: 504")
       ->check(CLI::Range(0.0, 1e7))
       ->capture_default_str();
-  cmd->add_option("--kv", cli->kv, "Target KV cache dtype")
-      ->check(CLI::IsMember({"bf16", "fp8"}))
+  cmd->add_option("--kv", cli->kv,
+                  "Target KV cache dtype: bf16, fp8 (one scale per layer) or fp8tile (one scale "
+                  "per 128 latent values, rope in bf16; CPU only)")
+      ->check(CLI::IsMember({"bf16", "fp8", "fp8tile"}))
       ->capture_default_str();
   cmd->add_option("--num-draft", cli->num_draft, "Drafts per verify step (verify q_len - 1)")
       ->check(CLI::Range(0, 64))

@@ -93,8 +93,10 @@ Result<attn::VerifyShape> parse_shape_spec(std::string_view spec, std::optional<
         s.kv_dtype = DType::kBF16;
       } else if (val == "fp8") {
         s.kv_dtype = DType::kFP8E4M3;
+      } else if (val == "fp8tile") {
+        s.kv_dtype = DType::kFP8Tile;
       } else {
-        return invalid_argument("kv=" + std::string(val) + ": expected bf16 or fp8");
+        return invalid_argument("kv=" + std::string(val) + ": expected bf16, fp8 or fp8tile");
       }
     } else if (key == "det" || key == "fp8math") {
       // A flag: present means on. One spelling keeps specs greppable and comparable.

@@ -704,7 +704,7 @@ TEST(Profile, MalformedProfilesSayWhatAndWhere) {
   EXPECT_CONTAINS(msg(model_json("us_per_MB", "1")), "unknown key \"us_per_MB\"");
   bad = model_json("", "");
   bad.replace(bad.find("\"kv\": \"bf16\""), 12, "\"kv\": \"f32\"");
-  EXPECT_CONTAINS(msg(bad), "models[0].kv: expected \"bf16\" or \"fp8\"");
+  EXPECT_CONTAINS(msg(bad), "models[0].kv: expected \"bf16\", \"fp8\" or \"fp8tile\"");
   bad = model_json("", "");
   bad.replace(bad.find("\"fixed_us\": 1,"), 14, "");
   EXPECT_CONTAINS(msg(bad), "missing \"fixed_us\"");

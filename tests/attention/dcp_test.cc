@@ -36,7 +36,7 @@ Merged run_dcp(testing::Problem& p, const ShardLayout& layout, bool premerge = f
     pages_total += shard.value().num_pages;
     VerifyArgs local = global;
     local.kv.pages = TensorView(shard.value().kv.data(), s.kv_dtype,
-                                {shard.value().num_pages, s.page_size, kHeadDimQK});
+                                {shard.value().num_pages, s.page_size, kv_row_width(s.kv_dtype)});
     local.block_table = TensorView(shard.value().block_table.data(), DType::kI32, {B, p.max_pages});
     o[r].assign(static_cast<size_t>(B * cpr * Q * H * kHeadDimV), std::nanf(""));
     l[r].assign(static_cast<size_t>(B * cpr * Q * H), std::nanf(""));
@@ -76,7 +76,8 @@ Merged run_dcp(testing::Problem& p, const ShardLayout& layout, bool premerge = f
 }
 
 TEST(DcpSimulated, AnyWorldSizeIsBitwiseTheSameAndMatchesTheReference) {
-  for (DType kv : {DType::kBF16, DType::kFP8E4M3}) {
+  // fp8_tile too: a shard copies whole 656-byte rows (kv_row_bytes), scales included.
+  for (DType kv : {DType::kBF16, DType::kFP8E4M3, DType::kFP8Tile}) {
     testing::ProblemSpec s = testing::dcp_spec(kv, 16);
     // Lengths ending just past a chunk boundary (the mask spans two chunks on different ranks),
     // exactly on one, and shorter than one chunk.

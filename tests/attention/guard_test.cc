@@ -38,7 +38,27 @@ TEST(Guard, CpuReferenceServesAnyPageSizeAndBothDtypes) {
   EXPECT_TRUE(can_serve(kCpuReferenceCaps, shape(3, 1, DType::kFP8E4M3, 1)).ok());
   EXPECT_TRUE(can_serve(kCpuReferenceCaps, shape(16, 128, DType::kBF16, 48)).ok());
   EXPECT_EQ(can_serve(kCpuReferenceCaps, shape(3, 1, DType::kF32, 1)).message(),
-            "kv dtype f32 is not readable by cpu_reference (reads bf16|fp8_e4m3)");
+            "kv dtype f32 is not readable by cpu_reference (reads bf16|fp8_e4m3|fp8_tile)");
+}
+
+// The per-tile-scaled layout: the CPU reference reads it; each CUDA backend refuses it by name,
+// saying it is not fp8_e4m3 and what to do (no backend may read it as something else).
+TEST(Guard, Fp8TileIsServedByTheReferenceOnlyAndRefusedWithItsReason) {
+  EXPECT_TRUE(can_serve(kCpuReferenceCaps, shape(3, 128, DType::kFP8Tile, 1)).ok());
+  for (const BackendCaps* c : {&cuda::kFoldCaps, &cuda::kRowwiseCaps}) {
+    SCOPED_TRACE(std::string(c->name));
+    ASSERT_TRUE(can_serve(*c, shape(8, 16, DType::kFP8E4M3)).ok());
+    const Status st = can_serve(*c, shape(8, 16, DType::kFP8Tile));
+    EXPECT_EQ(st.code(), StatusCode::kUnsupported);
+    EXPECT_EQ(st.message(), "kv dtype fp8_tile is not readable by " + std::string(c->name) +
+                                " (reads bf16|fp8_e4m3); fp8_tile is the per-tile-scaled layout "
+                                "(656-byte rows, one f32 scale per 128 latent values), which " +
+                                std::string(c->name) +
+                                " has no kernel for: use a bf16 or fp8_e4m3 pool, or the "
+                                "cpu_reference backend");
+  }
+  EXPECT_EQ(shape(1, 16, DType::kFP8Tile).to_string(), "B=1,H=16,q=1,S=4096,kv=fp8tile,page=64");
+  EXPECT_NE(describe_caps(kCpuReferenceCaps).find("kv bf16|fp8_e4m3|fp8_tile"), std::string::npos);
 }
 
 TEST(Guard, DescribeCaps) {

@@ -65,13 +65,14 @@ void expect_matches_oracle(Problem& p) {
 }
 
 // The sweep: every H and page size, q_len 1..16, ragged seq_lens (including seq_len == q_len and
-// lengths that are not page multiples), bf16 and fp8 with several scales.
+// lengths that are not page multiples), bf16, fp8 with several scales and fp8_tile (per-tile
+// scales: the oracle reads the same dequantized values, so the bound is the arithmetic's alone).
 TEST(CpuReference, AgreesWithFp64OracleAcrossSweep) {
   std::mt19937 rng(2024);
   int cases = 0;
   for (int H : {1, 8, 16, 32, 64, 128}) {
     for (int page : {1, 16, 64}) {
-      for (DType kv : {DType::kBF16, DType::kFP8E4M3}) {
+      for (DType kv : {DType::kBF16, DType::kFP8E4M3, DType::kFP8Tile}) {
         ProblemSpec s;
         s.num_heads = H;
         s.page_size = page;
@@ -207,12 +208,12 @@ TEST(CpuReference, RowHelperMatchesFullCall) {
 // The folded full call (rows 16 at a time, SIMD across rows) does row_attention's float
 // operations in its order for every row: bitwise the per-row helper's o (before and after bf16
 // rounding) and lse, for q_len 1..17 (tiles that split a token's heads, partial last tiles),
-// head counts that do and do not divide the tile, rows that see no key, bf16 and fp8.
+// head counts that do and do not divide the tile, rows that see no key, bf16, fp8 and fp8_tile.
 TEST(CpuReference, FoldedCallEqualsRowHelperBitwise) {
   int cases = 0;
   for (const int q_len : {1, 2, 3, 5, 7, 8, 9, 12, 16, 17}) {
     for (const int heads : {1, 3, 8, 16}) {
-      for (const DType dtype : {DType::kBF16, DType::kFP8E4M3}) {
+      for (const DType dtype : {DType::kBF16, DType::kFP8E4M3, DType::kFP8Tile}) {
         ProblemSpec s;
         s.num_heads = heads;
         s.q_len = q_len;

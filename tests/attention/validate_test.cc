@@ -74,7 +74,18 @@ std::vector<Case> cases() {
        [](auto&, VerifyArgs& a) {
          a.kv.pages = TensorView(a.kv.pages.data(), DType::kF32, {10, 16, kHeadDimQK});
        },
-       "kv.pages has dtype f32, expected bf16 or fp8_e4m3"},
+       "kv.pages has dtype f32, expected bf16, fp8_e4m3 or fp8_tile"},
+      {"kv_tile_row_width",
+       [](auto& p, VerifyArgs& a) {
+         a.kv.pages = TensorView(a.kv.pages.data(), DType::kFP8Tile, {p.num_pages, 16, 576});
+       },
+       "kv.pages dimension 2 is 576, expected 656"},
+      {"kv_scale_fp8_tile",
+       [](auto& p, VerifyArgs& a) {
+         a.kv.pages = TensorView(a.kv.pages.data(), DType::kFP8Tile, {p.num_pages, 16, 656});
+         a.kv.kv_scale = 0.5f;
+       },
+       "given for an fp8_tile pool; its scales are in the rows (kv_scale must be 1)"},
       {"kv_row_width",
        [](auto& p, VerifyArgs& a) {
          a.kv.pages = TensorView(a.kv.pages.data(), DType::kBF16, {p.num_pages, 16, 512});

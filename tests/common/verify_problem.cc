@@ -5,6 +5,8 @@
 #include <numeric>
 #include <sstream>
 
+#include "mlaspec/core/fp8_tile.h"
+
 namespace mlaspec::testing {
 namespace {
 constexpr uint16_t kBf16QuietNaN = 0x7fc0;
@@ -63,6 +65,25 @@ Problem make_problem(const ProblemSpec& spec_in) {
     p.kv.resize(kv_elems * 2);
     auto* dst = reinterpret_cast<uint16_t*>(p.kv.data());
     for (size_t i = 0; i < kv_elems; ++i) dst[i] = float_to_bf16_bits(normal(rng));
+  } else if (spec.kv_dtype == DType::kFP8Tile) {
+    // bf16 rows whose 128-value blocks have magnitudes 2^-3 .. 2^3 (so every row has its own
+    // scales), quantized by the pool writer's encoder.
+    const size_t rows = kv_elems / attn::kHeadDimQK;
+    p.kv.resize(rows * kFp8TileRowBytes);
+    std::uniform_int_distribution<int> mag(-3, 3);
+    std::vector<uint16_t> row(attn::kHeadDimQK);
+    for (size_t r = 0; r < rows; ++r) {
+      for (int k = 0; k < kFp8TileBlocks; ++k) {
+        const float m = std::ldexp(1.0f, mag(rng));
+        for (int i = 0; i < kFp8TileBlock; ++i) {
+          row[k * kFp8TileBlock + i] = float_to_bf16_bits(normal(rng) * m);
+        }
+      }
+      for (int i = kFp8TileLatent; i < attn::kHeadDimQK; ++i) {
+        row[i] = float_to_bf16_bits(normal(rng));
+      }
+      encode_fp8_tile_row(row.data(), p.kv.data() + r * kFp8TileRowBytes);
+    }
   } else {
     p.kv.resize(kv_elems);
     for (size_t i = 0; i < kv_elems; ++i)
@@ -70,7 +91,7 @@ Problem make_problem(const ProblemSpec& spec_in) {
   }
   // Rows of a request's last page past its seq_len hold NaN: a kernel that lets one reach its
   // output (e.g. 0 * NaN in P V for a key it did not zero) fails every comparison.
-  const size_t row_bytes = attn::kHeadDimQK * (spec.kv_dtype == DType::kBF16 ? 2 : 1);
+  const size_t row_bytes = static_cast<size_t>(attn::kv_row_bytes(spec.kv_dtype));
   for (int b = 0; b < spec.batch; ++b) {
     const int32_t len = p.seq_lens[b];
     if (len % spec.page_size == 0) continue;
@@ -80,6 +101,8 @@ Problem make_problem(const ProblemSpec& spec_in) {
       if (spec.kv_dtype == DType::kBF16) {
         auto* e = reinterpret_cast<uint16_t*>(row);
         std::fill(e, e + attn::kHeadDimQK, kBf16QuietNaN);
+      } else if (spec.kv_dtype == DType::kFP8Tile) {
+        std::fill(row, row + row_bytes, uint8_t{0xff});  // NaN codes, NaN scales, NaN rope
       } else {
         std::fill(row, row + attn::kHeadDimQK, kFp8E4M3NaN);
       }
@@ -93,7 +116,8 @@ attn::VerifyArgs Problem::host_args(TensorView out, TensorView lse) {
   attn::VerifyArgs a;
   a.q = TensorView(q.data(), DType::kBF16,
                    {spec.batch, spec.q_len, spec.num_heads, attn::kHeadDimQK});
-  a.kv.pages = TensorView(kv.data(), spec.kv_dtype, {num_pages, spec.page_size, attn::kHeadDimQK});
+  a.kv.pages = TensorView(kv.data(), spec.kv_dtype,
+                          {num_pages, spec.page_size, attn::kv_row_width(spec.kv_dtype)});
   a.kv.kv_scale = spec.kv_dtype == DType::kFP8E4M3 ? spec.kv_scale : 1.0f;
   a.block_table = TensorView(block_table.data(), DType::kI32, {spec.batch, max_pages});
   a.seq_lens = TensorView(seq_lens.data(), DType::kI32, {spec.batch});

@@ -33,7 +33,8 @@ struct Problem {
   int max_pages = 0;                 // block-table width
   int num_pages = 0;                 // pool size
   std::vector<uint16_t> q;           // [B, q_len, H, 576] bf16 bits
-  std::vector<uint8_t> kv;           // [num_pages, page_size, 576] bytes (bf16 or fp8 codes)
+  std::vector<uint8_t> kv;           // [num_pages, page_size, 576] bf16 / fp8 codes, or 656-byte
+                                     // fp8_tile rows
   std::vector<int32_t> block_table;  // [B, max_pages]; unused entries are -1
   std::vector<int32_t> seq_lens;     // [B]
   float sm_scale = 0.0f;

@@ -8,22 +8,12 @@
 #include <random>
 #include <vector>
 
+#include "kvcache/mla_pool_spec.h"
 #include "mlaspec/kvcache/pool.h"
 #include "mlaspec/kvcache/writer.h"
 
 namespace mlaspec::kv {
 namespace {
-
-KvPoolSpec mla_spec(DType dtype, int layers = 2, int pages = 4, int page_size = 4) {
-  KvPoolSpec s;
-  s.name = "target";
-  s.layout = KvLayout::mla();
-  s.num_layers = layers;
-  s.num_pages = pages;
-  s.page_size = page_size;
-  s.dtype = dtype;
-  return s;
-}
 
 uint16_t bf(float f) {
   return float_to_bf16_bits(f);

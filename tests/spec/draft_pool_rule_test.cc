@@ -115,5 +115,15 @@ TEST(DraftKvDtypeRule, InvalidTargetAndComputeDtypes) {
   EXPECT_EQ(d->dtype, FP8);
 }
 
+// The per-tile-scaled target pool: the drafter's attention reads bf16 only, so its own pool is
+// bf16 (the one-dtype rule), and says why.
+TEST(DraftKvDtypeRule, Fp8TileTargetGivesABf16DraftPool) {
+  Result<DTypeDecision> d = choose_draft_kv_dtype(DType::kFP8Tile, caps_reading(kBf));
+  ASSERT_TRUE(d.ok()) << d.status().to_string();
+  EXPECT_EQ(d->dtype, BF);
+  EXPECT_NE(d->reason.find("cannot read the target KV dtype fp8_tile"), std::string::npos)
+      << d->reason;
+}
+
 }  // namespace
 }  // namespace mlaspec::spec

@@ -42,7 +42,7 @@ TEST(EngineLossless, SpeculativeGreedyEqualsPlainGreedyForEveryDrafter) {
 // equals plain greedy, in bf16 and fp8 target KV, with prefill in several chunks.
 TEST(EngineLossless, DFlashDrafterGetsTheTargetContextAndIsLossless) {
   const std::string name = "v3_qlora_moe_yarn";
-  for (const DType kv : {DType::kBF16, DType::kFP8E4M3}) {
+  for (const DType kv : {DType::kBF16, DType::kFP8E4M3, DType::kFP8Tile}) {
     SCOPED_TRACE(std::string(dtype_name(kv)));
     EngineConfig config;
     config.kv_dtype = kv;
@@ -61,6 +61,7 @@ TEST(EngineLossless, DFlashDrafterGetsTheTargetContextAndIsLossless) {
     Result<std::unique_ptr<DFlashDrafter>> drafter =
         DFlashDrafter::create(std::move(*net), dconfig);
     ASSERT_TRUE(drafter.ok()) << drafter.status().message();
+    EXPECT_EQ((*drafter)->pool().dtype(), DType::kBF16);  // the drafter's own pool stays bf16
     config.num_draft = (*drafter)->num_draft();
     Result<Engine> spec = Engine::create(std::move(target), std::move(*drafter), config);
     ASSERT_TRUE(spec.ok()) << spec.status().message();
@@ -105,20 +106,24 @@ TEST(EngineLossless, RaggedBatchesEqualEachRequestAlone) {
   }
 }
 
+// Per-layer fp8 and per-tile fp8 (fp8_tile) target pools: speculative greedy equals plain greedy
+// on the same pool dtype.
 TEST(EngineLossless, Fp8TargetKv) {
-  EngineConfig fp8;
-  fp8.kv_dtype = DType::kFP8E4M3;
-  for (const std::string name : {"v3_qlora_moe_yarn", "kimi_k2_fp8", "v3_generate_bytelevel"}) {
-    SCOPED_TRACE(name);
-    Engine plain = make_engine(name, nullptr, fp8);
-    const int32_t vocab = plain.model().config().vocab_size;
-    const auto prompts = mixed_prompts(6, vocab, 33);
-    const auto want = run_engine(plain, prompts, {}, 16);
-    Engine spec = make_engine(name, std::make_unique<NgramDrafter>(*NgramDrafter::create()), fp8);
-    EXPECT_EQ(run_engine(spec, prompts, {}, 16).outputs, want.outputs);
-    Engine oracle = make_engine(
-        name, std::make_unique<OracleDrafter>(answers(prompts, want.outputs), false, vocab), fp8);
-    EXPECT_EQ(run_engine(oracle, prompts, {}, 16).outputs, want.outputs);
+  for (const DType kv : {DType::kFP8E4M3, DType::kFP8Tile}) {
+    EngineConfig fp8;
+    fp8.kv_dtype = kv;
+    for (const std::string name : {"v3_qlora_moe_yarn", "kimi_k2_fp8", "v3_generate_bytelevel"}) {
+      SCOPED_TRACE(name + " " + std::string(dtype_name(kv)));
+      Engine plain = make_engine(name, nullptr, fp8);
+      const int32_t vocab = plain.model().config().vocab_size;
+      const auto prompts = mixed_prompts(6, vocab, 33);
+      const auto want = run_engine(plain, prompts, {}, 16);
+      Engine spec = make_engine(name, std::make_unique<NgramDrafter>(*NgramDrafter::create()), fp8);
+      EXPECT_EQ(run_engine(spec, prompts, {}, 16).outputs, want.outputs);
+      Engine oracle = make_engine(
+          name, std::make_unique<OracleDrafter>(answers(prompts, want.outputs), false, vocab), fp8);
+      EXPECT_EQ(run_engine(oracle, prompts, {}, 16).outputs, want.outputs);
+    }
   }
 }
 

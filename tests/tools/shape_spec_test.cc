@@ -60,7 +60,7 @@ TEST(ShapeSpec, RefusesEverythingElseByName) {
   EXPECT_CONTAINS(err("  ").message(), "empty");
   EXPECT_CONTAINS(err("H=abc,S=10").message(), "H=abc: expected a positive integer");
   EXPECT_CONTAINS(err("q=0,S=10").message(), "q=0");
-  EXPECT_CONTAINS(err("kv=f32,S=10").message(), "expected bf16 or fp8");
+  EXPECT_CONTAINS(err("kv=f32,S=10").message(), "expected bf16, fp8 or fp8tile");
   EXPECT_CONTAINS(err("B=1,H=16").message(), "missing S=");
   EXPECT_CONTAINS(err("q=8,S=4").message(), "shorter than q=8");
   EXPECT_CONTAINS(err("S=10,S=20").message(), "S given twice");

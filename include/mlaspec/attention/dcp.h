@@ -47,7 +47,7 @@ struct ShardLayout {
 struct RankShard {
   int rank = 0;
   int num_pages = 0;                 // pages in the local pool (>= 1)
-  std::vector<uint8_t> kv;           // [num_pages, page_size, 576] in the pool's dtype
+  std::vector<uint8_t> kv;           // [num_pages, page_size, kv_row_width] in the pool's dtype
   std::vector<int32_t> block_table;  // [B, max_pages]
 };
 

@@ -5,6 +5,8 @@
 //                query token i, head h; the request's q is viewed as [q_len*H, 576] without copy)
 //   kv.pages     [num_pages, page_size, 576] bf16 or fp8_e4m3, contiguous; value = stored *
 //                kv.kv_scale for fp8 (kv_scale must be 1 for bf16). K = all 576, V = first 512.
+//                Or [num_pages, page_size, 656] fp8_tile: per-tile-scaled rows (core/fp8_tile.h:
+//                512 e4m3 with one f32 scale per 128, 64 bf16 rope); kv_scale must be 1.
 //   block_table  [B, max_pages] int32; block_table[b][j] holds tokens [j*page_size,
 //   (j+1)*page_size) seq_lens     [B] int32, q_len <= seq_lens[b]; seq_len counts the KV already
 //   written for the
@@ -41,9 +43,18 @@ inline constexpr int kHeadDimV = 512;
 inline constexpr int kRopeDim = 64;
 
 struct KvCacheView {
-  TensorView pages;       // [num_pages, page_size, 576]
-  float kv_scale = 1.0f;  // fp8 dequantization scale for this layer
+  TensorView pages;       // [num_pages, page_size, kv_row_width(dtype)]
+  float kv_scale = 1.0f;  // fp8_e4m3 dequantization scale for this layer (1 for the others)
 };
+
+// The last dimension of kv.pages for a KV dtype: 576 values, or 656 bytes for fp8_tile.
+constexpr int64_t kv_row_width(DType t) {
+  return t == DType::kFP8Tile ? 656 : kHeadDimQK;
+}
+// Bytes of one token's row: 1152 (bf16), 576 (fp8_e4m3), 656 (fp8_tile).
+constexpr int64_t kv_row_bytes(DType t) {
+  return kv_row_width(t) * dtype_size(t);
+}
 
 struct VerifyArgs {
   TensorView q;

@@ -7,6 +7,10 @@
 //   float -> fp8 rounds to nearest, ties to even, and saturates: any finite value whose magnitude
 //   exceeds 448 and +-inf become +-448 (like PTX cvt.rn.satfinite); NaN becomes 0x7f (positive)
 //   or 0xff (negative sign bit). Every fp8 code converts to float exactly.
+// fp8_tile: not an element type but a KV storage format (core/fp8_tile.h): a row of 656 bytes
+//   holding 576 values (512 e4m3 codes with one f32 scale per 128, then 64 bf16). A tensor of it
+//   is bytes (element size 1) whose last dimension is 656; only KV pools and the verify op's KV
+//   view use it.
 //
 // The functions are MLASPEC_HD so CUDA kernels (e.g. the KV writer) use exactly this code and
 // therefore match the CPU bitwise.
@@ -26,13 +30,15 @@
 
 namespace mlaspec {
 
-enum class DType : uint8_t { kBF16, kFP8E4M3, kF32, kI32 };
+// kFP8Tile is last so the earlier values (and their caps bits) keep their numbers.
+enum class DType : uint8_t { kBF16, kFP8E4M3, kF32, kI32, kFP8Tile };
 
 constexpr int dtype_size(DType t) {
   switch (t) {
     case DType::kBF16:
       return 2;
     case DType::kFP8E4M3:
+    case DType::kFP8Tile:  // bytes of 656-byte rows
       return 1;
     case DType::kF32:
     case DType::kI32:
@@ -51,11 +57,14 @@ constexpr std::string_view dtype_name(DType t) {
       return "f32";
     case DType::kI32:
       return "i32";
+    case DType::kFP8Tile:
+      return "fp8_tile";
   }
   return "?";
 }
 
-// Parses "bf16", "fp8", "fp8_e4m3", "f32", "i32". Returns false if unknown.
+// Parses "bf16", "fp8", "fp8_e4m3", "fp8_tile" (or "fp8tile"), "f32", "i32". Returns false if
+// unknown.
 bool parse_dtype(std::string_view text, DType* out);
 
 namespace detail {

@@ -9,8 +9,11 @@
 //                    first 512. layer_view(l) is the attn::KvCacheView the verify op reads.
 //   GQA:             K then V in one row: [kv_heads * head_dim of K | kv_heads * head_dim of V].
 //                    k_view(l) / v_view(l) are strided [num_pages, page_size, kv_heads, head_dim].
-// Dtypes: bf16 (scale fixed at 1) or fp8_e4m3 with one float scale per layer: value = code * scale.
-// Writes go through write_rows() (kvcache/writer.h), which quantizes bf16 rows on write.
+// Dtypes: bf16 (scale fixed at 1), fp8_e4m3 with one float scale per layer (value = code *
+// scale), or fp8_tile (MLA only): 656-byte rows of 512 e4m3 latent values with one f32 scale per
+// 128 of them, stored in the row, and the 64 rope values in bf16 (core/fp8_tile.h); its layer
+// scales are fixed at 1. Writes go through write_rows() (kvcache/writer.h), which quantizes bf16
+// rows on write.
 #pragma once
 
 #include <cstdint>
@@ -41,7 +44,9 @@ struct KvLayout {
   std::string to_string() const;  // "mla(576)" / "gqa(kv_heads=8,head_dim=128)"
 };
 
-// Bytes one token occupies in a pool: num_layers * row_elems * dtype_size.
+// Bytes of one token's row in one layer: row_elems * dtype_size, or 656 for fp8_tile.
+int64_t kv_row_bytes(const KvLayout& layout, DType dtype);
+// Bytes one token occupies in a pool: num_layers * kv_row_bytes.
 int64_t kv_bytes_per_token(const KvLayout& layout, int num_layers, DType dtype);
 
 struct KvPoolSpec {
@@ -50,9 +55,10 @@ struct KvPoolSpec {
   int num_layers = 1;
   int num_pages = 1;
   int page_size = 64;
-  DType dtype = DType::kBF16;  // kBF16 or kFP8E4M3
+  DType dtype = DType::kBF16;  // kBF16, kFP8E4M3 or kFP8Tile (MLA only)
   Device device = Device::kCPU;
-  // Per-layer fp8 scale (value = code * scale); empty = 1 for every layer. Must be 1 for bf16.
+  // Per-layer fp8 scale (value = code * scale); empty = 1 for every layer. Must be 1 for bf16 and
+  // fp8_tile.
   std::vector<float> layer_scales;
   bool zero_fill = true;  // fill the pool with zero bytes at creation
 };
@@ -73,9 +79,10 @@ class KvPool {
   int num_pages() const { return spec_.num_pages; }
   int page_size() const { return spec_.page_size; }
   int64_t num_slots() const { return int64_t{spec_.num_pages} * spec_.page_size; }
-  int64_t row_elems() const { return spec_.layout.row_elems(); }
+  int64_t row_elems() const { return spec_.layout.row_elems(); }  // values (576 for MLA)
+  int64_t row_bytes() const;        // bytes of one row: row_elems * dtype_size, or 656 for fp8_tile
   int64_t bytes_per_token() const;  // all layers
-  int64_t layer_bytes() const;      // one layer: num_pages * page_size * row_elems * dtype_size
+  int64_t layer_bytes() const;      // one layer: num_pages * page_size * row_bytes
   size_t bytes() const { return buffer_.bytes(); }
 
   float layer_scale(int layer) const { return scales_.at(static_cast<size_t>(layer)); }
@@ -83,8 +90,8 @@ class KvPool {
   // scales before writing (calibration). For bf16 pools only 1 is accepted.
   Status set_layer_scale(int layer, float scale);
 
-  // One layer as [num_pages, page_size, row_elems] in the pool's dtype. Throws Error if `layer`
-  // is out of range.
+  // One layer as [num_pages, page_size, row_elems] in the pool's dtype ([.., .., 656] bytes for
+  // fp8_tile). Throws Error if `layer` is out of range.
   TensorView layer_tensor(int layer) const;
   // MLA pools: the verify op's KV view for one layer (pages + kv_scale). Throws Error for a GQA
   // pool or a bad layer.

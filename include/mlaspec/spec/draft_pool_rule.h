@@ -24,7 +24,7 @@ struct DTypeDecision {
   std::string reason;  // "target KV dtype fp8_e4m3; draft backend cpu_reference reads it"
 };
 
-// target_kv_dtype and draft_compute_dtype must be KV dtypes (bf16 or fp8_e4m3).
+// target_kv_dtype and draft_compute_dtype must be KV dtypes (bf16, fp8_e4m3 or fp8_tile).
 // Errors: kInvalidArgument for a non-KV dtype (target, compute or override); kUnsupported when the
 // override, or both the target dtype and the compute dtype, are unreadable by the draft backend.
 Result<DTypeDecision> choose_draft_kv_dtype(DType target_kv_dtype,

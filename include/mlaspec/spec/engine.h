@@ -49,7 +49,7 @@
 namespace mlaspec::spec {
 
 struct EngineConfig {
-  DType kv_dtype = DType::kBF16;  // target pool: kBF16 or kFP8E4M3
+  DType kv_dtype = DType::kBF16;  // target pool: kBF16, kFP8E4M3 or kFP8Tile (CPU runtime)
   std::vector<float> kv_scales;   // fp8: one scale per layer (value = code * scale); empty = 1
   int page_size = 64;
   // Pages in the target pool; 0 = enough for max_requests requests of max_tokens_per_request.
