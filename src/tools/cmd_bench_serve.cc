@@ -168,15 +168,17 @@ std::vector<Planned> make_plan(const BenchServeCli& cli) {
     throw InputError(invalid_argument("--request-rate " + std::to_string(cli.request_rate) +
                                       " must be > 0 requests per second (or inf)"));
   }
-  std::mt19937_64 rng(cli.seed);
-  const std::vector<std::string> prompts =
-      cli.input_len.empty() ? read_prompts(cli) : random_prompts(cli, rng);
-  std::vector<Planned> plan(static_cast<size_t>(cli.num_prompts));
+  // Every option is checked before any file is read.
   std::optional<std::uniform_int_distribution<int>> out_len;
   if (!cli.output_len.empty()) {
     const auto [lo, hi] = parse_range(cli.output_len, "--output-len");
     out_len.emplace(lo, hi);
   }
+  if (!cli.input_len.empty()) (void)parse_range(cli.input_len, "--input-len");
+  std::mt19937_64 rng(cli.seed);
+  const std::vector<std::string> prompts =
+      cli.input_len.empty() ? read_prompts(cli) : random_prompts(cli, rng);
+  std::vector<Planned> plan(static_cast<size_t>(cli.num_prompts));
   std::exponential_distribution<double> gap(std::isinf(cli.request_rate) ? 1.0 : cli.request_rate);
   double t = 0.0;
   for (size_t i = 0; i < plan.size(); ++i) {

@@ -145,9 +145,9 @@ TEST(CudaRaggedVerify, MatchesReferenceFoldEqualsRowwiseEachRequestEqualsAlone) 
   std::printf("[ragged cuda] seed %u\n", seed);
   std::mt19937_64 rng(seed);
   const std::vector<Sweep> sweep = {
-      {16, 64, DType::kBF16, {1, 32, 5, 5, 1}},  {16, 16, DType::kFP8E4M3, {8, 3, 32}},
-      {64, 64, DType::kBF16, {2, 2, 7}},         {128, 16, DType::kFP8E4M3, {1, 32}},
-      {128, 64, DType::kBF16, {4, 1, 4, 1, 4}},  {32, 32, DType::kBF16, {32, 32, 1}},
+      {16, 64, DType::kBF16, {1, 32, 5, 5, 1}}, {16, 16, DType::kFP8E4M3, {8, 3, 32}},
+      {64, 64, DType::kBF16, {2, 2, 7}},        {128, 16, DType::kFP8E4M3, {1, 32}},
+      {128, 64, DType::kBF16, {4, 1, 4, 1, 4}}, {32, 32, DType::kBF16, {32, 32, 1}},
   };
   std::unique_ptr<Backend> fold = make_cuda_fold_backend().value();
   std::unique_ptr<Backend> rowwise = make_cuda_rowwise_backend().value();
@@ -181,8 +181,8 @@ TEST(CudaRaggedVerify, MatchesReferenceFoldEqualsRowwiseEachRequestEqualsAlone) 
       for (size_t b = 0; b < c.q_lens.size(); ++b) {
         const Out one = r.run(*fold, o, static_cast<int64_t>(b));
         const size_t r0 = static_cast<size_t>(r.indptr[b]), n = one.lse.size();
-        EXPECT_EQ(0, std::memcmp(one.out.data(), f.out.data() + r0 * kHeadDimV * r.H,
-                                 one.out.size() * 2))
+        EXPECT_EQ(
+            0, std::memcmp(one.out.data(), f.out.data() + r0 * kHeadDimV * r.H, one.out.size() * 2))
             << w << " request " << b << " (q_len " << c.q_lens[b] << ") alone, out";
         EXPECT_EQ(0, std::memcmp(one.lse.data(), f.lse.data() + r0 * r.H, n * 4))
             << w << " request " << b << " alone, lse";

@@ -50,7 +50,8 @@ def main():
                        (["--input-len", "8"], "needs --tokenizer"),
                        (["--output-len", "0:4"], "--output-len '0:4'"),
                        (["--request-rate", "-1"], "--request-rate")]:
-        r = subprocess.run([mlaspec, "bench-serve"] + bad, capture_output=True, text=True)
+        r = subprocess.run([mlaspec, "bench-serve"] + bad, capture_output=True, text=True,
+                           cwd=ROOT)
         if r.returncode != 2 or named not in r.stderr:
             fail("%s: exit %d, stderr %r (want 2 naming %r)" % (bad, r.returncode, r.stderr, named))
 
