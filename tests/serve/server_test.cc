@@ -472,7 +472,14 @@ TEST(ServeHttp, PreemptedRequestsCompleteWithTheirTextAlone) {
     EXPECT_EQ(status[i], 200) << i;
     EXPECT_EQ(got[i], want[i]) << "request " << i;
   }
-  const std::string m = s->metrics().render();
+  // A request's outcome is counted when the server finishes answering it, which can be just
+  // after its client has read the last byte: wait (bounded) for the fourth.
+  std::string m = s->metrics().render();
+  for (int i = 0;
+       i < 100 && m.find("mlaspec_requests_total{outcome=\"ok\"} 4") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    m = s->metrics().render();
+  }
   const size_t at = m.find("\nmlaspec_preemptions_total ");
   ASSERT_NE(at, std::string::npos);
   const int preemptions = std::stoi(m.substr(at + 27));
