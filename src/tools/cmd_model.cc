@@ -17,6 +17,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -26,6 +27,7 @@
 #include "mlaspec/model/footprint.h"
 #include "mlaspec/model/model.h"
 #include "tools/commands.h"
+#include "tools/output_file.h"
 
 namespace mlaspec::tools {
 namespace {
@@ -44,6 +46,13 @@ template <typename T>
 T value_or_throw(Result<T> r, const std::string& what) {
   if (!r.ok()) throw Error(r.status().with_context(what));
   return std::move(*r);
+}
+
+// A results file opened before the work, so an unwritable path is refused (exit 2) at once.
+OutputFile open_output(const std::string& path, const std::string& option) {
+  Result<OutputFile> f = OutputFile::open(path, option);
+  if (!f.ok()) bad_input(f.status());
+  return std::move(*f);
 }
 
 Device device_option(const std::string& d) {
@@ -79,18 +88,20 @@ struct LogitsCli {
 void run_model_logits(const LogitsCli& cli) {
   std::ifstream in(cli.tokens);
   if (!in) bad_input(not_found("--tokens " + cli.tokens + " cannot be opened"));
-  nlohmann::json j;
+  std::vector<int32_t> prompt, decode;
   try {
+    nlohmann::json j;
     in >> j;
-  } catch (const std::exception& e) {
+    if (!j.is_object() || !j.contains("prompt") || !j["prompt"].is_array() || j["prompt"].empty()) {
+      bad_input(
+          invalid_argument("--tokens " + cli.tokens + ": needs a non-empty \"prompt\" array"));
+    }
+    prompt = j["prompt"].get<std::vector<int32_t>>();
+    if (j.contains("decode")) decode = j["decode"].get<std::vector<int32_t>>();
+  } catch (const nlohmann::json::exception& e) {  // not JSON, or ids that are not integers
     bad_input(invalid_argument("--tokens " + cli.tokens + ": " + e.what()));
   }
-  if (!j.contains("prompt") || !j["prompt"].is_array() || j["prompt"].empty()) {
-    bad_input(invalid_argument("--tokens " + cli.tokens + ": needs a non-empty \"prompt\" array"));
-  }
-  const std::vector<int32_t> prompt = j["prompt"].get<std::vector<int32_t>>();
-  const std::vector<int32_t> decode =
-      j.contains("decode") ? j["decode"].get<std::vector<int32_t>>() : std::vector<int32_t>{};
+  OutputFile out = open_output(cli.out, "--out");
   const int64_t total = static_cast<int64_t>(prompt.size() + decode.size());
 
   model::LoadOptions lo;
@@ -110,8 +121,7 @@ void run_model_logits(const LogitsCli& cli) {
   kv::KvPool pool = value_or_throw(
       kv::KvPool::create(m.kv_pool_spec(req.num_pages(), req.page_size, DType::kBF16)), "KV pool");
 
-  std::ofstream out(cli.out, std::ios::binary);
-  if (!out) bad_input(not_found("--out " + cli.out + " cannot be written"));
+  std::string bytes;  // the logits rows, written at the end
   model::ForwardOptions fo;
   fo.deterministic = cli.deterministic;
   int32_t len = 0;
@@ -123,8 +133,7 @@ void run_model_logits(const LogitsCli& cli) {
     model::ForwardOutput o = value_or_throw(m.forward({&r, 1}, pool, fo), "forward");
     len += static_cast<int32_t>(toks.size());
     const std::vector<float>& l = o.requests[0].logits;
-    out.write(reinterpret_cast<const char*>(l.data()),
-              static_cast<std::streamsize>(l.size() * sizeof(float)));
+    bytes.append(reinterpret_cast<const char*>(l.data()), l.size() * sizeof(float));
   };
   auto t1 = Clock::now();
   step(prompt);
@@ -132,7 +141,7 @@ void run_model_logits(const LogitsCli& cli) {
   t1 = Clock::now();
   for (int32_t t : decode) step({&t, 1});
   decode_s = seconds_since(t1);
-  if (!out) throw Error(data_loss("writing " + cli.out));
+  throw_if_error(out.write_and_close(bytes));
   std::printf("model-logits: %zu rows x %d vocab (f32) -> %s\n", decode.size() + 1, c.vocab_size,
               cli.out.c_str());
   std::printf("load %.1f s; prefill %zu tokens %.1f ms; %zu decode steps %.2f ms each\n", load_s,
@@ -255,6 +264,9 @@ struct Row {
 void run_bench_model(const BenchModelCli& cli) {
   if (cli.reps < 1) bad_input(invalid_argument("--reps must be >= 1"));
   const Device dev = device_option(cli.device);
+  std::optional<OutputFile> json_file;  // opened before the run: a bad path is refused at once
+  if (!cli.json.empty())
+    json_file.emplace(value_or_throw(OutputFile::open(cli.json, "--json"), "--json"));
   model::LoadOptions lo;
   lo.device = dev;
   const int max_batch = *std::max_element(cli.batches.begin(), cli.batches.end());
@@ -418,11 +430,7 @@ void run_bench_model(const BenchModelCli& cli) {
       "attention ms: the attention op alone for the step's shape (one call timed, x "
       "layers); rest ms: the step minus it (GEMMs, norms, routing, launches). The GEMM / "
       "rest split inside it is not measured (no per-piece timers; nsys on the GPU)\n");
-  if (!cli.json.empty()) {
-    std::ofstream f(cli.json);
-    f << out.dump(2) << "\n";
-    if (!f) throw Error(data_loss("writing " + cli.json));
-  }
+  if (json_file) throw_if_error(json_file->write_and_close(out.dump(2) + "\n"));
 }
 
 }  // namespace
