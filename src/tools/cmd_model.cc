@@ -161,6 +161,7 @@ struct BenchModelCli {
   double bandwidth_gbs = 0;  // 0: cuda 4200, cpu measured
   double peak_tflops = -1;   // <0: cuda 757, cpu none
   bool deterministic = false;
+  bool profile = false;  // per-phase times of one decode and one verify shape per batch
 };
 
 // Read bandwidth of this machine's memory, GB/s: the best of 3 parallel sums over 512 MiB (each
@@ -381,6 +382,26 @@ void run_bench_model(const BenchModelCli& cli) {
     }
   }
 
+  // Where the time goes (--profile; after the timed rows, which it would slow): the CUDA
+  // runtime's per-phase GPU and host times for a decode and a verify step per batch.
+  std::string profiles;
+  if (cli.profile) {
+    const int q = std::find(cli.q_lens.begin(), cli.q_lens.end(), 8) != cli.q_lens.end() ? 8 : max_q;
+    m.set_phase_profiling(true);
+    for (int b : cli.batches) {
+      for (const int ql : {1, q}) {
+        m.phase_report(true);  // resets
+        time_step(0, b, ql, cli.context,
+                  ql == 1 ? model::LogitsMode::kLast : model::LogitsMode::kAll);
+        profiles += "\nprofile: " + std::string(ql == 1 ? "decode" : "verify") + " batch " +
+                    std::to_string(b) + " q_len " + std::to_string(ql) + " context " +
+                    std::to_string(cli.context) + " (" + std::to_string(cli.reps + 1) +
+                    " steps)\n" + m.phase_report(true);
+      }
+    }
+    m.set_phase_profiling(false);
+  }
+
   std::printf(
       "bench-model: %s on %s, %d layers, hidden %d, %d experts top-%d; %.3g B params "
       "(%.3g B per token with k experts)\n",
@@ -430,6 +451,7 @@ void run_bench_model(const BenchModelCli& cli) {
       "attention ms: the attention op alone for the step's shape (one call timed, x "
       "layers); rest ms: the step minus it (GEMMs, norms, routing, launches). The GEMM / "
       "rest split inside it is not measured (no per-piece timers; nsys on the GPU)\n");
+  if (!profiles.empty()) std::fputs(profiles.c_str(), stdout);
   if (json_file) throw_if_error(json_file->write_and_close(out.dump(2) + "\n"));
 }
 
@@ -476,6 +498,9 @@ void add_model_commands(CLI::App& app) {
   b->add_option("--peak-tflops", bc->peak_tflops,
                 "peak FLOP/s for the FLOP floor (default: cuda 757, cpu none)");
   b->add_flag("--deterministic", bc->deterministic, "row-invariant GEMMs");
+  b->add_flag("--profile", bc->profile,
+              "then per-phase GPU / host times of a decode and a verify (q_len 8) step per batch "
+              "(CUDA runtime)");
   b->add_option("--json", bc->json, "also write the rows as JSON");
   b->callback([bc]() { run_bench_model(*bc); });
 }
