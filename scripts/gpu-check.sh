@@ -103,6 +103,7 @@ if [[ -n $long_context ]]; then
     > "$RES/long-context.txt" 2>&1 || status=1
   grep -E "^\[long_context|^  \[bench-model|skipped" "$RES/long-context.txt" | tail -60
   [[ -f $RES/long-context/long-context.md ]] && cat "$RES/long-context/long-context.md"
+  cp "$RES"/long-context/long-context.{md,png} "$OUT"/ 2>/dev/null || true  # beside the .tgz
   log "done (status $status)"
   exit $status
 fi

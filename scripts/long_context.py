@@ -42,6 +42,7 @@ import time
 T0 = time.time()
 POLICIES = ["auto", "cuda_fold", "cuda_rowwise"]
 REGRET_TARGET = 0.05
+FAILED = []  # the bench-model calls that did not end with exit 0
 
 
 def log(msg):
@@ -85,6 +86,8 @@ def run(cmd, timeout, out_path=None):
     except subprocess.TimeoutExpired as e:
         text = (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
         rc = "timeout"
+    except OSError as e:  # no such program (nvidia-smi on a machine without a GPU)
+        text, rc = str(e), "not run"
     if out_path:
         with open(out_path, "w") as f:
             f.write(text)
@@ -149,6 +152,7 @@ def bench(args, budget, model_name, model_dir, kv, policy, tau, fill):
         if line.startswith("[bench-model") or line.startswith("bench-model:"):
             print("  " + line, flush=True)
     if rc != 0:
+        FAILED.append(tag)
         log(f"{tag}: bench-model ended with {rc}" + ("" if os.path.exists(json_path) else
                                                      " and wrote no JSON"))
     if os.path.exists(json_path):
@@ -297,6 +301,7 @@ def report(out_dir, rows, extra_notes=(), plot=True):
         lines += ["## auto's regret", "",
                   f"Worst: {r:+.1%} ({m}, {kv} KV, batch {b}, context {context_label(ctx)}); "
                   f"{over} of {len(worst_regret)} points over the {REGRET_TARGET:.0%} target.", ""]
+    lines += targets(ix)
     md = "\n".join(lines) + "\n"
     with open(os.path.join(out_dir, "long-context.md"), "w") as f:
         f.write(md)
@@ -305,6 +310,51 @@ def report(out_dir, rows, extra_notes=(), plot=True):
     if plot:
         make_plot(out_dir, ix)
     return md
+
+
+def targets(ix):
+    """Issue 38's targets, each with the measured points it covers (met / missed / not measured)."""
+    def verdict(pairs, good, fmt_v):
+        if not pairs:
+            return "not measured"
+        bad = [(k, v) for k, v in pairs if not good(v)]
+        desc = ", ".join(f"{k}: {fmt_v(v)}" for k, v in (bad or pairs)[:6])
+        return ("MISSED at " if bad else "met: ") + desc
+    out = ["## Targets (issue 38)", ""]
+    steps = [r for r in ix.values() if ok(r) and r.get("fraction_of_floor") is not None]
+    low = sorted(steps, key=lambda r: r["fraction_of_floor"])
+    out.append("- every step >= 70% of its floor: " + (
+        "not measured" if not low else
+        ("met" if low[0]["fraction_of_floor"] >= 0.7 else "MISSED") +
+        f" (lowest {low[0]['fraction_of_floor']:.0%}: {low[0]['model']} {low[0]['kv']} "
+        f"{low[0]['attention']} {low[0]['step']} batch {low[0]['batch']} context "
+        f"{context_label(low[0]['context'])}; {sum(r['fraction_of_floor'] < 0.7 for r in low)} "
+        f"of {len(low)} steps below)"))
+    ratio = []
+    for (m, kv, p, step, b, c), r in ix.items():
+        if m == "v2lite" and p == "cuda_rowwise" and step == "verify" and c >= 131072 and ok(r):
+            f = ix.get((m, kv, "cuda_fold", "verify", b, c))
+            if ok(f):
+                ratio.append((f"{kv} b{b} {context_label(c)}", r["ms"] / f["ms"]))
+    out.append("- V2-Lite, >= 128k: forced rowwise verify >= 2x fold's: "
+               + verdict(sorted(ratio), lambda v: v >= 2.0, lambda v: f"{v:.2f}x"))
+    vd, sp = [], []
+    for (m, kv, p, step, b, c), r in ix.items():
+        if m != "target" or p != "auto" or step != "verify" or not ok(r):
+            continue
+        d = ix.get((m, kv, "auto", "decode", b, c))
+        if not ok(d):
+            continue
+        if c >= 131072:
+            vd.append((f"{kv} b{b} {context_label(c)}", r["ms"] / d["ms"]))
+        if c == 131072 and b == 1 and r.get("accept_length"):
+            sp.append((f"{kv} b1 128k", r["accept_length"] * d["ms"] / r["ms"]))
+    out.append("- shipped target, >= 128k: verify step <= 1.3x decode step: "
+               + verdict(sorted(vd), lambda v: v <= 1.3, lambda v: f"{v:.2f}x"))
+    out.append("- shipped target, 128k, batch 1: speculative tokens/s >= 2.5x plain: "
+               + verdict(sp, lambda v: v >= 2.5, lambda v: f"{v:.2f}x"))
+    out.append("")
+    return out
 
 
 def make_plot(out_dir, ix):
@@ -413,8 +463,10 @@ def main():
                        "v2lite": f"the shipped pair's tau ({source}); random weights have no drafter"}
     notes += [f"- tau: {tau:.3f}, {source}.", ""]
 
-    gpu = run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], 20)[1].strip()
-    commit = run(["git", "rev-parse", "--short", "HEAD"], 20)[1].strip()
+    rc, gpu = run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], 20)
+    gpu = gpu.strip() if rc == 0 else ""
+    rc, commit = run(["git", "rev-parse", "--short", "HEAD"], 20)
+    commit = commit.strip() if rc == 0 else "?"
     notes += [f"- machine: {gpu.splitlines()[0] if gpu else 'unknown GPU'}; mlaspec {commit}; "
               f"{time.strftime('%Y-%m-%d')}; bench-model --reps {args.reps} (median).", ""]
     # The calibration profile's attention-only crossovers, next to the engine-level ones.
@@ -455,8 +507,9 @@ def main():
         if rows:
             md = report(args.out, rows, notes, plot=True)
             print(md, flush=True)
-        log(f"done; {budget.left():.0f} s of the budget left; results in {args.out}")
-    return 0
+        log(f"done; {budget.left():.0f} s of the budget left; results in {args.out}"
+            + (f"; calls that failed or were cut short: {', '.join(FAILED)}" if FAILED else ""))
+    return 1 if FAILED else 0
 
 
 if __name__ == "__main__":

@@ -29,3 +29,17 @@ if(MLASPEC_PYTHON3)
   set_tests_properties(scripts.long_context_report PROPERTIES LABELS cpu
                        PASS_REGULAR_EXPRESSION "all checks passed")
 endif()
+
+# The script end to end on the CPU (the arguments it gives bench-model, the report from its JSON):
+# the shipped target, one small context past max_position_embeddings, tau given (no eval).
+if(MLASPEC_PYTHON3)
+  add_test(NAME scripts.long_context_cpu_run
+           COMMAND ${MLASPEC_PYTHON3} -B ${PROJECT_SOURCE_DIR}/scripts/long_context.py
+                   --mlaspec $<TARGET_FILE:mlaspec> --device cpu --models target --kv fp8
+                   --policies auto,cpu_reference --contexts 2k --batches 1,2 --reps 1
+                   --accept-length 4.5 --fill writer --budget 60 --out ${CMAKE_CURRENT_BINARY_DIR}/long_context_cpu
+           WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  set_tests_properties(scripts.long_context_cpu_run PROPERTIES LABELS cpu
+    ENVIRONMENT MLASPEC_LOG=warn
+    PASS_REGULAR_EXPRESSION "## target, fp8 KV.*\\| 2 \\| 2k \\| writer \\| [0-9.]+ \\| [0-9.]+ \\(cpu_reference\\) \\| - \\| - \\|")
+endif()

@@ -82,6 +82,10 @@ def main():
         # Batch 16 at 128k: auto 40 vs fold 38 (rowwise failed) -> +5.3%, also over.
         check("Worst: +12.5% (v2lite, bf16 KV, batch 1, context 32k); 2 of 4 points over" in md,
               "regret summary")
+        check("- V2-Lite, >= 128k: forced rowwise verify >= 2x fold's: met: bf16 b1 128k: 2.25x" in md,
+              "target: rowwise vs fold at 128k")
+        check("- shipped target, 128k, batch 1: speculative tokens/s >= 2.5x plain: not measured" in md,
+              "target not measured says so")
         check(os.path.exists(os.path.join(d, "long-context.md")), "markdown written")
         check(os.path.exists(os.path.join(d, "long-context.json")), "json written")
         try:
