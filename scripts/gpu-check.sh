@@ -8,7 +8,7 @@
 # scripts/fetch-deps.sh (the lent GPU machine has no package access; carry .deps there).
 #
 # Usage: scripts/gpu-check.sh [--skip-tests] [--skip-bench] [--quick] [--model-only] [--v2lite]
-#                             [--kimi]
+#                             [--kimi] [--long-context[=target|v2lite]]
 #   --skip-tests  build, then calibrate + bench only      --skip-bench  build + tests only
 #   --quick       no q_len / S sweeps
 #   --model-only  build gpu_tests + mlaspec only; run the CUDA model runtime's tests (the
@@ -23,6 +23,12 @@
 #                 that checkpoint at S = 4k; each under a time limit so the call ends within ~570 s
 #   --kimi        as --v2lite for the one-layer Kimi-K2-shaped slice (64 heads, 384 experts top-8,
 #                 n_group 1; ~34 GB); run it in its own call, after --v2lite has removed its files
+#   --long-context  build mlaspec only, then issue 38's long-context table (scripts/long_context.py:
+#                 decode vs q_len-8 verify under auto / cuda_fold / cuda_rowwise, batch 1/8/16,
+#                 contexts 4k..1M, bf16 and fp8 KV) for the shipped target, then the V2-Lite shape
+#                 (made by scripts/v2lite_check.py --make-only) with the time left; `=target` or
+#                 `=v2lite` runs one model (a call each when one call cannot hold both). Results:
+#                 $RES/long-context/ (long-context.md, .png, .json, every bench-model log)
 #   --model-only --v2lite   both stages in one call (model tests first), ~500 s with a cold build
 # The GPU session's plan: call 1 `--model-only --v2lite`, call 2 (if time) `--kimi`.
 set -uo pipefail
@@ -37,7 +43,7 @@ OUT=${OUT:-$PWD/out}
 RES=${RES:-$OUT/results}
 mkdir -p "$OUT" "$RES"
 pack() { tar czf "$OUT/gpu-check.tgz" -C "$RES" . 2>/dev/null || true; }
-skip_tests=0 skip_bench=0 quick=0 model_only=0 real_case=
+skip_tests=0 skip_bench=0 quick=0 model_only=0 real_case= long_context=
 for a in "$@"; do
   case $a in
     --skip-tests) skip_tests=1 ;;
@@ -46,6 +52,8 @@ for a in "$@"; do
     --model-only) model_only=1 ;;
     --v2lite) real_case=v2lite ;;
     --kimi) real_case=kimi ;;
+    --long-context) long_context=target,v2lite ;;
+    --long-context=target | --long-context=v2lite) long_context=${a#--long-context=} ;;
     *) echo "gpu-check: unknown option $a" >&2; exit 2 ;;
   esac
 done
@@ -75,7 +83,7 @@ fi
 gen=()
 command -v ninja >/dev/null && gen=(-G Ninja)
 targets=()
-[[ -n $real_case ]] && targets=(--target mlaspec)
+[[ -n $real_case || -n $long_context ]] && targets=(--target mlaspec)
 ((model_only)) && targets=(--target gpu_tests mlaspec)
 log "configure + build (CUDA ON)"
 if ! { cmake -S . -B build-gpu "${gen[@]}" -DMLASPEC_CUDA=ON -DCMAKE_BUILD_TYPE=Release "${extra[@]}" &&
@@ -86,6 +94,20 @@ if ! { cmake -S . -B build-gpu "${gen[@]}" -DMLASPEC_CUDA=ON -DCMAKE_BUILD_TYPE=
 fi
 grep -E "spill|stack frame" "$RES/build.log" | sort -u | head -20 > "$RES/ptxas.txt" || true
 grep -E "mlaspec: (CUDA|NCCL)" "$RES/build.log" | sed 's/^-- //' | tee -a "$RES/gpu.txt"
+
+if [[ -n $long_context ]]; then
+  # Every bench-model call runs under its own timeout and the report is rewritten after each, so
+  # a call cut short by the budget still leaves the table of what came before.
+  log "long-context table: $long_context ($(left) s left)"
+  timeout $(($(left) - 5)) python3 scripts/long_context.py --mlaspec build-gpu/mlaspec \
+    --models "$long_context" --out "$RES/long-context" --budget $(($(left) - 15)) \
+    > "$RES/long-context.txt" 2>&1 || status=1
+  grep -E "^\[long_context|^  \[bench-model|skipped" "$RES/long-context.txt" | tail -60
+  [[ -f $RES/long-context/long-context.md ]] && cat "$RES/long-context/long-context.md"
+  cp "$RES"/long-context/long-context.{md,png} "$OUT"/ 2>/dev/null || true  # beside the .tgz
+  log "done (status $status)"
+  exit $status
+fi
 
 if ((model_only)); then
   log "CUDA model runtime tests"
