@@ -8,7 +8,7 @@
 # scripts/fetch-deps.sh (the lent GPU machine has no package access; carry .deps there).
 #
 # Usage: scripts/gpu-check.sh [--skip-tests] [--skip-bench] [--quick] [--model-only] [--v2lite]
-#                             [--kimi]
+#                             [--kimi] [--long-context[=target|v2lite]]
 #   --skip-tests  build, then calibrate + bench only      --skip-bench  build + tests only
 #   --quick       no q_len / S sweeps
 #   --model-only  build gpu_tests + mlaspec only; run the CUDA model runtime's tests (the
@@ -23,7 +23,14 @@
 #                 that checkpoint at S = 4k; each under a time limit so the call ends within ~570 s
 #   --kimi        as --v2lite for the one-layer Kimi-K2-shaped slice (64 heads, 384 experts top-8,
 #                 n_group 1; ~34 GB); run it in its own call, after --v2lite has removed its files
-# The GPU session's plan: call 1 `--model-only`, call 2 `--v2lite`, call 3 (if time) `--kimi`.
+#   --long-context  build mlaspec only, then issue 38's long-context table (scripts/long_context.py:
+#                 decode vs q_len-8 verify under auto / cuda_fold / cuda_rowwise, batch 1/8/16,
+#                 contexts 4k..1M, bf16 and fp8 KV) for the shipped target, then the V2-Lite shape
+#                 (made by scripts/v2lite_check.py --make-only) with the time left; `=target` or
+#                 `=v2lite` runs one model (a call each when one call cannot hold both). Results:
+#                 $RES/long-context/ (long-context.md, .png, .json, every bench-model log)
+#   --model-only --v2lite   both stages in one call (model tests first), ~500 s with a cold build
+# The GPU session's plan: call 1 `--model-only --v2lite`, call 2 (if time) `--kimi`.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 t_start=$SECONDS
@@ -36,7 +43,7 @@ OUT=${OUT:-$PWD/out}
 RES=${RES:-$OUT/results}
 mkdir -p "$OUT" "$RES"
 pack() { tar czf "$OUT/gpu-check.tgz" -C "$RES" . 2>/dev/null || true; }
-skip_tests=0 skip_bench=0 quick=0 model_only=0 real_case=
+skip_tests=0 skip_bench=0 quick=0 model_only=0 real_case= long_context=
 for a in "$@"; do
   case $a in
     --skip-tests) skip_tests=1 ;;
@@ -45,6 +52,8 @@ for a in "$@"; do
     --model-only) model_only=1 ;;
     --v2lite) real_case=v2lite ;;
     --kimi) real_case=kimi ;;
+    --long-context) long_context=target,v2lite ;;
+    --long-context=target | --long-context=v2lite) long_context=${a#--long-context=} ;;
     *) echo "gpu-check: unknown option $a" >&2; exit 2 ;;
   esac
 done
@@ -74,8 +83,8 @@ fi
 gen=()
 command -v ninja >/dev/null && gen=(-G Ninja)
 targets=()
+[[ -n $real_case || -n $long_context ]] && targets=(--target mlaspec)
 ((model_only)) && targets=(--target gpu_tests mlaspec)
-[[ -n $real_case ]] && targets=(--target mlaspec)
 log "configure + build (CUDA ON)"
 if ! { cmake -S . -B build-gpu "${gen[@]}" -DMLASPEC_CUDA=ON -DCMAKE_BUILD_TYPE=Release "${extra[@]}" &&
        cmake --build build-gpu -j"$(nproc)" "${targets[@]}"; } > "$RES/build.log" 2>&1; then
@@ -86,33 +95,24 @@ fi
 grep -E "spill|stack frame" "$RES/build.log" | sort -u | head -20 > "$RES/ptxas.txt" || true
 grep -E "mlaspec: (CUDA|NCCL)" "$RES/build.log" | sed 's/^-- //' | tee -a "$RES/gpu.txt"
 
-if [[ -n $real_case ]]; then
-  # The real-size check, then the benchmark on the same checkpoint (kept for it, removed after).
-  dir=${TMPDIR:-/tmp}/mlaspec-$real_case
-  log "real-size check: $real_case ($(left) s left)"
-  limit=$(($(left) - 150))  # keeps ~150 s for bench-model on the same checkpoint
-  ((limit < 240)) && limit=$(($(left) - 10))
-  timeout "$limit" python3 scripts/v2lite_check.py --case "$real_case" \
-    --mlaspec build-gpu/mlaspec --dir "$dir" --keep --timeout 330 --json "$RES/$real_case.json" \
-    > "$RES/$real_case-check.txt" 2>&1 || status=1
-  grep -vE "^Writing|it/s\]" "$RES/$real_case-check.txt" | tail -40
-  if [[ -f $dir/config.json ]] && (($(left) > 60)); then
-    log "bench-model --device cuda on $real_case ($(left) s left)"
-    ctx=4096 batches=1,8,16
-    [[ $real_case == kimi ]] && ctx=1024 batches=1,8
-    timeout $(($(left) - 10)) build-gpu/mlaspec bench-model --model "$dir" --device cuda \
-      --context $ctx --batch $batches --q-len 2,4,8,16 --prefill 256,1024 --reps 5 \
-      --json "$RES/bench-model-$real_case.json" > "$RES/bench-model-$real_case.txt" 2>&1 || status=1
-    grep -vE "^\[mlaspec info\]" "$RES/bench-model-$real_case.txt" | tail -30
-  fi
-  rm -rf "$dir"
+if [[ -n $long_context ]]; then
+  # Every bench-model call runs under its own timeout and the report is rewritten after each, so
+  # a call cut short by the budget still leaves the table of what came before.
+  log "long-context table: $long_context ($(left) s left)"
+  timeout $(($(left) - 5)) python3 scripts/long_context.py --mlaspec build-gpu/mlaspec \
+    --models "$long_context" --out "$RES/long-context" --budget $(($(left) - 15)) \
+    > "$RES/long-context.txt" 2>&1 || status=1
+  grep -E "^\[long_context|^  \[bench-model|skipped" "$RES/long-context.txt" | tail -60
+  [[ -f $RES/long-context/long-context.md ]] && cat "$RES/long-context/long-context.md"
+  cp "$RES"/long-context/long-context.{md,png} "$OUT"/ 2>/dev/null || true  # beside the .tgz
   log "done (status $status)"
   exit $status
 fi
 
 if ((model_only)); then
   log "CUDA model runtime tests"
-  build-gpu/tests/gpu_tests --gtest_filter='*CudaForward*:CudaModel*:CudaEngine*:DFlashCuda*' \
+  build-gpu/tests/gpu_tests \
+    --gtest_filter='*CudaForward*:CudaModel*:CudaEngine*:DFlashCuda*:CudaRaggedVerify*' \
     > "$RES/model-tests.log" 2>&1 || status=1
   grep -E "^\[(cuda vs cpu|chunked|engine|perf|dflash|kernels)|FAILED|PASSED" "$RES/model-tests.log"
   P='<|bos|><|user|>Maya buys 9 oranges for 16 dollars each. She pays with 500 dollars. How much change does she get?<|assistant|>'
@@ -126,6 +126,32 @@ if ((model_only)); then
   timeout 120 build-gpu/mlaspec bench-model --model models/target --device cuda --context 512 \
     --json "$RES/bench-model-target.json" > "$RES/bench-model-target.txt" 2>&1 || status=1
   grep -vE "^\[mlaspec info\]" "$RES/bench-model-target.txt"
+  if [[ -z $real_case ]]; then
+    log "done (status $status)"
+    exit $status
+  fi
+fi
+
+if [[ -n $real_case ]]; then
+  # The real-size check, then the benchmark on the same checkpoint (kept for it, removed after).
+  dir=${TMPDIR:-/tmp}/mlaspec-$real_case
+  log "real-size check: $real_case ($(left) s left)"
+  limit=$(($(left) - 150))  # keeps ~150 s for bench-model on the same checkpoint
+  ((limit < 240)) && limit=$(($(left) - 10))
+  timeout "$limit" python3 scripts/v2lite_check.py --case "$real_case" \
+    --mlaspec build-gpu/mlaspec --dir "$dir" --keep --timeout 330 --json "$RES/$real_case.json" \
+    > "$RES/$real_case-check.txt" 2>&1 || status=1
+  grep -vE "^Writing|it/s\]" "$RES/$real_case-check.txt" | tail -40
+  if [[ -f $dir/config.json ]] && (($(left) > 60)); then
+    log "bench-model --device cuda on $real_case ($(left) s left)"
+    ctx=4096 batches=1,8,16,64 prefill=256,1024,8192
+    [[ $real_case == kimi ]] && ctx=1024 batches=1,8 prefill=256,1024
+    timeout $(($(left) - 10)) build-gpu/mlaspec bench-model --model "$dir" --device cuda \
+      --context $ctx --batch $batches --q-len 2,4,8,16 --prefill $prefill --reps 5 --profile \
+      --json "$RES/bench-model-$real_case.json" > "$RES/bench-model-$real_case.txt" 2>&1 || status=1
+    grep -vE "^\[mlaspec info\]" "$RES/bench-model-$real_case.txt" | tail -70
+  fi
+  rm -rf "$dir"
   log "done (status $status)"
   exit $status
 fi

@@ -4,7 +4,14 @@
 # and the loader need to find OpenBLAS, PCRE2 and ICU there. Sets MLASPEC_SYSROOT_CMAKE_ARGS.
 #   source scripts/gpu-sysroot.sh && cmake ... "${MLASPEC_SYSROOT_CMAKE_ARGS[@]}"
 MLASPEC_SYSROOT_CMAKE_ARGS=()
-if [[ -f .deps/sysroot.tar.xz ]] && ! ldconfig -p 2>/dev/null | grep -q libopenblas; then
+# Needed when any of the three is missing (the lent GPU machine has OpenBLAS but neither PCRE2's
+# nor ICU's headers: the tokenizer would build as "unavailable").
+mlaspec_need_sysroot() {
+  ! ldconfig -p 2>/dev/null | grep -q libopenblas ||
+    [[ ! -f /usr/include/pcre2.h ]] ||
+    [[ ! -f /usr/include/unicode/uversion.h && ! -f /usr/include/x86_64-linux-gnu/unicode/uversion.h ]]
+}
+if [[ -f .deps/sysroot.tar.xz ]] && mlaspec_need_sysroot; then
   sysroot=$PWD/.deps/sysroot
   if [[ ! -d $sysroot/usr ]]; then
     mkdir -p "$sysroot" && tar xJf .deps/sysroot.tar.xz -C "$sysroot"

@@ -7,6 +7,7 @@ transformers saved, and the two runtimes' logits compared.
     python3 scripts/v2lite_check.py --case kimi   --mlaspec build-gpu/mlaspec
     python3 scripts/v2lite_check.py --case tiny-v2 --device cpu --mlaspec-device cpu \
         --mlaspec build/mlaspec          # the same steps at toy size, on a CPU-only machine
+    python3 scripts/v2lite_check.py --case v2lite --dir /tmp/x --make-only   # steps 1-2 only
 
 Steps (each timed and printed; scripts/gpu-check.sh --v2lite runs it under a time limit):
   1. the config (v2lite: DeepSeek-V2-Lite's config.json - 27 layers, hidden 2048, 16 heads,
@@ -161,7 +162,12 @@ def main():
     ap.add_argument("--timeout", type=int, default=420, help="seconds for the mlaspec step")
     ap.add_argument("--keep", action="store_true", help="keep the checkpoint directory")
     ap.add_argument("--json", default=None, help="also write the rows and timings as JSON")
+    ap.add_argument("--make-only", action="store_true",
+                    help="only steps 1-2: build and save the checkpoint to --dir (kept), then exit "
+                         "(scripts/long_context.py makes its V2-Lite-shaped model this way)")
     args = ap.parse_args()
+    if args.make_only:
+        args.keep = True
 
     case = CASES[args.case]
     out_dir = args.dir or f"/tmp/mlaspec-{args.case}"
@@ -207,6 +213,8 @@ def main():
         timings["save_s"] = time.time() - t
         log(f"saved {size / 1e9:.1f} GB to {out_dir} ({timings['save_s']:.1f} s, "
             f"{size / 1e9 / timings['save_s']:.2f} GB/s)")
+        if args.make_only:
+            return 0
 
         # Tokens: a random prompt and transformers' bf16 greedy continuation.
         g = torch.Generator().manual_seed(args.seed)

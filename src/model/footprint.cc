@@ -110,8 +110,9 @@ ScratchBytes scratch_bytes(const ModelConfig& c, int64_t T, int64_t pages,
   s.chosen = s.row_of = s.gidx = s.cpos = s.touched = T * k * i;
   s.rweights = s.cw = T * k * f;
   s.begin = (E + 1) * i;
-  s.table = nb * pages * i;
-  s.seq_lens = nb * i;
+  // A fused pass has at most one attention block per token (gpu_plan.h), at least nb.
+  s.table = std::max(nb, T) * pages * i;
+  s.seq_lens = std::max(nb, T) * i;
   s.logits = T * int64_t{c.vocab_size} * f;
   return s;
 }

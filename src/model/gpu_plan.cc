@@ -7,18 +7,34 @@ namespace mlaspec::model {
 
 AttentionBlockPlan plan_attention_blocks(int64_t T, int64_t first, std::span<const int32_t> table,
                                          int64_t page_size, int64_t block) {
+  const AttentionPiece piece{T, first, table};
+  return plan_attention_batch({&piece, 1}, page_size, block);
+}
+
+AttentionBlockPlan plan_attention_batch(std::span<const AttentionPiece> pieces, int64_t page_size,
+                                        int64_t block) {
   AttentionBlockPlan p;
-  const int64_t full = T / block, rem = T % block;
-  const int64_t blocks = full + (rem > 0 ? 1 : 0);
-  p.pages = (first + T + page_size - 1) / page_size;
-  p.block_table.resize(static_cast<size_t>(blocks * p.pages));
-  p.seq_lens.resize(static_cast<size_t>(blocks));
-  for (int64_t b = 0; b < blocks; ++b) {
-    std::copy(table.begin(), table.begin() + p.pages, p.block_table.begin() + b * p.pages);
-    p.seq_lens[static_cast<size_t>(b)] = static_cast<int32_t>(first + std::min(T, (b + 1) * block));
+  for (const AttentionPiece& r : pieces) {
+    p.pages = std::max(p.pages, (r.first + r.T + page_size - 1) / page_size);
   }
-  if (full > 0) p.calls.push_back({0, full, block});
-  if (rem > 0) p.calls.push_back({full, 1, rem});
+  int64_t token = 0;
+  for (const AttentionPiece& r : pieces) {
+    const int64_t used = (r.first + r.T + page_size - 1) / page_size;
+    for (int64_t q0 = 0; q0 < r.T; q0 += block) {
+      const int64_t q_len = std::min(block, r.T - q0);
+      const int64_t row = static_cast<int64_t>(p.seq_lens.size());
+      p.seq_lens.push_back(static_cast<int32_t>(r.first + q0 + q_len));
+      p.block_table.insert(p.block_table.end(), r.table.begin(), r.table.begin() + used);
+      p.block_table.insert(p.block_table.end(), static_cast<size_t>(p.pages - used), r.table[0]);
+      AttentionBlockCall* last = p.calls.empty() ? nullptr : &p.calls.back();
+      if (last != nullptr && last->q_len == q_len) {
+        ++last->batch;
+      } else {
+        p.calls.push_back({row, 1, q_len, token});
+      }
+      token += q_len;
+    }
+  }
   return p;
 }
 

@@ -272,18 +272,28 @@ Status Model::Impl::run_request(const ForwardRequest& r, kv::KvPool& pool,
   return Status::Ok();
 }
 
+void Model::set_phase_profiling(bool on) {
+  if (impl_->cuda != nullptr) impl_->cuda->set_phase_profiling(on);
+}
+
+std::string Model::phase_report(bool reset) {
+  return impl_->cuda != nullptr ? impl_->cuda->phase_report(reset) : std::string();
+}
+
 Result<ForwardOutput> Model::forward(std::span<const ForwardRequest> batch, kv::KvPool& pool,
                                      const ForwardOptions& options) {
   MLASPEC_RETURN_IF_ERROR(impl_->validate(batch, pool, options));
   const cpu::RowInvariantScope row_invariant(options.deterministic);
   ForwardOutput out;
   out.requests.resize(batch.size());
+  if (impl_->cuda != nullptr) {
+    MLASPEC_RETURN_IF_ERROR(
+        impl_->cuda->run_batch(batch, pool, options, *impl_->dispatch.dispatcher, out.requests));
+    return out;
+  }
   for (size_t b = 0; b < batch.size(); ++b) {
-    const Status st = impl_->cuda != nullptr
-                          ? impl_->cuda->run_request(batch[b], pool, options,
-                                                     *impl_->dispatch.dispatcher, &out.requests[b])
-                          : impl_->run_request(batch[b], pool, options, &out.requests[b]);
-    MLASPEC_RETURN_IF_ERROR(st.with_context("request " + std::to_string(b)));
+    MLASPEC_RETURN_IF_ERROR(impl_->run_request(batch[b], pool, options, &out.requests[b])
+                                .with_context("request " + std::to_string(b)));
   }
   return out;
 }

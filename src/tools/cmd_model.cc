@@ -6,14 +6,21 @@
 //   `mlaspec bench-model`: prefill chunks, decode steps and verify steps (q_len 2..16) at batch
 //     1/8/16, each as a fraction of its floor (PERF.md's engine floor: the bytes of the weights a
 //     step touches, each routed expert once, plus its KV reads, over the device's bandwidth; for
-//     prefill also FLOPs over the peak when one is given).
+//     prefill also FLOPs over the peak when one is given). For long contexts (issue 38,
+//     scripts/long_context.py): lists of contexts and KV dtypes in one load, the attention policy,
+//     pools sized to the memory left (a batch that does not fit is a "skipped" row with the bytes
+//     it needs), and the context made by real prefill or by the KV writer (each row says which).
 #include <CLI/CLI.hpp>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <numeric>
@@ -22,12 +29,19 @@
 #include <string>
 #include <vector>
 
+#include "mlaspec/attention/registry.h"
 #include "mlaspec/attention/verify.h"
+#include "mlaspec/bench/random_fill.h"
 #include "mlaspec/core/parallel.h"
+#include "mlaspec/kvcache/writer.h"
 #include "mlaspec/model/footprint.h"
 #include "mlaspec/model/model.h"
 #include "tools/commands.h"
 #include "tools/output_file.h"
+
+#if defined(MLASPEC_WITH_CUDA)
+#include <cuda_runtime.h>
+#endif
 
 namespace mlaspec::tools {
 namespace {
@@ -152,16 +166,101 @@ void run_model_logits(const LogitsCli& cli) {
 // ---- bench-model --------------------------------------------------------------------------------
 
 struct BenchModelCli {
-  std::string model, device = "cpu", json;
+  std::string model, device = "cpu", json, attention = "auto", fill = "auto";
   std::vector<int> batches = {1, 8, 16};
   std::vector<int> q_lens = {2, 4, 8, 16};
   std::vector<int> prefill = {64, 256};
-  int64_t context = 512;
+  std::vector<std::string> contexts = {"512"};
+  std::vector<std::string> kv = {"bf16"};
   int reps = 5;
   double bandwidth_gbs = 0;  // 0: cuda 4200, cpu measured
   double peak_tflops = -1;   // <0: cuda 757, cpu none
+  double accept_length = 0;  // 0: no speculative columns
+  double mem_limit_gb = 0;   // 0: the device's free memory after the load
   bool deterministic = false;
+  bool profile = false;  // per-phase times of one decode and one verify shape per batch
+  bool beyond_max_position = false;
 };
+
+// Fills by prefill up to this many context tokens in all (`--fill auto`), by the writer beyond.
+constexpr int64_t kPrefillFillTokens = 65536;
+// Rows per kv::write_rows call when the writer fills the context.
+constexpr int64_t kWriterChunk = 65536;
+// Held back from the free device memory for what the sizing does not count (the attention
+// backends' split-KV partials, the allocator's rounding).
+constexpr int64_t kCudaMarginBytes = int64_t{1} << 30;
+
+// A token count: an integer >= 0, or one with a k / M suffix (4k = 4096, 1M = 1048576).
+int64_t parse_context(const std::string& text) {
+  const auto refuse = [&]() -> int64_t {
+    bad_input(invalid_argument("--context " + text +
+                               ": expected a token count >= 0 (an integer, or with a k / M "
+                               "suffix: 4k = 4096, 1M = 1048576)"));
+  };
+  if (text.empty() || text.size() > 12) return refuse();
+  int64_t mult = 1;
+  std::string digits = text;
+  if (digits.back() == 'k' || digits.back() == 'K')
+    mult = 1024, digits.pop_back();
+  else if (digits.back() == 'M' || digits.back() == 'm')
+    mult = int64_t{1} << 20, digits.pop_back();
+  if (digits.empty() || !std::all_of(digits.begin(), digits.end(), ::isdigit)) return refuse();
+  const int64_t v = std::stoll(digits) * mult;
+  // Positions are int32 in the forward; 2^30 leaves room for any q_len.
+  if (v > (int64_t{1} << 30)) {
+    bad_input(out_of_range("--context " + text + ": above 2^30 tokens"));
+  }
+  return v;
+}
+
+DType parse_kv(const std::string& text) {
+  if (text == "bf16") return DType::kBF16;
+  if (text == "fp8" || text == "fp8_e4m3") return DType::kFP8E4M3;
+  bad_input(invalid_argument("--kv " + text +
+                             ": not bf16 or fp8 (the KV pool's dtype; fp8 is e4m3 with one scale "
+                             "per layer)"));
+}
+
+std::string kv_label(DType d) {
+  return d == DType::kBF16 ? "bf16" : "fp8";
+}
+
+// "auto" or a registered backend's name; anything else is refused before the load.
+void check_attention_policy(const std::string& policy) {
+  if (policy == "auto") return;
+  const auto registry = attn::BackendRegistry::with_builtin_backends();
+  if (registry->index_of(policy).ok()) return;
+  std::string names;
+  for (const std::string& n : registry->names()) names += ", " + n;
+  bad_input(invalid_argument("--attention " + policy + ": not auto or a backend (" +
+                             names.substr(2) + ")"));
+}
+
+// Bytes a new allocation may take on `dev` now: the CUDA device's free memory, or the host's
+// available physical memory.
+int64_t available_bytes(Device dev) {
+#if defined(MLASPEC_WITH_CUDA)
+  if (dev == Device::kCUDA) {
+    size_t free = 0, total = 0;
+    if (cudaMemGetInfo(&free, &total) != cudaSuccess) {
+      throw Error(internal_error("cudaMemGetInfo failed"));
+    }
+    return static_cast<int64_t>(free);
+  }
+#endif
+  (void)dev;
+  return int64_t{sysconf(_SC_AVPHYS_PAGES)} * sysconf(_SC_PAGESIZE);
+}
+
+std::string gb(double bytes) {
+  char b[32];
+  if (bytes >= 1e9) {
+    std::snprintf(b, sizeof b, "%.1f GB", bytes / 1e9);
+  } else {
+    std::snprintf(b, sizeof b, "%.1f MB", bytes / 1e6);
+  }
+  return b;
+}
 
 // Read bandwidth of this machine's memory, GB/s: the best of 3 parallel sums over 512 MiB (each
 // part's sums stay exact: at most 2^24 / 8 ones per accumulator).
@@ -242,6 +341,53 @@ double time_attention(model::Model& m, kv::KvPool& pool, const Requests& req, in
   return t[t.size() / 2] * c.num_hidden_layers;
 }
 
+// The context of requests 0 .. batch - 1 (positions [0, ctx)) written without a forward: random
+// bf16 rows (bench::fill_random, never zeros) through the engine's own writer, kv::write_rows, in
+// chunks of kWriterChunk rows per layer (converted to the pool's dtype as a forward's rows are).
+// Only the timing of later steps is meaningful over such a context, not their logits. Returns
+// the seconds, the device finished.
+double fill_by_writer(kv::KvPool& pool, const Requests& req, int batch, int64_t ctx) {
+  const Device dev = pool.device();
+  const int64_t row = pool.row_elems(), chunk = std::min(kWriterChunk, ctx);
+  // A few extra rows: each call starts at its own offset, so layers and chunks differ.
+  const int64_t spare = 1024;
+  const auto t0 = Clock::now();
+  Buffer rows(static_cast<size_t>((chunk + spare) * row) * 2, dev);
+  throw_if_error(bench::fill_random(rows.data(), dev == Device::kCUDA, DType::kBF16,
+                                    (chunk + spare) * row, /*seed=*/11));
+  // Every request's slots, uploaded once (no buffer is rewritten while a write may read it).
+  std::vector<int32_t> slots(static_cast<size_t>(int64_t{batch} * ctx));
+  for (int b = 0; b < batch; ++b) {
+    for (int64_t p = 0; p < ctx; ++p) {
+      slots[static_cast<size_t>(b * ctx + p)] =
+          req.pages[static_cast<size_t>(b)][static_cast<size_t>(p / req.page_size)] *
+              req.page_size +
+          static_cast<int32_t>(p % req.page_size);
+    }
+  }
+  Buffer dslots(slots.size() * 4, dev);
+  throw_if_error(dslots.copy_from_host(slots.data(), slots.size() * 4));
+  for (int b = 0; b < batch; ++b) {
+    for (int64_t start = 0; start < ctx; start += chunk) {
+      const int64_t n = std::min(chunk, ctx - start), first = b * ctx + start;
+      int32_t* host = slots.data() + first;
+      auto* dev_slots = static_cast<int32_t*>(dslots.data()) + first;
+      kv::WriteOptions wo;
+      if (dev == Device::kCUDA) wo.slots_host = TensorView(host, DType::kI32, {n});
+      for (int l = 0; l < pool.num_layers(); ++l) {
+        const int64_t off = (l * 131 + b * 17 + start / chunk * 7) % spare;
+        const TensorView rv(static_cast<uint16_t*>(rows.data()) + off * row, DType::kBF16, {n, row},
+                            dev);
+        throw_if_error(kv::write_rows(pool, l, TensorView(dev_slots, DType::kI32, {n}, dev), rv, wo)
+                           .with_context("context fill by writer"));
+      }
+    }
+  }
+  uint8_t sink = 0;
+  throw_if_error(pool.buffer().copy_to_host(&sink, 1));  // waits for the device
+  return seconds_since(t0);
+}
+
 // Bytes of the checkpoint's safetensors files (what a load reads from disk).
 double checkpoint_bytes(const std::string& dir) {
   double total = 0;
@@ -253,35 +399,80 @@ double checkpoint_bytes(const std::string& dir) {
 }
 
 struct Row {
-  std::string step;
+  std::string step, kv = "bf16", context_by = "-", served_by = "-", skipped, error;
   int batch = 1, q_len = 1;
   int64_t context = 0;
   double ms = 0, tokens_per_s = 0, experts = 0, floor_bytes = 0, floor_ms = 0, frac = 0;
   double attention_ms = -1;  // the attention op alone, all layers (decode / verify rows)
+  double fill_s = 0;         // the context fill of this row's (kv, context) group
+  double itl_ms = -1, out_tokens_per_s = -1;  // per output token; decode, and verify at tau
   bool flop_bound = false;
 };
+
+// The backends that served the dispatcher's calls since its last reset ("a+b" when several).
+std::string served_by(attn::Dispatcher& d) {
+  std::string s;
+  for (int i = 0; i < d.registry().size(); ++i) {
+    if (d.counters(i).calls > 0) {
+      s += (s.empty() ? "" : "+") + std::string(d.registry().caps(i).name);
+    }
+  }
+  return s.empty() ? "-" : s;
+}
 
 void run_bench_model(const BenchModelCli& cli) {
   if (cli.reps < 1) bad_input(invalid_argument("--reps must be >= 1"));
   const Device dev = device_option(cli.device);
+  check_attention_policy(cli.attention);
+  std::vector<int64_t> contexts;
+  for (const std::string& t : cli.contexts) contexts.push_back(parse_context(t));
+  std::vector<DType> kvs;
+  for (const std::string& t : cli.kv) kvs.push_back(parse_kv(t));
+  if (cli.fill != "auto" && cli.fill != "prefill" && cli.fill != "writer") {
+    bad_input(invalid_argument("--fill " + cli.fill + ": not auto, prefill or writer"));
+  }
+  if (cli.accept_length != 0 && !(cli.accept_length >= 1.0)) {
+    char v[32];
+    std::snprintf(v, sizeof v, "%g", cli.accept_length);
+    bad_input(invalid_argument(std::string("--accept-length ") + v +
+                               ": below 1 (tau counts the bonus token of every verify step)"));
+  }
+  for (int b : cli.batches) {
+    if (b < 1) bad_input(invalid_argument("--batch " + std::to_string(b) + ": must be >= 1"));
+  }
+  for (int q : cli.q_lens) {
+    if (q < 1) bad_input(invalid_argument("--q-len " + std::to_string(q) + ": must be >= 1"));
+  }
+  std::vector<int> prefills;  // 0: no prefill rows
+  for (int p : cli.prefill) {
+    if (p < 0) bad_input(invalid_argument("--prefill " + std::to_string(p) + ": must be >= 0"));
+    if (p > 0) prefills.push_back(p);
+  }
   std::optional<OutputFile> json_file;  // opened before the run: a bad path is refused at once
   if (!cli.json.empty())
     json_file.emplace(value_or_throw(OutputFile::open(cli.json, "--json"), "--json"));
   model::LoadOptions lo;
   lo.device = dev;
-  const int max_batch = *std::max_element(cli.batches.begin(), cli.batches.end());
+  lo.attention_policy = cli.attention;
+  std::vector<int> batches = cli.batches;
+  std::sort(batches.begin(), batches.end());
+  batches.erase(std::unique(batches.begin(), batches.end()), batches.end());
   const int max_q = *std::max_element(cli.q_lens.begin(), cli.q_lens.end());
-  const int max_prefill = *std::max_element(cli.prefill.begin(), cli.prefill.end());
+  const int max_prefill =
+      prefills.empty() ? 0 : *std::max_element(prefills.begin(), prefills.end());
+  const int64_t max_context = *std::max_element(contexts.begin(), contexts.end());
   const auto t0 = Clock::now();
   Result<model::Model> loaded = model::Model::load(cli.model, lo);
   if (!loaded.ok()) bad_input(loaded.status().with_context("model " + cli.model));
   model::Model& m = *loaded;
   const double load_s = seconds_since(t0);
   const model::ModelConfig& c = m.config();
-  if (cli.context + max_q > c.max_position_embeddings || max_prefill > c.max_position_embeddings) {
-    bad_input(out_of_range("--context " + std::to_string(cli.context) + " + q_len " +
+  if (max_prefill > c.max_position_embeddings ||
+      (max_context + max_q > c.max_position_embeddings && !cli.beyond_max_position)) {
+    bad_input(out_of_range("--context " + std::to_string(max_context) + " + q_len " +
                            std::to_string(max_q) + " exceeds the model's context of " +
-                           std::to_string(c.max_position_embeddings) + " tokens"));
+                           std::to_string(c.max_position_embeddings) +
+                           " tokens (--beyond-max-position times such steps anyway)"));
   }
 
   const double bw = cli.bandwidth_gbs > 0  ? cli.bandwidth_gbs
@@ -290,12 +481,6 @@ void run_bench_model(const BenchModelCli& cli) {
   const double peak = cli.peak_tflops >= 0 ? cli.peak_tflops : dev == Device::kCUDA ? 757.0 : 0.0;
   const double bytes_per_param = dev == Device::kCUDA ? 2.0 : 4.0;  // bf16 on the GPU, f32 here
   const model::WeightFootprint fp = model::weight_footprint(c);
-  const double row_bytes = 576.0 * 2 * c.num_hidden_layers;  // a bf16 MLA row, every layer
-
-  // Requests 0 .. max_batch - 1 hold `context` tokens; request max_batch is the prefill scratch.
-  const Requests req(max_batch + 1, std::max<int64_t>(cli.context + max_q, max_prefill), 64);
-  kv::KvPool pool = value_or_throw(
-      kv::KvPool::create(m.kv_pool_spec(req.num_pages(), req.page_size, DType::kBF16)), "KV pool");
   model::ForwardOptions fo;
   fo.deterministic = cli.deterministic;
   std::mt19937 rng(7);
@@ -306,7 +491,8 @@ void run_bench_model(const BenchModelCli& cli) {
   };
   // Runs `batch` requests of `q` tokens at position `first` (pages of requests r0 ..) `reps`
   // times after one warm-up; the median seconds.
-  auto time_step = [&](int r0, int batch, int64_t q, int64_t first, model::LogitsMode mode) {
+  auto time_step = [&](kv::KvPool& pool, const Requests& req, int r0, int batch, int64_t q,
+                       int64_t first, model::LogitsMode mode) {
     std::vector<std::vector<int32_t>> toks, pos;
     std::vector<model::ForwardRequest> rs;
     for (int b = 0; b < batch; ++b) {
@@ -326,31 +512,22 @@ void run_bench_model(const BenchModelCli& cli) {
     return t[t.size() / 2];
   };
 
-  // Fill the context of every request (chunks of kDefaultChunkTokens: the forward's own chunking).
-  const auto tf = Clock::now();
-  for (int b = 0; b < max_batch && cli.context > 0; ++b) {
-    const std::vector<int32_t> toks = random_tokens(cli.context);
-    std::vector<int32_t> pos(toks.size());
-    std::iota(pos.begin(), pos.end(), 0);
-    model::ForwardRequest r{toks, pos, req.pages[b], model::LogitsMode::kNone};
-    value_or_throw(m.forward({&r, 1}, pool, fo), "context fill");
-  }
-  const double fill_s = seconds_since(tf);
-
+  std::string profiles;  // --profile
   std::vector<Row> rows;
   // kv_tokens_read: KV rows the step reads (every request's); pairs: (query, key) pairs its
   // attention scores.
-  auto add = [&](const std::string& step, int batch, int q, int64_t ctx, double s,
-                 int64_t kv_tokens_read, double pairs) {
+  auto make_row = [&](const std::string& step, DType kv, int batch, int q, int64_t ctx,
+                      int64_t kv_tokens_read, double pairs) {
     Row r;
     r.step = step;
+    r.kv = kv_label(kv);
     r.batch = batch;
     r.q_len = q;
     r.context = ctx;
-    r.ms = s * 1e3;
-    r.tokens_per_s = static_cast<double>(batch) * q / s;
     r.experts = std::min<double>(c.n_routed_experts,
                                  model::expected_distinct_experts(c, int64_t{batch} * q));
+    const double row_bytes =
+        static_cast<double>(kv::kv_bytes_per_token(kv::KvLayout::mla(), c.num_hidden_layers, kv));
     r.floor_bytes = fp.step_params(r.experts) * bytes_per_param +
                     row_bytes * static_cast<double>(kv_tokens_read);
     const double bytes_s = r.floor_bytes / (bw * 1e9);
@@ -362,75 +539,272 @@ void run_bench_model(const BenchModelCli& cli) {
     const double flops_s = peak > 0 ? flops / (peak * 1e12) : 0.0;
     r.flop_bound = flops_s > bytes_s;
     r.floor_ms = std::max(bytes_s, flops_s) * 1e3;
-    r.frac = r.floor_ms / r.ms;
-    rows.push_back(r);
+    return r;
   };
-  for (int p : cli.prefill) {
-    add("prefill", 1, p, 0, time_step(max_batch, 1, p, 0, model::LogitsMode::kLast), p,
-        0.5 * p * (p + 1));
+  auto set_time = [&](Row& r, double s) {
+    r.ms = s * 1e3;
+    r.tokens_per_s = static_cast<double>(r.batch) * r.q_len / s;
+    r.frac = r.floor_ms / r.ms;
+    if (r.step == "decode") {
+      r.itl_ms = r.ms;
+      r.out_tokens_per_s = r.batch / s;
+    } else if (r.step == "verify" && cli.accept_length > 0 && cli.accept_length <= r.q_len) {
+      r.itl_ms = r.ms / cli.accept_length;
+      r.out_tokens_per_s = cli.accept_length * r.batch / s;
+    }
+  };
+  bool any_error = false;
+  std::vector<std::string> fill_lines;  // how each (kv, context) group got its context
+  // Times one row; an error (a backend refusing the shape, a failed allocation) is the row's
+  // outcome, and the run goes on.
+  auto timed = [&](Row r, const std::function<double()>& step,
+                   const std::function<double()>& attention) {
+    try {
+      m.dispatcher().reset_counters();
+      set_time(r, step());
+      r.served_by = served_by(m.dispatcher());
+      if (attention) r.attention_ms = 1e3 * attention();
+    } catch (const Error& e) {
+      r.error = e.what();
+      any_error = true;
+      std::fprintf(stderr, "bench-model: %s batch %d q_len %d context %lld: %s\n", r.step.c_str(),
+                   r.batch, r.q_len, static_cast<long long>(r.context), e.what());
+    }
+    rows.push_back(std::move(r));
+  };
+  auto progress = [&](const std::string& what) {
+    std::fprintf(stderr, "[bench-model %6.1f s] %s\n", seconds_since(t0), what.c_str());
+  };
+
+  // Prefill chunks over an empty context, in a pool of their own (the first --kv dtype).
+  if (max_prefill > 0) {
+    const Requests req(1, max_prefill, 64);
+    kv::KvPool pool = value_or_throw(
+        kv::KvPool::create(m.kv_pool_spec(req.num_pages(), req.page_size, kvs[0])), "KV pool");
+    for (int p : prefills) {
+      timed(make_row("prefill", kvs[0], 1, p, 0, p, 0.5 * p * (p + 1)),
+            [&] { return time_step(pool, req, 0, 1, p, 0, model::LogitsMode::kLast); }, {});
+    }
   }
-  for (int b : cli.batches) {
-    add("decode", b, 1, cli.context, time_step(0, b, 1, cli.context, model::LogitsMode::kLast),
-        int64_t{b} * (cli.context + 1), static_cast<double>(b) * (cli.context + 1));
-    rows.back().attention_ms = 1e3 * time_attention(m, pool, req, b, 1, cli.context + 1, cli.reps);
-    for (int q : cli.q_lens) {
-      add("verify", b, q, cli.context, time_step(0, b, q, cli.context, model::LogitsMode::kAll),
-          int64_t{b} * (cli.context + q), static_cast<double>(b) * q * (cli.context + q));
-      rows.back().attention_ms =
-          1e3 * time_attention(m, pool, req, b, q, cli.context + q, cli.reps);
+
+  // Decode and verify rows per KV dtype and context, each in a pool sized for the largest batch
+  // that fits the memory left; larger batches are skipped with the bytes they would need.
+  for (DType kv : kvs) {
+    const double token_bytes =
+        static_cast<double>(kv::kv_bytes_per_token(kv::KvLayout::mla(), c.num_hidden_layers, kv));
+    for (int64_t ctx : contexts) {
+      const Requests one(1, ctx + max_q, 64);
+      const double per_request = static_cast<double>(one.num_pages()) * one.page_size * token_bytes;
+      const int64_t chunk =
+          std::max<int64_t>({int64_t{model::kDefaultChunkTokens}, int64_t{batches.back()} * max_q});
+      const double workspace =
+          dev == Device::kCUDA
+              ? static_cast<double>(model::scratch_bytes(c, chunk, one.per, 32).total() +
+                                    (int64_t{64} << 20) + kCudaMarginBytes)
+              : 0.0;
+      const double avail =
+          cli.mem_limit_gb > 0 ? cli.mem_limit_gb * 1e9 : static_cast<double>(available_bytes(dev));
+      int fit = 0;
+      for (int b : batches) {
+        if (b * per_request + workspace <= avail) fit = b;
+      }
+      for (int b : batches) {
+        if (b <= fit) continue;
+        char why[256];
+        std::snprintf(why, sizeof why,
+                      "needs %s (KV %s for %d x %lld tokens of %s + workspace %s), %s available",
+                      gb(b * per_request + workspace).c_str(), gb(b * per_request).c_str(), b,
+                      static_cast<long long>(ctx + max_q), kv_label(kv).c_str(),
+                      gb(workspace).c_str(), gb(avail).c_str());
+        progress("skipped: batch " + std::to_string(b) + " at context " + std::to_string(ctx) +
+                 " " + why);
+        for (int q : [&] {
+               std::vector<int> qs = {0};  // 0: the decode row
+               qs.insert(qs.end(), cli.q_lens.begin(), cli.q_lens.end());
+               return qs;
+             }()) {
+          Row r = make_row(q == 0 ? "decode" : "verify", kv, b, std::max(q, 1), ctx, 0, 0);
+          r.skipped = why;
+          rows.push_back(std::move(r));
+        }
+      }
+      if (fit == 0) continue;
+      const Requests req(fit, ctx + max_q, 64);
+      Result<kv::KvPool> made =
+          kv::KvPool::create(m.kv_pool_spec(req.num_pages(), req.page_size, kv));
+      if (!made.ok()) {
+        any_error = true;
+        progress("context " + std::to_string(ctx) + ": KV pool: " + made.status().to_string());
+        continue;
+      }
+      kv::KvPool& pool = *made;
+      const bool by_prefill =
+          cli.fill == "prefill" || (cli.fill == "auto" && int64_t{fit} * ctx <= kPrefillFillTokens);
+      double fill_s = 0;
+      try {
+        if (by_prefill) {
+          const auto tf = Clock::now();
+          for (int b = 0; b < fit && ctx > 0; ++b) {
+            const std::vector<int32_t> toks = random_tokens(ctx);
+            std::vector<int32_t> pos(toks.size());
+            std::iota(pos.begin(), pos.end(), 0);
+            model::ForwardRequest r{toks, pos, req.pages[b], model::LogitsMode::kNone};
+            value_or_throw(m.forward({&r, 1}, pool, fo), "context fill by prefill");
+          }
+          fill_s = seconds_since(tf);
+        } else if (ctx > 0) {
+          fill_s = fill_by_writer(pool, req, fit, ctx);
+        }
+      } catch (const Error& e) {
+        any_error = true;
+        progress("context " + std::to_string(ctx) + ": " + e.what());
+        continue;
+      }
+      const std::string by = ctx == 0 ? "-" : by_prefill ? "prefill" : "writer";
+      char line[200];
+      std::snprintf(line, sizeof line,
+                    "%s KV, context %lld, batch up to %d: context by %s in %.2f s (%.0f tokens/s)",
+                    kv_label(kv).c_str(), static_cast<long long>(ctx), fit, by.c_str(), fill_s,
+                    fill_s > 0 ? static_cast<double>(fit) * ctx / fill_s : 0.0);
+      progress(line);
+      fill_lines.push_back(line);
+      for (int b : batches) {
+        if (b > fit) break;
+        auto mark = [&](Row r) {
+          r.context_by = by;
+          r.fill_s = fill_s;
+          return r;
+        };
+        timed(
+            mark(make_row("decode", kv, b, 1, ctx, int64_t{b} * (ctx + 1),
+                          static_cast<double>(b) * (ctx + 1))),
+            [&] { return time_step(pool, req, 0, b, 1, ctx, model::LogitsMode::kLast); },
+            [&] { return time_attention(m, pool, req, b, 1, ctx + 1, cli.reps); });
+        for (int q : cli.q_lens) {
+          timed(
+              mark(make_row("verify", kv, b, q, ctx, int64_t{b} * (ctx + q),
+                            static_cast<double>(b) * q * (ctx + q))),
+              [&] { return time_step(pool, req, 0, b, q, ctx, model::LogitsMode::kAll); },
+              [&] { return time_attention(m, pool, req, b, q, ctx + q, cli.reps); });
+        }
+      }
+      // Where the time goes (--profile; after the timed rows, which it would slow): the CUDA
+      // runtime's per-phase GPU and host times for a decode and a verify step per batch.
+      if (cli.profile) {
+        const bool has8 = std::find(cli.q_lens.begin(), cli.q_lens.end(), 8) != cli.q_lens.end();
+        m.set_phase_profiling(true);
+        for (int b : batches) {
+          if (b > fit) break;
+          for (const int ql : {1, has8 ? 8 : max_q}) {
+            m.phase_report(true);  // resets
+            try {
+              time_step(pool, req, 0, b, ql, ctx,
+                        ql == 1 ? model::LogitsMode::kLast : model::LogitsMode::kAll);
+            } catch (const Error& e) {
+              any_error = true;
+              progress(std::string("profile: ") + e.what());
+              continue;
+            }
+            profiles += "\nprofile: " + std::string(ql == 1 ? "decode" : "verify") + ", " +
+                        kv_label(kv) + " KV, batch " + std::to_string(b) + ", q_len " +
+                        std::to_string(ql) + ", context " + std::to_string(ctx) + " (" +
+                        std::to_string(cli.reps + 1) + " steps)\n" + m.phase_report(true);
+          }
+        }
+        m.set_phase_profiling(false);
+      }
     }
   }
 
   std::printf(
       "bench-model: %s on %s, %d layers, hidden %d, %d experts top-%d; %.3g B params "
-      "(%.3g B per token with k experts)\n",
+      "(%.3g B per token with k experts); attention %s\n",
       cli.model.c_str(), cli.device.c_str(), c.num_hidden_layers, c.hidden_size, c.n_routed_experts,
-      c.num_experts_per_tok, fp.total_params() / 1e9, fp.step_params(c.num_experts_per_tok) / 1e9);
+      c.num_experts_per_tok, fp.total_params() / 1e9, fp.step_params(c.num_experts_per_tok) / 1e9,
+      cli.attention.c_str());
   std::printf(
-      "load %.2f s (%.2f GB of safetensors, %.2f GB/s); context fill %.2f s; bandwidth %.0f GB/s "
+      "load %.2f s (%.2f GB of safetensors, %.2f GB/s); bandwidth %.0f GB/s "
       "(%s)%s; %d reps, median; %s mode\n",
-      load_s, checkpoint_bytes(cli.model) / 1e9, checkpoint_bytes(cli.model) / 1e9 / load_s, fill_s,
-      bw,
+      load_s, checkpoint_bytes(cli.model) / 1e9, checkpoint_bytes(cli.model) / 1e9 / load_s, bw,
       cli.bandwidth_gbs > 0  ? "--bandwidth"
       : dev == Device::kCUDA ? "H200 nominal 4.2 TB/s"
                              : "measured here",
       peak > 0 ? (", peak " + std::to_string(static_cast<int>(peak)) + " TFLOP/s").c_str() : "",
       cli.reps, cli.deterministic ? "deterministic" : "default");
+  if (max_context + max_q > c.max_position_embeddings) {
+    std::printf(
+        "positions past the model's max_position_embeddings %lld (--beyond-max-position): the "
+        "steps are timed, their logits mean nothing\n",
+        static_cast<long long>(c.max_position_embeddings));
+  }
+  for (const std::string& l : fill_lines) std::printf("%s\n", l.c_str());
   std::printf(
       "floor = (weights touched, each routed expert once [expected distinct experts of "
       "uniform routing], + KV rows read) / bandwidth%s\n",
       peak > 0 ? ", or FLOPs / peak when larger (*)" : "");
+  if (cli.accept_length > 0) {
+    std::printf(
+        "ITL and out tokens/s: decode rows 1 token per request per step; verify rows at the "
+        "given accept length tau = %.2f (--accept-length, not measured here): ITL = step / tau, "
+        "tokens/s = tau x batch / step (verify rows with q_len < tau: -)\n",
+        cli.accept_length);
+  }
   std::printf(
       "| step | batch | q_len | context | ms | tokens/s | experts/layer | floor MB | "
-      "floor ms | %% of floor | attention ms | rest ms |\n"
-      "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+      "floor ms | %% of floor | attention ms | rest ms | kv | served by | context by | ITL ms | "
+      "out tokens/s |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   nlohmann::json out = nlohmann::json::array();
   for (const Row& r : rows) {
-    char split[64] = "- | -";
+    nlohmann::json j = {{"step", r.step},       {"batch", r.batch}, {"q_len", r.q_len},
+                        {"context", r.context}, {"kv", r.kv},       {"attention", cli.attention}};
+    if (!r.skipped.empty() || !r.error.empty()) {
+      const bool skip = !r.skipped.empty();
+      std::printf("| %s | %d | %d | %lld | %s: %s | | | | | | | | %s | | | | |\n", r.step.c_str(),
+                  r.batch, r.q_len, static_cast<long long>(r.context), skip ? "skipped" : "error",
+                  skip ? r.skipped.c_str() : r.error.c_str(), r.kv.c_str());
+      j[skip ? "skipped" : "error"] = skip ? r.skipped : r.error;
+      out.push_back(std::move(j));
+      continue;
+    }
+    char split[64] = "- | -", spec[64] = "- | -";
     if (r.attention_ms >= 0) {
       std::snprintf(split, sizeof split, "%.3f | %.3f", r.attention_ms, r.ms - r.attention_ms);
     }
-    std::printf("| %s | %d | %d | %lld | %.3f | %.0f | %.1f | %.1f | %.4f%s | %.1f%% | %s |\n",
-                r.step.c_str(), r.batch, r.q_len, static_cast<long long>(r.context), r.ms,
-                r.tokens_per_s, r.experts, r.floor_bytes / 1e6, r.floor_ms, r.flop_bound ? "*" : "",
-                100.0 * r.frac, split);
-    out.push_back({{"step", r.step},
-                   {"batch", r.batch},
-                   {"q_len", r.q_len},
-                   {"context", r.context},
-                   {"ms", r.ms},
-                   {"tokens_per_s", r.tokens_per_s},
-                   {"experts_per_layer", r.experts},
-                   {"floor_bytes", r.floor_bytes},
-                   {"floor_ms", r.floor_ms},
-                   {"fraction_of_floor", r.frac},
-                   {"attention_ms", r.attention_ms}});
+    if (r.itl_ms >= 0) {
+      std::snprintf(spec, sizeof spec, "%.3f | %.0f", r.itl_ms, r.out_tokens_per_s);
+    }
+    std::printf(
+        "| %s | %d | %d | %lld | %.3f | %.0f | %.1f | %.1f | %.4f%s | %.1f%% | %s | %s | %s | %s "
+        "| %s |\n",
+        r.step.c_str(), r.batch, r.q_len, static_cast<long long>(r.context), r.ms, r.tokens_per_s,
+        r.experts, r.floor_bytes / 1e6, r.floor_ms, r.flop_bound ? "*" : "", 100.0 * r.frac, split,
+        r.kv.c_str(), r.served_by.c_str(), r.context_by.c_str(), spec);
+    j.update({{"ms", r.ms},
+              {"tokens_per_s", r.tokens_per_s},
+              {"experts_per_layer", r.experts},
+              {"floor_bytes", r.floor_bytes},
+              {"floor_ms", r.floor_ms},
+              {"fraction_of_floor", r.frac},
+              {"attention_ms", r.attention_ms},
+              {"served_by", r.served_by},
+              {"context_by", r.context_by},
+              {"fill_s", r.fill_s}});
+    if (r.itl_ms >= 0) {
+      j.update({{"itl_ms", r.itl_ms}, {"out_tokens_per_s", r.out_tokens_per_s}});
+      if (r.step == "verify") j["accept_length"] = cli.accept_length;
+    }
+    out.push_back(std::move(j));
   }
   std::printf(
       "attention ms: the attention op alone for the step's shape (one call timed, x "
       "layers); rest ms: the step minus it (GEMMs, norms, routing, launches). The GEMM / "
-      "rest split inside it is not measured (no per-piece timers; nsys on the GPU)\n");
+      "rest split inside it: --profile. served by: "
+      "the backends the step's attention calls ran on. context by: how the KV context was "
+      "made (prefill: real forwards; writer: random rows through kv::write_rows, for timing)\n");
+  if (!profiles.empty()) std::fputs(profiles.c_str(), stdout);
   if (json_file) throw_if_error(json_file->write_and_close(out.dump(2) + "\n"));
+  if (any_error) throw Error(internal_error("bench-model: some rows failed (see above)"));
 }
 
 }  // namespace
@@ -465,17 +839,44 @@ void add_model_commands(CLI::App& app) {
   b->add_option("--q-len", bc->q_lens, "verify block lengths")
       ->delimiter(',')
       ->capture_default_str();
-  b->add_option("--prefill", bc->prefill, "prefill chunk lengths")
+  b->add_option("--prefill", bc->prefill, "prefill chunk lengths (0: no prefill rows)")
       ->delimiter(',')
       ->capture_default_str();
-  b->add_option("--context", bc->context, "tokens already in each request's KV")
+  b->add_option("--context", bc->contexts,
+                "tokens already in each request's KV, one group of rows per value (4k = 4096, "
+                "1M = 1048576)")
+      ->delimiter(',')
       ->capture_default_str();
+  b->add_option("--kv", bc->kv, "KV pool dtypes, one group of rows per value: bf16, fp8")
+      ->delimiter(',')
+      ->capture_default_str();
+  b->add_option("--attention", bc->attention,
+                "attention policy of the model: auto (the dispatcher's cost model) or a backend "
+                "(cpu_reference, cuda_fold, cuda_rowwise)")
+      ->capture_default_str();
+  b->add_option("--fill", bc->fill,
+                "how the context is made: prefill (real forwards), writer (random KV rows "
+                "through the engine's writer: fast, for timing), auto (prefill up to 65536 "
+                "context tokens in all, else writer)")
+      ->capture_default_str();
+  b->add_option("--accept-length", bc->accept_length,
+                "accept length tau (>= 1) for the ITL and output tokens/s of the verify rows "
+                "(tau x batch / step); given, not measured");
+  b->add_option("--mem-limit-gb", bc->mem_limit_gb,
+                "memory the KV pools may use, GB (default: the device's free memory after the "
+                "load); a batch that does not fit is skipped with the bytes it needs");
+  b->add_flag("--beyond-max-position", bc->beyond_max_position,
+              "allow contexts past the model's max_position_embeddings (the timing holds; the "
+              "logits mean nothing)");
   b->add_option("--reps", bc->reps, "timed repetitions per row (median)")->capture_default_str();
   b->add_option("--bandwidth", bc->bandwidth_gbs,
                 "memory bandwidth in GB/s for the floor (default: cuda 4200, cpu measured)");
   b->add_option("--peak-tflops", bc->peak_tflops,
                 "peak FLOP/s for the FLOP floor (default: cuda 757, cpu none)");
   b->add_flag("--deterministic", bc->deterministic, "row-invariant GEMMs");
+  b->add_flag("--profile", bc->profile,
+              "then per-phase GPU / host times of a decode and a verify (q_len 8) step per batch "
+              "(CUDA runtime)");
   b->add_option("--json", bc->json, "also write the rows as JSON");
   b->callback([bc]() { run_bench_model(*bc); });
 }

@@ -277,6 +277,14 @@ std::vector<RopeCase> rope_cases() {
   return cases;
 }
 
+// Token positions as a fused batch has them: runs of consecutive positions that restart (each
+// request's new tokens), starting at `first`.
+std::vector<int32_t> scattered_positions(int64_t first, int64_t T) {
+  std::vector<int32_t> pos(static_cast<size_t>(T));
+  for (int64_t t = 0; t < T; ++t) pos[static_cast<size_t>(t)] = static_cast<int32_t>(first + t % 5 + 97 * (t / 5));
+  return pos;
+}
+
 // The device's RoPE arguments from cpu::Rope, as the runtime makes them.
 struct DeviceRope {
   Buffer inv_freq;
@@ -301,8 +309,10 @@ TEST(CudaModelKernels, KvRows) {
         for (int64_t first : {int64_t{0}, int64_t{4093}, int64_t{131000}}) {
           const int64_t row = latent + dim;
           const std::vector<float> ckv = randn(static_cast<size_t>(T * row));
-          Buffer dc = upload(ckv), dr_out = poisoned<uint16_t>(T * row);
-          ASSERT_TRUE(gpu::kv_rows(static_cast<const float*>(dc.data()), T, latent, first, dr.args,
+          const std::vector<int32_t> pos = scattered_positions(first, T);
+          Buffer dc = upload(ckv), dr_out = poisoned<uint16_t>(T * row), dp = upload(pos);
+          ASSERT_TRUE(gpu::kv_rows(static_cast<const float*>(dc.data()), T, latent,
+                                   static_cast<const int32_t*>(dp.data()), dr.args,
                                    static_cast<uint16_t*>(dr_out.data()), nullptr)
                           .ok());
           sync();
@@ -312,7 +322,7 @@ TEST(CudaModelKernels, KvRows) {
             std::vector<float> r(ckv.begin() + t * row, ckv.begin() + (t + 1) * row);
             float ab = 0.0f;
             for (int i = 0; i < dim; ++i) ab = std::max(ab, std::fabs(r[latent + i]));
-            rope.apply(r.data() + latent, first + t);
+            rope.apply(r.data() + latent, pos[static_cast<size_t>(t)]);
             for (int64_t i = 0; i < row; ++i) {
               const size_t o = static_cast<size_t>(t * row + i);
               want[o] = round_bf16(r[static_cast<size_t>(i)]);
@@ -342,10 +352,12 @@ TEST(CudaModelKernels, SplitQ) {
         const int64_t nope = 128, latent = 512, first = 977;
         const int64_t qk = nope + dim, row = latent + dim;
         const std::vector<float> q = randn(static_cast<size_t>(T * H * qk));
+        const std::vector<int32_t> pos = scattered_positions(first, T);
         Buffer dq = upload(q), dn = poisoned<uint16_t>(T * H * nope),
-               da = poisoned<uint16_t>(T * H * row);
-        ASSERT_TRUE(gpu::split_q(static_cast<const float*>(dq.data()), T, H, nope, latent, first,
-                                 dr.args, static_cast<uint16_t*>(dn.data()),
+               da = poisoned<uint16_t>(T * H * row), dp = upload(pos);
+        ASSERT_TRUE(gpu::split_q(static_cast<const float*>(dq.data()), T, H, nope, latent,
+                                 static_cast<const int32_t*>(dp.data()), dr.args,
+                                 static_cast<uint16_t*>(dn.data()),
                                  static_cast<uint16_t*>(da.data()), nullptr)
                         .ok());
         sync();
@@ -359,7 +371,7 @@ TEST(CudaModelKernels, SplitQ) {
           }
           float ab = 0.0f;
           for (int i = 0; i < dim; ++i) ab = std::max(ab, std::fabs(r[nope + i]));
-          rope.apply(r.data() + nope, first + t);
+          rope.apply(r.data() + nope, pos[static_cast<size_t>(t)]);
           for (int64_t i = 0; i < row; ++i) {
             const uint16_t b = qa[static_cast<size_t>(th * row + i)];
             if (i < latent) {  // the W_UK GEMM's part: split_q must leave it alone

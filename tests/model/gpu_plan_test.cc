@@ -1,6 +1,9 @@
 // The CUDA runtime's host-side plans (src/model/gpu_plan.h), checked on the CPU:
 //   - attention in blocks of 32 queries (the CUDA backends' q_len limit) gives the same bits as
 //     one call of all T queries, with the CPU reference backend on a scrambled page table;
+//   - a fused batch (requests of 1..75 new tokens after 0..90 cached ones, one after the other)
+//     planned as one: every request's rows are bitwise its own one call's, consecutive blocks of
+//     equal q_len share a call, and padding columns hold a page of the block's own table;
 //   - MoE groups: every (token, expert) pair once, experts ascending, and each token's combine
 //     rows in ascending expert order with its weights.
 #include "model/gpu_plan.h"
@@ -114,6 +117,101 @@ TEST(GpuPlan, AttentionBlockSeqLens) {
   for (int b = 0; b < 3; ++b) {
     EXPECT_TRUE(std::equal(table.begin(), table.begin() + 5, p.block_table.begin() + b * 5));
   }
+}
+
+// Runs the plan's calls over q [tokens, kH, kRow] with the CPU reference; returns out.
+std::vector<bf16> run_plan(const AttentionBlockPlan& plan, const std::vector<bf16>& q,
+                           int64_t tokens, kv::KvPool& pool, float scale) {
+  std::unique_ptr<attn::Backend> ref = attn::make_cpu_reference_backend();
+  attn::VerifyOptions vo;
+  vo.deterministic = true;
+  std::vector<bf16> out(static_cast<size_t>(tokens * kH * kLatent), bf16{0xffff});
+  std::vector<float> lse(static_cast<size_t>(tokens * kH), NAN);
+  int64_t covered = 0;
+  for (const AttentionBlockCall& c : plan.calls) {
+    EXPECT_EQ(c.first_token, covered);
+    attn::VerifyArgs b;
+    b.q = TensorView(const_cast<bf16*>(q.data()) + c.first_token * kH * kRow, DType::kBF16,
+                     {c.batch, c.q_len, kH, kRow});
+    b.kv = pool.layer_view(0);
+    b.block_table =
+        TensorView(const_cast<int32_t*>(plan.block_table.data()) + c.first_block * plan.pages,
+                   DType::kI32, {c.batch, plan.pages});
+    b.seq_lens = TensorView(const_cast<int32_t*>(plan.seq_lens.data()) + c.first_block,
+                            DType::kI32, {c.batch});
+    b.sm_scale = scale;
+    b.out = TensorView(out.data() + c.first_token * kH * kLatent, DType::kBF16,
+                       {c.batch, c.q_len, kH, kLatent});
+    b.lse = TensorView(lse.data() + c.first_token * kH, DType::kF32, {c.batch, c.q_len, kH});
+    const Status st = ref->run(b, vo);
+    EXPECT_TRUE(st.ok()) << st.to_string();
+    covered += c.batch * c.q_len;
+  }
+  EXPECT_EQ(covered, tokens);
+  return out;
+}
+
+TEST(GpuPlan, FusedBatchEqualsEachRequestAlone) {
+  std::mt19937 rng(11);
+  // (cached tokens, new tokens): decode, verify blocks, prefill chunks across the 32 boundary.
+  const std::vector<std::pair<int64_t, int64_t>> reqs = {
+      {0, 1}, {40, 1}, {17, 8}, {90, 8}, {5, 3}, {0, 75}, {33, 1}, {64, 32}, {3, 8}};
+  std::vector<std::vector<int32_t>> tables;
+  int32_t next = 0;
+  for (const auto& [first, T] : reqs) {
+    const int64_t used = (first + T + kPage - 1) / kPage;
+    std::vector<int32_t> t(static_cast<size_t>(used));
+    for (int32_t& p : t) p = next++;
+    std::shuffle(t.begin(), t.end(), rng);
+    tables.push_back(std::move(t));
+  }
+  kv::KvPoolSpec spec;
+  spec.layout = kv::KvLayout::mla();
+  spec.num_pages = next;
+  spec.page_size = static_cast<int>(kPage);
+  kv::KvPool pool = kv::KvPool::create(spec).value();
+  const std::vector<bf16> rows = random_bf16(static_cast<size_t>(next * kPage * kRow), rng);
+  std::memcpy(pool.data(), rows.data(), rows.size() * sizeof(bf16));
+
+  std::vector<AttentionPiece> pieces;
+  int64_t tokens = 0;
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    pieces.push_back({reqs[i].second, reqs[i].first, tables[i]});
+    tokens += reqs[i].second;
+  }
+  const std::vector<bf16> q = random_bf16(static_cast<size_t>(tokens * kH * kRow), rng);
+  const float scale = 1.0f / 24.0f;
+  const AttentionBlockPlan plan = plan_attention_batch(pieces, kPage, 32);
+  // 1 | 1 merged with nothing else: {1}, {1} are consecutive -> one call; then 8, 8 -> one; ...
+  ASSERT_EQ(plan.calls.size(), 8u);
+  EXPECT_EQ(plan.calls[0].batch, 2);  // the two decode tokens
+  EXPECT_EQ(plan.calls[1].batch, 2);  // the two 8-token verify blocks
+  EXPECT_EQ(plan.pages, (90 + 8 + kPage - 1) / kPage);
+  const std::vector<bf16> fused = run_plan(plan, q, tokens, pool, scale);
+
+  int64_t t0 = 0;
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    const AttentionBlockPlan alone = plan_attention_batch({&pieces[i], 1}, kPage, 32);
+    const std::vector<bf16> qi(q.begin() + t0 * kH * kRow,
+                               q.begin() + (t0 + pieces[i].T) * kH * kRow);
+    const std::vector<bf16> out = run_plan(alone, qi, pieces[i].T, pool, scale);
+    EXPECT_EQ(std::memcmp(out.data(), fused.data() + t0 * kH * kLatent, out.size() * sizeof(bf16)),
+              0)
+        << "request " << i;
+    t0 += pieces[i].T;
+  }
+  // Every column of a block's row (padding included) is a page of the block's own request.
+  size_t b = 0;
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    for (int64_t q0 = 0; q0 < pieces[i].T; q0 += 32, ++b) {
+      const int32_t* row = plan.block_table.data() + b * static_cast<size_t>(plan.pages);
+      for (int64_t j = 0; j < plan.pages; ++j) {
+        EXPECT_NE(std::find(tables[i].begin(), tables[i].end(), row[j]), tables[i].end())
+            << "block " << b << " column " << j;
+      }
+    }
+  }
+  EXPECT_EQ(b, plan.seq_lens.size());
 }
 
 TEST(GpuPlan, MoeGroupsAndCombineOrder) {

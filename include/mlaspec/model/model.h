@@ -20,7 +20,10 @@
 // its next forward.
 //
 // CUDA runtime (LoadOptions::device = kCUDA): the same contract on a CUDA pool; logits and hidden
-// states still come back as host vectors. Bounds against the CPU runtime: docs/model.md.
+// states still come back as host vectors. The requests of a batch that fit one chunk run fused in
+// shared passes (every weight read once per pass; a longer prompt runs alone, in chunks); in
+// deterministic mode a request's results are bitwise the same alone or in any batch, in default
+// mode within the cuBLAS GEMMs' rounding. Bounds against the CPU runtime: docs/model.md.
 //
 // CPU runtime: f32 math, GEMMs through CBLAS; the attention op's boundary rounds q, KV rows and
 // its output to bf16 (docs/model.md). A prompt longer than max_chunk_tokens runs in chunks. A
@@ -132,6 +135,15 @@ class Model {
   // one kv_scale per layer (value = code * scale), default 1.
   kv::KvPoolSpec kv_pool_spec(int num_pages, int page_size, DType dtype,
                               std::vector<float> layer_scales = {}) const;
+
+  // Where the CUDA runtime's forward spends its time, per phase (projections, KV write, attention,
+  // MoE router / shared / routed experts / combine, norms, lm_head): CUDA events around each
+  // phase, read after each forward's final sync, so profiling slows the forward; off by default
+  // (on from the start with MLASPEC_PROFILE=1, which also prints the totals to stderr at exit).
+  // phase_report: a table of the totals since the last reset. The CPU runtime has no phases: an
+  // empty report.
+  void set_phase_profiling(bool on);
+  std::string phase_report(bool reset = true);
 
   // Runs the batch. Validates everything first (token ids, positions, pages, pool shape, capture
   // layers, chunk size); a validation error writes nothing to the pool. An error of the attention

@@ -87,8 +87,8 @@ __device__ __forceinline__ void rope_pair(const float* in, int i, int64_t positi
   *hi = b * c + a * s;
 }
 
-__global__ void kv_rows_kernel(const float* ckv, int64_t latent, int64_t first, RopeArgs rope,
-                               uint16_t* rows) {
+__global__ void kv_rows_kernel(const float* ckv, int64_t latent, const int32_t* positions,
+                               RopeArgs rope, uint16_t* rows) {
   const int64_t t = blockIdx.x;
   const int64_t row = latent + rope.dim;
   const float* in = ckv + t * row;
@@ -97,7 +97,7 @@ __global__ void kv_rows_kernel(const float* ckv, int64_t latent, int64_t first, 
   const int half = rope.dim / 2;
   for (int i = threadIdx.x; i < half; i += blockDim.x) {
     float lo, hi;
-    rope_pair(in + latent, i, first + t, rope, &lo, &hi);
+    rope_pair(in + latent, i, positions[t], rope, &lo, &hi);
     out[latent + i] = float_to_bits(lo);
     out[latent + i + half] = float_to_bits(hi);
   }
@@ -105,7 +105,8 @@ __global__ void kv_rows_kernel(const float* ckv, int64_t latent, int64_t first, 
 
 // One block per (t, h).
 __global__ void split_q_kernel(const float* q, int64_t H, int64_t nope, int64_t latent,
-                               int64_t first, RopeArgs rope, uint16_t* q_nope, uint16_t* q_att) {
+                               const int32_t* positions, RopeArgs rope, uint16_t* q_nope,
+                               uint16_t* q_att) {
   const int64_t th = blockIdx.x;
   const int64_t t = th / H;
   const int64_t qk = nope + rope.dim;
@@ -116,7 +117,7 @@ __global__ void split_q_kernel(const float* q, int64_t H, int64_t nope, int64_t 
   const int half = rope.dim / 2;
   for (int i = threadIdx.x; i < half; i += blockDim.x) {
     float lo, hi;
-    rope_pair(in + nope, i, first + t, rope, &lo, &hi);
+    rope_pair(in + nope, i, positions[t], rope, &lo, &hi);
     out[i] = float_to_bits(lo);
     out[i + half] = float_to_bits(hi);
   }
@@ -370,10 +371,46 @@ __device__ __forceinline__ void store<float>(float* p, int64_t i, float v) {
 // Each (t, j) has its own accumulator; its order of operations depends on K only.
 constexpr int kWarps = 8;
 constexpr int kRows = 8;
+// A lane's unit of work: 8 consecutive values of the row (one 16-byte load of bf16 weights).
+constexpr int kChunk = 8;
+
+__device__ __forceinline__ bool aligned16(const void* p) {
+  return (reinterpret_cast<uintptr_t>(p) & 15u) == 0;
+}
+
+// v[0..7] = p[0..7] as f32: one 16-byte load (bf16) or two (f32) when `vec`, else 8 scalar loads.
+// The values, and so every sum over them, are the same either way.
+__device__ __forceinline__ void load8(const uint16_t* p, bool vec, float (&v)[kChunk]) {
+  if (vec) {
+    const uint4 u = *reinterpret_cast<const uint4*>(p);
+    v[0] = __uint_as_float(u.x << 16), v[1] = __uint_as_float(u.x & 0xffff0000u);
+    v[2] = __uint_as_float(u.y << 16), v[3] = __uint_as_float(u.y & 0xffff0000u);
+    v[4] = __uint_as_float(u.z << 16), v[5] = __uint_as_float(u.z & 0xffff0000u);
+    v[6] = __uint_as_float(u.w << 16), v[7] = __uint_as_float(u.w & 0xffff0000u);
+  } else {
+#pragma unroll
+    for (int i = 0; i < kChunk; ++i) v[i] = bits_to_float(p[i]);
+  }
+}
+__device__ __forceinline__ void load8(const float* p, bool vec, float (&v)[kChunk]) {
+  if (vec) {
+    const float4 a = *reinterpret_cast<const float4*>(p);
+    const float4 b = *reinterpret_cast<const float4*>(p + 4);
+    v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w;
+    v[4] = b.x, v[5] = b.y, v[6] = b.z, v[7] = b.w;
+  } else {
+#pragma unroll
+    for (int i = 0; i < kChunk; ++i) v[i] = p[i];
+  }
+}
 
 // One warp's share of the row-invariant GEMM: output column j (weight row w, K values) for rows
-// t0 .. t0 + rows - 1 of x (row stride ldx) into y (row stride ldy). Each (t, j) has its own
-// accumulator; its order of operations depends on K only.
+// t0 .. t0 + rows - 1 of x (row stride ldx) into y (row stride ldy). The order of operations of
+// each (t, j), which depends on K only: lane l owns the 8-value chunks c = l, l + 32, l + 64, ...
+// (values 8c .. 8c + 7, the last chunk possibly short) and sums their products with FMAs in
+// increasing k; then the 32 lanes fold as a butterfly. Loads are 16-byte vectors where the
+// pointers and strides allow (never changing the arithmetic), so the weights stream at close to
+// the memory bandwidth instead of 2-byte loads per lane.
 template <typename TX, typename TW, typename TY>
 __device__ __forceinline__ void ri_column(const TX* x, int64_t ldx, const TW* w, TY* y, int64_t ldy,
                                           int64_t j, int64_t t0, int rows, int64_t K) {
@@ -381,11 +418,31 @@ __device__ __forceinline__ void ri_column(const TX* x, int64_t ldx, const TW* w,
   float acc[kRows];
 #pragma unroll
   for (int r = 0; r < kRows; ++r) acc[r] = 0.0f;
-  for (int64_t k = lane; k < K; k += 32) {
-    const float wv = load(w, k);
+  const TX* xr = x + t0 * ldx;
+  const bool wvec = aligned16(w);
+  const bool xvec = aligned16(xr) && (ldx * static_cast<int64_t>(sizeof(TX))) % 16 == 0;
+  const int64_t full = K / kChunk;
+#pragma unroll 2
+  for (int64_t c = lane; c < full; c += 32) {
+    float wv[kChunk];
+    load8(w + c * kChunk, wvec, wv);
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
-      if (r < rows) acc[r] = fmaf(load(x, (t0 + r) * ldx + k), wv, acc[r]);
+      if (r < rows) {
+        float xv[kChunk];
+        load8(xr + r * ldx + c * kChunk, xvec, xv);
+#pragma unroll
+        for (int i = 0; i < kChunk; ++i) acc[r] = fmaf(xv[i], wv[i], acc[r]);
+      }
+    }
+  }
+  if (full * kChunk < K && lane == full % 32) {  // the short last chunk, after the lane's others
+    for (int64_t k = full * kChunk; k < K; ++k) {
+      const float wv = load(w, k);
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) {
+        if (r < rows) acc[r] = fmaf(load(xr, r * ldx + k), wv, acc[r]);
+      }
     }
   }
 #pragma unroll
@@ -394,7 +451,10 @@ __device__ __forceinline__ void ri_column(const TX* x, int64_t ldx, const TW* w,
     for (int m = 16; m >= 1; m /= 2) acc[r] += __shfl_xor_sync(0xffffffffu, acc[r], m);
   }
   if (lane == 0) {
-    for (int r = 0; r < rows; ++r) store(y, (t0 + r) * ldy + j, acc[r]);
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      if (r < rows) store(y, (t0 + r) * ldy + j, acc[r]);
+    }
   }
 }
 
@@ -561,20 +621,20 @@ Status add_inplace(float* x, const float* d, int64_t n, void* stream) {
   return launched("add");
 }
 
-Status kv_rows(const float* ckv, int64_t T, int64_t latent, int64_t first_position,
+Status kv_rows(const float* ckv, int64_t T, int64_t latent, const int32_t* positions,
                const RopeArgs& rope, uint16_t* rows, void* stream) {
   if (T == 0) return Status::Ok();
   kv_rows_kernel<<<static_cast<unsigned>(T), 256, 0, as_stream(stream)>>>(
-      ckv, latent, first_position, rope, rows);
+      ckv, latent, positions, rope, rows);
   return launched("kv_rows");
 }
 
 Status split_q(const float* q, int64_t T, int64_t H, int64_t nope, int64_t latent,
-               int64_t first_position, const RopeArgs& rope, uint16_t* q_nope, uint16_t* q_att,
+               const int32_t* positions, const RopeArgs& rope, uint16_t* q_nope, uint16_t* q_att,
                void* stream) {
   if (T == 0) return Status::Ok();
   split_q_kernel<<<static_cast<unsigned>(T * H), 128, 0, as_stream(stream)>>>(
-      q, H, nope, latent, first_position, rope, q_nope, q_att);
+      q, H, nope, latent, positions, rope, q_nope, q_att);
   return launched("split_q");
 }
 

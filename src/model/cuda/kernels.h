@@ -30,16 +30,16 @@ struct RopeArgs {
   bool interleave = false;
 };
 
-// KV rows: rows[t] = bf16([ckv[t, 0:latent] | rope(ckv[t, latent:latent + dim], first + t)]),
-// row length latent + dim, ckv row stride latent + dim.
-Status kv_rows(const float* ckv, int64_t T, int64_t latent, int64_t first_position,
+// KV rows: rows[t] = bf16([ckv[t, 0:latent] | rope(ckv[t, latent:latent + dim], positions[t])]),
+// row length latent + dim, ckv row stride latent + dim; positions on the device.
+Status kv_rows(const float* ckv, int64_t T, int64_t latent, const int32_t* positions,
                const RopeArgs& rope, uint16_t* rows, void* stream);
 
 // From q [T, H, nope + dim] f32: q_nope [T, H, nope] bf16 and the rope part of the attention's q
-// rows, q_att[t, h, latent:latent + dim] = bf16(rope(q_pe, first + t)) (q_att row length
-// latent + dim; the latent part is the W_UK GEMM's).
+// rows, q_att[t, h, latent:latent + dim] = bf16(rope(q_pe, positions[t])) (q_att row length
+// latent + dim; the latent part is the W_UK GEMM's; positions on the device).
 Status split_q(const float* q, int64_t T, int64_t H, int64_t nope, int64_t latent,
-               int64_t first_position, const RopeArgs& rope, uint16_t* q_nope, uint16_t* q_att,
+               const int32_t* positions, const RopeArgs& rope, uint16_t* q_nope, uint16_t* q_att,
                void* stream);
 
 // act[t, i] = bf16(silu(gu[t, i]) * gu[t, inter + i]) (gu = [gate | up] per row).
@@ -91,8 +91,9 @@ Status plan_moe(const int32_t* chosen, const float* weights, int64_t T, int k, i
 // The row-invariant GEMM (ForwardOptions::deterministic): for b < batch, t < T, j < N
 //   y[b * stride_y + t * ldy + j] = sum_k x[b * stride_x + t * ldx + k] * w[b * stride_w + j * ldw
 //   + k]
-// with f32 accumulation in one fixed order per element (lane l of a warp sums k = l, l + 32, ...
-// in order; the 32 lanes then fold as a butterfly), which depends on K only, never on T.
+// with f32 accumulation in one fixed order per element (lane l of a warp sums the 8-value chunks
+// c = l, l + 32, ... of k, values 8c .. 8c + 7, in increasing k; the 32 lanes then fold as a
+// butterfly), which depends on K only, never on T. 16-byte loads where alignment allows.
 enum class GemmType : uint8_t { kBF16, kF32 };
 struct RowInvariantGemm {
   const void* x = nullptr;
@@ -151,7 +152,7 @@ Status dflash_attention(const DFlashAttentionArgs& a, void* stream);
 // The row-invariant GEMM over the routed experts of a MoE layer, with no host round trip: for
 // every expert e of the touched list (plan_moe) and its rows r in [begin[e], begin[e + 1]),
 //   y[r, j] = sum_k x[r, k] * w[e][j, k]      (x bf16 [rows, K], w[e] bf16 [N, K], y [rows, N])
-// each element in gemm_row_invariant's order (lane l sums k = l, l + 32, ..., then a butterfly),
+// each element in gemm_row_invariant's order (lane l sums its 8-value chunks, then a butterfly),
 // so the result is bitwise that of gemm_row_invariant per expert. max_rows bounds any expert's
 // rows (the tokens T: an expert serves a token once); the grid has touched_slots(max_rows, k,
 // experts) slots.

@@ -1,7 +1,8 @@
 // Multi-head latent attention on the GPU, in the absorbed form of the CPU runtime's mla.cc:
 // q (LoRA or plain) -> KV rows [kv_a_layernorm(c) | rope(k_pe)] into the pool -> q rows
-// [q_nope @ W_UK[h] | rope(q_pe)] -> attention through the dispatcher in blocks of 32 queries
-// (../gpu_plan.h) -> o[h] @ W_UV[h]^T -> o_proj.
+// [q_nope @ W_UK[h] | rope(q_pe)] -> attention through the dispatcher per the pass's plan (blocks
+// of at most 32 queries, ../gpu_plan.h) -> o[h] @ W_UV[h]^T -> o_proj. Rows may belong to several
+// requests: RoPE reads each row's position, the KV write each row's slot.
 #include "../gpu_plan.h"
 #include "mlaspec/attention/verify.h"
 #include "mlaspec/kvcache/writer.h"
@@ -30,14 +31,16 @@ Status Runtime::per_head(const void* x, int64_t x_row, const uint16_t* w, int64_
   return gemm(g);
 }
 
-Status Runtime::mla(int layer, int64_t T, int64_t first, kv::KvPool& pool,
-                    attn::Dispatcher& dispatcher, const std::vector<int32_t>& slots,
-                    const std::vector<int32_t>& table) {
+Status Runtime::mla(int layer, int64_t T, kv::KvPool& pool, attn::Dispatcher& dispatcher,
+                    const std::vector<int32_t>& slots, const AttentionBlockPlan& plan) {
   const DLayer& d = layers_[static_cast<size_t>(layer)];
   const int64_t H = c_.num_attention_heads, nope = c_.qk_nope_head_dim;
   const int64_t latent = c_.kv_lora_rank, row = latent + c_.qk_rope_head_dim, v = c_.v_head_dim;
   const uint16_t* hb = at<uint16_t>(hb_);
 
+  // Phases (MLASPEC_PROFILE): each begin() closes the one before.
+  const PhaseEnd phase_end(phases_);
+  phases_.begin_if_on("mla in proj");
   // q [T, H, nope + rope].
   if (c_.has_q_lora()) {
     MLASPEC_RETURN_IF_ERROR(linear(hb, T, d.q_a_proj, at<float>(qa_), GemmType::kF32));
@@ -55,7 +58,9 @@ Status Runtime::mla(int layer, int64_t T, int64_t first, kv::KvPool& pool,
   MLASPEC_RETURN_IF_ERROR(rms_norm(at<float>(ckv_), row, T, latent, d.kv_a_norm.ptr(),
                                    kLatentNormEps, at<float>(ckv_), row, nullptr, 0, nullptr));
   MLASPEC_RETURN_IF_ERROR(
-      kv_rows(at<float>(ckv_), T, latent, first, rope_, at<uint16_t>(kvr_), nullptr));
+      kv_rows(at<float>(ckv_), T, latent, at<int32_t>(positions_), rope_, at<uint16_t>(kvr_),
+              nullptr));
+  phases_.begin_if_on("kv write");
   kv::WriteOptions wo;
   wo.slots_host = TensorView(const_cast<int32_t*>(slots.data()), DType::kI32, {T});
   MLASPEC_RETURN_IF_ERROR(
@@ -64,28 +69,20 @@ Status Runtime::mla(int layer, int64_t T, int64_t first, kv::KvPool& pool,
           .with_context("layer " + str(layer)));
 
   // Absorbed q rows: [q_nope @ W_UK[h] | rope(q_pe)].
-  MLASPEC_RETURN_IF_ERROR(split_q(at<float>(q_), T, H, nope, latent, first, rope_,
-                                  at<uint16_t>(qn_), at<uint16_t>(qatt_), nullptr));
+  phases_.begin_if_on("q absorb");
+  MLASPEC_RETURN_IF_ERROR(split_q(at<float>(q_), T, H, nope, latent, at<int32_t>(positions_),
+                                  rope_, at<uint16_t>(qn_), at<uint16_t>(qatt_), nullptr));
   MLASPEC_RETURN_IF_ERROR(
       per_head(qn_.data(), nope, d.w_uk_t.ptr(), latent, nope, qatt_.data(), row, T));
 
-  // Attention in blocks of kAttentionBlock queries (gpu_plan.h).
-  const AttentionBlockPlan plan =
-      plan_attention_blocks(T, first, table, pool.page_size(), kAttentionBlock);
+  // Attention per the pass's plan (gpu_plan.h; its tables are on the device already).
+  phases_.begin_if_on("attention");
   const int64_t used_pages = plan.pages;
-  MLASPEC_RETURN_IF_ERROR(
-      cuda_status(cudaMemcpy(table_.data(), plan.block_table.data(),
-                             plan.block_table.size() * sizeof(int32_t), cudaMemcpyHostToDevice),
-                  "block table upload"));
-  MLASPEC_RETURN_IF_ERROR(
-      cuda_status(cudaMemcpy(seq_lens_.data(), plan.seq_lens.data(),
-                             plan.seq_lens.size() * sizeof(int32_t), cudaMemcpyHostToDevice),
-                  "seq_lens upload"));
   attn::VerifyOptions vo;
   vo.deterministic = true;
   for (const AttentionBlockCall& call : plan.calls) {
     const int64_t B = call.batch, q_len = call.q_len, b0 = call.first_block;
-    const int64_t t0 = b0 * kAttentionBlock;  // first query token
+    const int64_t t0 = call.first_token;
     attn::VerifyArgs args;
     args.q = TensorView(at<uint16_t>(qatt_, t0 * H * row), DType::kBF16, {B, q_len, H, row},
                         Device::kCUDA);
@@ -106,6 +103,7 @@ Status Runtime::mla(int layer, int64_t T, int64_t first, kv::KvPool& pool,
   }
 
   // o[h] @ W_UV[h]^T per head, then o_proj.
+  phases_.begin_if_on("mla out proj");
   MLASPEC_RETURN_IF_ERROR(
       per_head(o_.data(), latent, d.w_uv.ptr(), v, latent, heads_.data(), v, T));
   return linear(at<uint16_t>(heads_), T, d.o_proj, delta_.data(), GemmType::kF32);

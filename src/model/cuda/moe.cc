@@ -23,6 +23,8 @@ Status Runtime::moe(int layer, int64_t T) {
   const int64_t hidden = c_.hidden_size;
   const int E = c_.n_routed_experts, k = c_.num_experts_per_tok;
 
+  const PhaseEnd phase_end(phases_);
+  phases_.begin_if_on("moe router");
   // Router in f32 (transformers computes it in f32), routing and its plan on the device.
   RowInvariantGemm rg;
   rg.x = hf_.data();
@@ -56,10 +58,12 @@ Status Runtime::moe(int layer, int64_t T) {
   // The shared experts first: on the host-launched path the GPU runs them while the host waits
   // for the counts below.
   const float* shared = nullptr;
+  phases_.begin_if_on("moe shared");
   if (!d.shared.empty()) {
     MLASPEC_RETURN_IF_ERROR(mlp(d.shared, at<uint16_t>(hb_), T, at<float>(shared_)));
     shared = at<float>(shared_);
   }
+  phases_.begin_if_on("moe experts");
   const int64_t N = T * k;  // routed rows: each token's k experts
   MLASPEC_RETURN_IF_ERROR(
       gather_rows(at<uint16_t>(hb_), at<int32_t>(gidx_), N, hidden, at<uint16_t>(xs_), nullptr));
@@ -101,6 +105,7 @@ Status Runtime::moe(int layer, int64_t T) {
                                   n, at<float>(ys_, b * hidden)));
     }
   }
+  phases_.begin_if_on("moe combine");
   return moe_combine(at<float>(ys_), at<int32_t>(cpos_), at<float>(cw_), k, shared, T, hidden,
                      at<float>(delta_), nullptr);
 }

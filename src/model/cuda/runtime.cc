@@ -1,29 +1,32 @@
 // The CUDA runtime's forward (ARCHITECTURE.md §3: bf16 activations, f32 accumulation, the same
 // layer sequence as the CPU runtime), its decoder loop and GEMM entry here; the layers in mla.cc
-// and moe.cc, weights and scratch in weights.cc. Per request and per chunk of at most
-// max_chunk_tokens:
+// and moe.cc, weights and scratch in weights.cc.
+//
+// One pass runs the new tokens of several requests at once: the requests of a batch that fit one
+// chunk (max_chunk_tokens) are laid out one after the other and fused into passes of at most that
+// many tokens, so a decode or verify batch of B requests reads every weight once per pass, not
+// once per request. A longer request (a prompt) runs alone, chunk after chunk. Per pass:
 //   embed -> per layer: rms_norm -> MLA (absorbed) -> +residual -> rms_norm -> MLP / MoE ->
 //   +residual
-//   -> final norm -> lm_head
+//   -> final norm -> gather of the rows whose logits are asked for -> lm_head
+// Every step but attention treats rows independently; attention runs per request through the
+// plan of ../gpu_plan.h (blocks of at most 32 queries; consecutive blocks of equal q_len share a
+// call), with positions, KV slots, block tables and seq_lens uploaded once per pass.
 // GEMMs: cuBLAS (bf16 in, f32 accumulate) by default; the row-invariant kernel (kernels.h) in
 // deterministic mode and for the MoE router, which runs in f32 as transformers' does. The residual
-// stream, norms, RoPE and the router's inputs stay f32; every GEMM input is bf16.
+// stream, norms, RoPE and the router's inputs stay f32; every GEMM input is bf16. In deterministic
+// mode a request's results are therefore bitwise the same alone or fused with any others (every
+// kernel's per-row arithmetic is independent of the pass's rows, and attention is in deterministic
+// mode); in default mode cuBLAS may pick another kernel for another M.
 //
-// Attention: the model's dispatcher on the CUDA pool (cuda_fold / cuda_rowwise serve q_len <=
-// kMaxQLen = 32), always in deterministic mode as the CPU runtime asks. A chunk of T tokens is
-// cut into blocks of 32 queries (../gpu_plan.h: one batched call for the full blocks, one for the
-// remainder).
-//
-// MoE routing: the router logits come back to the host and cpu::route_token picks the experts (the
-// CPU runtime's code, so ties break the same way); then per touched expert a gather -> SwiGLU
-// GEMMs, and a combine that sums each token's experts in ascending expert order, then the shared
-// experts (the CPU runtime's order; ../gpu_plan.h).
+// MoE: routing and its plan on the device (moe.cc), then the experts' GEMMs.
 //
 // Scratch buffers grow as needed and are filled with 0xff bytes (NaN in f32 and bf16) when
 // allocated, so an element a kernel failed to write shows as NaN downstream (the tests check that
 // every returned value is finite).
 #include <algorithm>
 
+#include "../gpu_plan.h"
 #include "runtime_impl.h"
 
 namespace mlaspec::model::gpu {
@@ -67,78 +70,161 @@ Status Runtime::linear(const uint16_t* x, int64_t T, const DMat& w, void* y, Gem
   return gpu::linear(blas_, deterministic_, x, T, w, y, y_type);
 }
 
-Status Runtime::run_request(const ForwardRequest& r, kv::KvPool& pool,
-                            const ForwardOptions& options, attn::Dispatcher& dispatcher,
-                            RequestOutput* out) {
+Status Runtime::run_batch(std::span<const ForwardRequest> batch, kv::KvPool& pool,
+                          const ForwardOptions& options, attn::Dispatcher& dispatcher,
+                          std::span<RequestOutput> out) {
   deterministic_ = options.deterministic;
-  const int64_t hidden = c_.hidden_size, vocab = c_.vocab_size;
-  const int64_t n = static_cast<int64_t>(r.tokens.size());
   const int64_t max_chunk =
       options.max_chunk_tokens > 0 ? options.max_chunk_tokens : kDefaultChunkTokens;
+  for (size_t b = 0; b < batch.size(); ++b) {
+    size_output(batch[b].logits, static_cast<int64_t>(batch[b].tokens.size()),
+                options.capture_layers.size(), c_.hidden_size, c_.vocab_size, &out[b]);
+  }
+  // Requests that fit one chunk fuse, in batch order, into passes of at most max_chunk tokens; a
+  // longer one runs alone, chunk after chunk (each chunk needs the previous one's KV rows).
+  std::vector<Piece> fused;
+  int64_t fused_tokens = 0;
+  const auto flush = [&]() -> Status {
+    const Status st = run_pieces(batch, fused, pool, options, dispatcher, out);
+    fused.clear();
+    fused_tokens = 0;
+    return st;
+  };
+  for (size_t b = 0; b < batch.size(); ++b) {
+    const int64_t n = static_cast<int64_t>(batch[b].tokens.size());
+    if (n > max_chunk) {
+      for (int64_t begin = 0; begin < n; begin += max_chunk) {
+        const Piece chunk{b, begin, std::min(max_chunk, n - begin)};
+        MLASPEC_RETURN_IF_ERROR(run_pieces(batch, {&chunk, 1}, pool, options, dispatcher, out)
+                                    .with_context("request " + str(static_cast<int64_t>(b))));
+      }
+      continue;
+    }
+    if (fused_tokens + n > max_chunk) MLASPEC_RETURN_IF_ERROR(flush());
+    fused.push_back({b, 0, n});
+    fused_tokens += n;
+  }
+  MLASPEC_RETURN_IF_ERROR(flush());
+  MLASPEC_RETURN_IF_ERROR(cuda_status(cudaDeviceSynchronize(), "forward"));
+  if (phases_.on()) phases_.resolve();
+  return Status::Ok();
+}
+
+Status Runtime::run_pieces(std::span<const ForwardRequest> batch, std::span<const Piece> pieces,
+                           kv::KvPool& pool, const ForwardOptions& options,
+                           attn::Dispatcher& dispatcher, std::span<RequestOutput> out) {
+  if (pieces.empty()) return Status::Ok();
+  const int64_t hidden = c_.hidden_size, vocab = c_.vocab_size;
   const int64_t page_size = pool.page_size();
-  const std::vector<int32_t> table(r.pages.begin(), r.pages.end());
-  MLASPEC_RETURN_IF_ERROR(reserve(std::min(n, max_chunk), static_cast<int64_t>(table.size())));
 
-  size_output(r.logits, n, options.capture_layers.size(), hidden, vocab, out);
-
-  std::vector<int32_t> slots;
-  for (int64_t begin = 0; begin < n; begin += max_chunk) {
-    const int64_t T = std::min(max_chunk, n - begin);
-    const int64_t first = r.positions[static_cast<size_t>(begin)];
-    slots.resize(static_cast<size_t>(T));
-    for (int64_t t = 0; t < T; ++t) {
+  // The pass's rows: each piece's tokens one after the other, with their positions and KV slots;
+  // the attention plan; the rows whose logits are asked for.
+  std::vector<int32_t> tokens, positions, slots, logit_src;
+  std::vector<AttentionPiece> attention;
+  struct LogitDst {
+    size_t request;
+    int64_t row;
+  };
+  std::vector<LogitDst> logit_dst;
+  int64_t max_pages = 0;
+  for (const Piece& p : pieces) {
+    const ForwardRequest& r = batch[p.request];
+    const int64_t first = r.positions[static_cast<size_t>(p.begin)];
+    const int64_t row0 = static_cast<int64_t>(tokens.size());
+    for (int64_t t = 0; t < p.T; ++t) {
       const int64_t pos = first + t;
-      slots[static_cast<size_t>(t)] = static_cast<int32_t>(
-          table[static_cast<size_t>(pos / page_size)] * page_size + pos % page_size);
+      tokens.push_back(r.tokens[static_cast<size_t>(p.begin + t)]);
+      positions.push_back(static_cast<int32_t>(pos));
+      slots.push_back(static_cast<int32_t>(r.pages[static_cast<size_t>(pos / page_size)] * page_size +
+                                           pos % page_size));
     }
-    MLASPEC_RETURN_IF_ERROR(
-        cuda_status(cudaMemcpy(tokens_.data(), r.tokens.data() + begin,
-                               static_cast<size_t>(T) * sizeof(int32_t), cudaMemcpyHostToDevice),
-                    "token upload"));
-    MLASPEC_RETURN_IF_ERROR(
-        cuda_status(cudaMemcpy(slots_.data(), slots.data(), slots.size() * sizeof(int32_t),
-                               cudaMemcpyHostToDevice),
-                    "slot upload"));
-    float* x = at<float>(x_);
-    MLASPEC_RETURN_IF_ERROR(embed(embed_.ptr(), at<int32_t>(tokens_), T, hidden, x, nullptr));
-    const float eps = static_cast<float>(c_.rms_norm_eps);
-    for (int l = 0; l < c_.num_hidden_layers; ++l) {
-      const DLayer& d = layers_[static_cast<size_t>(l)];
-      MLASPEC_RETURN_IF_ERROR(rms_norm(x, hidden, T, hidden, d.input_norm.ptr(), eps, nullptr, 0,
-                                       at<uint16_t>(hb_), hidden, nullptr));
-      MLASPEC_RETURN_IF_ERROR(mla(l, T, first, pool, dispatcher, slots, table));
-      MLASPEC_RETURN_IF_ERROR(add_inplace(x, at<float>(delta_), T * hidden, nullptr));
-      MLASPEC_RETURN_IF_ERROR(rms_norm(x, hidden, T, hidden, d.post_norm.ptr(), eps, at<float>(hf_),
-                                       hidden, at<uint16_t>(hb_), hidden, nullptr));
-      if (d.is_moe) {
-        MLASPEC_RETURN_IF_ERROR(moe(l, T));
-      } else {
-        MLASPEC_RETURN_IF_ERROR(mlp(d.mlp, at<uint16_t>(hb_), T, at<float>(delta_)));
-      }
-      MLASPEC_RETURN_IF_ERROR(add_inplace(x, at<float>(delta_), T * hidden, nullptr));
-      for (size_t k = 0; k < options.capture_layers.size(); ++k) {
-        if (options.capture_layers[k] != l) continue;
-        MLASPEC_RETURN_IF_ERROR(cuda_status(
-            cudaMemcpy(out->hidden[k].data() + begin * hidden, x,
-                       static_cast<size_t>(T * hidden) * sizeof(float), cudaMemcpyDeviceToHost),
-            "hidden state download"));
-      }
-    }
-
-    const auto [row0, rows, dst] = logit_rows(r.logits, begin, T, n);
-    if (rows > 0) {
-      MLASPEC_RETURN_IF_ERROR(rms_norm(x + row0 * hidden, hidden, rows, hidden, norm_.ptr(), eps,
-                                       nullptr, 0, at<uint16_t>(hb_), hidden, nullptr));
-      const DMat& head = head_.empty() ? embed_ : head_;
-      MLASPEC_RETURN_IF_ERROR(
-          linear(at<uint16_t>(hb_), rows, head, logits_.data(), GemmType::kF32));
-      MLASPEC_RETURN_IF_ERROR(cuda_status(
-          cudaMemcpy(out->logits.data() + dst * vocab, logits_.data(),
-                     static_cast<size_t>(rows * vocab) * sizeof(float), cudaMemcpyDeviceToHost),
-          "logits download"));
+    attention.push_back({p.T, first, r.pages});
+    max_pages = std::max(max_pages, (first + p.T + page_size - 1) / page_size);
+    const auto [lrow0, lrows, dst] =
+        logit_rows(r.logits, p.begin, p.T, static_cast<int64_t>(r.tokens.size()));
+    for (int64_t i = 0; i < lrows; ++i) {
+      logit_src.push_back(static_cast<int32_t>(row0 + lrow0 + i));
+      logit_dst.push_back({p.request, dst + i});
     }
   }
-  return cuda_status(cudaDeviceSynchronize(), "forward");
+  const int64_t T = static_cast<int64_t>(tokens.size());
+  const PhaseEnd phase_end(phases_);
+  phases_.begin_if_on("uploads, embed");
+  const AttentionBlockPlan plan = plan_attention_batch(attention, page_size, kAttentionBlock);
+  MLASPEC_RETURN_IF_ERROR(reserve(T, max_pages));
+  const auto upload_ints = [](Buffer& b, const std::vector<int32_t>& v, const char* what) {
+    Status st = ensure(b, std::max<size_t>(v.size(), 1) * sizeof(int32_t));
+    if (!st.ok()) return st;
+    return cuda_status(
+        cudaMemcpy(b.data(), v.data(), v.size() * sizeof(int32_t), cudaMemcpyHostToDevice), what);
+  };
+  MLASPEC_RETURN_IF_ERROR(upload_ints(tokens_, tokens, "token upload"));
+  MLASPEC_RETURN_IF_ERROR(upload_ints(positions_, positions, "position upload"));
+  MLASPEC_RETURN_IF_ERROR(upload_ints(slots_, slots, "slot upload"));
+  MLASPEC_RETURN_IF_ERROR(upload_ints(table_, plan.block_table, "block table upload"));
+  MLASPEC_RETURN_IF_ERROR(upload_ints(seq_lens_, plan.seq_lens, "seq_lens upload"));
+  MLASPEC_RETURN_IF_ERROR(upload_ints(logit_idx_, logit_src, "logit rows upload"));
+
+  float* x = at<float>(x_);
+  MLASPEC_RETURN_IF_ERROR(embed(embed_.ptr(), at<int32_t>(tokens_), T, hidden, x, nullptr));
+  const float eps = static_cast<float>(c_.rms_norm_eps);
+  std::vector<float> captured;
+  for (int l = 0; l < c_.num_hidden_layers; ++l) {
+    const DLayer& d = layers_[static_cast<size_t>(l)];
+    phases_.begin_if_on("norms, adds");
+    MLASPEC_RETURN_IF_ERROR(rms_norm(x, hidden, T, hidden, d.input_norm.ptr(), eps, nullptr, 0,
+                                     at<uint16_t>(hb_), hidden, nullptr));
+    MLASPEC_RETURN_IF_ERROR(mla(l, T, pool, dispatcher, slots, plan));
+    phases_.begin_if_on("norms, adds");
+    MLASPEC_RETURN_IF_ERROR(add_inplace(x, at<float>(delta_), T * hidden, nullptr));
+    MLASPEC_RETURN_IF_ERROR(rms_norm(x, hidden, T, hidden, d.post_norm.ptr(), eps, at<float>(hf_),
+                                     hidden, at<uint16_t>(hb_), hidden, nullptr));
+    if (d.is_moe) {
+      MLASPEC_RETURN_IF_ERROR(moe(l, T));
+    } else {
+      phases_.begin_if_on("dense mlp");
+      MLASPEC_RETURN_IF_ERROR(mlp(d.mlp, at<uint16_t>(hb_), T, at<float>(delta_)));
+    }
+    phases_.begin_if_on("norms, adds");
+    MLASPEC_RETURN_IF_ERROR(add_inplace(x, at<float>(delta_), T * hidden, nullptr));
+    for (size_t k = 0; k < options.capture_layers.size(); ++k) {
+      if (options.capture_layers[k] != l) continue;
+      phases_.begin_if_on("hidden download");
+      captured.resize(static_cast<size_t>(T * hidden));
+      MLASPEC_RETURN_IF_ERROR(
+          cuda_status(cudaMemcpy(captured.data(), x, captured.size() * sizeof(float),
+                                 cudaMemcpyDeviceToHost),
+                      "hidden state download"));
+      int64_t row0 = 0;
+      for (const Piece& p : pieces) {
+        std::copy(captured.begin() + row0 * hidden, captured.begin() + (row0 + p.T) * hidden,
+                  out[p.request].hidden[k].begin() + p.begin * hidden);
+        row0 += p.T;
+      }
+    }
+  }
+
+  // The final norm of every row, then the lm_head over the rows asked for, gathered.
+  const int64_t rows = static_cast<int64_t>(logit_src.size());
+  if (rows == 0) return Status::Ok();
+  phases_.begin_if_on("lm_head");
+  MLASPEC_RETURN_IF_ERROR(rms_norm(x, hidden, T, hidden, norm_.ptr(), eps, nullptr, 0,
+                                   at<uint16_t>(hb_), hidden, nullptr));
+  MLASPEC_RETURN_IF_ERROR(gather_rows(at<uint16_t>(hb_), at<int32_t>(logit_idx_), rows, hidden,
+                                      at<uint16_t>(xs_), nullptr));
+  const DMat& head = head_.empty() ? embed_ : head_;
+  MLASPEC_RETURN_IF_ERROR(linear(at<uint16_t>(xs_), rows, head, logits_.data(), GemmType::kF32));
+  std::vector<float> logits(static_cast<size_t>(rows * vocab));
+  MLASPEC_RETURN_IF_ERROR(cuda_status(cudaMemcpy(logits.data(), logits_.data(),
+                                                 logits.size() * sizeof(float),
+                                                 cudaMemcpyDeviceToHost),
+                                      "logits download"));
+  for (int64_t i = 0; i < rows; ++i) {
+    const LogitDst& d = logit_dst[static_cast<size_t>(i)];
+    std::copy(logits.begin() + i * vocab, logits.begin() + (i + 1) * vocab,
+              out[d.request].logits.begin() + d.row * vocab);
+  }
+  return Status::Ok();
 }
 
 Result<int64_t> CudaRuntime::available_bytes() {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "../gpu_plan.h"
 #include "kernels.h"
 #include "runtime.h"
 
@@ -90,18 +91,90 @@ Status upload_matrix(DMat& m, const Matrix& w);
 Status upload_vec(DVec& v, const std::vector<float>& h);
 Status upload_mlp(DMlp& d, const MlpWeights& w);
 
+// Where a forward's time goes, per phase (MLASPEC_PROFILE=1 in the environment; off, it costs a
+// branch per phase): CUDA events around each phase give its GPU time (which includes any gap the
+// GPU spent waiting for the host to launch it), a host clock its launch time; totals are printed
+// to stderr when the runtime is destroyed. Events are read after the forward's final sync.
+class PhaseTimer {
+ public:
+  PhaseTimer();
+  ~PhaseTimer();
+  PhaseTimer(const PhaseTimer&) = delete;
+  PhaseTimer& operator=(const PhaseTimer&) = delete;
+  bool on() const { return on_; }
+  void set_on(bool on) { on_ = on; }
+  void reset() { totals_.clear(); }
+  // Closes the open phase and opens `name` (phases do not nest). begin_if_on: a no-op when off.
+  void begin(const char* name);
+  void begin_if_on(const char* name) {
+    if (on_) begin(name);
+  }
+  void end();
+  // After a device sync: adds the recorded phases' times to the totals.
+  void resolve();
+  // One line per phase: GPU ms, host ms, calls, share of the GPU total.
+  std::string report() const;
+
+ private:
+  struct Mark {
+    const char* name;
+    cudaEvent_t a, b;
+    double host_ms;
+  };
+  struct Total {
+    double gpu_ms = 0, host_ms = 0;
+    int64_t calls = 0;
+  };
+  cudaEvent_t event();
+  bool on_ = false;
+  std::vector<Mark> pending_;
+  std::vector<cudaEvent_t> free_;
+  const char* open_ = nullptr;
+  cudaEvent_t open_event_ = nullptr;
+  double open_host_ = 0;
+  std::vector<std::pair<std::string, Total>> totals_;  // in first-seen order
+};
+
+// Closes the open phase (if any) when the scope ends.
+class PhaseEnd {
+ public:
+  explicit PhaseEnd(PhaseTimer& t) : t_(t) {}
+  ~PhaseEnd() {
+    if (t_.on()) t_.end();
+  }
+  PhaseEnd(const PhaseEnd&) = delete;
+  PhaseEnd& operator=(const PhaseEnd&) = delete;
+
+ private:
+  PhaseTimer& t_;
+};
+
 class Runtime final : public CudaRuntime {
  public:
   Runtime(const ModelConfig& c, const ModelWeights& w) : c_(c), host_(w) {}
-  ~Runtime() override {
-    if (blas_ != nullptr) cublasDestroy(blas_);
-  }
+  ~Runtime() override;
 
   Status init(const cpu::Rope& rope);
-  Status run_request(const ForwardRequest& r, kv::KvPool& pool, const ForwardOptions& options,
-                     attn::Dispatcher& dispatcher, RequestOutput* out) override;
+  Status run_batch(std::span<const ForwardRequest> batch, kv::KvPool& pool,
+                   const ForwardOptions& options, attn::Dispatcher& dispatcher,
+                   std::span<RequestOutput> out) override;
+  void set_phase_profiling(bool on) override { phases_.set_on(on); }
+  std::string phase_report(bool reset) override {
+    std::string r = phases_.report();
+    if (reset) phases_.reset();
+    return r;
+  }
 
  private:
+  // T new tokens of request `request`, from its token `begin`: one part of a pass.
+  struct Piece {
+    size_t request = 0;
+    int64_t begin = 0, T = 0;
+  };
+  // One pass over the pieces' tokens, laid out one after the other (runtime.cc).
+  Status run_pieces(std::span<const ForwardRequest> batch, std::span<const Piece> pieces,
+                    kv::KvPool& pool, const ForwardOptions& options, attn::Dispatcher& dispatcher,
+                    std::span<RequestOutput> out);
   Status gemm(const RowInvariantGemm& g);
   // y[T, W.rows] = x[T, W.cols] @ W^T (x bf16 packed).
   Status linear(const uint16_t* x, int64_t T, const DMat& w, void* y, GemmType y_type);
@@ -110,8 +183,9 @@ class Runtime final : public CudaRuntime {
   // x bf16 with x_row values per head, W bf16 [H][N, K], y with y_row values per head.
   Status per_head(const void* x, int64_t x_row, const uint16_t* w, int64_t N, int64_t K, void* y,
                   int64_t y_row, int64_t T);
-  Status mla(int layer, int64_t T, int64_t first, kv::KvPool& pool, attn::Dispatcher& dispatcher,
-             const std::vector<int32_t>& slots, const std::vector<int32_t>& table);
+  // The pass's positions_, slots_, table_ and seq_lens_ are on the device; `slots` are the host's.
+  Status mla(int layer, int64_t T, kv::KvPool& pool, attn::Dispatcher& dispatcher,
+             const std::vector<int32_t>& slots, const AttentionBlockPlan& plan);
   Status moe(int layer, int64_t T);
   Status reserve(int64_t T, int64_t pages);
 
@@ -119,6 +193,7 @@ class Runtime final : public CudaRuntime {
   const ModelWeights& host_;  // the host weights (uploaded by init())
   cublasHandle_t blas_ = nullptr;
   bool deterministic_ = false;
+  PhaseTimer phases_;
 
   DMat embed_, head_;
   DVec norm_;
@@ -128,7 +203,7 @@ class Runtime final : public CudaRuntime {
 
   // Scratch (see reserve()).
   int64_t cap_T_ = 0, cap_pages_ = 0;
-  Buffer tokens_, slots_, x_, hf_, hb_, delta_, shared_, qa_, qab_, q_, ckv_, kvr_, qn_, qatt_, o_,
+  Buffer tokens_, positions_, logit_idx_, slots_, x_, hf_, hb_, delta_, shared_, qa_, qab_, q_, ckv_, kvr_, qn_, qatt_, o_,
       lse_, heads_, gu_, act_, xs_, ys_, router_logits_, chosen_, rweights_, row_of_, begin_, gidx_,
       cpos_, cw_, touched_, table_, seq_lens_, logits_;
 };
