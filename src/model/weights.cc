@@ -5,6 +5,7 @@
 #include <set>
 #include <string>
 
+#include "mlaspec/core/parallel.h"
 #include "row_invariant_gemm.h"
 #include "tensor_loader.h"
 
@@ -52,12 +53,12 @@ class Loader {
     }
     std::vector<float> scale(static_cast<size_t>(srows * scols));
     MLASPEC_RETURN_IF_ERROR(convert_to_f32(*st, scale));
-    for (int64_t r = 0; r < rows; ++r) {
+    parallel_for(0, rows, [&](int64_t r) {
       for (int64_t c = 0; c < cols; ++c) {
         out->data[static_cast<size_t>(r * cols + c)] *=
             scale[static_cast<size_t>((r / br) * scols + c / bc)];
       }
-    }
+    });
     report_->parameters -= srows * scols;  // scales are not parameters
     return Status::Ok();
   }
