@@ -2,7 +2,12 @@
 // the golden checkpoints of tests/data/models and the shipped target (models/target):
 //   - logits and captured hidden states within kLogitRel / kHiddenRel of the CPU runtime's,
 //     relative to the call's largest |value| (bf16 activations at every GEMM input against the
-//     CPU's f32), argmax equal where the CPU's top-2 gap exceeds twice the bound;
+//     CPU's f32), argmax equal where the CPU's top-2 gap exceeds twice the bound, on every row the
+//     reference itself does not move under a bf16-sized perturbation (below);
+//   - the same against transformers' goldens;
+//   - a batch mixing prefills (1, 40 and a chunked 300 tokens), a decode step and verify blocks
+//     equals each request alone, in any order: bitwise in deterministic mode, within the bounds
+//     else, logits, hidden states and KV rows alike;
 //   - chunked prefill + decode == one-shot: bitwise in deterministic mode, within the bound else;
 //   - deterministic mode: a token's logits and hidden states are bitwise the same from a call of
 //     8 new tokens and from 8 calls of 1;
@@ -11,20 +16,57 @@
 //   - timings of the shipped target (printed; docs/perf/knowledge.md records them).
 // Pools and the runtime's scratch are poisoned (0xff bytes: NaN), and every returned value must be
 // finite, so an element no kernel wrote cannot pass unnoticed.
+//
+// Why rows the reference itself moves get a wider allowance. The golden checkpoints' random MoE
+// routers have near ties: a token whose top-k (or group) margin is below the size of one bf16
+// rounding picks another expert on the GPU, its row lands far from the CPU's (0.8 of the logits'
+// range for v3_qlora_moe_yarn's row 8), and every later row that attends to its KV drifts past the
+// bound too (transformers' own bf16 vs f32 on DeepSeek-V2-Lite shows the same flips). That is the
+// reference's sensitivity, not a runtime bug, and a fixed count of tolerated rows cannot absorb
+// one flip that propagates. So the test measures the sensitivity, with the CPU runtime itself:
+// kProbes copies of the checkpoint with every weight w written as f32 w * (1 + e), e uniform in
+// [-kProbeEps, kProbeEps] = [-2^-9, 2^-9] (round-to-nearest bf16 errs by up to 2^-8, about 2^-9.5
+// on average; rounding the weights to bf16 would not do, most checkpoints already are bf16), run
+// on the same calls. A row's spread is the largest deviation of a probe from the reference there;
+// its allowance is max(bound, kSpreadFactor * spread). A row that no probe moves past
+// bound / kSpreadFactor is held to the plain bound, argmax included; at most kStrayRows rows per
+// check may exceed their allowance (a near tie the GPU's rounding flips and no probe happened to).
+// Each check prints how many rows were sensitive. The probes find the GPU's flips: on the CPU, one
+// of them moves v3_qlora_moe_yarn's prefill row 8 by 8.15e-1 and decode row 0 by 5.38e-1, and
+// v3_plain_q_tied's tail row 39 by 1.87e-1, the GPU's 8.16e-1, 5.38e-1 and 1.86e-1; about a third
+// of v3_qlora_moe_yarn's rows (row 8 and those after it) are sensitive, a few of the other models'.
+// Why it still fails on a runtime bug: a RoPE layout, norm weight, scaling factor, softmax scale,
+// expert or KV row gone wrong moves (nearly) every row past the bound, while the probes move only
+// the rows at near ties and those attending to them; the check also requires at least
+// kMinPlainFraction of the rows to be held to the plain bound, so a model whose rows are all
+// sensitive cannot pass vacuously. CudaForwardCriterion.RejectsAWrongRuntime holds the CPU runtime
+// on a wrong config or weight to this criterion and requires it to fail (94 of 100 rows over).
+#include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <functional>
+#include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <numeric>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include <unistd.h>
+
 #include "gpu_test_util.h"
+#include "mlaspec/core/dtype.h"
 #include "mlaspec/model/dflash.h"
 #include "mlaspec/model/model.h"
+#include "mlaspec/model/safetensors.h"
 #include "mlaspec/spec/dflash_drafter.h"
 #include "mlaspec/spec/engine.h"
 #include "mlaspec/tokenizer/tokenizer.h"
@@ -97,24 +139,173 @@ float max_abs(const std::vector<float>& v) {
   return testing::max_abs(v.data(), v.size());
 }
 
-// Row-wise errors relative to the call's max |ref| value. The random routers of the golden
-// checkpoints have near-ties that a bf16-sized perturbation can flip (docs/model.md): a flipped
-// token's row moves far, so the check allows a few rows over the bound (kMaxRowsOver of them) and
-// reports them; argmax must agree on every row within the bound whose top-2 gap is decisive.
-constexpr double kMaxRowsOver = 0.05;
+// ---- the reference's own sensitivity (see the file comment)
 
+constexpr int kProbes = 4;
+constexpr float kProbeEps = 1.0f / 512;  // 2^-9: of the size of one bf16 rounding
+constexpr float kSpreadFactor = 2.0f;
+constexpr int kStrayRows = 1;
+constexpr double kMinPlainFraction = 0.5;
+
+// SplitMix64: the probes' perturbations, the same on every platform.
+uint64_t splitmix(uint64_t& s) {
+  uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+std::vector<uint8_t> f32_bytes(const std::vector<float>& v) {
+  std::vector<uint8_t> b(v.size() * 4);
+  std::memcpy(b.data(), v.data(), b.size());
+  return b;
+}
+
+// A checkpoint directory's copy under the temp directory (removed by the caller): every
+// safetensors file rewritten by `edit` (each tensor as f32; an fp8 weight dequantized with its
+// block scales, which are dropped), the index's weight map following, config.json through
+// `edit_config`.
+namespace fs = std::filesystem;
+using EditTensor = std::function<void(const std::string& tensor, std::vector<float>& values)>;
+fs::path edited_copy(const std::string& name, const std::string& tag, const EditTensor& edit,
+                     const std::function<void(nlohmann::json&)>& edit_config) {
+  const fs::path src = model_path(name);
+  const fs::path dir = fs::temp_directory_path() /
+                       ("mlaspec_cuda_test_" + name + "_" + tag + "_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const Checkpoint ck = Checkpoint::open(src).value();
+  const ModelConfig& c = cached(name, Device::kCPU).config();
+  const auto is_fp8 = [&](const std::string& n) {
+    const TensorInfo* t = ck.find(n);
+    return t != nullptr && t->dtype == StDType::kF8E4M3;
+  };
+  const std::string kScale = "_scale_inv";
+  std::set<std::string> dropped;
+  for (const SafetensorsFile& f : ck.files()) {
+    testing::StTensors out;
+    for (const TensorInfo& t : f.tensors()) {
+      if (t.name.ends_with(kScale) && is_fp8(t.name.substr(0, t.name.size() - kScale.size()))) {
+        dropped.insert(t.name);
+        continue;
+      }
+      std::vector<float> v(static_cast<size_t>(t.numel));
+      throw_if_error(convert_to_f32(t, v));
+      if (t.dtype == StDType::kF8E4M3) {
+        const TensorInfo& st = *ck.find(t.name + kScale);
+        std::vector<float> scale(static_cast<size_t>(st.numel));
+        throw_if_error(convert_to_f32(st, scale));
+        const int64_t cols = t.shape[1], br = c.fp8.block_rows, bc = c.fp8.block_cols;
+        for (size_t i = 0; i < v.size(); ++i) {
+          const int64_t r = static_cast<int64_t>(i) / cols, col = static_cast<int64_t>(i) % cols;
+          v[i] *= scale[static_cast<size_t>((r / br) * st.shape[1] + col / bc)];
+        }
+      }
+      edit(t.name, v);
+      out[t.name] = testing::StEntry{"F32", t.shape, f32_bytes(v)};
+    }
+    testing::write_file(dir / fs::path(f.name()).filename(), testing::safetensors_bytes(out));
+  }
+  for (const fs::directory_entry& e : fs::directory_iterator(src)) {
+    const std::string file = e.path().filename().string();
+    if (!e.is_regular_file() || e.path().extension() == ".safetensors") continue;
+    if (file != "config.json" && file != "model.safetensors.index.json") continue;
+    std::ifstream in(e.path());
+    nlohmann::json j = nlohmann::json::parse(in);
+    if (file == "config.json") {
+      edit_config(j);
+    } else {
+      for (const std::string& d : dropped) j["weight_map"].erase(d);
+    }
+    std::ofstream(dir / file) << j.dump(2);
+  }
+  return dir;
+}
+
+// The CPU runtime on an edited copy of a checkpoint (the copy removed once loaded).
+std::unique_ptr<Model> load_edited(const std::string& name, const std::string& tag,
+                                   const EditTensor& edit,
+                                   const std::function<void(nlohmann::json&)>& edit_config) {
+  const fs::path dir = edited_copy(name, tag, edit, edit_config);
+  LoadOptions o;
+  o.attention_policy = "cpu_reference";
+  Result<Model> m = Model::load(dir, o);
+  fs::remove_all(dir);
+  if (!m.ok()) throw Error(m.status());
+  return std::make_unique<Model>(std::move(*m));
+}
+
+// Probe k of a checkpoint: every weight times (1 + e), e uniform in [-kProbeEps, kProbeEps].
+Model& probe(const std::string& name, int k) {
+  static std::map<std::pair<std::string, int>, std::unique_ptr<Model>> models;
+  auto& slot = models[{name, k}];
+  if (!slot) {
+    uint64_t state = 0x5EED0000ull + static_cast<uint64_t>(k);
+    const auto jitter = [&](const std::string&, std::vector<float>& v) {
+      for (float& x : v) {
+        const double u = static_cast<double>(splitmix(state) >> 11) * 0x1.0p-53;  // [0, 1)
+        x *= 1.0f + kProbeEps * static_cast<float>(2 * u - 1);
+      }
+    };
+    slot = load_edited(name, "probe" + std::to_string(k), jitter, [](nlohmann::json&) {});
+  }
+  return *slot;
+}
+
+// Each probe's logits of `seq` in one prefill.
+std::vector<std::vector<float>> probe_logits(const std::string& name,
+                                             const std::vector<int32_t>& seq) {
+  std::vector<std::vector<float>> out;
+  for (int k = 0; k < kProbes; ++k) {
+    out.push_back(
+        Seq(probe(name, k), static_cast<int>(seq.size())).run(seq, LogitsMode::kAll).logits);
+  }
+  return out;
+}
+
+// Row-wise errors relative to the call's max |ref| value.
 struct Errors {
   float worst = 0.0f;  // largest row error (relative)
-  int rows = 0, over = 0;
+  int rows = 0;
+  int over = 0;       // rows over their allowance
+  int sensitive = 0;  // rows whose allowance exceeds the plain bound (the probes moved them)
   void add(const Errors& e) {
     worst = std::max(worst, e.worst);
     rows += e.rows;
     over += e.over;
+    sensitive += e.sensitive;
+  }
+  // The criterion of the file comment.
+  void expect_pass(const std::string& what) const {
+    EXPECT_LE(over, kStrayRows) << what << ": " << over << " rows over their allowance";
+    EXPECT_GE(rows - sensitive, kMinPlainFraction * rows)
+        << what << ": " << sensitive << " of " << rows
+        << " rows sensitive, too few held to the plain bound";
   }
 };
 
+// Per row of ref [rows, width]: the largest deviation of a probe's row, relative to max |ref|.
+std::vector<float> row_spread(const std::vector<std::vector<float>>& probes,
+                              const std::vector<float>& ref, int width) {
+  const float scale = std::max(max_abs(ref), 1e-20f);
+  std::vector<float> spread(ref.size() / static_cast<size_t>(width), 0.0f);
+  for (const std::vector<float>& p : probes) {
+    EXPECT_EQ(p.size(), ref.size());
+    if (p.size() != ref.size()) continue;
+    for (size_t r = 0; r < spread.size(); ++r) {
+      const size_t at = r * static_cast<size_t>(width);
+      spread[r] = std::max(spread[r], testing::max_abs_diff(p.data() + at, ref.data() + at,
+                                                            static_cast<size_t>(width)) /
+                                          scale);
+    }
+  }
+  return spread;
+}
+
+// `spread`: row_spread of the reference (empty: every row held to the plain bound).
 Errors compare_rows(const std::vector<float>& ours, const std::vector<float>& ref, int width,
-                    float bound, bool check_argmax, const std::string& what) {
+                    float bound, bool check_argmax, const std::string& what,
+                    const std::vector<float>& spread = {}) {
   EXPECT_EQ(ours.size(), ref.size()) << what;
   Errors e;
   if (ours.size() != ref.size()) return e;
@@ -123,14 +314,17 @@ Errors compare_rows(const std::vector<float>& ours, const std::vector<float>& re
   for (int r = 0; r < e.rows; ++r) {
     const float* o = ours.data() + static_cast<size_t>(r) * width;
     const float* b = ref.data() + static_cast<size_t>(r) * width;
-    float d = 0.0f;
-    for (int i = 0; i < width; ++i) d = std::max(d, std::fabs(o[i] - b[i]));
-    const float rel = d / scale;
+    const float rel = testing::max_abs_diff(o, b, static_cast<size_t>(width)) / scale;
+    const float s = spread.empty() ? 0.0f : spread[static_cast<size_t>(r)];
+    const float allowance = std::max(bound, kSpreadFactor * s);
     e.worst = std::max(e.worst, rel);
-    if (rel > bound) {
+    e.sensitive += allowance > bound;
+    if (rel > allowance) {
       ++e.over;
-      std::printf("  %s row %d: %.2e over the bound\n", what.c_str(), r, rel);
-    } else if (check_argmax && top2_gap(b, width) > 2 * bound * scale) {
+      std::printf("  %s row %d: %.2e over its allowance %.2e\n", what.c_str(), r, rel, allowance);
+    } else if (rel > bound) {
+      std::printf("  %s row %d: %.2e, sensitive (probes moved it %.2e)\n", what.c_str(), r, rel, s);
+    } else if (check_argmax && allowance == bound && top2_gap(b, width) > 2 * bound * scale) {
       EXPECT_EQ(argmax(o, width), argmax(b, width)) << what << " row " << r;
     }
   }
@@ -167,47 +361,132 @@ class CudaForward : public ::testing::TestWithParam<std::string> {
   void SetUp() override { MLASPEC_SKIP_WITHOUT_GPU(); }
 };
 
-// Prefill (every row's logits, every layer captured), 4 decode steps, a verify block of 8 and the
-// rest as one chunk, on the CPU and the CUDA runtime alike, in default and deterministic mode.
+// The CPU runtime, its probes and a runtime under test on the same calls: each step's rows compared
+// with the criterion of the file comment.
+class Comparison {
+ public:
+  Comparison(const std::string& name, Model& ours, int max_tokens, ForwardOptions o,
+             std::string tag)
+      : ref_model_(cached(name, Device::kCPU)),
+        ref_(ref_model_, max_tokens),
+        ours_(ours, max_tokens),
+        options_(std::move(o)),
+        tag_(std::move(tag)) {
+    for (int k = 0; k < kProbes; ++k) probes_.emplace_back(probe(name, k), max_tokens);
+  }
+
+  void step(const std::vector<int32_t>& toks, LogitsMode mode, const std::string& what) {
+    const RequestOutput ref = ref_.run(toks, mode, options_);
+    const RequestOutput ours = ours_.run(toks, mode, options_);
+    std::vector<RequestOutput> probed;
+    for (Seq& p : probes_) probed.push_back(p.run(toks, mode, options_));
+    const auto field = [&](const auto& get) {
+      std::vector<std::vector<float>> v;
+      for (const RequestOutput& p : probed) v.push_back(get(p));
+      return v;
+    };
+    const ModelConfig& c = ref_model_.config();
+    const std::string at = tag_ + " " + what;
+    logits_.add(compare_rows(ours.logits, ref.logits, c.vocab_size, kLogitRel, true, at,
+                             row_spread(field([](const RequestOutput& p) { return p.logits; }),
+                                        ref.logits, c.vocab_size)));
+    for (size_t l = 0; l < ref.hidden.size(); ++l) {
+      const std::vector<float> spread = row_spread(
+          field([l](const RequestOutput& p) { return p.hidden[l]; }), ref.hidden[l], c.hidden_size);
+      hidden_.add(compare_rows(ours.hidden[l], ref.hidden[l], c.hidden_size, kHiddenRel, false,
+                               at + " hidden " + std::to_string(options_.capture_layers[l]),
+                               spread));
+    }
+  }
+
+  // Prints the totals and applies the criterion.
+  void finish(const char* against) const {
+    std::printf(
+        "[%s] %-40s logits: worst row %.2e, %d of %d rows sensitive, %d over their allowance; "
+        "hidden: worst row %.2e, %d of %d rows sensitive, %d over\n",
+        against, tag_.c_str(), logits_.worst, logits_.sensitive, logits_.rows, logits_.over,
+        hidden_.worst, hidden_.sensitive, hidden_.rows, hidden_.over);
+    logits_.expect_pass(tag_ + " logits");
+    if (hidden_.rows > 0) hidden_.expect_pass(tag_ + " hidden");
+  }
+
+ private:
+  Model& ref_model_;
+  Seq ref_, ours_;
+  std::vector<Seq> probes_;
+  ForwardOptions options_;
+  std::string tag_;
+  Errors logits_, hidden_;
+};
+
+// The calls of MatchesCpuRuntime: a prefill of 45 (every row's logits), 4 decode steps, a verify
+// block of 8 and the rest of the 100 tokens as one chunk.
+void run_calls(Comparison& c, const std::vector<int32_t>& seq) {
+  const size_t P = 45;
+  c.step(slice(seq, 0, P), LogitsMode::kAll, "prefill");
+  size_t pos = P;
+  for (int s = 0; s < 4; ++s, ++pos) c.step({seq[pos]}, LogitsMode::kLast, "decode");
+  c.step(slice(seq, pos, pos + 8), LogitsMode::kAll, "verify");
+  pos += 8;
+  c.step(slice(seq, pos, seq.size()), LogitsMode::kAll, "tail");
+}
+
+// The CPU runtime (its probes measuring its sensitivity) against the CUDA runtime, every layer
+// captured, in default and deterministic mode.
 TEST_P(CudaForward, MatchesCpuRuntime) {
   const std::string name = GetParam();
-  Model& cpu = cached(name, Device::kCPU);
   Model& gpu = cached(name, Device::kCUDA);
   ASSERT_EQ(gpu.device(), Device::kCUDA);
-  const int vocab = cpu.config().vocab_size, L = cpu.config().num_hidden_layers;
-  const int hidden = cpu.config().hidden_size;
   const std::vector<int32_t> seq = sequence(name, 100);
-  const size_t P = 45;
   for (bool det : {false, true}) {
     ForwardOptions o;
     o.deterministic = det;
-    for (int l = 0; l < L; ++l) o.capture_layers.push_back(l);
-    Seq a(cpu, 128), b(gpu, 128);
-    Errors logit, hid;
-    const std::string tag = name + (det ? " deterministic" : " default");
-    const auto step = [&](const std::vector<int32_t>& toks, LogitsMode mode, const char* what) {
-      const RequestOutput ra = a.run(toks, mode, o);
-      const RequestOutput rb = b.run(toks, mode, o);
-      logit.add(compare_rows(rb.logits, ra.logits, vocab, kLogitRel, true, tag + " " + what));
-      for (int l = 0; l < L; ++l) {
-        hid.add(compare_rows(rb.hidden[static_cast<size_t>(l)], ra.hidden[static_cast<size_t>(l)],
-                             hidden, kHiddenRel, false,
-                             tag + " " + what + " hidden layer " + std::to_string(l)));
-      }
-    };
-    step(slice(seq, 0, P), LogitsMode::kAll, "prefill");
-    size_t pos = P;
-    for (int s = 0; s < 4; ++s, ++pos) step({seq[pos]}, LogitsMode::kLast, "decode");
-    step(slice(seq, pos, pos + 8), LogitsMode::kAll, "verify");
-    pos += 8;
-    step(slice(seq, pos, seq.size()), LogitsMode::kAll, "tail");
-    std::printf(
-        "[cuda vs cpu] %-40s logits: worst row %.2e, %d of %d rows over %.0e; hidden: "
-        "worst row %.2e, %d of %d rows over %.0e\n",
-        tag.c_str(), logit.worst, logit.over, logit.rows, kLogitRel, hid.worst, hid.over, hid.rows,
-        kHiddenRel);
-    EXPECT_LE(logit.over, kMaxRowsOver * logit.rows) << tag;
-    EXPECT_LE(hid.over, kMaxRowsOver * hid.rows) << tag;
+    for (int l = 0; l < gpu.config().num_hidden_layers; ++l) o.capture_layers.push_back(l);
+    Comparison c(name, gpu, 128, o, name + (det ? " deterministic" : " default"));
+    run_calls(c, seq);
+    c.finish("cuda vs cpu");
+  }
+}
+
+// The criterion can fail: the CPU runtime on a copy of the checkpoint carrying a runtime-sized
+// mistake, held to the criterion in place of the CUDA runtime, is rejected. The mistakes: RoPE's
+// pair layout swapped (interleaved vs halves), routed_scaling_factor dropped, the kv_a_layernorm
+// weight not applied. (A norm eps of 1e-3 instead of 1e-6 moves these checkpoints' logits by 5e-3,
+// below any bound bf16 activations allow: no bound of this test can see it.) Needs no GPU.
+TEST(CudaForwardCriterion, RejectsAWrongRuntime) {
+  const std::string name = "v3_qlora_moe_yarn";
+  const std::vector<int32_t> seq = sequence(name, 100);
+  const auto weights_as_they_are = [](const std::string&, std::vector<float>&) {};
+  const auto config_as_it_is = [](nlohmann::json&) {};
+  struct Bug {
+    const char* what;
+    EditTensor edit;
+    std::function<void(nlohmann::json&)> edit_config;
+  };
+  const Bug bugs[] = {
+      {"rope layout swapped", weights_as_they_are,
+       [](nlohmann::json& j) { j["rope_interleave"] = !j.value("rope_interleave", true); }},
+      {"routed_scaling_factor dropped", weights_as_they_are,
+       [](nlohmann::json& j) { j["routed_scaling_factor"] = 1.0; }},
+      {"kv_a_layernorm weight not applied",
+       [](const std::string& t, std::vector<float>& v) {
+         if (t.ends_with("kv_a_layernorm.weight")) std::fill(v.begin(), v.end(), 1.0f);
+       },
+       config_as_it_is},
+  };
+  for (const Bug& bug : bugs) {
+    std::unique_ptr<Model> wrong = load_edited(name, "bug", bug.edit, bug.edit_config);
+    ForwardOptions o;
+    o.capture_layers = {0, wrong->config().num_hidden_layers - 1};
+    Comparison c(name, *wrong, 128, o, name + " with " + bug.what);
+    ::testing::TestPartResultArray failures;
+    {
+      ::testing::ScopedFakeTestPartResultReporter reporter(
+          ::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &failures);
+      run_calls(c, seq);
+      c.finish("wrong cpu vs cpu");
+    }
+    EXPECT_GT(failures.size(), 0) << bug.what << " passed the criterion";
   }
 }
 
@@ -235,11 +514,19 @@ TEST_P(CudaForward, ChunkedPrefillAndDecodeEqualOneShot) {
       for (size_t i = 0; i < got.size(); ++i) diff += std::memcmp(&got[i], &full.logits[i], 4) != 0;
       EXPECT_EQ(diff, 0u) << name << ": " << diff << " logits differ bitwise";
     } else {
+      // Both sides are the GPU's, but their f32 sums differ, and a bf16 rounding they flip can
+      // flip a near tie as the CPU's do: the probes' spread on the whole sequence sets the
+      // allowances.
+      const std::vector<std::vector<float>> probed = probe_logits(name, seq);
+      const RequestOutput ref = Seq(cached(name, Device::kCPU), 128).run(seq, LogitsMode::kAll);
       const Errors e =
-          compare_rows(got, full.logits, vocab, kLogitRel, true, name + " chunked vs one-shot");
-      std::printf("[chunked vs one-shot] %-22s default mode: worst row %.2e, %d of %d rows over\n",
-                  name.c_str(), e.worst, e.over, e.rows);
-      EXPECT_LE(e.over, kMaxRowsOver * e.rows) << name;
+          compare_rows(got, full.logits, vocab, kLogitRel, true, name + " chunked vs one-shot",
+                       row_spread(probed, ref.logits, vocab));
+      std::printf(
+          "[chunked vs one-shot] %-22s default mode: worst row %.2e, %d of %d rows sensitive, "
+          "%d over their allowance\n",
+          name.c_str(), e.worst, e.sensitive, e.rows, e.over);
+      e.expect_pass(name + " chunked vs one-shot");
     }
   }
 }
@@ -273,56 +560,174 @@ TEST_P(CudaForward, DeterministicEightRowsEqualOneRow) {
   }
 }
 
-// A batch mixing a prefill chunk, a decode step and a verify block equals each request alone
-// (bitwise: the runtime runs each request apart, as the CPU runtime does).
+// ---- one forward of a mixed batch == each request alone
+
+// The CUDA attention backends serve 8 .. 128 heads; a checkpoint outside that range is left out
+// of the batch test (engine_lossless_cuda_test.cc does the same).
+bool cuda_serves(const std::string& name) {
+  std::ifstream in(model_path(name) + "/config.json");
+  const int heads = nlohmann::json::parse(in).at("num_attention_heads").get<int>();
+  return heads >= 8 && heads <= 128;
+}
+
+// A request of the batch: `context` tokens already in the pool, `tokens` new ones.
+struct BatchRequest {
+  const char* what;
+  int context, tokens;
+  LogitsMode mode;
+};
+// clang-format off
+const std::vector<BatchRequest> kBatch = {
+    {"prefill 1",                       0,   1, LogitsMode::kAll},
+    {"prefill 40 (two query blocks)",   0,  40, LogitsMode::kAll},
+    {"prefill 300 (chunked)",           0, 300, LogitsMode::kLast},
+    {"decode after 50",                50,   1, LogitsMode::kLast},
+    {"verify 8 after 70",              70,   8, LogitsMode::kAll},
+    {"verify 3 after 33",              33,   3, LogitsMode::kNone},
+};
+// clang-format on
+
+// One pool with a page table per kBatch request (pages shuffled across requests, the same in every
+// instance), poisoned, and the contexts of `with_context` prefilled, each alone.
+class BatchPool {
+ public:
+  static constexpr int kPage = 16;
+
+  BatchPool(Model& m, const std::vector<int32_t>& seq, const std::vector<size_t>& with_context,
+            const ForwardOptions& o)
+      : model_(m) {
+    std::vector<int> first_page;
+    int pages = 0;
+    for (const BatchRequest& r : kBatch) {
+      first_page.push_back(pages);
+      pages += (r.context + r.tokens + kPage - 1) / kPage;
+    }
+    std::vector<int32_t> ids(static_cast<size_t>(pages));
+    std::iota(ids.begin(), ids.end(), 0);
+    uint64_t state = 7;
+    for (size_t i = ids.size() - 1; i > 0; --i) std::swap(ids[i], ids[splitmix(state) % (i + 1)]);
+    pool_ = std::make_unique<kv::KvPool>(
+        kv::KvPool::create(m.kv_pool_spec(pages, kPage, DType::kBF16)).value());
+    throw_if_error(pool_->buffer().fill_bytes(0xff));
+    for (size_t r = 0; r < kBatch.size(); ++r) {
+      const BatchRequest& b = kBatch[r];
+      const int n = (b.context + b.tokens + kPage - 1) / kPage;
+      pages_.emplace_back(ids.begin() + first_page[r], ids.begin() + first_page[r] + n);
+      const size_t start = 9 * r;  // each request its own tokens
+      tokens_.push_back(slice(seq, start + static_cast<size_t>(b.context),
+                              start + static_cast<size_t>(b.context + b.tokens)));
+      positions_.emplace_back(static_cast<size_t>(b.tokens));
+      std::iota(positions_.back().begin(), positions_.back().end(), b.context);
+    }
+    ForwardOptions prefill = o;
+    prefill.capture_layers.clear();
+    for (size_t r : with_context) {
+      const int ctx = kBatch[r].context;
+      if (ctx == 0) continue;
+      const std::vector<int32_t> toks = slice(seq, 9 * r, 9 * r + static_cast<size_t>(ctx));
+      std::vector<int32_t> pos(toks.size());
+      std::iota(pos.begin(), pos.end(), 0);
+      const ForwardRequest req{toks, pos, pages_[r], LogitsMode::kNone};
+      throw_if_error(m.forward({&req, 1}, *pool_, prefill).status());
+    }
+  }
+
+  // Requests `order` (indices into kBatch) in one forward; outputs in kBatch order.
+  std::vector<RequestOutput> forward(const std::vector<size_t>& order, const ForwardOptions& o) {
+    std::vector<ForwardRequest> batch;
+    for (size_t r : order) {
+      batch.push_back({tokens_[r], positions_[r], pages_[r], kBatch[r].mode});
+    }
+    Result<ForwardOutput> out = model_.forward(batch, *pool_, o);
+    if (!out.ok()) throw Error(out.status());
+    host_.clear();
+    std::vector<RequestOutput> by_request(kBatch.size());
+    for (size_t i = 0; i < order.size(); ++i) by_request[order[i]] = std::move(out->requests[i]);
+    return by_request;
+  }
+
+  // Request r's KV rows in layer l, positions [0, context + tokens), as f32.
+  std::vector<float> kv_rows(size_t r, int l) {
+    if (host_.empty()) host_ = mlaspec::testing::download<uint16_t>(pool_->buffer());
+    const int64_t width = pool_->row_elems();
+    const int len = kBatch[r].context + kBatch[r].tokens;
+    std::vector<float> rows;
+    for (int p = 0; p < len; ++p) {
+      const int64_t slot = int64_t{pages_[r][static_cast<size_t>(p / kPage)]} * kPage + p % kPage;
+      const uint16_t* row = host_.data() + (l * pool_->num_slots() + slot) * width;
+      for (int64_t i = 0; i < width; ++i) rows.push_back(bf16_bits_to_float(row[i]));
+    }
+    return rows;
+  }
+
+ private:
+  Model& model_;
+  std::unique_ptr<kv::KvPool> pool_;
+  std::vector<std::vector<int32_t>> pages_, tokens_, positions_;
+  std::vector<uint16_t> host_;  // the pool's bytes after the last forward
+};
+
+// Bitwise in deterministic mode; else within `bound` (kStrayRows rows may pass it: the fused
+// batch's f32 sums differ from the single request's, and a bf16 rounding they flip can flip a
+// router's near tie). Every value finite.
+void expect_same(const std::vector<float>& batch, const std::vector<float>& alone, int width,
+                 float bound, bool det, const std::string& what) {
+  ASSERT_EQ(batch.size(), alone.size()) << what;
+  size_t bad = 0;
+  for (float v : batch) bad += !std::isfinite(v);
+  EXPECT_EQ(bad, 0u) << what << ": non-finite values";
+  if (det) {
+    EXPECT_EQ(std::memcmp(batch.data(), alone.data(), batch.size() * 4), 0)
+        << what << " differs bitwise";
+  } else {
+    EXPECT_LE(compare_rows(batch, alone, width, bound, false, what).over, kStrayRows) << what;
+  }
+}
+
+// One forward of kBatch (prefills of 1, 40 and 300 tokens, a decode step, verify blocks of 8 and
+// 3; logits kAll / kLast / kNone; every layer captured), in three orders, equals each request
+// alone in a fresh identical pool: logits, hidden states and every KV row of the request.
 TEST_P(CudaForward, MixedBatchEqualsEachAlone) {
   const std::string name = GetParam();
+  if (!cuda_serves(name)) GTEST_SKIP() << name << ": heads outside the CUDA backends' range";
   Model& gpu = cached(name, Device::kCUDA);
-  const std::vector<int32_t> seq = sequence(name, 64);
+  const ModelConfig& c = gpu.config();
+  const std::vector<int32_t> seq = sequence(name, 400);
+  std::vector<size_t> in_order(kBatch.size());
+  std::iota(in_order.begin(), in_order.end(), 0);
+  const std::vector<std::vector<size_t>> orders = {
+      in_order, {in_order.rbegin(), in_order.rend()}, {3, 0, 5, 2, 4, 1}};
   for (bool det : {true, false}) {
     ForwardOptions o;
     o.deterministic = det;
-    o.capture_layers = {gpu.config().num_hidden_layers - 1};
-    // Three requests on one pool with disjoint pages; each first gets a prefix of its own.
-    const int pages_per = 4;  // 64 tokens
-    kv::KvPool pool = kv::KvPool::create(gpu.kv_pool_spec(3 * pages_per, 16, DType::kBF16)).value();
-    throw_if_error(pool.buffer().fill_bytes(0xff));
-    std::vector<std::vector<int32_t>> pages(3);
-    for (int r = 0; r < 3; ++r) {
-      for (int j = 0; j < pages_per; ++j) pages[static_cast<size_t>(r)].push_back(j * 3 + r);
+    for (int l = 0; l < c.num_hidden_layers; ++l) o.capture_layers.push_back(l);
+    std::vector<RequestOutput> alone;
+    std::vector<std::vector<std::vector<float>>> alone_kv;  // [request][layer]
+    for (size_t r = 0; r < kBatch.size(); ++r) {
+      BatchPool p(gpu, seq, {r}, o);
+      alone.push_back(std::move(p.forward({r}, o)[r]));
+      alone_kv.emplace_back();
+      for (int l = 0; l < c.num_hidden_layers; ++l) alone_kv.back().push_back(p.kv_rows(r, l));
     }
-    const auto positions = [](int32_t first, size_t n) {
-      std::vector<int32_t> p(n);
-      for (size_t i = 0; i < n; ++i) p[i] = first + static_cast<int32_t>(i);
-      return p;
-    };
-    const std::vector<int32_t> pre1 = slice(seq, 0, 20), pre2 = slice(seq, 0, 30);
-    const std::vector<int32_t> chunk = slice(seq, 0, 37), dec = {seq[20]}, ver = slice(seq, 30, 38);
-    const std::vector<int32_t> p1 = positions(0, 20), p2 = positions(0, 30);
-    const std::vector<int32_t> pc = positions(0, 37), pd = positions(20, 1), pv = positions(30, 8);
-    const auto prefixes = [&]() {
-      ForwardRequest a{pre1, p1, pages[1], LogitsMode::kNone};
-      ForwardRequest b{pre2, p2, pages[2], LogitsMode::kNone};
-      ASSERT_TRUE(gpu.forward({&a, 1}, pool, o).ok());
-      ASSERT_TRUE(gpu.forward({&b, 1}, pool, o).ok());
-    };
-    std::vector<ForwardRequest> batch = {{chunk, pc, pages[0], LogitsMode::kAll},
-                                         {dec, pd, pages[1], LogitsMode::kLast},
-                                         {ver, pv, pages[2], LogitsMode::kAll}};
-    prefixes();
-    Result<ForwardOutput> together = gpu.forward(batch, pool, o);
-    ASSERT_TRUE(together.ok()) << together.status().to_string();
-    prefixes();
-    for (size_t r = 0; r < 3; ++r) {
-      Result<ForwardOutput> alone = gpu.forward({&batch[r], 1}, pool, o);
-      ASSERT_TRUE(alone.ok()) << alone.status().to_string();
-      const RequestOutput& x = together->requests[r];
-      const RequestOutput& y = alone->requests[0];
-      ASSERT_EQ(x.logits.size(), y.logits.size());
-      EXPECT_EQ(std::memcmp(x.logits.data(), y.logits.data(), x.logits.size() * 4), 0)
-          << name << " request " << r << (det ? " deterministic" : " default");
-      EXPECT_EQ(std::memcmp(x.hidden[0].data(), y.hidden[0].data(), x.hidden[0].size() * 4), 0)
-          << name << " request " << r << " hidden";
+    for (const std::vector<size_t>& order : orders) {
+      BatchPool p(gpu, seq, in_order, o);
+      const std::vector<RequestOutput> together = p.forward(order, o);
+      std::string tag = name + (det ? " deterministic" : " default") + " order";
+      for (size_t r : order) tag += " " + std::to_string(r);
+      for (size_t r = 0; r < kBatch.size(); ++r) {
+        const std::string what = tag + ", " + kBatch[r].what;
+        expect_same(together[r].logits, alone[r].logits, c.vocab_size, kLogitRel, det,
+                    what + " logits");
+        ASSERT_EQ(together[r].hidden.size(), alone[r].hidden.size()) << what;
+        for (int l = 0; l < c.num_hidden_layers; ++l) {
+          const size_t li = static_cast<size_t>(l);
+          expect_same(together[r].hidden[li], alone[r].hidden[li], c.hidden_size, kHiddenRel, det,
+                      what + " hidden " + std::to_string(l));
+          expect_same(p.kv_rows(r, l), alone_kv[r][li],
+                      static_cast<int>(kv::KvLayout::mla().row_elems()), kHiddenRel, det,
+                      what + " kv layer " + std::to_string(l));
+        }
+      }
     }
   }
 }
@@ -338,13 +743,18 @@ TEST_P(CudaForward, MatchesTransformersGoldens) {
   Errors all;
   for (const testing::GoldenPrompt& p : g.prompts) {
     const std::vector<int32_t> s = p.sequence();
-    Seq q(gpu, static_cast<int>(s.size()) + 16);
-    const RequestOutput out = q.run(s, LogitsMode::kAll);
-    all.add(compare_rows(out.logits, p.logits_bf16, vocab, kLogitRel, true, name + " vs HF"));
+    const int max_tokens = static_cast<int>(s.size()) + 16;
+    const RequestOutput out = Seq(gpu, max_tokens).run(s, LogitsMode::kAll);
+    // The CPU runtime holds the goldens to ~1e-5 (golden_test.cc): its probes' spread around them
+    // is the goldens' own sensitivity.
+    all.add(compare_rows(out.logits, p.logits_bf16, vocab, kLogitRel, true, name + " vs HF",
+                         row_spread(probe_logits(name, s), p.logits_bf16, vocab)));
   }
-  std::printf("[cuda vs transformers] %-22s logits: worst row %.2e, %d of %d rows over %.0e\n",
-              name.c_str(), all.worst, all.over, all.rows, kLogitRel);
-  EXPECT_LE(all.over, kMaxRowsOver * all.rows) << name;
+  std::printf(
+      "[cuda vs transformers] %-22s logits: worst row %.2e, %d of %d rows sensitive, %d over "
+      "their allowance\n",
+      name.c_str(), all.worst, all.sensitive, all.rows, all.over);
+  all.expect_pass(name + " vs HF");
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, CudaForward,
