@@ -1,4 +1,4 @@
-// A small parallel-for over an index range on a pool of std::threads.
+// A small parallel-for over an index range on a persistent pool of std::threads.
 #pragma once
 
 #include <cstdint>
@@ -11,9 +11,13 @@ namespace mlaspec {
 int num_threads();
 void set_num_threads(int n);
 
-// Calls fn(i) for i in [begin, end), split in contiguous chunks over the workers. Blocks until all
-// calls returned. The first exception thrown by fn is rethrown. The assignment of indices to
-// threads never affects results as long as fn(i) writes only its own outputs.
+// Calls fn(i) for i in [begin, end), in chunks handed out to the calling thread and the pool's
+// workers (created on first use, num_threads() - 1 of them, kept until exit). Blocks until all
+// calls returned. The first exception thrown by fn is rethrown; the indices not started by then
+// are skipped. The assignment of indices to threads never affects results as long as fn(i)
+// writes only its own outputs. Runs inline (in order, on the calling thread) when one index or
+// one thread is asked for, when called from inside fn (nested), and when another thread's call
+// holds the pool at the moment: concurrent callers are safe and never wait for each other.
 void parallel_for(int64_t begin, int64_t end, const std::function<void(int64_t)>& fn);
 
 }  // namespace mlaspec
