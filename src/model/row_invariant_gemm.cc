@@ -239,12 +239,10 @@ void nn_tail_columns(const float* x, int64_t T, int64_t ldx, const float* B, int
     }
 }
 
-// Below this many multiply-adds a call runs on the calling thread. parallel_for's persistent pool
-// costs ~13 µs for a 20 µs job split over 2 threads (core/parallel.h); at 2^22 every GEMM of the
-// shipped pair stayed on one thread, and at 2^18 two threads decode ~11% faster than one on an
-// idle 2-core machine (docs/perf/knowledge.md, "Worker pool"). Threads never change a result
-// (each element is computed whole by one thread).
-constexpr int64_t kParallelWork = int64_t{1} << 18;
+// Below this many multiply-adds a call runs on the calling thread: parallel_for starts threads per
+// call, which costs more than a small GEMM. Threads never change a result (each element is
+// computed whole by one thread).
+constexpr int64_t kParallelWork = int64_t{1} << 22;
 
 void run(int64_t n, int64_t work, const std::function<void(int64_t)>& fn) {
   if (work < kParallelWork) {
