@@ -281,7 +281,8 @@ std::vector<RopeCase> rope_cases() {
 // request's new tokens), starting at `first`.
 std::vector<int32_t> scattered_positions(int64_t first, int64_t T) {
   std::vector<int32_t> pos(static_cast<size_t>(T));
-  for (int64_t t = 0; t < T; ++t) pos[static_cast<size_t>(t)] = static_cast<int32_t>(first + t % 5 + 97 * (t / 5));
+  for (int64_t t = 0; t < T; ++t)
+    pos[static_cast<size_t>(t)] = static_cast<int32_t>(first + t % 5 + 97 * (t / 5));
   return pos;
 }
 

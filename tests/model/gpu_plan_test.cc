@@ -137,8 +137,8 @@ std::vector<bf16> run_plan(const AttentionBlockPlan& plan, const std::vector<bf1
     b.block_table =
         TensorView(const_cast<int32_t*>(plan.block_table.data()) + c.first_block * plan.pages,
                    DType::kI32, {c.batch, plan.pages});
-    b.seq_lens = TensorView(const_cast<int32_t*>(plan.seq_lens.data()) + c.first_block,
-                            DType::kI32, {c.batch});
+    b.seq_lens = TensorView(const_cast<int32_t*>(plan.seq_lens.data()) + c.first_block, DType::kI32,
+                            {c.batch});
     b.sm_scale = scale;
     b.out = TensorView(out.data() + c.first_token * kH * kLatent, DType::kBF16,
                        {c.batch, c.q_len, kH, kLatent});

@@ -624,8 +624,8 @@ Status add_inplace(float* x, const float* d, int64_t n, void* stream) {
 Status kv_rows(const float* ckv, int64_t T, int64_t latent, const int32_t* positions,
                const RopeArgs& rope, uint16_t* rows, void* stream) {
   if (T == 0) return Status::Ok();
-  kv_rows_kernel<<<static_cast<unsigned>(T), 256, 0, as_stream(stream)>>>(
-      ckv, latent, positions, rope, rows);
+  kv_rows_kernel<<<static_cast<unsigned>(T), 256, 0, as_stream(stream)>>>(ckv, latent, positions,
+                                                                          rope, rows);
   return launched("kv_rows");
 }
 

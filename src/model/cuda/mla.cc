@@ -57,9 +57,8 @@ Status Runtime::mla(int layer, int64_t T, kv::KvPool& pool, attn::Dispatcher& di
   MLASPEC_RETURN_IF_ERROR(linear(hb, T, d.kv_a_proj, at<float>(ckv_), GemmType::kF32));
   MLASPEC_RETURN_IF_ERROR(rms_norm(at<float>(ckv_), row, T, latent, d.kv_a_norm.ptr(),
                                    kLatentNormEps, at<float>(ckv_), row, nullptr, 0, nullptr));
-  MLASPEC_RETURN_IF_ERROR(
-      kv_rows(at<float>(ckv_), T, latent, at<int32_t>(positions_), rope_, at<uint16_t>(kvr_),
-              nullptr));
+  MLASPEC_RETURN_IF_ERROR(kv_rows(at<float>(ckv_), T, latent, at<int32_t>(positions_), rope_,
+                                  at<uint16_t>(kvr_), nullptr));
   phases_.begin_if_on("kv write");
   kv::WriteOptions wo;
   wo.slots_host = TensorView(const_cast<int32_t*>(slots.data()), DType::kI32, {T});
@@ -70,8 +69,8 @@ Status Runtime::mla(int layer, int64_t T, kv::KvPool& pool, attn::Dispatcher& di
 
   // Absorbed q rows: [q_nope @ W_UK[h] | rope(q_pe)].
   phases_.begin_if_on("q absorb");
-  MLASPEC_RETURN_IF_ERROR(split_q(at<float>(q_), T, H, nope, latent, at<int32_t>(positions_),
-                                  rope_, at<uint16_t>(qn_), at<uint16_t>(qatt_), nullptr));
+  MLASPEC_RETURN_IF_ERROR(split_q(at<float>(q_), T, H, nope, latent, at<int32_t>(positions_), rope_,
+                                  at<uint16_t>(qn_), at<uint16_t>(qatt_), nullptr));
   MLASPEC_RETURN_IF_ERROR(
       per_head(qn_.data(), nope, d.w_uk_t.ptr(), latent, nope, qatt_.data(), row, T));
 

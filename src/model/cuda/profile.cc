@@ -82,7 +82,8 @@ void PhaseTimer::resolve() {
 std::string PhaseTimer::report() const {
   double gpu = 0;
   for (const auto& [name, t] : totals_) gpu += t.gpu_ms;
-  std::string out = "cuda runtime phases (MLASPEC_PROFILE): phase | GPU ms | host ms | calls | % of GPU\n";
+  std::string out =
+      "cuda runtime phases (MLASPEC_PROFILE): phase | GPU ms | host ms | calls | % of GPU\n";
   char line[160];
   for (const auto& [name, t] : totals_) {
     std::snprintf(line, sizeof(line), "  %-16s | %10.3f | %10.3f | %8lld | %5.1f%%\n", name.c_str(),

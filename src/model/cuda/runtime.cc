@@ -135,8 +135,8 @@ Status Runtime::run_pieces(std::span<const ForwardRequest> batch, std::span<cons
       const int64_t pos = first + t;
       tokens.push_back(r.tokens[static_cast<size_t>(p.begin + t)]);
       positions.push_back(static_cast<int32_t>(pos));
-      slots.push_back(static_cast<int32_t>(r.pages[static_cast<size_t>(pos / page_size)] * page_size +
-                                           pos % page_size));
+      slots.push_back(static_cast<int32_t>(
+          r.pages[static_cast<size_t>(pos / page_size)] * page_size + pos % page_size));
     }
     attention.push_back({p.T, first, r.pages});
     max_pages = std::max(max_pages, (first + p.T + page_size - 1) / page_size);
@@ -191,10 +191,9 @@ Status Runtime::run_pieces(std::span<const ForwardRequest> batch, std::span<cons
       if (options.capture_layers[k] != l) continue;
       phases_.begin_if_on("hidden download");
       captured.resize(static_cast<size_t>(T * hidden));
-      MLASPEC_RETURN_IF_ERROR(
-          cuda_status(cudaMemcpy(captured.data(), x, captured.size() * sizeof(float),
-                                 cudaMemcpyDeviceToHost),
-                      "hidden state download"));
+      MLASPEC_RETURN_IF_ERROR(cuda_status(
+          cudaMemcpy(captured.data(), x, captured.size() * sizeof(float), cudaMemcpyDeviceToHost),
+          "hidden state download"));
       int64_t row0 = 0;
       for (const Piece& p : pieces) {
         std::copy(captured.begin() + row0 * hidden, captured.begin() + (row0 + p.T) * hidden,
@@ -215,10 +214,10 @@ Status Runtime::run_pieces(std::span<const ForwardRequest> batch, std::span<cons
   const DMat& head = head_.empty() ? embed_ : head_;
   MLASPEC_RETURN_IF_ERROR(linear(at<uint16_t>(xs_), rows, head, logits_.data(), GemmType::kF32));
   std::vector<float> logits(static_cast<size_t>(rows * vocab));
-  MLASPEC_RETURN_IF_ERROR(cuda_status(cudaMemcpy(logits.data(), logits_.data(),
-                                                 logits.size() * sizeof(float),
-                                                 cudaMemcpyDeviceToHost),
-                                      "logits download"));
+  MLASPEC_RETURN_IF_ERROR(
+      cuda_status(cudaMemcpy(logits.data(), logits_.data(), logits.size() * sizeof(float),
+                             cudaMemcpyDeviceToHost),
+                  "logits download"));
   for (int64_t i = 0; i < rows; ++i) {
     const LogitDst& d = logit_dst[static_cast<size_t>(i)];
     std::copy(logits.begin() + i * vocab, logits.begin() + (i + 1) * vocab,

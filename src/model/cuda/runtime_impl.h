@@ -203,9 +203,9 @@ class Runtime final : public CudaRuntime {
 
   // Scratch (see reserve()).
   int64_t cap_T_ = 0, cap_pages_ = 0;
-  Buffer tokens_, positions_, logit_idx_, slots_, x_, hf_, hb_, delta_, shared_, qa_, qab_, q_, ckv_, kvr_, qn_, qatt_, o_,
-      lse_, heads_, gu_, act_, xs_, ys_, router_logits_, chosen_, rweights_, row_of_, begin_, gidx_,
-      cpos_, cw_, touched_, table_, seq_lens_, logits_;
+  Buffer tokens_, positions_, logit_idx_, slots_, x_, hf_, hb_, delta_, shared_, qa_, qab_, q_,
+      ckv_, kvr_, qn_, qatt_, o_, lse_, heads_, gu_, act_, xs_, ys_, router_logits_, chosen_,
+      rweights_, row_of_, begin_, gidx_, cpos_, cw_, touched_, table_, seq_lens_, logits_;
 };
 
 }  // namespace mlaspec::model::gpu
