@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "dcp_runs.h"
 #include "mlaspec/attention/reference.h"
 
 namespace mlaspec::attn::dcp {
@@ -19,6 +20,66 @@ Status check_block_chunks(int block_chunks) {
 }
 
 }  // namespace
+
+Result<std::vector<UniformRun>> uniform_runs(const TensorView& q_indptr_host, int64_t rows) {
+  MLASPEC_RETURN_IF_ERROR(validate_q_indptr(q_indptr_host, rows));
+  const int32_t* p = q_indptr_host.data_as<const int32_t>();
+  const int64_t st = q_indptr_host.stride(0), B = q_indptr_host.size(0) - 1;
+  auto q_len = [&](int64_t b) { return int64_t{p[(b + 1) * st]} - p[b * st]; };
+  std::vector<UniformRun> runs;
+  for (int64_t b = 0; b < B;) {
+    int64_t end = b + 1;
+    while (end < B && q_len(end) == q_len(b)) ++end;
+    runs.push_back({b, end - b, p[b * st], q_len(b)});
+    b = end;
+  }
+  return runs;
+}
+
+TensorView run_partials(const TensorView& t, const UniformRun& run, int64_t n,
+                        std::initializer_list<int64_t> dims) {
+  const int64_t offset = n * run.first_row * t.stride(0) * dtype_size(t.dtype());
+  return TensorView(static_cast<char*>(t.data()) + offset, t.dtype(), dims, t.device());
+}
+
+TensorView run_rows(const TensorView& t, const UniformRun& run) {
+  const int64_t offset = run.first_row * t.stride(0) * dtype_size(t.dtype());
+  char* p = static_cast<char*>(t.data()) + offset;
+  const int64_t Q = run.q_len, s0 = t.stride(0);
+  if (t.ndim() == 2) {
+    return TensorView(p, t.dtype(), {run.count, Q, t.size(1)}, {Q * s0, s0, t.stride(1)},
+                      t.device());
+  }
+  return TensorView(p, t.dtype(), {run.count, Q, t.size(1), t.size(2)},
+                    {Q * s0, s0, t.stride(1), t.stride(2)}, t.device());
+}
+
+Status expect_ragged_partials(const TensorView& t, const std::string& name, int64_t rows,
+                              int64_t num_heads, bool o, Device device) {
+  MLASPEC_RETURN_IF_ERROR(o ? t.expect(name, DType::kF32, {rows, num_heads, kHeadDimV}, device)
+                            : t.expect(name, DType::kF32, {rows, num_heads}, device));
+  if (!t.is_contiguous()) return invalid_argument(name + " must be contiguous");
+  return Status::Ok();
+}
+
+Status for_each_run_partials(const VerifyArgs& ragged, int64_t cpr, const TensorView& o_parts,
+                             const TensorView& lse_parts, Device device,
+                             const RunPartials& uniform) {
+  const int64_t T = ragged.q.size(0), H = ragged.q.size(1);
+  MLASPEC_RETURN_IF_ERROR(expect_ragged_partials(o_parts, "o_parts", cpr * T, H, true, device));
+  MLASPEC_RETURN_IF_ERROR(
+      expect_ragged_partials(lse_parts, "lse_parts", cpr * T, H, false, device));
+  UniformRun run;  // runs come in request order
+  return for_each_uniform_run(ragged, [&](const VerifyArgs& u) {
+    run.count = u.q.size(0);
+    run.q_len = u.q.size(1);
+    const Status st =
+        uniform(u, run_partials(o_parts, run, cpr, {run.count, cpr, run.q_len, H, kHeadDimV}),
+                run_partials(lse_parts, run, cpr, {run.count, cpr, run.q_len, H}));
+    run.first_row += run.count * run.q_len;
+    return st;
+  });
+}
 
 int64_t ShardLayout::chunks_per_rank(const TensorView& seq_lens_host) const {
   int64_t longest = 0;
@@ -46,14 +107,13 @@ Status ShardLayout::validate(int page_size) const {
 
 Result<RankShard> make_rank_shard(const VerifyArgs& g, const ShardLayout& layout, int rank) {
   MLASPEC_RETURN_IF_ERROR(validate_verify_inputs(g, Device::kCPU));
-  MLASPEC_RETURN_IF_ERROR(require_uniform_q_len(g, "DCP"));
   const int page_size = static_cast<int>(g.kv.pages.size(1));
   MLASPEC_RETURN_IF_ERROR(layout.validate(page_size));
   if (rank < 0 || rank >= layout.world) {
     return invalid_argument("rank " + std::to_string(rank) + " is outside [0, " +
                             std::to_string(layout.world) + ")");
   }
-  const int64_t B = g.q.size(0), max_pages = g.block_table.size(1);
+  const int64_t B = g.block_table.size(0), max_pages = g.block_table.size(1);
   const int64_t pages_per_chunk = layout.chunk_tokens / page_size;
   const int64_t row_bytes = kv_row_bytes(g.kv.pages.dtype());
   const int64_t page_bytes = row_bytes * page_size;
@@ -81,13 +141,13 @@ Result<RankShard> make_rank_shard(const VerifyArgs& g, const ShardLayout& layout
   return s;
 }
 
-Status rank_partials_cpu(const VerifyArgs& local, const ShardLayout& layout, int rank,
-                         TensorView o_parts, TensorView lse_parts) {
-  MLASPEC_RETURN_IF_ERROR(validate_verify_inputs(local, Device::kCPU));
-  MLASPEC_RETURN_IF_ERROR(require_uniform_q_len(local, "DCP"));
-  MLASPEC_RETURN_IF_ERROR(layout.validate(static_cast<int>(local.kv.pages.size(1))));
+namespace {
+
+// A uniform call's (or run's) partials for the chunks of rank `rank`, cpr of them (the whole
+// call's count: a run's own longest request may need fewer).
+Status uniform_rank_partials(const VerifyArgs& local, const ShardLayout& layout, int rank,
+                             int64_t cpr, TensorView o_parts, TensorView lse_parts) {
   const int64_t B = local.q.size(0), Q = local.q.size(1), H = local.q.size(2);
-  const int64_t cpr = layout.chunks_per_rank(local.seq_lens);
   MLASPEC_RETURN_IF_ERROR(
       o_parts.expect("o_parts", DType::kF32, {B, cpr, Q, H, kHeadDimV}, Device::kCPU));
   MLASPEC_RETURN_IF_ERROR(lse_parts.expect("lse_parts", DType::kF32, {B, cpr, Q, H}, Device::kCPU));
@@ -105,6 +165,22 @@ Status rank_partials_cpu(const VerifyArgs& local, const ShardLayout& layout, int
   return Status::Ok();
 }
 
+}  // namespace
+
+Status rank_partials_cpu(const VerifyArgs& local, const ShardLayout& layout, int rank,
+                         TensorView o_parts, TensorView lse_parts) {
+  MLASPEC_RETURN_IF_ERROR(validate_verify_inputs(local, Device::kCPU));
+  MLASPEC_RETURN_IF_ERROR(layout.validate(static_cast<int>(local.kv.pages.size(1))));
+  const int64_t cpr = layout.chunks_per_rank(local.seq_lens);
+  if (!local.ragged()) {
+    return uniform_rank_partials(local, layout, rank, cpr, o_parts, lse_parts);
+  }
+  return for_each_run_partials(local, cpr, o_parts, lse_parts, Device::kCPU,
+                               [&](const VerifyArgs& u, const TensorView& o, const TensorView& l) {
+                                 return uniform_rank_partials(u, layout, rank, cpr, o, l);
+                               });
+}
+
 namespace {
 
 // Local chunk k of a rank's partials: [B, cpr, q_len, H(, 512)] -> the [B, q_len, H(, 512)] view.
@@ -118,11 +194,9 @@ TensorView chunk_view(const TensorView& t, int64_t k) {
                     {t.size(0), t.size(2), t.size(3)}, {t.stride(0), t.stride(2), t.stride(3)});
 }
 
-}  // namespace
-
-Status merge_rank_partials(std::span<const TensorView> o_parts,
-                           std::span<const TensorView> lse_parts, const ShardLayout& layout,
-                           TensorView out, TensorView lse) {
+// One partial set per rank.
+Status check_world(std::span<const TensorView> o_parts, std::span<const TensorView> lse_parts,
+                   const ShardLayout& layout) {
   if (static_cast<int>(o_parts.size()) != layout.world ||
       static_cast<int>(lse_parts.size()) != layout.world) {
     return invalid_argument("merge_rank_partials needs one partial set per rank: world " +
@@ -130,6 +204,13 @@ Status merge_rank_partials(std::span<const TensorView> o_parts,
                             std::to_string(o_parts.size()) + " o and " +
                             std::to_string(lse_parts.size()) + " lse sets");
   }
+  return Status::Ok();
+}
+
+// merge_rank_partials of a uniform call (or run).
+Status uniform_merge(std::span<const TensorView> o_parts, std::span<const TensorView> lse_parts,
+                     const ShardLayout& layout, TensorView out, TensorView lse) {
+  MLASPEC_RETURN_IF_ERROR(check_world(o_parts, lse_parts, layout));
   const TensorView& o0 = o_parts[0];
   if (o0.ndim() != 5)
     return invalid_argument("rank 0's o partials have rank " + std::to_string(o0.ndim()) +
@@ -171,8 +252,65 @@ Status merge_rank_partials(std::span<const TensorView> o_parts,
   return merge_partials(ob, lb, out, lse);
 }
 
-Status premerge_rank_partials(const TensorView& o_parts, const TensorView& lse_parts,
-                              TensorView o_red, TensorView lse_red) {
+// A ragged call's out [T, H, 512] (bf16 or f32) and lse [T, H] f32 on the host: sets T and H.
+Status expect_ragged_out(const TensorView& out, const TensorView& lse, int64_t* T, int64_t* H) {
+  MLASPEC_RETURN_IF_ERROR(lse.expect("lse", DType::kF32, {-1, -1}, Device::kCPU));
+  *T = lse.size(0);
+  *H = lse.size(1);
+  if (out.dtype() != DType::kF32 && out.dtype() != DType::kBF16) {
+    return invalid_argument("out has dtype " + std::string(dtype_name(out.dtype())) +
+                            ", expected bf16 or f32");
+  }
+  return out.expect("out", out.dtype(), {*T, *H, kHeadDimV}, Device::kCPU);
+}
+
+// The chunks per rank of a ragged partial buffer of `rows` rows for T query rows.
+Result<int64_t> ragged_cpr(const TensorView& o, int64_t T, const char* name) {
+  if (o.ndim() != 3 || o.size(0) < T || o.size(0) % T != 0) {
+    return invalid_argument(std::string(name) + " " + o.describe() +
+                            " is not a ragged partial buffer [chunks_per_rank * " +
+                            std::to_string(T) + ", H, 512]");
+  }
+  return o.size(0) / T;
+}
+
+}  // namespace
+
+Status merge_rank_partials(std::span<const TensorView> o_parts,
+                           std::span<const TensorView> lse_parts, const ShardLayout& layout,
+                           TensorView out, TensorView lse, const TensorView& q_indptr) {
+  if (q_indptr.empty()) return uniform_merge(o_parts, lse_parts, layout, out, lse);
+  // Everything checked before the first run writes.
+  MLASPEC_RETURN_IF_ERROR(check_world(o_parts, lse_parts, layout));
+  MLASPEC_RETURN_IF_ERROR(check_block_chunks(layout.block_chunks));
+  int64_t T = 0, H = 0;
+  MLASPEC_RETURN_IF_ERROR(expect_ragged_out(out, lse, &T, &H));
+  Result<std::vector<UniformRun>> runs = uniform_runs(q_indptr, T);
+  MLASPEC_RETURN_IF_ERROR(runs.status());
+  Result<int64_t> cpr = ragged_cpr(o_parts[0], T, "rank 0's o partials");
+  MLASPEC_RETURN_IF_ERROR(cpr.status());
+  for (int r = 0; r < layout.world; ++r) {
+    const std::string n = "rank " + std::to_string(r) + "'s ";
+    MLASPEC_RETURN_IF_ERROR(
+        expect_ragged_partials(o_parts[r], n + "o partials", *cpr * T, H, true, Device::kCPU));
+    MLASPEC_RETURN_IF_ERROR(
+        expect_ragged_partials(lse_parts[r], n + "lse partials", *cpr * T, H, false, Device::kCPU));
+  }
+  std::vector<TensorView> os(o_parts.size()), ls(lse_parts.size());
+  for (const UniformRun& run : runs.value()) {
+    for (int r = 0; r < layout.world; ++r) {
+      os[r] = run_partials(o_parts[r], run, *cpr, {run.count, *cpr, run.q_len, H, kHeadDimV});
+      ls[r] = run_partials(lse_parts[r], run, *cpr, {run.count, *cpr, run.q_len, H});
+    }
+    MLASPEC_RETURN_IF_ERROR(uniform_merge(os, ls, layout, run_rows(out, run), run_rows(lse, run)));
+  }
+  return Status::Ok();
+}
+
+namespace {
+
+Status uniform_premerge(const TensorView& o_parts, const TensorView& lse_parts, TensorView o_red,
+                        TensorView lse_red) {
   if (o_parts.ndim() != 5) {
     return invalid_argument("o partials have rank " + std::to_string(o_parts.ndim()) +
                             ", expected 5 [B, chunks_per_rank, q_len, H, 512]");
@@ -193,6 +331,33 @@ Status premerge_rank_partials(const TensorView& o_parts, const TensorView& lse_p
     ls.push_back(chunk_view(lse_parts, k));
   }
   return merge_partials(os, ls, chunk_view(o_red, 0), chunk_view(lse_red, 0));
+}
+
+}  // namespace
+
+Status premerge_rank_partials(const TensorView& o_parts, const TensorView& lse_parts,
+                              TensorView o_red, TensorView lse_red, const TensorView& q_indptr) {
+  if (q_indptr.empty()) return uniform_premerge(o_parts, lse_parts, o_red, lse_red);
+  MLASPEC_RETURN_IF_ERROR(lse_red.expect("merged lse", DType::kF32, {-1, -1}, Device::kCPU));
+  const int64_t T = lse_red.size(0), H = lse_red.size(1);
+  Result<std::vector<UniformRun>> runs = uniform_runs(q_indptr, T);
+  MLASPEC_RETURN_IF_ERROR(runs.status());
+  Result<int64_t> cpr = ragged_cpr(o_parts, T, "o partials");
+  MLASPEC_RETURN_IF_ERROR(cpr.status());
+  MLASPEC_RETURN_IF_ERROR(
+      expect_ragged_partials(o_parts, "o partials", *cpr * T, H, true, Device::kCPU));
+  MLASPEC_RETURN_IF_ERROR(
+      expect_ragged_partials(lse_parts, "lse partials", *cpr * T, H, false, Device::kCPU));
+  MLASPEC_RETURN_IF_ERROR(expect_ragged_partials(o_red, "merged o", T, H, true, Device::kCPU));
+  MLASPEC_RETURN_IF_ERROR(expect_ragged_partials(lse_red, "merged lse", T, H, false, Device::kCPU));
+  for (const UniformRun& run : runs.value()) {
+    MLASPEC_RETURN_IF_ERROR(uniform_premerge(
+        run_partials(o_parts, run, *cpr, {run.count, *cpr, run.q_len, H, kHeadDimV}),
+        run_partials(lse_parts, run, *cpr, {run.count, *cpr, run.q_len, H}),
+        run_partials(o_red, run, 1, {run.count, 1, run.q_len, H, kHeadDimV}),
+        run_partials(lse_red, run, 1, {run.count, 1, run.q_len, H})));
+  }
+  return Status::Ok();
 }
 
 }  // namespace mlaspec::attn::dcp

@@ -72,10 +72,28 @@ Status validate_verify_args(const VerifyArgs& a, Device device) {
   return Status::Ok();
 }
 
-Status require_uniform_q_len(const VerifyArgs& a, const char* who) {
-  if (!a.ragged()) return Status::Ok();
-  return unsupported(std::string(who) +
-                     " takes batches with one q_len; this one is ragged (q_indptr given)");
+Status validate_q_indptr(const TensorView& ip, int64_t rows) {
+  MLASPEC_RETURN_IF_ERROR(ip.expect("q_indptr", DType::kI32, {-1}, Device::kCPU));
+  const int64_t B = ip.size(0) - 1;
+  if (B < 1) {
+    return invalid_argument("q_indptr has " + str(ip.size(0)) +
+                            " entries; a batch of B requests needs B + 1 >= 2");
+  }
+  const int32_t* p = ip.data_as<const int32_t>();
+  const int64_t st = ip.stride(0);
+  if (p[0] != 0) return invalid_argument("q_indptr[0] = " + str(p[0]) + ", expected 0");
+  for (int64_t b = 0; b < B; ++b) {
+    if (int64_t{p[(b + 1) * st]} - p[b * st] < 1) {
+      return invalid_argument("q_indptr[" + str(b + 1) + "] = " + str(p[(b + 1) * st]) +
+                              " is not above q_indptr[" + str(b) + "] = " + str(p[b * st]) +
+                              " (every request brings >= 1 query token)");
+    }
+  }
+  if (p[B * st] != rows) {
+    return invalid_argument("q_indptr[" + str(B) + "] = " + str(p[B * st]) +
+                            " does not match q's " + str(rows) + " rows");
+  }
+  return Status::Ok();
 }
 
 namespace {
@@ -96,27 +114,12 @@ Status validate_ragged_q(const VerifyArgs& a, Device device, int64_t* B, int64_t
   TensorView ip;
   MLASPEC_RETURN_IF_ERROR(
       host_metadata(a.q_indptr, a.q_indptr_host, "q_indptr", "q_indptr_host", &ip));
+  MLASPEC_RETURN_IF_ERROR(validate_q_indptr(ip, T));
   *B = ip.size(0) - 1;
-  if (*B < 1) {
-    return invalid_argument("q_indptr has " + str(ip.size(0)) +
-                            " entries; a batch of B requests needs B + 1 >= 2");
-  }
-  const int32_t* p = ip.data_as<const int32_t>();
-  const int64_t st = ip.stride(0);
-  if (p[0] != 0) return invalid_argument("q_indptr[0] = " + str(p[0]) + ", expected 0");
   *max_q_len = 0;
   for (int64_t b = 0; b < *B; ++b) {
-    const int64_t n = int64_t{p[(b + 1) * st]} - p[b * st];
-    if (n < 1) {
-      return invalid_argument("q_indptr[" + str(b + 1) + "] = " + str(p[(b + 1) * st]) +
-                              " is not above q_indptr[" + str(b) + "] = " + str(p[b * st]) +
-                              " (every request brings >= 1 query token)");
-    }
-    *max_q_len = std::max(*max_q_len, n);
-  }
-  if (p[*B * st] != T) {
-    return invalid_argument("q_indptr[" + str(*B) + "] = " + str(p[*B * st]) +
-                            " does not match q's " + str(T) + " rows");
+    *max_q_len = std::max<int64_t>(*max_q_len, ip.data_as<const int32_t>()[(b + 1) * ip.stride(0)] -
+                                                   ip.data_as<const int32_t>()[b * ip.stride(0)]);
   }
   return Status::Ok();
 }

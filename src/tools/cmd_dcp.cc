@@ -46,11 +46,18 @@ struct DcpCli {
   int reps = 20;
   bool check = false;
   bool premerge = false;
+  bool ragged = false;  // every other request brings 1 query token instead of q_len
 };
 
 constexpr int kPage = 64;
 
 #if defined(MLASPEC_WITH_CUDA)
+// Query tokens of request b: --q-len, or 1 for every odd request with --ragged (q_len 1 next to
+// the full width: the runs DCP takes a ragged batch in are then single requests, its worst case).
+int64_t q_len_of(const DcpCli& c, int64_t b) {
+  return c.ragged && b % 2 == 1 ? 1 : c.q_len;
+}
+
 Status cuda_ok(cudaError_t e, const char* what) {
   return e == cudaSuccess ? Status::Ok()
                           : internal_error(std::string(what) + ": " + cudaGetErrorString(e));
@@ -99,18 +106,36 @@ void run_rank(const DcpCli& c) {
     throw_if_error(bench::fill_random(static_cast<uint8_t*>(kv_buf.data()) + p * page_elems * esize,
                                       true, kv, page_elems, page_seed(owned[p]), 1.0f, kv_scale));
   }
-  const int64_t q_elems = B * Q * H * attn::kHeadDimQK;
+  std::vector<int32_t> indptr = {0};
+  for (int64_t b = 0; b < B; ++b) indptr.push_back(indptr.back() + q_len_of(c, b));
+  const int64_t T = indptr.back();  // query tokens (B * Q when uniform)
+  const int64_t q_elems = T * H * attn::kHeadDimQK;
   Buffer q(static_cast<size_t>(q_elems * 2), Device::kCUDA);
   throw_if_error(bench::fill_random(q.data(), true, DType::kBF16, q_elems, 42));
   std::vector<int32_t> lens(static_cast<size_t>(B), static_cast<int32_t>(c.seq_len));
   Buffer bt(table.size() * 4, Device::kCUDA), sl(lens.size() * 4, Device::kCUDA);
   throw_if_error(bt.copy_from_host(table.data(), table.size() * 4));
   throw_if_error(sl.copy_from_host(lens.data(), lens.size() * 4));
-  Buffer out(static_cast<size_t>(B * Q * H * attn::kHeadDimV * 2), Device::kCUDA);
-  Buffer lse(static_cast<size_t>(B * Q * H * 4), Device::kCUDA);
+  Buffer ip(indptr.size() * 4, Device::kCUDA);
+  throw_if_error(ip.copy_from_host(indptr.data(), indptr.size() * 4));
+  Buffer out(static_cast<size_t>(T * H * attn::kHeadDimV * 2), Device::kCUDA);
+  Buffer lse(static_cast<size_t>(T * H * 4), Device::kCUDA);
+  // Ragged: q [T, H, 576], out [T, H, 512], lse [T, H] with q_indptr; else the uniform shapes.
+  auto out_view = [&](const Buffer& o) {
+    return c.ragged ? o.view(DType::kBF16, {T, H, attn::kHeadDimV})
+                    : o.view(DType::kBF16, {B, Q, H, attn::kHeadDimV});
+  };
+  auto lse_view = [&](const Buffer& l) {
+    return c.ragged ? l.view(DType::kF32, {T, H}) : l.view(DType::kF32, {B, Q, H});
+  };
 
   attn::VerifyArgs a;
-  a.q = q.view(DType::kBF16, {B, Q, H, attn::kHeadDimQK});
+  a.q = c.ragged ? q.view(DType::kBF16, {T, H, attn::kHeadDimQK})
+                 : q.view(DType::kBF16, {B, Q, H, attn::kHeadDimQK});
+  if (c.ragged) {
+    a.q_indptr = ip.view(DType::kI32, {B + 1});
+    a.q_indptr_host = TensorView(indptr.data(), DType::kI32, {B + 1});
+  }
   a.kv.pages = kv_buf.view(kv, {local_pages, kPage, attn::kHeadDimQK});
   a.kv.kv_scale = kv_scale;
   a.block_table = bt.view(DType::kI32, {B, pages_per_req});
@@ -118,8 +143,8 @@ void run_rank(const DcpCli& c) {
   a.block_table_host = TensorView(table.data(), DType::kI32, {B, pages_per_req});
   a.seq_lens_host = TensorView(lens.data(), DType::kI32, {B});
   a.sm_scale = 1.0f / std::sqrt(static_cast<float>(attn::kHeadDimQK));
-  const TensorView out_v = out.view(DType::kBF16, {B, Q, H, attn::kHeadDimV});
-  const TensorView lse_v = lse.view(DType::kF32, {B, Q, H});
+  const TensorView out_v = out_view(out);
+  const TensorView lse_v = lse_view(lse);
 
   Result<std::unique_ptr<attn::dcp::NcclComm>> comm =
       attn::dcp::NcclComm::join(c.nccl_id, c.world, c.rank);
@@ -169,8 +194,8 @@ void run_rank(const DcpCli& c) {
     g.kv.pages = full.view(kv, {all_pages, kPage, attn::kHeadDimQK});
     g.block_table = bt_full.view(DType::kI32, {B, pages_per_req});
     g.block_table_host = TensorView(identity.data(), DType::kI32, {B, pages_per_req});
-    g.out = out1.view(DType::kBF16, {B, Q, H, attn::kHeadDimV});
-    g.lse = lse1.view(DType::kF32, {B, Q, H});
+    g.out = out_view(out1);
+    g.lse = lse_view(lse1);
     Result<std::unique_ptr<attn::Backend>> fold = attn::make_cuda_fold_backend();
     throw_if_error(fold.status());
     attn::VerifyOptions det;
@@ -231,10 +256,11 @@ void run_rank(const DcpCli& c) {
     std::printf(
         "| world | config | chunk | µs per step (median) | min | max | check "
         "|\n|---|---|---|---|---|---|---|\n");
-    std::printf("| %d | B=%d,H=%d,q=%d,S=%lld,kv=%s%s | %lld | %.1f | %.1f | %.1f | %s |\n",
+    std::printf("| %d | B=%d,H=%d,q=%d,S=%lld,kv=%s%s%s | %lld | %.1f | %.1f | %.1f | %s |\n",
                 c.world, c.batch, c.heads, c.q_len, static_cast<long long>(c.seq_len), c.kv.c_str(),
-                c.premerge ? ",premerge" : "", static_cast<long long>(c.chunk), us[us.size() / 2],
-                us.front(), us.back(), verdict.c_str());
+                c.ragged ? ",ragged" : "", c.premerge ? ",premerge" : "",
+                static_cast<long long>(c.chunk), us[us.size() / 2], us.front(), us.back(),
+                verdict.c_str());
     std::fflush(stdout);
   }
   cudaStreamDestroy(stream);
@@ -262,6 +288,7 @@ void check_args(const DcpCli& c) {
   s.page_size = kPage;
   s.kv_dtype = c.kv == "fp8" ? DType::kFP8E4M3 : DType::kBF16;
   s.deterministic = true;
+  s.ragged = c.ragged;
   const auto reg = attn::BackendRegistry::with_builtin_backends();
   Result<int> fold = reg->index_of("cuda_fold");
   throw_if_error(fold.status());
@@ -360,6 +387,9 @@ void add_dcp_command(CLI::App& app) {
   cmd->add_flag("--premerge", cli->premerge,
                 "Each rank merges its own chunks first, so the all-gather carries one partial per "
                 "rank instead of one per chunk (not bitwise equal to the one-GPU call)");
+  cmd->add_flag("--ragged", cli->ragged,
+                "Every other request brings 1 query token instead of --q-len (a ragged batch: DCP "
+                "runs it as its runs of equal q_len, one all-gather each in one NCCL group)");
   cmd->add_option("--rank", cli->rank, "(internal) this process's rank")->group("");
   cmd->add_option("--nccl-id", cli->nccl_id, "(internal) NCCL unique id")->group("");
   cmd->callback([cli] {
@@ -374,6 +404,7 @@ void add_dcp_command(CLI::App& app) {
           "--chunk",   std::to_string(cli->chunk),   "--reps",  std::to_string(cli->reps)};
       if (cli->check) tail.push_back("--check");
       if (cli->premerge) tail.push_back("--premerge");
+      if (cli->ragged) tail.push_back("--ragged");
       run_parent(*cli, tail);
       return;
     }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <random>
 #include <sstream>
 
 #include "mlaspec/core/fp8_tile.h"
@@ -132,6 +133,19 @@ int64_t Problem::out_elems() const {
 }
 int64_t Problem::lse_elems() const {
   return static_cast<int64_t>(spec.batch) * spec.q_len * spec.num_heads;
+}
+
+RaggedQ make_ragged_q(const ProblemSpec& spec, std::vector<int32_t> q_lens, uint64_t seed) {
+  RaggedQ r;
+  r.q_lens = std::move(q_lens);
+  r.indptr.push_back(0);
+  for (const int32_t n : r.q_lens) r.indptr.push_back(r.indptr.back() + n);
+  r.T = r.indptr.back();
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  r.q.resize(static_cast<size_t>(r.T * spec.num_heads * attn::kHeadDimQK));
+  for (auto& v : r.q) v = float_to_bf16_bits(normal(rng) * spec.q_std);
+  return r;
 }
 
 }  // namespace mlaspec::testing

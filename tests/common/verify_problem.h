@@ -47,6 +47,16 @@ struct Problem {
 
 Problem make_problem(const ProblemSpec& spec);
 
+// The query side of a ragged call over a Problem's KV (the Problem's own q and q_len unused):
+// request b brings q_lens[b] query tokens (<= its seq_len); q [T, H, 576] bf16 bits drawn from
+// `seed`, indptr [B+1].
+struct RaggedQ {
+  std::vector<int32_t> q_lens, indptr;
+  std::vector<uint16_t> q;
+  int64_t T = 0;
+};
+RaggedQ make_ragged_q(const ProblemSpec& spec, std::vector<int32_t> q_lens, uint64_t seed);
+
 // The decode-context-parallel tests' shape: B=3, q_len=8, H=16, the given page size and KV dtype
 // (fp8 with a non-trivial scale); seq_lens and seed left to the test.
 inline ProblemSpec dcp_spec(DType kv, int page_size) {

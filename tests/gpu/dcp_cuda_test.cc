@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "common/verify_problem.h"
@@ -215,6 +216,200 @@ TEST(DcpCuda, BadLayoutsAreNamed) {
                            l.view(DType::kF32, {1, 1, 16}));
   EXPECT_EQ(st.message(),
             "DCP merge blocks of 4 chunks: the GPU merge folds blocks of 1 or 8 chunks");
+}
+
+// ---- Ragged batches (per-request q_len), mirroring dcp_test.cc's DcpRagged
+// ------------------------
+
+// A ragged call's device inputs over a Problem's KV (the whole pool), with host copies.
+struct RaggedDevice {
+  Buffer q, kv, bt, sl, ip;
+  VerifyArgs args;
+  RaggedDevice(testing::Problem& p, testing::RaggedQ& rq)
+      : q(upload(rq.q)),
+        kv(upload(p.kv)),
+        bt(upload(p.block_table)),
+        sl(upload(p.seq_lens)),
+        ip(upload(rq.indptr)) {
+    const auto& s = p.spec;
+    const int64_t B = s.batch;
+    args = p.host_args(TensorView(), TensorView());
+    args.block_table_host = args.block_table;
+    args.seq_lens_host = args.seq_lens;
+    args.q_indptr_host = TensorView(rq.indptr.data(), DType::kI32, {B + 1});
+    args.q = q.view(DType::kBF16, {rq.T, s.num_heads, kHeadDimQK});
+    args.kv.pages = kv.view(s.kv_dtype, {p.num_pages, s.page_size, kHeadDimQK});
+    args.block_table = bt.view(DType::kI32, {B, p.max_pages});
+    args.seq_lens = sl.view(DType::kI32, {B});
+    args.q_indptr = ip.view(DType::kI32, {B + 1});
+  }
+};
+
+// The deterministic one-GPU ragged call (fold backend), outputs poisoned first.
+Result2 one_gpu_ragged(testing::Problem& p, testing::RaggedQ& rq) {
+  const int64_t T = rq.T, H = p.spec.num_heads;
+  RaggedDevice d(p, rq);
+  Buffer out(T * H * kHeadDimV * 2, Device::kCUDA), lse(T * H * 4, Device::kCUDA);
+  throw_if_error(out.fill_bytes(0xff));
+  throw_if_error(lse.fill_bytes(0xff));
+  d.args.out = out.view(DType::kBF16, {T, H, kHeadDimV});
+  d.args.lse = lse.view(DType::kF32, {T, H});
+  auto fold = make_cuda_fold_backend();
+  throw_if_error(fold.status());
+  VerifyOptions o;
+  o.deterministic = true;
+  throw_if_error(fold.value()->run(d.args, o));
+  return {download<uint16_t>(out), download<float>(lse)};
+}
+
+// `world` ranks on one device, each with its shard, computing the whole ragged call's partials
+// [cpr * T, H, 512] (pre-merged to [T, H, 512] with premerge); the test lays them out as the
+// NCCL driver's per-run all-gathers do (dcp.h: run after run, [world, count, sent, q_len, H, 512])
+// and merges them on the GPU.
+Result2 simulated_ranks_ragged(testing::Problem& p, testing::RaggedQ& rq, int world,
+                               bool premerge) {
+  const auto& s = p.spec;
+  const ShardLayout layout{world, deterministic_chunk_tokens(s.num_heads)};
+  int64_t max_len = 0;
+  for (int32_t l : p.seq_lens) max_len = std::max<int64_t>(max_len, l);
+  const int64_t cpr = layout.chunks_per_rank(max_len);
+  const int64_t B = s.batch, T = rq.T, H = s.num_heads, W = world;
+  const int64_t sent = premerge ? 1 : cpr;
+  Buffer o_g(W * sent * T * H * kHeadDimV * 4, Device::kCUDA),
+      l_g(W * sent * T * H * 4, Device::kCUDA);
+  throw_if_error(o_g.fill_bytes(0xff));
+  throw_if_error(l_g.fill_bytes(0xff));
+  RaggedDevice d(p, rq);
+  for (int r = 0; r < world; ++r) {
+    VerifyArgs global = p.host_args(TensorView(), TensorView());
+    global.q = TensorView(rq.q.data(), DType::kBF16, {T, H, kHeadDimQK});
+    global.q_indptr = d.args.q_indptr_host;
+    Result<RankShard> shard = make_rank_shard(global, layout, r);
+    throw_if_error(shard.status());
+    Buffer kv = upload(shard.value().kv), bt = upload(shard.value().block_table);
+    VerifyArgs local = d.args;
+    local.kv.pages = kv.view(s.kv_dtype, {shard.value().num_pages, s.page_size, kHeadDimQK});
+    local.block_table = bt.view(DType::kI32, {B, p.max_pages});
+    local.block_table_host =
+        TensorView(shard.value().block_table.data(), DType::kI32, {B, p.max_pages});
+    Buffer oc(cpr * T * H * kHeadDimV * 4, Device::kCUDA), lc(cpr * T * H * 4, Device::kCUDA);
+    throw_if_error(oc.fill_bytes(0xff));
+    throw_if_error(lc.fill_bytes(0xff));
+    Status st = rank_partials_cuda(local, layout, r, oc.view(DType::kF32, {cpr * T, H, kHeadDimV}),
+                                   lc.view(DType::kF32, {cpr * T, H}));
+    EXPECT_TRUE(st.ok()) << st.to_string();
+    Buffer om(T * H * kHeadDimV * 4, Device::kCUDA), lm(T * H * 4, Device::kCUDA);
+    if (premerge) {
+      st = premerge_rank_partials_cuda(oc.view(DType::kF32, {cpr * T, H, kHeadDimV}),
+                                       lc.view(DType::kF32, {cpr * T, H}),
+                                       om.view(DType::kF32, {T, H, kHeadDimV}),
+                                       lm.view(DType::kF32, {T, H}), nullptr, d.args.q_indptr_host);
+      EXPECT_TRUE(st.ok()) << st.to_string();
+    }
+    const float* o_src = static_cast<const float*>((premerge ? om : oc).data());
+    const float* l_src = static_cast<const float*>((premerge ? lm : lc).data());
+    // Rank r's part of each run into the run's region of the gathered buffers.
+    for (int64_t b = 0, row = 0; b < B;) {
+      int64_t end = b + 1;
+      while (end < B && rq.q_lens[end] == rq.q_lens[b]) ++end;
+      const int64_t rows = (end - b) * sent * rq.q_lens[b] * H;  // this rank's block of the run
+      float* o_dst = static_cast<float*>(o_g.data()) + (W * sent * row * H + r * rows) * kHeadDimV;
+      float* l_dst = static_cast<float*>(l_g.data()) + W * sent * row * H + r * rows;
+      EXPECT_EQ(cudaMemcpy(o_dst, o_src + sent * row * H * kHeadDimV, rows * kHeadDimV * 4,
+                           cudaMemcpyDeviceToDevice),
+                cudaSuccess);
+      EXPECT_EQ(cudaMemcpy(l_dst, l_src + sent * row * H, rows * 4, cudaMemcpyDeviceToDevice),
+                cudaSuccess);
+      row += (end - b) * rq.q_lens[b];
+      b = end;
+    }
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  }
+  Buffer out(T * H * kHeadDimV * 2, Device::kCUDA), lse(T * H * 4, Device::kCUDA);
+  throw_if_error(out.fill_bytes(0xff));
+  throw_if_error(lse.fill_bytes(0xff));
+  Status st = merge_gathered_cuda(o_g.view(DType::kF32, {W * sent * T, H, kHeadDimV}),
+                                  l_g.view(DType::kF32, {W * sent * T, H}), layout,
+                                  out.view(DType::kBF16, {T, H, kHeadDimV}),
+                                  lse.view(DType::kF32, {T, H}), nullptr, d.args.q_indptr_host);
+  EXPECT_TRUE(st.ok()) << st.to_string();
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  return {download<uint16_t>(out), download<float>(lse)};
+}
+
+// q_len 1 next to 32, a run of two equal widths, seq_len == q_len, contexts across several
+// deterministic chunks; H 16 and 128, bf16 and fp8, world 1..8: bitwise the deterministic
+// one-GPU ragged result (which is each request alone), every element written; pre-merged ranks
+// agree with it to rounding.
+TEST(DcpCuda, RaggedSimulatedRanksMatchDeterministicOneGpuBitwise) {
+  MLASPEC_SKIP_WITHOUT_GPU();
+  int cases = 0;
+  for (const int H : {16, 128}) {
+    for (const DType kv : {DType::kBF16, DType::kFP8E4M3}) {
+      testing::ProblemSpec s = testing::dcp_spec(kv, cases % 2 ? 16 : 64);
+      s.num_heads = H;
+      s.batch = 5;
+      s.q_len = 1;
+      s.seq_lens = {5 * 1024 + 3, 32, 700, 3 * 1024 - 1, 2048 + 7};
+      s.seed = 31 + cases;
+      testing::Problem p = testing::make_problem(s);
+      testing::RaggedQ rq = testing::make_ragged_q(s, {1, 32, 1, 7, 7}, 41 + cases);
+      const Result2 ref = one_gpu_ragged(p, rq);
+      for (uint16_t v : ref.out) ASSERT_TRUE(std::isfinite(bf16_bits_to_float(v)));
+      for (float v : ref.lse) ASSERT_TRUE(std::isfinite(v));
+      for (int world = 1; world <= 8; ++world) {
+        SCOPED_TRACE("H " + std::to_string(H) + " world " + std::to_string(world) + " kv " +
+                     std::string(dtype_name(kv)));
+        const Result2 got = simulated_ranks_ragged(p, rq, world, /*premerge=*/false);
+        size_t diff = 0;
+        for (size_t k = 0; k < ref.out.size(); ++k) diff += got.out[k] != ref.out[k];
+        EXPECT_EQ(diff, 0u) << "out elements differing from the deterministic one-GPU result";
+        EXPECT_EQ(0, std::memcmp(got.lse.data(), ref.lse.data(), ref.lse.size() * 4));
+        if (world % 3 != 2) continue;  // pre-merge at worlds 2, 5, 8
+        const Result2 pre = simulated_ranks_ragged(p, rq, world, /*premerge=*/true);
+        for (size_t k = 0; k < ref.out.size(); ++k) {
+          const float a = bf16_bits_to_float(ref.out[k]), b = bf16_bits_to_float(pre.out[k]);
+          ASSERT_TRUE(std::isfinite(b)) << "out " << k << " not written";
+          ASSERT_NEAR(b, a, std::ldexp(std::fabs(a), -7) + 1e-5f) << "out " << k;
+        }
+        for (size_t k = 0; k < ref.lse.size(); ++k) {
+          ASSERT_NEAR(pre.lse[k], ref.lse[k], 1e-5f * (1.f + std::fabs(ref.lse[k]))) << k;
+        }
+      }
+      ++cases;
+    }
+  }
+}
+
+TEST(DcpCuda, RaggedBadIndptrIsRefusedBeforeAnyLaunch) {
+  MLASPEC_SKIP_WITHOUT_GPU();
+  testing::ProblemSpec s = testing::dcp_spec(DType::kBF16, 64);
+  s.q_len = 1;
+  s.seq_lens = {40, 9, 100};
+  testing::Problem p = testing::make_problem(s);
+  testing::RaggedQ rq = testing::make_ragged_q(s, {5, 9, 2}, 1);
+  rq.indptr = {0, 5, 5, 16};
+  RaggedDevice d(p, rq);
+  const int64_t T = 16, H = 16;
+  Buffer o(T * H * kHeadDimV * 4 * 2, Device::kCUDA), l(T * H * 4 * 2, Device::kCUDA);
+  Buffer out(T * H * kHeadDimV * 2, Device::kCUDA);
+  throw_if_error(o.fill_bytes(0xff));
+  throw_if_error(out.fill_bytes(0xff));
+  const std::string message =
+      "q_indptr[2] = 5 is not above q_indptr[1] = 5 (every request brings >= 1 query token)";
+  const ShardLayout layout{2, 1024};
+  EXPECT_EQ(rank_partials_cuda(d.args, layout, 0, o.view(DType::kF32, {T, H, kHeadDimV}),
+                               l.view(DType::kF32, {T, H}))
+                .message(),
+            message);
+  EXPECT_EQ(merge_gathered_cuda(o.view(DType::kF32, {2 * T, H, kHeadDimV}),
+                                l.view(DType::kF32, {2 * T, H}), layout,
+                                out.view(DType::kBF16, {T, H, kHeadDimV}),
+                                l.view(DType::kF32, {T, H}), nullptr, d.args.q_indptr_host)
+                .message(),
+            message);
+  for (uint16_t v : download<uint16_t>(out)) ASSERT_EQ(v, 0xffff);
+  for (float v : download<float>(o)) ASSERT_TRUE(std::isnan(v));
 }
 
 }  // namespace

@@ -4,7 +4,9 @@
 
 #include <cuda_runtime.h>
 
+#include <cmath>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "common/verify_problem.h"
@@ -67,6 +69,74 @@ TEST(DcpNccl, SingleRankStepEqualsDeterministicOneGpu) {
   EXPECT_EQ(l1, l2);
   EXPECT_EQ(NcclComm::join("zz", 1, 0).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(NcclComm::join(id.value(), 2, 2).status().message(), "rank 2 is outside [0, 2)");
+}
+
+// A ragged batch (q_len 1 next to 32, a run of two, seq_len == q_len) through one rank's verify
+// step: its runs' partials, grouped all-gathers and merges give the deterministic one-GPU ragged
+// result bitwise (kDeterministic) or to rounding (kPremerge), every element written.
+TEST(DcpNccl, SingleRankRaggedStepEqualsDeterministicOneGpu) {
+  MLASPEC_SKIP_WITHOUT_GPU();
+  if (!built_with_nccl()) GTEST_SKIP() << "built without NCCL";
+  testing::ProblemSpec s;
+  s.batch = 4;
+  s.q_len = 1;
+  s.num_heads = 16;
+  s.seq_lens = {3 * 1024 + 5, 32, 900, 2048 + 1};
+  s.seed = 6;
+  testing::Problem p = testing::make_problem(s);
+  testing::RaggedQ rq = testing::make_ragged_q(s, {1, 32, 7, 7}, 8);
+  const int64_t T = rq.T, H = s.num_heads, B = s.batch;
+  Buffer q = testing::upload(rq.q), kv = testing::upload(p.kv), bt = testing::upload(p.block_table),
+         sl = testing::upload(p.seq_lens), ip = testing::upload(rq.indptr);
+  Buffer out1(T * H * kHeadDimV * 2, Device::kCUDA), lse1(T * H * 4, Device::kCUDA);
+  VerifyArgs a =
+      p.host_args(out1.view(DType::kBF16, {T, H, kHeadDimV}), lse1.view(DType::kF32, {T, H}));
+  a.block_table_host = a.block_table;
+  a.seq_lens_host = a.seq_lens;
+  a.q_indptr_host = TensorView(rq.indptr.data(), DType::kI32, {B + 1});
+  a.q = q.view(DType::kBF16, {T, H, kHeadDimQK});
+  a.kv.pages = kv.view(DType::kBF16, {p.num_pages, 64, kHeadDimQK});
+  a.block_table = bt.view(DType::kI32, {B, p.max_pages});
+  a.seq_lens = sl.view(DType::kI32, {B});
+  a.q_indptr = ip.view(DType::kI32, {B + 1});
+  auto fold = make_cuda_fold_backend();
+  ASSERT_TRUE(fold.ok());
+  VerifyOptions det;
+  det.deterministic = true;
+  ASSERT_TRUE(fold.value()->run(a, det).ok());
+  const std::vector<uint16_t> ref_out = testing::download<uint16_t>(out1);
+  const std::vector<float> ref_lse = testing::download<float>(lse1);
+
+  Result<std::string> id = NcclComm::unique_id();
+  ASSERT_TRUE(id.ok()) << id.status().to_string();
+  Result<std::unique_ptr<NcclComm>> comm = NcclComm::join(id.value(), 1, 0);
+  ASSERT_TRUE(comm.ok()) << comm.status().to_string();
+  DcpWorkspace ws;
+  for (const DcpMerge merge : {DcpMerge::kDeterministic, DcpMerge::kPremerge}) {
+    Buffer out2(T * H * kHeadDimV * 2, Device::kCUDA), lse2(T * H * 4, Device::kCUDA);
+    throw_if_error(out2.fill_bytes(0xff));
+    throw_if_error(lse2.fill_bytes(0xff));
+    Status st = verify_step(*comm.value(), a, ShardLayout{1, deterministic_chunk_tokens(H)}, ws,
+                            out2.view(DType::kBF16, {T, H, kHeadDimV}),
+                            lse2.view(DType::kF32, {T, H}), nullptr, merge);
+    ASSERT_TRUE(st.ok()) << st.to_string();
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    const std::vector<uint16_t> got_out = testing::download<uint16_t>(out2);
+    const std::vector<float> got_lse = testing::download<float>(lse2);
+    if (merge == DcpMerge::kDeterministic) {
+      EXPECT_EQ(got_out, ref_out);
+      EXPECT_EQ(0, std::memcmp(got_lse.data(), ref_lse.data(), ref_lse.size() * 4));
+      continue;
+    }
+    for (size_t k = 0; k < ref_out.size(); ++k) {
+      const float x = bf16_bits_to_float(ref_out[k]), y = bf16_bits_to_float(got_out[k]);
+      ASSERT_TRUE(std::isfinite(y)) << "out " << k << " not written";
+      ASSERT_NEAR(y, x, std::ldexp(std::fabs(x), -7) + 1e-5f) << "out " << k;
+    }
+    for (size_t k = 0; k < ref_lse.size(); ++k) {
+      ASSERT_NEAR(got_lse[k], ref_lse[k], 1e-5f * (1.f + std::fabs(ref_lse[k]))) << k;
+    }
+  }
 }
 
 }  // namespace

@@ -14,6 +14,29 @@
 // [B, chunks_per_rank, q_len, H] f32, local chunk k = global chunk k * world + rank. Chunks past a
 // request's length are empty partials (lse = -inf, o = 0). An all-gather of these buffers
 // (ncclAllGather of equal-sized buffers) gives every rank everything the merge needs.
+//
+// Ragged batches (VerifyArgs::q_indptr, per-request q_len) run as their uniform runs (maximal
+// ranges of consecutive requests with one q_len, for_each_uniform_run's): every step of a run is
+// the uniform step above on views, so a request's partials and merge are those of a uniform call
+// of its own q_len, and the guarantees carry over per request: bitwise the same for any world
+// size, and bitwise the deterministic one-device ragged run (which is each request alone). The
+// layouts are the uniform ones with each request's own q_len, the requests one after another
+// (cpr = chunks_per_rank of the whole batch, T = q_indptr[B]):
+//   a rank's partials   o [cpr * T, H, 512], lse [cpr * T, H]: request b's [cpr, q_len_b, H(, 512)]
+//                       block from row cpr * q_indptr[b], so run j is a uniform [count_j, cpr,
+//                       q_len_j, H(, 512)] buffer (a uniform batch's buffer, byte for byte);
+//   gathered partials   o [world * cpr * T, H, 512], lse [world * cpr * T, H]: run after run, each
+//                       run's [world, count_j, cpr, q_len_j, H(, 512)] (one in-place all-gather
+//                       per run);
+//   pre-merged          o [T, H, 512], lse [T, H] (cpr = 1 of the above);
+// all contiguous f32. No width is pinned for DCP (sglang's "static ragged verify" must pin one).
+// Why runs and not one buffer per query token: the fold and combine kernels address a request's
+// chunk partials as blocks of q_len * H rows and the ranks' blocks a whole number of such blocks
+// apart, which a rank-major gather of mixed widths breaks; per run, every kernel is the uniform
+// one unchanged (no new kernel, the uniform path is literally the same calls). The cost is one
+// launch of each kernel per run, as for a one-GPU ragged call, and one all-gather per run; the
+// NCCL driver issues a call's all-gathers in one NCCL group (one fused collective launch).
+// Callers that order requests by width keep the runs few.
 #pragma once
 
 #include <cstdint>
@@ -52,18 +75,21 @@ struct RankShard {
 };
 
 // Builds rank `rank`'s shard from a global host problem (what a loader would place on each GPU).
+// Uniform or ragged: the shard depends on seq_lens and pages only.
 Result<RankShard> make_rank_shard(const VerifyArgs& global, const ShardLayout& layout, int rank);
 
 // Computes rank `rank`'s per-chunk partials on the CPU (the reference for the GPU path).
-// `local` holds the rank's shard (kv.pages, block_table) and the global q, seq_lens, sm_scale.
+// `local` holds the rank's shard (kv.pages, block_table) and the global q, seq_lens, sm_scale,
+// and q_indptr when ragged (partials [cpr * T, H(, 512)] then).
 Status rank_partials_cpu(const VerifyArgs& local, const ShardLayout& layout, int rank,
                          TensorView o_parts, TensorView lse_parts);
 
 // Merges all ranks' partials (indexed by rank) in global chunk order, by layout.block_chunks'
-// tree, into out (bf16) and lse.
+// tree, into out (bf16) and lse. Ragged: give the call's q_indptr (host); partials [cpr * T, H(,
+// 512)], out [T, H, 512], lse [T, H]. Checked before anything is written.
 Status merge_rank_partials(std::span<const TensorView> o_parts,
                            std::span<const TensorView> lse_parts, const ShardLayout& layout,
-                           TensorView out, TensorView lse);
+                           TensorView out, TensorView lse, const TensorView& q_indptr = {});
 
 // Pre-merged mode (dcp_nccl.h's DcpMerge::kPremerge): a rank first merges its own chunks'
 // partials, o_parts [B, cpr, q_len, H, 512] / lse_parts [B, cpr, q_len, H], into one partial per
@@ -71,8 +97,10 @@ Status merge_rank_partials(std::span<const TensorView> o_parts,
 // partial per rank instead of one per chunk; merge_rank_partials of the reduced sets (cpr = 1)
 // then gives the result. Same attention, different merge tree: equal to the chunk-order merge up
 // to fp32 reassociation, not bitwise.
+// Ragged: q_indptr (host) given, o_parts [cpr * T, H, 512] -> o_red [T, H, 512] (lse alike).
 Status premerge_rank_partials(const TensorView& o_parts, const TensorView& lse_parts,
-                              TensorView o_red, TensorView lse_red);
+                              TensorView o_red, TensorView lse_red,
+                              const TensorView& q_indptr = {});
 
 // ---- GPU path (CUDA builds; without CUDA these return kUnsupported) -------------------------
 //
@@ -81,7 +109,8 @@ Status premerge_rank_partials(const TensorView& o_parts, const TensorView& lse_p
 // seq_lens_host; o_parts [B, cpr, q_len, H, 512] and lse_parts [B, cpr, q_len, H] are contiguous
 // f32 device tensors. chunk_tokens must also be a multiple of the kernel's 64-token KV tile.
 // With chunk_tokens = deterministic_chunk_tokens(H) (verify.h; deterministic mode's chunk) the
-// merged result is bitwise the deterministic one-GPU result.
+// merged result is bitwise the deterministic one-GPU result. Ragged (local.q_indptr and its host
+// copy): o_parts [cpr * T, H, 512], lse_parts [cpr * T, H]; one fold launch per uniform run.
 Status rank_partials_cuda(const VerifyArgs& local, const ShardLayout& layout, int rank,
                           TensorView o_parts, TensorView lse_parts, void* stream = nullptr);
 
@@ -89,14 +118,17 @@ Status rank_partials_cuda(const VerifyArgs& local, const ShardLayout& layout, in
 // after another, as ncclAllGather leaves them: o_gathered [world, B, cpr, q_len, H, 512],
 // lse_gathered [world, B, cpr, q_len, H] (device, contiguous); out bf16 / lse f32 on the device.
 // Combines in global chunk order with the one-GPU combine's arithmetic and layout.block_chunks'
-// tree (1 or kDeterministicBlockChunks).
+// tree (1 or kDeterministicBlockChunks). Ragged (q_indptr_host given): the gathered layout of the
+// file comment, [world * cpr * T, H(, 512)], out [T, H, 512], lse [T, H]; one launch per run.
 Status merge_gathered_cuda(TensorView o_gathered, TensorView lse_gathered,
                            const ShardLayout& layout, TensorView out, TensorView lse,
-                           void* stream = nullptr);
+                           void* stream = nullptr, const TensorView& q_indptr_host = {});
 
 // premerge_rank_partials_cuda: premerge_rank_partials on the device (the combine kernel's
 // arithmetic, writing the merged partial in f32); all four tensors contiguous f32 on the device.
+// Ragged (q_indptr_host given): [cpr * T, H(, 512)] -> [T, H(, 512)].
 Status premerge_rank_partials_cuda(TensorView o_parts, TensorView lse_parts, TensorView o_red,
-                                   TensorView lse_red, void* stream = nullptr);
+                                   TensorView lse_red, void* stream = nullptr,
+                                   const TensorView& q_indptr_host = {});
 
 }  // namespace mlaspec::attn::dcp

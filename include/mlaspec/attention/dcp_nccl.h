@@ -37,7 +37,8 @@ class NcclComm {
   int world_ = 0, rank_ = 0;
 };
 
-// Device buffers of one rank's DCP steps, grown on demand.
+// Device buffers of one rank's DCP steps, grown on demand. Shapes of a uniform call; a ragged
+// one uses dcp.h's ragged layouts of the same sizes (B * q_len -> T).
 struct DcpWorkspace {
   Buffer o_gathered;    // [world, B, cpr or 1, q_len, H, 512] f32
   Buffer lse_gathered;  // [world, B, cpr or 1, q_len, H] f32
@@ -57,7 +58,9 @@ enum class DcpMerge { kDeterministic, kPremerge };
 
 // One verify step of this rank (see the file comment). `local` as for rank_partials_cuda;
 // out/lse on the device receive the full result on every rank. layout.world must equal the
-// communicator's.
+// communicator's. Ragged calls (local.q_indptr with its host copy; out [T, H, 512], lse [T, H])
+// run as their uniform runs (dcp.h): one all-gather of o and of lse per run, all in one NCCL
+// group.
 Status verify_step(NcclComm& comm, const VerifyArgs& local, const ShardLayout& layout,
                    DcpWorkspace& workspace, TensorView out, TensorView lse, void* stream = nullptr,
                    DcpMerge merge = DcpMerge::kDeterministic);

@@ -134,9 +134,10 @@ struct VerifyShape {
 Status validate_verify_args(const VerifyArgs& args, Device device);
 // The same checks without out/lse (for partial computations that write elsewhere).
 Status validate_verify_inputs(const VerifyArgs& args, Device device);
-// kUnsupported naming `who` when the call is ragged: for code paths that take uniform batches
-// only (DCP).
-Status require_uniform_q_len(const VerifyArgs& args, const char* who);
+// A ragged call's q_indptr read on the host ([B+1] int32, from 0 to `rows` = T, each request
+// >= 1 query token): the check validate_verify_inputs makes, for code that gets q_indptr without
+// a whole call (DCP's merges).
+Status validate_q_indptr(const TensorView& q_indptr_host, int64_t rows);
 
 // Ragged calls on a kernel that takes one q_len per call: splits a validated ragged call into its
 // runs (maximal ranges of consecutive requests with the same q_len) and calls `uniform` once per

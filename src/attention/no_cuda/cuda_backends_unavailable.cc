@@ -28,11 +28,12 @@ Status rank_partials_cuda(const VerifyArgs&, const ShardLayout&, int, TensorView
 }
 
 Status merge_gathered_cuda(TensorView, TensorView, const ShardLayout&, TensorView, TensorView,
-                           void*) {
+                           void*, const TensorView&) {
   return unsupported("DCP on the GPU is unavailable: mlaspec was built without CUDA");
 }
 
-Status premerge_rank_partials_cuda(TensorView, TensorView, TensorView, TensorView, void*) {
+Status premerge_rank_partials_cuda(TensorView, TensorView, TensorView, TensorView, void*,
+                                   const TensorView&) {
   return unsupported("DCP on the GPU is unavailable: mlaspec was built without CUDA");
 }
 
