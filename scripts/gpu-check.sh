@@ -112,7 +112,7 @@ fi
 if ((model_only)); then
   log "CUDA model runtime tests"
   build-gpu/tests/gpu_tests \
-    --gtest_filter='*CudaForward*:CudaModel*:CudaEngine*:DFlashCuda*:CudaRaggedVerify*' \
+    --gtest_filter='*CudaForward*:CudaModel*:CudaEngine*:DFlashCuda*:CudaRaggedVerify*:DcpCuda.Ragged*' \
     > "$RES/model-tests.log" 2>&1 || status=1
   grep -E "^\[(cuda vs cpu|chunked|engine|perf|dflash|kernels)|FAILED|PASSED" "$RES/model-tests.log"
   P='<|bos|><|user|>Maya buys 9 oranges for 16 dollars each. She pays with 500 dollars. How much change does she get?<|assistant|>'
