@@ -29,6 +29,7 @@
 #                 (made by scripts/v2lite_check.py --make-only) with the time left; `=target` or
 #                 `=v2lite` runs one model (a call each when one call cannot hold both). Results:
 #                 $RES/long-context/ (long-context.md, .png, .json, every bench-model log)
+#   --v2lite-bench  as --v2lite without the logits check: the checkpoint, then bench-model
 #   --model-only --v2lite   both stages in one call (model tests first), ~500 s with a cold build
 # The GPU session's plan: call 1 `--model-only --v2lite`, call 2 (if time) `--kimi`.
 set -uo pipefail
@@ -43,7 +44,7 @@ OUT=${OUT:-$PWD/out}
 RES=${RES:-$OUT/results}
 mkdir -p "$OUT" "$RES"
 pack() { tar czf "$OUT/gpu-check.tgz" -C "$RES" . 2>/dev/null || true; }
-skip_tests=0 skip_bench=0 quick=0 model_only=0 real_case= long_context=
+skip_tests=0 skip_bench=0 quick=0 model_only=0 real_case= bench_only=0 long_context=
 for a in "$@"; do
   case $a in
     --skip-tests) skip_tests=1 ;;
@@ -51,6 +52,7 @@ for a in "$@"; do
     --quick) quick=1 ;;
     --model-only) model_only=1 ;;
     --v2lite) real_case=v2lite ;;
+    --v2lite-bench) real_case=v2lite bench_only=1 ;;
     --kimi) real_case=kimi ;;
     --long-context) long_context=target,v2lite ;;
     --long-context=target | --long-context=v2lite) long_context=${a#--long-context=} ;;
@@ -138,8 +140,10 @@ if [[ -n $real_case ]]; then
   log "real-size check: $real_case ($(left) s left)"
   limit=$(($(left) - 150))  # keeps ~150 s for bench-model on the same checkpoint
   ((limit < 240)) && limit=$(($(left) - 10))
+  check=(--keep --timeout 330 --json "$RES/$real_case.json")
+  ((bench_only)) && check=(--make-only)  # the checkpoint only, for bench-model
   timeout "$limit" python3 scripts/v2lite_check.py --case "$real_case" \
-    --mlaspec build-gpu/mlaspec --dir "$dir" --keep --timeout 330 --json "$RES/$real_case.json" \
+    --mlaspec build-gpu/mlaspec --dir "$dir" "${check[@]}" \
     > "$RES/$real_case-check.txt" 2>&1 || status=1
   grep -vE "^Writing|it/s\]" "$RES/$real_case-check.txt" | tail -40
   if [[ -f $dir/config.json ]] && (($(left) > 60)); then
