@@ -126,7 +126,7 @@ if ((model_only)); then
   done
   log "bench-model --device cuda (shipped target)"
   timeout 120 build-gpu/mlaspec bench-model --model models/target --device cuda --context 512 \
-    --json "$RES/bench-model-target.json" > "$RES/bench-model-target.txt" 2>&1 || status=1
+    --profile --json "$RES/bench-model-target.json" > "$RES/bench-model-target.txt" 2>&1 || status=1
   grep -vE "^\[mlaspec info\]" "$RES/bench-model-target.txt"
   if [[ -z $real_case ]]; then
     log "done (status $status)"
