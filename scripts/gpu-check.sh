@@ -31,7 +31,9 @@
 #                 $RES/long-context/ (long-context.md, .png, .json, every bench-model log)
 #   --v2lite-bench  as --v2lite without the logits check: the checkpoint, then bench-model
 #   --model-only --v2lite   both stages in one call (model tests first), ~500 s with a cold build
-# The GPU session's plan: call 1 `--model-only --v2lite`, call 2 (if time) `--kimi`.
+# The GPU session's plan (the V2-Lite logits check passed at c3e82ef): call 1 `--model-only
+# --v2lite-bench` (the fused passes' tests, then V2-Lite speed with --profile), call 2
+# `--long-context=target`, call 3 `--kimi`, then the full run (no options).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 t_start=$SECONDS
