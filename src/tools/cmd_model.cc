@@ -38,6 +38,7 @@
 #include "mlaspec/model/model.h"
 #include "tools/commands.h"
 #include "tools/output_file.h"
+#include "tools/shape_spec.h"
 
 #if defined(MLASPEC_WITH_CUDA)
 #include <cuda_runtime.h>
@@ -190,27 +191,19 @@ constexpr int64_t kWriterChunk = 65536;
 // backends' split-KV partials, the allocator's rounding).
 constexpr int64_t kCudaMarginBytes = int64_t{1} << 30;
 
-// A token count: an integer >= 0, or one with a k / M suffix (4k = 4096, 1M = 1048576).
+// A token count (tools/shape_spec.h parse_token_count: 4k = 4096, 1M = 1048576).
 int64_t parse_context(const std::string& text) {
-  const auto refuse = [&]() -> int64_t {
+  const std::optional<int64_t> v = parse_token_count(text);
+  if (!v) {
     bad_input(invalid_argument("--context " + text +
                                ": expected a token count >= 0 (an integer, or with a k / M "
                                "suffix: 4k = 4096, 1M = 1048576)"));
-  };
-  if (text.empty() || text.size() > 12) return refuse();
-  int64_t mult = 1;
-  std::string digits = text;
-  if (digits.back() == 'k' || digits.back() == 'K')
-    mult = 1024, digits.pop_back();
-  else if (digits.back() == 'M' || digits.back() == 'm')
-    mult = int64_t{1} << 20, digits.pop_back();
-  if (digits.empty() || !std::all_of(digits.begin(), digits.end(), ::isdigit)) return refuse();
-  const int64_t v = std::stoll(digits) * mult;
+  }
   // Positions are int32 in the forward; 2^30 leaves room for any q_len.
-  if (v > (int64_t{1} << 30)) {
+  if (*v > (int64_t{1} << 30)) {
     bad_input(out_of_range("--context " + text + ": above 2^30 tokens"));
   }
-  return v;
+  return *v;
 }
 
 DType parse_kv(const std::string& text) {

@@ -11,9 +11,28 @@ namespace {
 constexpr const char* kKeys = "B, H, q, S, kv, page, det, fp8math, dev";
 
 Result<int64_t> parse_count(std::string_view key, std::string_view text, bool allow_suffix) {
+  std::optional<int64_t> v;
+  if (allow_suffix) {
+    v = parse_token_count(text);
+  } else {
+    int64_t n = 0;
+    auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+    if (!text.empty() && ec == std::errc() && p == text.data() + text.size()) v = n;
+  }
+  if (!v || *v < 1) {
+    return invalid_argument(
+        std::string(key) + "=" + std::string(text) + ": expected a positive " +
+        (allow_suffix ? "integer up to 2^40 (k = 1024, m = 1048576 suffix allowed)" : "integer"));
+  }
+  return *v;
+}
+
+}  // namespace
+
+std::optional<int64_t> parse_token_count(std::string_view text) {
   int64_t mult = 1;
   std::string_view digits = text;
-  if (allow_suffix && !digits.empty()) {
+  if (!digits.empty()) {
     const char c = digits.back();
     if (c == 'k' || c == 'K') mult = 1024;
     if (c == 'm' || c == 'M') mult = int64_t{1024} * 1024;
@@ -21,16 +40,12 @@ Result<int64_t> parse_count(std::string_view key, std::string_view text, bool al
   }
   int64_t v = 0;
   auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
-  if (digits.empty() || ec != std::errc() || p != digits.data() + digits.size() || v < 1 ||
+  if (digits.empty() || ec != std::errc() || p != digits.data() + digits.size() || v < 0 ||
       v > (int64_t{1} << 40) / mult) {
-    return invalid_argument(
-        std::string(key) + "=" + std::string(text) + ": expected a positive " +
-        (allow_suffix ? "integer up to 2^40 (k = 1024, m = 1048576 suffix allowed)" : "integer"));
+    return std::nullopt;
   }
   return v * mult;
 }
-
-}  // namespace
 
 Result<attn::VerifyShape> parse_shape_spec(std::string_view spec, std::optional<Device>* device) {
   const std::string quoted = "shape \"" + std::string(spec) + "\": ";

@@ -2,6 +2,7 @@
 // "B=1,H=16,q=8,S=131072,kv=fp8[,page=64][,det][,fp8math][,dev=cuda|cpu]".
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string_view>
 
@@ -18,5 +19,9 @@ namespace mlaspec::tools {
 // what is accepted.
 Result<attn::VerifyShape> parse_shape_spec(std::string_view spec,
                                            std::optional<Device>* device = nullptr);
+
+// A token count as S= and `bench-model --context` write it: an integer >= 0 with an optional k
+// (1024) or m (1048576) suffix, either case, at most 2^40; nullopt when malformed or larger.
+std::optional<int64_t> parse_token_count(std::string_view text);
 
 }  // namespace mlaspec::tools
