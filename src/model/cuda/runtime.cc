@@ -121,11 +121,13 @@ Status Runtime::run_pieces(std::span<const ForwardRequest> batch, std::span<cons
   // the attention plan; the rows whose logits are asked for.
   std::vector<int32_t> tokens, positions, slots, logit_src;
   std::vector<AttentionPiece> attention;
-  struct LogitDst {
+  // Each piece's logit rows are consecutive in the gathered rows and in its request's output:
+  // one download per piece, straight into the output.
+  struct LogitRun {
     size_t request;
-    int64_t row;
+    int64_t dst, rows;
   };
-  std::vector<LogitDst> logit_dst;
+  std::vector<LogitRun> logit_runs;
   int64_t max_pages = 0;
   for (const Piece& p : pieces) {
     const ForwardRequest& r = batch[p.request];
@@ -142,10 +144,8 @@ Status Runtime::run_pieces(std::span<const ForwardRequest> batch, std::span<cons
     max_pages = std::max(max_pages, (first + p.T + page_size - 1) / page_size);
     const auto [lrow0, lrows, dst] =
         logit_rows(r.logits, p.begin, p.T, static_cast<int64_t>(r.tokens.size()));
-    for (int64_t i = 0; i < lrows; ++i) {
-      logit_src.push_back(static_cast<int32_t>(row0 + lrow0 + i));
-      logit_dst.push_back({p.request, dst + i});
-    }
+    for (int64_t i = 0; i < lrows; ++i) logit_src.push_back(static_cast<int32_t>(row0 + lrow0 + i));
+    if (lrows > 0) logit_runs.push_back({p.request, dst, lrows});
   }
   const int64_t T = static_cast<int64_t>(tokens.size());
   const PhaseEnd phase_end(phases_);
@@ -168,7 +168,6 @@ Status Runtime::run_pieces(std::span<const ForwardRequest> batch, std::span<cons
   float* x = at<float>(x_);
   MLASPEC_RETURN_IF_ERROR(embed(embed_.ptr(), at<int32_t>(tokens_), T, hidden, x, nullptr));
   const float eps = static_cast<float>(c_.rms_norm_eps);
-  std::vector<float> captured;
   for (int l = 0; l < c_.num_hidden_layers; ++l) {
     const DLayer& d = layers_[static_cast<size_t>(l)];
     phases_.begin_if_on("norms, adds");
@@ -190,14 +189,12 @@ Status Runtime::run_pieces(std::span<const ForwardRequest> batch, std::span<cons
     for (size_t k = 0; k < options.capture_layers.size(); ++k) {
       if (options.capture_layers[k] != l) continue;
       phases_.begin_if_on("hidden download");
-      captured.resize(static_cast<size_t>(T * hidden));
-      MLASPEC_RETURN_IF_ERROR(cuda_status(
-          cudaMemcpy(captured.data(), x, captured.size() * sizeof(float), cudaMemcpyDeviceToHost),
-          "hidden state download"));
       int64_t row0 = 0;
-      for (const Piece& p : pieces) {
-        std::copy(captured.begin() + row0 * hidden, captured.begin() + (row0 + p.T) * hidden,
-                  out[p.request].hidden[k].begin() + p.begin * hidden);
+      for (const Piece& p : pieces) {  // straight into each request's output
+        MLASPEC_RETURN_IF_ERROR(cuda_status(
+            cudaMemcpy(out[p.request].hidden[k].data() + p.begin * hidden, x + row0 * hidden,
+                       static_cast<size_t>(p.T * hidden) * sizeof(float), cudaMemcpyDeviceToHost),
+            "hidden state download"));
         row0 += p.T;
       }
     }
@@ -213,15 +210,13 @@ Status Runtime::run_pieces(std::span<const ForwardRequest> batch, std::span<cons
                                       at<uint16_t>(xs_), nullptr));
   const DMat& head = head_.empty() ? embed_ : head_;
   MLASPEC_RETURN_IF_ERROR(linear(at<uint16_t>(xs_), rows, head, logits_.data(), GemmType::kF32));
-  std::vector<float> logits(static_cast<size_t>(rows * vocab));
-  MLASPEC_RETURN_IF_ERROR(
-      cuda_status(cudaMemcpy(logits.data(), logits_.data(), logits.size() * sizeof(float),
-                             cudaMemcpyDeviceToHost),
-                  "logits download"));
-  for (int64_t i = 0; i < rows; ++i) {
-    const LogitDst& d = logit_dst[static_cast<size_t>(i)];
-    std::copy(logits.begin() + i * vocab, logits.begin() + (i + 1) * vocab,
-              out[d.request].logits.begin() + d.row * vocab);
+  int64_t src = 0;
+  for (const LogitRun& r : logit_runs) {
+    MLASPEC_RETURN_IF_ERROR(cuda_status(
+        cudaMemcpy(out[r.request].logits.data() + r.dst * vocab, at<float>(logits_, src * vocab),
+                   static_cast<size_t>(r.rows * vocab) * sizeof(float), cudaMemcpyDeviceToHost),
+        "logits download"));
+    src += r.rows;
   }
   return Status::Ok();
 }
