@@ -44,6 +44,7 @@
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -774,6 +775,43 @@ TEST(CudaModel, RefusesAHostPool) {
   ASSERT_FALSE(out.ok());
   EXPECT_NE(out.status().message().find("cuda runtime needs a cuda pool"), std::string::npos)
       << out.status().to_string();
+}
+
+// The phase profiler (Model::set_phase_profiling): off by default and empty; on, a forward of the
+// MoE target reports every phase of its layers, and after turning it off
+// and resetting nothing accumulates; the logits are the same bits with it on or off (it only
+// records events).
+TEST(CudaModel, PhaseProfileCoversTheForward) {
+  MLASPEC_SKIP_WITHOUT_GPU();
+  Model& gpu = cached("v3_qlora_moe_yarn", Device::kCUDA);
+  const auto rows_of = [](const std::string& report) {
+    return std::count(report.begin(), report.end(), '\n') - 1;  // less the header
+  };
+  const std::vector<int32_t> tokens = {3, 17, 42, 5, 9};
+  ForwardOptions o;
+  o.deterministic = true;
+  const auto logits = [&] {
+    Seq seq(gpu, 16);
+    return seq.run(tokens, LogitsMode::kLast, o).logits;
+  };
+  gpu.set_phase_profiling(false);
+  gpu.phase_report(true);
+  const std::vector<float> plain = logits();
+  EXPECT_EQ(rows_of(gpu.phase_report(true)), 0);
+  gpu.set_phase_profiling(true);
+  const std::vector<float> profiled = logits();
+  const std::string report = gpu.phase_report(true);
+  gpu.set_phase_profiling(false);
+  for (const char* phase :
+       {"uploads, embed", "mla in proj", "kv write", "q absorb", "attention", "mla out proj",
+        "moe router", "moe experts", "moe combine", "dense mlp", "norms, adds", "lm_head"}) {
+    EXPECT_NE(report.find(std::string("  ") + phase), std::string::npos)
+        << phase << " missing from\n"
+        << report;
+  }
+  EXPECT_EQ(std::memcmp(plain.data(), profiled.data(), plain.size() * sizeof(float)), 0);
+  logits();
+  EXPECT_EQ(rows_of(gpu.phase_report(true)), 0) << "profiling stayed on";
 }
 
 // ---- timings of the shipped target (printed)
