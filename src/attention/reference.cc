@@ -4,9 +4,10 @@
 // table exactly as the kernels read it.
 //
 // cpu_verify (the cpu_reference backend, which the CPU model runtime calls) computes the same
-// float arithmetic folded: a request's KV rows are widened to float once per call, its rows are
-// taken 16 at a time and each KV row serves all 16, and the dot products run SIMD across rows (one
-// lane per row, each lane summing over d in order) and 4 keys at once. Every row's operations and
+// float arithmetic folded: a request's KV rows are widened to float once per call (row-major and
+// in transposed blocks of 16 keys), and its rows run in register tiles of 4 rows x 4 vectors: Q·K
+// with a vector of 16 keys per load, P·V with a vector of 16 output dims, every element one chain
+// in row_attention's order. Every row's operations and
 // their order are row_attention<float>'s, so its output is bitwise the per-row helper's
 // (CpuReference.FoldedCallEqualsRowHelperBitwise) and a row's result never depends on q_len: a
 // decode step and a verify block give the same bits. The file is built with -ffp-contract=off so
@@ -169,129 +170,234 @@ Acc row_attention(const float* q_row, const KvReader& reader, int64_t begin, int
   return max_score + std::log(sum);
 }
 
-// The folded path of cpu_verify. Rows r = i * H + h of one request, kRowTile per task.
-constexpr int kRowTile = 16;
-constexpr int kKeyTile = 4;
+// The folded path of cpu_verify. A request's rows r = i * H + h, kRowsPerTask per parallel task,
+// in register tiles of a few rows: Q·K with 16 keys per vector (the keys transposed), P·V with 16
+// output dims per vector, each tile RB rows x CB vectors sharing every load. Every element is
+// still one chain in row_attention's order (a score sums q[d] * k[d] for d = 0, 1, ...; an output
+// adds p_j * v_j for j = 0, 1, ...), only RB * CB chains run side by side.
+constexpr int kLanes = 16;
+constexpr int kRowsPerTask = 16;
 
 // 16 floats as one value (GCC/Clang vector extension): lanewise IEEE multiply and add.
-typedef float RowLanes __attribute__((vector_size(kRowTile * sizeof(float))));
+typedef float Vec __attribute__((vector_size(kLanes * sizeof(float))));
 
-// acc[kk] lane r = sum over d in order of q[r][d] * k[kk][d] for kKeyTile keys and kRowTile rows.
-// qT is [576][kRowTile] (row r of the tile in lane r), k is kKeyTile rows of 576 floats.
-inline void qk_tile(const float* qT, const float* k, RowLanes (&acc)[kKeyTile]) {
-  for (RowLanes& a : acc) a = RowLanes{};
+#if defined(__GNUC__) && defined(__x86_64__)
+const bool kWideTiles = __builtin_cpu_supports("avx512f");  // 32 vector registers
+#else
+const bool kWideTiles = false;
+#endif
+
+// A request's keys [0, seq_len) widened to float, zero rows up to a multiple of 16 after them:
+// row-major [padded][576] (P·V reads 16 dims of a key) and in blocks of 16 keys transposed,
+// [padded / 16][576][16] (Q·K reads dim d of 16 keys).
+struct WideKeys {
+  const float* rows;
+  const float* blocks;
+  int64_t padded;
+};
+
+// Scores s[r][16 c + l] (r < RB, c < CB) of rows q[r] against the keys of blocks [0, CB) at kT.
+template <int RB, int CB>
+__attribute__((always_inline)) inline void qk_tile(const float* const* q, const float* kT,
+                                                   float* const* s) {
+  Vec acc[RB][CB] = {};
   for (int d = 0; d < kHeadDimQK; ++d) {
-    RowLanes qd;
-    std::memcpy(&qd, qT + d * kRowTile, sizeof qd);
-    for (int kk = 0; kk < kKeyTile; ++kk) acc[kk] += qd * k[kk * kHeadDimQK + d];
+    Vec k[CB];
+    for (int c = 0; c < CB; ++c)
+      std::memcpy(&k[c], kT + (static_cast<int64_t>(c) * kHeadDimQK + d) * kLanes, sizeof(Vec));
+    for (int r = 0; r < RB; ++r) {
+      const float qd = q[r][d];
+      for (int c = 0; c < CB; ++c) acc[r][c] += k[c] * qd;
+    }
+  }
+  for (int r = 0; r < RB; ++r)
+    for (int c = 0; c < CB; ++c) std::memcpy(s[r] + c * kLanes, &acc[r][c], sizeof(Vec));
+}
+
+// o[r][d0 + 16 c + l] += p[r][j] * v_j[...] for keys j in [j0, j1) in order (o holds the sums so
+// far).
+template <int RB, int CB>
+__attribute__((always_inline)) inline void pv_tile(const float* const* p, const float* keys,
+                                                   int64_t j0, int64_t j1, int d0,
+                                                   float* const* o) {
+  Vec acc[RB][CB];
+  for (int r = 0; r < RB; ++r)
+    for (int c = 0; c < CB; ++c) std::memcpy(&acc[r][c], o[r] + d0 + c * kLanes, sizeof(Vec));
+  for (int64_t j = j0; j < j1; ++j) {
+    Vec v[CB];
+    for (int c = 0; c < CB; ++c)
+      std::memcpy(&v[c], keys + j * kHeadDimQK + d0 + c * kLanes, sizeof(Vec));
+    for (int r = 0; r < RB; ++r) {
+      const float pj = p[r][j];
+      for (int c = 0; c < CB; ++c) acc[r][c] += v[c] * pj;
+    }
+  }
+  for (int r = 0; r < RB; ++r)
+    for (int c = 0; c < CB; ++c) std::memcpy(o[r] + d0 + c * kLanes, &acc[r][c], sizeof(Vec));
+}
+
+// Rows q[0, RB) (float, 576 each) over keys [0, end[r]): writes o[r] (512, normalised) and lse[r].
+// s[r] is scratch of wk.padded floats per row.
+template <int RB, int CB>
+__attribute__((always_inline)) inline void attend_rows(const float* const* q, const int64_t* end,
+                                                       const WideKeys& wk, float sm_scale,
+                                                       float* const* s, float* const* o,
+                                                       float* lse) {
+  int64_t end_min = end[0], end_max = end[0];
+  for (int r = 1; r < RB; ++r)
+    end_min = std::min(end_min, end[r]), end_max = std::max(end_max, end[r]);
+  // Q·K over whole key blocks up to the last key any row sees (scores past a row's end unused).
+  const int64_t blocks = (end_max + kLanes - 1) / kLanes;
+  int64_t blk = 0;
+  auto at = [&](float* const* base, int64_t offset, float*(&out)[RB]) {
+    for (int r = 0; r < RB; ++r) out[r] = base[r] + offset;
+  };
+  float* sr[RB];
+  for (; blk + CB <= blocks; blk += CB) {
+    at(s, blk * kLanes, sr);
+    qk_tile<RB, CB>(q, wk.blocks + blk * kHeadDimQK * kLanes, sr);
+  }
+  for (; blk < blocks; ++blk) {
+    at(s, blk * kLanes, sr);
+    qk_tile<RB, 1>(q, wk.blocks + blk * kHeadDimQK * kLanes, sr);
+  }
+  // Scale, max, exp and sum per row in key order, as row_attention does; p overwrites s.
+  float max_score[RB], sum[RB];
+  for (int r = 0; r < RB; ++r) {
+    float* sc = s[r];
+    float m = -std::numeric_limits<float>::infinity();
+    for (int64_t j = 0; j < end[r]; ++j) {
+      sc[j] = sc[j] * sm_scale;
+      m = std::max(m, sc[j]);
+    }
+    float total = 0;
+    for (int64_t j = 0; j < end[r]; ++j) {
+      sc[j] = std::exp(sc[j] - m);
+      total += sc[j];
+    }
+    max_score[r] = m;
+    sum[r] = total;
+    std::fill(o[r], o[r] + kHeadDimV, 0.0f);
+  }
+  // P·V: every row over the keys all of them see, then each row alone over the rest of its own.
+  const float* const* p = s;
+  for (int d0 = 0; d0 < kHeadDimV; d0 += CB * kLanes)
+    pv_tile<RB, CB>(p, wk.rows, 0, end_min, d0, o);
+  if (end_max > end_min) {
+    for (int r = 0; r < RB; ++r) {
+      if (end[r] <= end_min) continue;
+      const float* pr[1] = {s[r]};
+      float* orow[1] = {o[r]};
+      for (int d0 = 0; d0 < kHeadDimV; d0 += CB * kLanes)
+        pv_tile<1, CB>(pr, wk.rows, end_min, end[r], d0, orow);
+    }
+  }
+  for (int r = 0; r < RB; ++r) {
+    if (end[r] <= 0) {
+      lse[r] = -std::numeric_limits<float>::infinity();
+      continue;
+    }
+    for (int d = 0; d < kHeadDimV; ++d) o[r][d] /= sum[r];
+    lse[r] = max_score[r] + std::log(sum[r]);
   }
 }
 
-// n zeroed floats at a 64-byte boundary inside `storage` (a 16-lane load that straddles two cache
-// lines costs about twice one that does not).
-float* zeroed_aligned(std::vector<float>& storage, int64_t n) {
-  constexpr int64_t kAlign = 64 / sizeof(float);
-  storage.assign(static_cast<size_t>(n + kAlign), 0.0f);
-  float* p = storage.data();
-  return p + (kAlign - reinterpret_cast<uintptr_t>(p) / sizeof(float) % kAlign) % kAlign;
-}
-
-// One tile of rows [r0, r0 + n) of request b (n <= kRowTile). Built for several x86 ISAs (GCC
-// picks one at load time); every lane does the same IEEE operations in any of them.
+// Rows [r0, r0 + n) of request b (row r = i * H + h of its q_len tokens, which start at the call's
+// token `first`; n <= kRowsPerTask). Built for several x86 ISAs (GCC picks one at load time);
+// every lane does the same IEEE operations in any of them.
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
 __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
-// Rows [r0, r0 + n) of request b (row r = i * H + h of its q_len tokens, which start at the
-// call's token `first`). `keys` holds its key rows [0, seq_len) widened to float, zero rows up to
-// a whole key tile after them.
-void fold_tile(const VerifyArgs& a, int64_t b, int64_t first, int64_t q_len, int64_t r0, int64_t n,
-               const float* keys) {
+void fold_task(const VerifyArgs& a, int64_t b, int64_t first, int64_t q_len, int64_t r0, int64_t n,
+               const WideKeys& wk) {
   const int64_t H = num_heads(a);
   const int64_t seq_len = seq_len_of(a, b);
   const auto ref = [&](int64_t t) {
     const int64_t i = (r0 + t) / H;
     return RowRef{b, i, first + i, (r0 + t) % H};
   };
-  // Bottom-right causal mask: token i sees [0, seq_len - q_len + i].
-  int64_t end[kRowTile] = {};
-  int64_t end_max = 0;
+  thread_local std::vector<float> q_storage, s_storage, o_storage;
+  q_storage.resize(static_cast<size_t>(kRowsPerTask * kHeadDimQK));
+  s_storage.resize(static_cast<size_t>(kRowsPerTask * wk.padded));
+  o_storage.resize(static_cast<size_t>(kRowsPerTask * kHeadDimV));
+  const float* q[kRowsPerTask];
+  float* s[kRowsPerTask];
+  float* o[kRowsPerTask];
+  int64_t end[kRowsPerTask];
+  float lse[kRowsPerTask];
   for (int64_t t = 0; t < n; ++t) {
-    const int64_t i = (r0 + t) / H;
-    end[t] = std::max<int64_t>(0, seq_len - q_len + i + 1);
-    end_max = std::max(end_max, end[t]);
+    float* qt = q_storage.data() + t * kHeadDimQK;
+    const auto* src = a.q.data_as<const uint16_t>() + offset(a.q, a.ragged(), ref(t));
+    for (int d = 0; d < kHeadDimQK; ++d) qt[d] = bf16_bits_to_float(src[d]);
+    q[t] = qt;
+    s[t] = s_storage.data() + t * wk.padded;
+    o[t] = o_storage.data() + t * kHeadDimV;
+    // Bottom-right causal mask: token i sees [0, seq_len - q_len + i].
+    end[t] = std::max<int64_t>(0, seq_len - q_len + (r0 + t) / H + 1);
   }
-  // The tile's q transposed (lane = row; missing rows 0).
-  thread_local std::vector<float> qT_storage, scores, o;
-  float* qT = zeroed_aligned(qT_storage, kHeadDimQK * kRowTile);
-  for (int64_t t = 0; t < n; ++t) {
-    const auto* q = a.q.data_as<const uint16_t>() + offset(a.q, a.ragged(), ref(t));
-    for (int d = 0; d < kHeadDimQK; ++d) qT[d * kRowTile + t] = bf16_bits_to_float(q[d]);
+  int64_t t = 0;
+  if (kWideTiles) {
+    for (; t + 4 <= n; t += 4)
+      attend_rows<4, 4>(q + t, end + t, wk, a.sm_scale, s + t, o + t, lse + t);
+  } else {
+    for (; t + 2 <= n; t += 2)
+      attend_rows<2, 2>(q + t, end + t, wk, a.sm_scale, s + t, o + t, lse + t);
   }
-  const int64_t keys_padded = (end_max + kKeyTile - 1) / kKeyTile * kKeyTile;
-
-  // Scores and each row's max, as row_attention computes them.
-  scores.resize(static_cast<size_t>(kRowTile * keys_padded));
-  float max_score[kRowTile];
-  for (float& m : max_score) m = -std::numeric_limits<float>::infinity();
-  for (int64_t j = 0; j < keys_padded; j += kKeyTile) {
-    RowLanes acc[kKeyTile];
-    qk_tile(qT, keys + j * kHeadDimQK, acc);
-    for (int kk = 0; kk < kKeyTile; ++kk) {
-      for (int64_t t = 0; t < n; ++t) {
-        if (j + kk >= end[t]) continue;
-        const float s = acc[kk][t] * a.sm_scale;
-        scores[static_cast<size_t>(t * keys_padded + j + kk)] = s;
-        max_score[t] = std::max(max_score[t], s);
-      }
-    }
-  }
-  // exp, sum and the weighted V sum, key by key in order; a row's output is loaded and stored
-  // once per 4 keys (its element still adds p_j * v_j for j = 0, 1, 2, ... one at a time).
-  o.assign(static_cast<size_t>(kRowTile * kHeadDimV), 0.0f);
-  float sum[kRowTile] = {};
-  for (int64_t j = 0; j < end_max; j += kKeyTile) {
-    // V = the first 512 values of each row.
-    const float* __restrict v0 = keys + j * kHeadDimQK;
-    const float* __restrict v1 = v0 + kHeadDimQK;
-    const float* __restrict v2 = v1 + kHeadDimQK;
-    const float* __restrict v3 = v2 + kHeadDimQK;
-    for (int64_t t = 0; t < n; ++t) {
-      const int64_t m = std::min<int64_t>(kKeyTile, end[t] - j);
-      if (m <= 0) continue;
-      float p[kKeyTile] = {};
-      for (int64_t kk = 0; kk < m; ++kk) {
-        p[kk] = std::exp(scores[static_cast<size_t>(t * keys_padded + j + kk)] - max_score[t]);
-        sum[t] += p[kk];
-      }
-      float* __restrict ot = o.data() + t * kHeadDimV;
-      if (m == kKeyTile) {
-        for (int d = 0; d < kHeadDimV; ++d) {
-          float acc = ot[d];
-          acc += p[0] * v0[d];
-          acc += p[1] * v1[d];
-          acc += p[2] * v2[d];
-          acc += p[3] * v3[d];
-          ot[d] = acc;
-        }
-      } else {
-        for (int64_t kk = 0; kk < m; ++kk) {
-          const float* vk = v0 + kk * kHeadDimQK;
-          for (int d = 0; d < kHeadDimV; ++d) ot[d] += p[kk] * vk[d];
-        }
-      }
-    }
-  }
-  for (int64_t t = 0; t < n; ++t) {
-    float* ot = o.data() + t * kHeadDimV;
-    float lse = -std::numeric_limits<float>::infinity();
-    if (end[t] > 0) {
-      for (int d = 0; d < kHeadDimV; ++d) ot[d] /= sum[t];
-      lse = max_score[t] + std::log(sum[t]);
-    }
+  for (; t < n; ++t) attend_rows<1, 4>(q + t, end + t, wk, a.sm_scale, s + t, o + t, lse + t);
+  for (t = 0; t < n; ++t) {
     auto* out = a.out.data_as<uint16_t>() + offset(a.out, a.ragged(), ref(t));
-    for (int d = 0; d < kHeadDimV; ++d) out[d] = float_to_bf16_bits(ot[d]);
-    a.lse.data_as<float>()[offset(a.lse, a.ragged(), ref(t))] = lse;
+    for (int d = 0; d < kHeadDimV; ++d) out[d] = float_to_bf16_bits(o[t][d]);
+    a.lse.data_as<float>()[offset(a.lse, a.ragged(), ref(t))] = lse[t];
   }
+}
+
+// dst[d][l] = src[l][d] for 16 keys l of 576 values: 16 x 16 squares transposed in registers, four
+// rounds that each swap the off-diagonal halves of every 2s x 2s square (s = 8, 4, 2, 1). A value
+// is only moved, never changed.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+void transpose_block(const float* src, float* dst) {
+  typedef int32_t Mask __attribute__((vector_size(kLanes * sizeof(int32_t))));
+  // Row i (bit s clear) keeps its lanes without bit s and takes row i | s's lanes j ^ s (lo);
+  // row i | s takes row i's lanes j ^ s and keeps its own lanes with bit s (hi).
+  Mask lo8, hi8, lo4, hi4, lo2, hi2, lo1, hi1;
+  for (int j = 0; j < kLanes; ++j) {
+    auto set = [j](int s, Mask& lo, Mask& hi) {
+      lo[j] = (j & s) ? kLanes + (j ^ s) : j;
+      hi[j] = (j & s) ? kLanes + j : (j ^ s);
+    };
+    set(8, lo8, hi8);
+    set(4, lo4, hi4);
+    set(2, lo2, hi2);
+    set(1, lo1, hi1);
+  }
+  for (int d0 = 0; d0 < kHeadDimQK; d0 += kLanes) {
+    Vec r[kLanes];
+    for (int l = 0; l < kLanes; ++l) std::memcpy(&r[l], src + l * kHeadDimQK + d0, sizeof(Vec));
+    auto round = [&](int s, const Mask& lo, const Mask& hi) {
+      for (int i = 0; i < kLanes; ++i) {
+        if (i & s) continue;
+        const Vec a = r[i], b = r[i | s];
+        r[i] = __builtin_shuffle(a, b, lo);
+        r[i | s] = __builtin_shuffle(a, b, hi);
+      }
+    };
+    round(8, lo8, hi8);
+    round(4, lo4, hi4);
+    round(2, lo2, hi2);
+    round(1, lo1, hi1);
+    for (int d = 0; d < kLanes; ++d) std::memcpy(dst + (d0 + d) * kLanes, &r[d], sizeof(Vec));
+  }
+}
+
+// n floats at a 64-byte boundary inside `storage` (a 16-lane load that straddles two cache lines
+// costs about twice one that does not). Not zeroed.
+float* aligned_in(std::vector<float>& storage, int64_t n) {
+  constexpr int64_t kAlign = 64 / sizeof(float);
+  storage.resize(static_cast<size_t>(n + kAlign));
+  float* p = storage.data();
+  return p + (kAlign - reinterpret_cast<uintptr_t>(p) / sizeof(float) % kAlign) % kAlign;
 }
 
 }  // namespace
@@ -300,20 +406,25 @@ Status cpu_verify(const VerifyArgs& a) {
   MLASPEC_RETURN_IF_ERROR(validate_verify_args(a, Device::kCPU));
   const QueryRows rows(a);
   const int64_t H = num_heads(a);
-  // Per request: its KV rows widened to float once, then every tile of its rows over them.
-  thread_local std::vector<float> keys_storage;
+  // Per request: its KV rows widened to float once (both layouts), then every task of its rows.
+  thread_local std::vector<float> rows_storage, blocks_storage;
   for (int64_t b = 0; b < rows.batch; ++b) {
     const int64_t seq_len = seq_len_of(a, b), q_len = rows.q_len(b);
     const KvReader reader = reader_for(a, b);
-    const int64_t keys_padded = (seq_len + kKeyTile - 1) / kKeyTile * kKeyTile;
-    float* keys = zeroed_aligned(keys_storage, keys_padded * kHeadDimQK);
+    const int64_t padded = (seq_len + kLanes - 1) / kLanes * kLanes;
+    float* keys = aligned_in(rows_storage, padded * kHeadDimQK);
+    float* blocks = aligned_in(blocks_storage, padded * kHeadDimQK);
     for (int64_t j = 0; j < seq_len; ++j) reader.row(j, keys + j * kHeadDimQK);
+    std::fill(keys + seq_len * kHeadDimQK, keys + padded * kHeadDimQK, 0.0f);
+    for (int64_t blk = 0; blk < padded / kLanes; ++blk)
+      transpose_block(keys + blk * kLanes * kHeadDimQK, blocks + blk * kHeadDimQK * kLanes);
+    const WideKeys wk{keys, blocks, padded};
     const int64_t request_rows = q_len * H;
-    const int64_t tiles = (request_rows + kRowTile - 1) / kRowTile;
-    parallel_for(0, tiles, [&](int64_t tile) {
-      const int64_t r0 = tile * kRowTile;
-      fold_tile(a, b, rows.begin(b), q_len, r0, std::min<int64_t>(kRowTile, request_rows - r0),
-                keys);
+    const int64_t tasks = (request_rows + kRowsPerTask - 1) / kRowsPerTask;
+    parallel_for(0, tasks, request_rows * seq_len * (kHeadDimQK + kHeadDimV), [&](int64_t task) {
+      const int64_t r0 = task * kRowsPerTask;
+      fold_task(a, b, rows.begin(b), q_len, r0, std::min<int64_t>(kRowsPerTask, request_rows - r0),
+                wk);
     });
   }
   return Status::Ok();

@@ -209,4 +209,13 @@ void parallel_for(int64_t begin, int64_t end, const std::function<void(int64_t)>
   if (job.error) std::rethrow_exception(job.error);
 }
 
+void parallel_for(int64_t begin, int64_t end, int64_t work,
+                  const std::function<void(int64_t)>& fn) {
+  if (work < kMinParallelWork) {
+    for (int64_t i = begin; i < end; ++i) fn(i);
+    return;
+  }
+  parallel_for(begin, end, fn);
+}
+
 }  // namespace mlaspec

@@ -239,7 +239,7 @@ struct DFlashNetwork::Impl {
                  int64_t first_position) const {
     const int d = config.head_dim;
     cpu::rms_norm(x, T * heads, d, w, config.rms_norm_eps, x);
-    parallel_for(0, T * heads,
+    parallel_for(0, T * heads, T * heads * d * 4,
                  [&](int64_t r) { rope.apply(x + r * d, first_position + r / heads); });
   }
 
@@ -522,7 +522,7 @@ void DFlashNetwork::Impl::propose_one(DFlashBlock& b, const kv::KvPool& pool) co
     const DFlashLayerWeights& w = weights.layers[static_cast<size_t>(l)];
     // Keys and values [S, kv_heads * d]: the pool's context rows (bf16), then the block's own.
     const auto* base = static_cast<const uint16_t*>(pool.layer_tensor(l).data());
-    parallel_for(0, C, [&](int64_t j) {
+    parallel_for(0, C, C * kvw * 2, [&](int64_t j) {
       const int64_t pos = first + j;
       const int64_t slot = int64_t{b.pages[static_cast<size_t>(pos / ps)]} * ps + pos % ps;
       const uint16_t* row = base + slot * 2 * kvw;
@@ -539,7 +539,7 @@ void DFlashNetwork::Impl::propose_one(DFlashBlock& b, const kv::KvPool& pool) co
     norm_rope(keys.data() + C * kvw, Q, static_cast<int>(nkv), w.k_norm, L);
 
     // Non-causal attention: every block query sees all S keys.
-    parallel_for(0, Q * nh, [&](int64_t r) {
+    parallel_for(0, Q * nh, Q * nh * S * d * 2, [&](int64_t r) {
       const int64_t i = r / nh, head = r % nh, g = head / group;
       const float* qr = q.data() + (i * nh + head) * d;
       std::vector<float> p(static_cast<size_t>(S));

@@ -31,7 +31,7 @@ constexpr double kLatentNormEps = 1e-6;
 // themselves in f32, from the unrounded q and KV rows. o is [T, H, latent].
 void attention_f32(const float* q_row, const float* kv, int64_t T, int64_t H, int64_t row,
                    int64_t latent, float sm_scale, float* o) {
-  parallel_for(0, T * H, [&](int64_t th) {
+  parallel_for(0, T * H, T * T * H * (row + latent) / 2, [&](int64_t th) {
     const int64_t t = th / H;
     const float* q = q_row + th * row;
     std::vector<float> p(static_cast<size_t>(t + 1));
@@ -110,7 +110,7 @@ Status mla_forward(const ModelConfig& c, const AttentionWeights& w, const Rope& 
   thread_local std::vector<bf16> kv_rows_storage;
   std::vector<bf16>& kv_rows = kv_rows_storage;
   kv_rows.resize(static_cast<size_t>(T * row));
-  parallel_for(0, T, [&](int64_t t) {
+  parallel_for(0, T, T * row * 4, [&](int64_t t) {
     float* r = ckv.data() + t * row;
     rope.apply(r + latent, chunk.first_position + t);
     for (int64_t i = 0; i < row; ++i)
@@ -124,8 +124,14 @@ Status mla_forward(const ModelConfig& c, const AttentionWeights& w, const Rope& 
   std::vector<float> q_row(static_cast<size_t>(T * H * row));
   for (int64_t h = 0; h < H; ++h) {
     if (row_invariant_gemm()) {
-      gemm_nn_row_invariant(q.data() + h * qk, T, H * qk, w.w_uk.row(h * nope), latent, latent,
-                            nope, q_row.data() + h * row, H * row);
+      if (!w.w_uk.data_bf16.empty()) {
+        gemm_nn_row_invariant(q.data() + h * qk, T, H * qk,
+                              w.w_uk.data_bf16.data() + h * nope * latent, latent, latent, nope,
+                              q_row.data() + h * row, H * row);
+      } else {
+        gemm_nn_row_invariant(q.data() + h * qk, T, H * qk, w.w_uk.row(h * nope), latent, latent,
+                              nope, q_row.data() + h * row, H * row);
+      }
       continue;
     }
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<blasint>(T),
@@ -136,7 +142,7 @@ Status mla_forward(const ModelConfig& c, const AttentionWeights& w, const Rope& 
   thread_local std::vector<bf16> q_bf16_storage;  // reused, as kv_rows
   std::vector<bf16>& q_bf16 = q_bf16_storage;
   q_bf16.resize(q_row.size());
-  parallel_for(0, T, [&](int64_t t) {
+  parallel_for(0, T, T * H * row * 4, [&](int64_t t) {
     for (int64_t h = 0; h < H; ++h) {
       float* dst = q_row.data() + (t * H + h) * row;
       std::copy(q.data() + (t * H + h) * qk + nope, q.data() + (t * H + h + 1) * qk, dst + latent);
@@ -161,10 +167,17 @@ Status mla_forward(const ModelConfig& c, const AttentionWeights& w, const Rope& 
   for (int64_t h = 0; h < H; ++h) {
     if (row_invariant_gemm()) {
       // Head h's rows of W_UV start at panel h * v / 16 when v is a multiple of 16 (packed).
-      if (!w.w_uv.panels.empty() && v % 16 == 0) {
-        gemm_nt_panels(o_f32.data() + h * latent, T, H * latent,
-                       w.w_uv.panels.data() + h * v * latent, v, latent, heads.data() + h * v,
-                       H * v);
+      if (w.w_uv.packed() && v % 16 == 0) {
+        // Head h's panels start at panel h * v / 16, each ceil(latent / 2) pairs of 16 words.
+        if (!w.w_uv.panels_bf16.empty()) {
+          gemm_nt_panels(o_f32.data() + h * latent, T, H * latent,
+                         w.w_uv.panels_bf16.data() + h * v * ((latent + 1) / 2), v, latent,
+                         heads.data() + h * v, H * v);
+        } else {
+          gemm_nt_panels(o_f32.data() + h * latent, T, H * latent,
+                         w.w_uv.panels.data() + h * v * latent, v, latent, heads.data() + h * v,
+                         H * v);
+        }
       } else {
         gemm_nt_row_invariant(o_f32.data() + h * latent, T, H * latent, w.w_uv.row(h * v), v,
                               latent, heads.data() + h * v, H * v);

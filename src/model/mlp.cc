@@ -14,7 +14,9 @@ void linear(const float* x, int64_t T, const Matrix& W, float* y, int64_t ldx, i
   if (ldx == 0) ldx = W.cols;
   if (ldy == 0) ldy = W.rows;
   if (row_invariant_gemm()) {
-    if (!W.panels.empty()) {
+    if (!W.panels_bf16.empty()) {
+      gemm_nt_panels(x, T, ldx, W.panels_bf16.data(), W.rows, W.cols, y, ldy);
+    } else if (!W.panels.empty()) {
       gemm_nt_panels(x, T, ldx, W.panels.data(), W.rows, W.cols, y, ldy);
     } else {
       gemm_nt_row_invariant(x, T, ldx, W.ptr(), W.rows, W.cols, y, ldy);
@@ -35,7 +37,7 @@ void mlp_forward(const MlpWeights& w, const float* x, int64_t T, float* out) {
   std::vector<float> gate(static_cast<size_t>(T * inter)), up(gate.size());
   linear(x, T, w.gate_proj, gate.data());
   linear(x, T, w.up_proj, up.data());
-  parallel_for(0, T, [&](int64_t t) {
+  parallel_for(0, T, T * inter * 16, [&](int64_t t) {  // an exp ~16 multiply-adds
     float* g = gate.data() + t * inter;
     silu_mul(g, up.data() + t * inter, inter, g);
   });

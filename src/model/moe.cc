@@ -97,7 +97,7 @@ void route_token(const ModelConfig& c, const MoeWeights& w, const float* logits,
 
 void moe_combine(const float* ys, const int32_t* rows, const float* w, int k, const float* shared,
                  int64_t T, int64_t hidden, float* out) {
-  parallel_for(0, T, [&](int64_t t) {
+  parallel_for(0, T, T * hidden * (k + 2), [&](int64_t t) {
     float* o = out + t * hidden;
     std::fill(o, o + hidden, 0.0f);
     for (int i = 0; i < k; ++i) {
@@ -118,7 +118,7 @@ void moe_forward(const ModelConfig& c, const MoeWeights& w, const float* x, int6
   linear(x, T, w.gate, logits.data());
   std::vector<int> chosen(static_cast<size_t>(T * k));
   std::vector<float> weight(static_cast<size_t>(T * k));
-  parallel_for(0, T, [&](int64_t t) {
+  parallel_for(0, T, T * E * 16, [&](int64_t t) {
     route_token(c, w, logits.data() + t * E, chosen.data() + t * k, weight.data() + t * k);
   });
 

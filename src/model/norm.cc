@@ -10,7 +10,7 @@ void rms_norm(const float* x, int64_t T, int64_t dim, const std::vector<float>& 
               float* y, int64_t ldx, int64_t ldy) {
   if (ldx == 0) ldx = dim;
   if (ldy == 0) ldy = dim;
-  parallel_for(0, T, [&](int64_t t) {
+  parallel_for(0, T, T * dim * 3, [&](int64_t t) {
     const float* xr = x + t * ldx;
     float* yr = y + t * ldy;
     // The mean of squares in double: torch reduces in f32 with pairwise sums, more accurately

@@ -4,8 +4,10 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <type_traits>
 #include <vector>
 
+#include "mlaspec/core/dtype.h"
 #include "mlaspec/core/parallel.h"
 
 namespace mlaspec::model::cpu {
@@ -135,26 +137,80 @@ void gemm_nt_block(const float* x, int64_t T, int64_t ldx, const float* W, int64
 // 0 + x[0]*w[0] + x[1]*w[1] + ..., its lane of a 16-float vector: the k loop multiplies a
 // broadcast x value by the panel row and adds, so RT rows x CV panels share each load and run
 // RT * CV independent chains, and no element depends on the tile it lands in (or on T). No fold.
-template <int RT, int CV>
-__attribute__((always_inline)) inline void panel_tile(const float* const* a, const float* w,
+// The weights are f32; bf16 bit patterns (E = uint16_t, row-major B); or bf16 pairs (E =
+// uint32_t, packed panels: lane l's word holds k = 2q in its low half and k = 2q + 1 in its high
+// half, kstride per pair). bf16 is widened exactly to f32 as it is loaded, so the products and
+// sums are the f32 kernel's; a pair word becomes two f32 vectors with one shift and one mask.
+typedef uint16_t Bf16Lanes __attribute__((vector_size(kLanes * sizeof(uint16_t))));
+typedef uint32_t U32Lanes __attribute__((vector_size(kLanes * sizeof(uint32_t))));
+
+__attribute__((always_inline)) inline void load_lanes(const float* p, Lanes& v) {
+  std::memcpy(&v, p, sizeof v);
+}
+__attribute__((always_inline)) inline void load_lanes(const uint16_t* p, Lanes& v) {
+  Bf16Lanes h;
+  std::memcpy(&h, p, sizeof h);
+  const U32Lanes bits = __builtin_convertvector(h, U32Lanes) << 16;  // bf16 = a float's top half
+  std::memcpy(&v, &bits, sizeof v);
+}
+__attribute__((always_inline)) inline void load_pair(const uint32_t* p, Lanes& even, Lanes& odd) {
+  U32Lanes w;
+  std::memcpy(&w, p, sizeof w);
+  const U32Lanes lo = w << 16, hi = w & 0xffff0000u;
+  std::memcpy(&even, &lo, sizeof even);
+  std::memcpy(&odd, &hi, sizeof odd);
+}
+
+template <int RT, int CV, typename E>
+__attribute__((always_inline)) inline void panel_tile(const float* const* a, const E* w,
                                                       int64_t pstride, int64_t kstride, int64_t K,
                                                       Lanes (&out)[RT][CV]) {
   Lanes acc[RT][CV] = {};
-  for (int64_t k = 0; k < K; ++k) {
-    Lanes wv[CV];
+  if constexpr (std::is_same_v<E, uint32_t>) {
+    // Pairs: a panel stream advances one 64-byte line per pair; prefetch ~1.5 KB ahead.
+    const int64_t pairs = K / 2;
+    for (int64_t q = 0; q < pairs; ++q) {
+      Lanes we[CV], wo[CV];
 #pragma GCC unroll 16
-    for (int c = 0; c < CV; ++c) {
-      const float* p = w + c * pstride + k * kstride;
-      // Each panel stream advances one 64-byte line per k: ask for the line ~24 k ahead (weights
-      // streamed from DRAM in a decode step; in cache this is a few spare load slots).
-      __builtin_prefetch(p + 24 * kstride);
-      std::memcpy(&wv[c], p, sizeof(Lanes));
+      for (int c = 0; c < CV; ++c) {
+        const E* p = w + c * pstride + q * kstride;
+        __builtin_prefetch(p + 24 * kstride);
+        load_pair(p, we[c], wo[c]);
+      }
+#pragma GCC unroll 16
+      for (int r = 0; r < RT; ++r) {
+        const float x0 = a[r][2 * q], x1 = a[r][2 * q + 1];
+#pragma GCC unroll 16
+        for (int c = 0; c < CV; ++c) {
+          acc[r][c] += we[c] * x0;
+          acc[r][c] += wo[c] * x1;
+        }
+      }
     }
+    if (K % 2 != 0) {  // the last k alone (its pair's high half is padding)
+      Lanes we[CV], wo[CV];
+      for (int c = 0; c < CV; ++c) load_pair(w + c * pstride + pairs * kstride, we[c], wo[c]);
+      for (int r = 0; r < RT; ++r)
+        for (int c = 0; c < CV; ++c) acc[r][c] += we[c] * a[r][K - 1];
+    }
+  } else {
+    // Each panel stream advances kstride elements per k: ask for the line ~1.5 KB ahead (weights
+    // streamed from DRAM in a decode step; in cache this is a few spare load slots).
+    constexpr int64_t kAhead = 24 * sizeof(float) / sizeof(E);
+    for (int64_t k = 0; k < K; ++k) {
+      Lanes wv[CV];
 #pragma GCC unroll 16
-    for (int r = 0; r < RT; ++r) {
-      const float xr = a[r][k];
+      for (int c = 0; c < CV; ++c) {
+        const E* p = w + c * pstride + k * kstride;
+        __builtin_prefetch(p + kAhead * kstride);
+        load_lanes(p, wv[c]);
+      }
 #pragma GCC unroll 16
-      for (int c = 0; c < CV; ++c) acc[r][c] += wv[c] * xr;
+      for (int r = 0; r < RT; ++r) {
+        const float xr = a[r][k];
+#pragma GCC unroll 16
+        for (int c = 0; c < CV; ++c) acc[r][c] += wv[c] * xr;
+      }
     }
   }
   for (int r = 0; r < RT; ++r)
@@ -166,15 +222,15 @@ __attribute__((always_inline)) inline void panel_tile(const float* const* a, con
 // In cache (Zen 4, K = 256): 4 x 4 ~44 GMAC/s (8 x 2: ~37, 8 x 3: ~43), the 16-lane dot tiles ~31.
 // Output column of panel p, lane l: col0 + 16 p + l, written when below N. Both helpers are forced
 // inline: a template GCC leaves out of line is built for the baseline ISA, not the caller's clone.
-template <int RT, int CV>
-__attribute__((always_inline)) inline void panel_rows(const float* const* a, const float* w,
+template <int RT, int CV, typename E>
+__attribute__((always_inline)) inline void panel_rows(const float* const* a, const E* w,
                                                       int64_t pstride, int64_t kstride, int64_t K,
                                                       int64_t P, int64_t col0, int64_t N,
                                                       float* const* y) {
   int64_t p = 0;
   for (; p + CV <= P; p += CV) {
     Lanes out[RT][CV];
-    panel_tile<RT, CV>(a, w + p * pstride, pstride, kstride, K, out);
+    panel_tile<RT, CV, E>(a, w + p * pstride, pstride, kstride, K, out);
     for (int r = 0; r < RT; ++r)
       for (int c = 0; c < CV; ++c) {
         const int64_t j = col0 + (p + c) * kLanes;
@@ -187,14 +243,14 @@ __attribute__((always_inline)) inline void panel_rows(const float* const* a, con
   // faster than 4 x 2 (W_UV's 2 panels per head, K = 512: 45 against 38 GMAC/s).
   if constexpr (CV > 1 && RT < 4) {
     if (p < P) {
-      panel_rows<RT, CV / 2>(a, w + p * pstride, pstride, kstride, K, P - p, col0 + p * kLanes, N,
-                             y);
+      panel_rows<RT, CV / 2, E>(a, w + p * pstride, pstride, kstride, K, P - p, col0 + p * kLanes,
+                                N, y);
       return;
     }
   }
   for (; p < P; ++p) {
     Lanes out[RT][1];
-    panel_tile<RT, 1>(a, w + p * pstride, pstride, kstride, K, out);
+    panel_tile<RT, 1, E>(a, w + p * pstride, pstride, kstride, K, out);
     for (int r = 0; r < RT; ++r) {
       const int64_t j = col0 + p * kLanes;
       std::memcpy(y[r] + j, &out[r][0], sizeof(float) * std::min<int64_t>(kLanes, N - j));
@@ -202,12 +258,12 @@ __attribute__((always_inline)) inline void panel_rows(const float* const* a, con
   }
 }
 
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-__attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
-void panel_block(const float* x, int64_t T, int64_t ldx, const float* w, int64_t pstride,
-                 int64_t kstride, int64_t K, int64_t P, int64_t col0, int64_t N, float* y,
-                 int64_t ldy) {
+template <typename E>
+__attribute__((always_inline)) inline void panel_block_impl(const float* x, int64_t T, int64_t ldx,
+                                                            const E* w, int64_t pstride,
+                                                            int64_t kstride, int64_t K, int64_t P,
+                                                            int64_t col0, int64_t N, float* y,
+                                                            int64_t ldy) {
   int64_t t = 0;
   const float* a[8];
   float* yr[8];
@@ -218,14 +274,52 @@ void panel_block(const float* x, int64_t T, int64_t ldx, const float* w, int64_t
     }
   };
   if (kWideTiles) {
-    for (; t + 4 <= T; t += 4) rows(4), panel_rows<4, 4>(a, w, pstride, kstride, K, P, col0, N, yr);
-    for (; t + 2 <= T; t += 2) rows(2), panel_rows<2, 8>(a, w, pstride, kstride, K, P, col0, N, yr);
-    for (; t < T; ++t) rows(1), panel_rows<1, 8>(a, w, pstride, kstride, K, P, col0, N, yr);
+    for (; t + 4 <= T; t += 4)
+      rows(4), panel_rows<4, 4, E>(a, w, pstride, kstride, K, P, col0, N, yr);
+    for (; t + 2 <= T; t += 2)
+      rows(2), panel_rows<2, 8, E>(a, w, pstride, kstride, K, P, col0, N, yr);
+    for (; t < T; ++t) rows(1), panel_rows<1, 8, E>(a, w, pstride, kstride, K, P, col0, N, yr);
   } else {
-    for (; t + 4 <= T; t += 4) rows(4), panel_rows<4, 1>(a, w, pstride, kstride, K, P, col0, N, yr);
-    for (; t + 2 <= T; t += 2) rows(2), panel_rows<2, 2>(a, w, pstride, kstride, K, P, col0, N, yr);
-    for (; t < T; ++t) rows(1), panel_rows<1, 4>(a, w, pstride, kstride, K, P, col0, N, yr);
+    for (; t + 4 <= T; t += 4)
+      rows(4), panel_rows<4, 1, E>(a, w, pstride, kstride, K, P, col0, N, yr);
+    for (; t + 2 <= T; t += 2)
+      rows(2), panel_rows<2, 2, E>(a, w, pstride, kstride, K, P, col0, N, yr);
+    for (; t < T; ++t) rows(1), panel_rows<1, 4, E>(a, w, pstride, kstride, K, P, col0, N, yr);
   }
+}
+
+// The weights' element type, for the one out-of-line function below.
+enum class Weights { kF32, kBf16, kBf16Pairs };
+
+// Built for several ISAs (GCC picks one at load time); the helpers above are inlined into every
+// clone, one copy per weight type.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+void panel_block_any(const float* x, int64_t T, int64_t ldx, const void* w, Weights type,
+                     int64_t pstride, int64_t kstride, int64_t K, int64_t P, int64_t col0,
+                     int64_t N, float* y, int64_t ldy) {
+  switch (type) {
+    case Weights::kF32:
+      return panel_block_impl(x, T, ldx, static_cast<const float*>(w), pstride, kstride, K, P, col0,
+                              N, y, ldy);
+    case Weights::kBf16:
+      return panel_block_impl(x, T, ldx, static_cast<const uint16_t*>(w), pstride, kstride, K, P,
+                              col0, N, y, ldy);
+    case Weights::kBf16Pairs:
+      return panel_block_impl(x, T, ldx, static_cast<const uint32_t*>(w), pstride, kstride, K, P,
+                              col0, N, y, ldy);
+  }
+}
+
+template <typename E>
+void panel_block(const float* x, int64_t T, int64_t ldx, const E* w, int64_t pstride,
+                 int64_t kstride, int64_t K, int64_t P, int64_t col0, int64_t N, float* y,
+                 int64_t ldy) {
+  constexpr Weights type = std::is_same_v<E, float>      ? Weights::kF32
+                           : std::is_same_v<E, uint16_t> ? Weights::kBf16
+                                                         : Weights::kBf16Pairs;
+  panel_block_any(x, T, ldx, w, type, pstride, kstride, K, P, col0, N, y, ldy);
 }
 
 // The last N % 16 columns of a row-major B (gemm_nn): the same running sum per element, scalar.
@@ -292,8 +386,11 @@ void gemm_nt_row_invariant(const float* x, int64_t T, int64_t ldx, const float* 
   });
 }
 
-void gemm_nn_row_invariant(const float* x, int64_t T, int64_t ldx, const float* B, int64_t ldb,
-                           int64_t N, int64_t K, float* y, int64_t ldy) {
+namespace {
+
+template <typename E>
+void gemm_nn_impl(const float* x, int64_t T, int64_t ldx, const E* B, int64_t ldb, int64_t N,
+                  int64_t K, float* y, int64_t ldy) {
   // B's rows are already k-major: 16 adjacent columns are a panel with kstride ldb.
   const int64_t P = N / kLanes;
   constexpr int64_t kPanels = 8;  // panels per parallel block
@@ -301,7 +398,27 @@ void gemm_nn_row_invariant(const float* x, int64_t T, int64_t ldx, const float* 
     const int64_t p0 = b * kPanels, n = std::min(kPanels, P - p0);
     panel_block(x, T, ldx, B + p0 * kLanes, kLanes, ldb, K, n, p0 * kLanes, N, y, ldy);
   });
+}
+
+}  // namespace
+
+void gemm_nn_row_invariant(const float* x, int64_t T, int64_t ldx, const float* B, int64_t ldb,
+                           int64_t N, int64_t K, float* y, int64_t ldy) {
+  gemm_nn_impl(x, T, ldx, B, ldb, N, K, y, ldy);
+  const int64_t P = N / kLanes;
   if (P * kLanes < N) nn_tail_columns(x, T, ldx, B, ldb, P * kLanes, N, K, y, ldy);
+}
+
+void gemm_nn_row_invariant(const float* x, int64_t T, int64_t ldx, const uint16_t* B, int64_t ldb,
+                           int64_t N, int64_t K, float* y, int64_t ldy) {
+  gemm_nn_impl(x, T, ldx, B, ldb, N, K, y, ldy);
+  const int64_t P = N / kLanes;
+  for (int64_t t = 0; t < T; ++t)  // the scalar tail, the same running sums
+    for (int64_t c = P * kLanes; c < N; ++c) {
+      float s = 0.0f;
+      for (int64_t k = 0; k < K; ++k) s += x[t * ldx + k] * bf16_bits_to_float(B[k * ldb + c]);
+      y[t * ldy + c] = s;
+    }
 }
 
 int64_t panel_floats(int64_t N, int64_t K) {
@@ -319,17 +436,61 @@ void pack_panels(const float* W, int64_t N, int64_t K, float* panels) {
   }
 }
 
-void gemm_nt_panels(const float* x, int64_t T, int64_t ldx, const float* panels, int64_t N,
-                    int64_t K, float* y, int64_t ldy) {
+int64_t panel_pair_words(int64_t N, int64_t K) {
+  return (N + kLanes - 1) / kLanes * ((K + 1) / 2) * kLanes;
+}
+
+void pack_panels(const float* W, int64_t N, int64_t K, uint32_t* panels) {
+  const int64_t pairs = (K + 1) / 2;
+  auto bits = [&](int64_t j, int64_t k) -> uint32_t {
+    return j < N && k < K ? float_to_bf16_bits(W[j * K + k]) : 0u;
+  };
+  for (int64_t p = 0; p * kLanes < N; ++p) {
+    uint32_t* dst = panels + p * pairs * kLanes;
+    for (int64_t q = 0; q < pairs; ++q)
+      for (int64_t l = 0; l < kLanes; ++l) {
+        const int64_t j = p * kLanes + l;
+        dst[q * kLanes + l] = bits(j, 2 * q) | bits(j, 2 * q + 1) << 16;
+      }
+  }
+}
+
+bool exactly_bf16(const float* W, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, W + i, sizeof bits);
+    if ((bits & 0xffffu) != 0) return false;
+  }
+  return true;
+}
+
+namespace {
+
+// A panel's elements: K x 16 (f32) or ceil(K / 2) x 16 (bf16 pairs); kstride per k or pair.
+template <typename E>
+void gemm_nt_panels_impl(const float* x, int64_t T, int64_t ldx, const E* panels, int64_t N,
+                         int64_t K, float* y, int64_t ldy) {
   const int64_t P = (N + kLanes - 1) / kLanes;
-  // Blocks of 4 panels (64 columns, K x 256 bytes): every row tile of x passes over a block while
-  // it is in cache; the blocks are the unit of the threads.
+  const int64_t panel = (std::is_same_v<E, uint32_t> ? (K + 1) / 2 : K) * kLanes;
+  // Blocks of 4 panels (64 columns, K x 256 bytes in f32): every row tile of x passes over a block
+  // while it is in cache; the blocks are the unit of the threads.
   constexpr int64_t kPanels = 4;
   run((P + kPanels - 1) / kPanels, T * N * K, [&](int64_t b) {
     const int64_t p0 = b * kPanels, n = std::min(kPanels, P - p0);
-    panel_block(x, T, ldx, panels + p0 * K * kLanes, K * kLanes, kLanes, K, n, p0 * kLanes, N, y,
-                ldy);
+    panel_block(x, T, ldx, panels + p0 * panel, panel, kLanes, K, n, p0 * kLanes, N, y, ldy);
   });
+}
+
+}  // namespace
+
+void gemm_nt_panels(const float* x, int64_t T, int64_t ldx, const float* panels, int64_t N,
+                    int64_t K, float* y, int64_t ldy) {
+  gemm_nt_panels_impl(x, T, ldx, panels, N, K, y, ldy);
+}
+
+void gemm_nt_panels(const float* x, int64_t T, int64_t ldx, const uint32_t* panels, int64_t N,
+                    int64_t K, float* y, int64_t ldy) {
+  gemm_nt_panels_impl(x, T, ldx, panels, N, K, y, ldy);
 }
 
 }  // namespace mlaspec::model::cpu

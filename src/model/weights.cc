@@ -4,7 +4,9 @@
 #include <cstdlib>
 #include <set>
 #include <string>
+#include <string_view>
 
+#include "mlaspec/core/dtype.h"
 #include "mlaspec/core/parallel.h"
 #include "row_invariant_gemm.h"
 #include "tensor_loader.h"
@@ -133,10 +135,14 @@ Status load_attention(Loader& ld, const ModelConfig& c, const std::string& p, At
   a->w_uk = Matrix{std::vector<float>(static_cast<size_t>(H * nope * latent)),
                    static_cast<int>(H * nope),
                    static_cast<int>(latent),
+                   {},
+                   {},
                    {}};
   a->w_uv = Matrix{std::vector<float>(static_cast<size_t>(H * v * latent)),
                    static_cast<int>(H * v),
                    static_cast<int>(latent),
+                   {},
+                   {},
                    {}};
   for (int64_t h = 0; h < H; ++h) {
     const float* src = kv_b.row(h * (nope + v));
@@ -202,10 +208,37 @@ Result<ModelWeights> load_weights(const ModelConfig& c, const Checkpoint& ckpt) 
   return w;
 }
 
+static bool cpu_weights_f32_forced() {
+  // MLASPEC_CPU_WEIGHTS=f32 keeps f32 panels for bf16 weights too (A/B of the two streams; the
+  // results are the same bit for bit).
+  static const bool forced = [] {
+    const char* env = std::getenv("MLASPEC_CPU_WEIGHTS");
+    return env != nullptr && std::string_view(env) == "f32";
+  }();
+  return forced;
+}
+
 void pack_for_cpu(Matrix& m) {
+  m.panels.clear();
+  m.panels_bf16.clear();
   if (m.empty()) return;
-  m.panels.assign(static_cast<size_t>(cpu::panel_floats(m.rows, m.cols)), 0.0f);
-  cpu::pack_panels(m.ptr(), m.rows, m.cols, m.panels.data());
+  if (!cpu_weights_f32_forced() && cpu::exactly_bf16(m.ptr(), int64_t{m.rows} * m.cols)) {
+    m.panels_bf16.assign(static_cast<size_t>(cpu::panel_pair_words(m.rows, m.cols)), 0);
+    cpu::pack_panels(m.ptr(), m.rows, m.cols, m.panels_bf16.data());
+  } else {
+    m.panels.assign(static_cast<size_t>(cpu::panel_floats(m.rows, m.cols)), 0.0f);
+    cpu::pack_panels(m.ptr(), m.rows, m.cols, m.panels.data());
+  }
+}
+
+// W_UK: no panels (gemm_nn reads its rows as they are); a bf16 copy of the rows when exact.
+static void keep_rows_bf16(Matrix& m) {
+  m.data_bf16.clear();
+  if (m.empty() || cpu_weights_f32_forced() ||
+      !cpu::exactly_bf16(m.ptr(), int64_t{m.rows} * m.cols))
+    return;
+  m.data_bf16.resize(m.data.size());
+  for (size_t i = 0; i < m.data.size(); ++i) m.data_bf16[i] = float_to_bf16_bits(m.data[i]);
 }
 
 void pack_for_cpu(ModelWeights& w) {
@@ -217,6 +250,7 @@ void pack_for_cpu(ModelWeights& w) {
     for (Matrix* x :
          {&a.q_proj, &a.q_a_proj, &a.q_b_proj, &a.kv_a_proj_with_mqa, &a.w_uv, &a.o_proj})
       pack_for_cpu(*x);
+    keep_rows_bf16(a.w_uk);
     mlp(l.mlp);
     pack_for_cpu(l.moe.gate);
     for (MlpWeights& e : l.moe.experts) mlp(e);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -54,13 +55,12 @@ TEST_F(ParallelTest, EveryIndexOnceForManySizesAndThreadCounts) {
   parallel_for(5, 3, [](int64_t) { FAIL() << "an empty range called fn"; });
 }
 
-TEST_F(ParallelTest, TwoThreadsRunAtOnce) {
-  // Index 0 waits (bounded) until index 1 has started: only a second thread can start it, since
-  // the calling thread is inside fn(0).
-  set_num_threads(2);
+// Whether index 1 of a two-index call started while index 0 ran: index 0 waits (bounded) for it,
+// and only a second thread can start it, since the calling thread is inside fn(0).
+bool ran_at_once(const std::function<void(const std::function<void(int64_t)>&)>& call) {
   std::atomic<bool> second{false};
   bool saw_second = false;
-  parallel_for(0, 2, [&](int64_t i) {
+  call([&](int64_t i) {
     if (i == 1) {
       second.store(true);
       return;
@@ -69,7 +69,32 @@ TEST_F(ParallelTest, TwoThreadsRunAtOnce) {
     while (!second.load() && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
     saw_second = second.load();
   });
-  EXPECT_TRUE(saw_second) << "the second index did not start while the first ran";
+  return saw_second;
+}
+
+TEST_F(ParallelTest, TwoThreadsRunAtOnce) {
+  set_num_threads(2);
+  EXPECT_TRUE(ran_at_once([](const auto& fn) { parallel_for(0, 2, fn); }))
+      << "the second index did not start while the first ran";
+}
+
+TEST_F(ParallelTest, SmallWorkRunsInOrderOnTheCallerLargeWorkUsesThePool) {
+  // Below kMinParallelWork every index runs on the calling thread, in order; at or above it the
+  // call is a plain parallel_for.
+  set_num_threads(2);
+  const std::thread::id caller = std::this_thread::get_id();
+  std::vector<int64_t> order;
+  bool all_on_caller = true;
+  parallel_for(0, 64, kMinParallelWork - 1, [&](int64_t i) {
+    order.push_back(i);  // safe only because nothing runs on another thread
+    all_on_caller = all_on_caller && std::this_thread::get_id() == caller;
+  });
+  EXPECT_TRUE(all_on_caller);
+  ASSERT_EQ(order.size(), 64u);
+  for (int64_t i = 0; i < 64; ++i) EXPECT_EQ(order[static_cast<size_t>(i)], i);
+
+  EXPECT_TRUE(ran_at_once([](const auto& fn) { parallel_for(0, 2, kMinParallelWork, fn); }))
+      << "large work did not reach the pool";
 }
 
 TEST_F(ParallelTest, NestedCallsRunAndCoverEveryIndex) {

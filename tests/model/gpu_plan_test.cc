@@ -241,8 +241,9 @@ TEST(GpuPlan, MoeGroupsAndCombineOrder) {
     for (int64_t r = p.expert_begin[static_cast<size_t>(e)];
          r < p.expert_begin[static_cast<size_t>(e) + 1]; ++r) {
       expert_of[static_cast<size_t>(r)] = e;
-      if (r > p.expert_begin[static_cast<size_t>(e)])
+      if (r > p.expert_begin[static_cast<size_t>(e)]) {
         EXPECT_LT(p.rows[static_cast<size_t>(r) - 1], p.rows[static_cast<size_t>(r)]);
+      }
     }
   }
   for (int64_t t = 0; t < T; ++t) {

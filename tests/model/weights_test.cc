@@ -178,5 +178,23 @@ TEST(Weights, TiedEmbeddingsShareTheHead) {
   EXPECT_EQ(&m.weights().head(), &m.weights().embed_tokens);
 }
 
+TEST(Weights, CpuPanelsAreBf16ExactlyWhenEveryValueIsBf16) {
+  // A bf16 checkpoint's weights stream as bf16 panels (half the bytes, the same products); one
+  // value that bf16 cannot hold keeps the whole matrix in f32.
+  Matrix m{std::vector<float>{1.0f, -2.5f, 0.15625f, 3.0f, 0.0f, -0.0f}, 2, 3, {}, {}, {}};
+  pack_for_cpu(m);
+  EXPECT_TRUE(m.panels.empty());
+  ASSERT_EQ(m.panels_bf16.size(), 16u * 2u);  // pairs (k 0, 1) and (k 2, padding)
+  EXPECT_EQ(m.panels_bf16[0], float_to_bf16_bits(1.0f) | uint32_t{float_to_bf16_bits(-2.5f)} << 16);
+  EXPECT_EQ(m.panels_bf16[1], float_to_bf16_bits(3.0f));  // row 1: k 0 = 3, k 1 = +0
+  EXPECT_EQ(m.panels_bf16[16 + 1], uint32_t{float_to_bf16_bits(-0.0f)});  // row 1, k 2; padding
+  EXPECT_EQ(m.panels_bf16[2], 0u);                                        // rows past N: zeros
+  m.data[4] = 0.1f;                                                       // not a bf16 value
+  pack_for_cpu(m);
+  EXPECT_TRUE(m.panels_bf16.empty());
+  ASSERT_EQ(m.panels.size(), 16u * 3u);
+  EXPECT_EQ(m.panels[1 * 16 + 1], 0.1f);
+}
+
 }  // namespace
 }  // namespace mlaspec::model::testing

@@ -110,7 +110,10 @@ TEST(EngineRecurrent, HybridDoubleKeepsTheAcceptedPrefixOnly) {
 
   std::vector<RequestId> ids;
   for (const auto& p : prompts) {
-    Result<RequestId> id = e.add_request({.prompt = p, .max_new_tokens = 14});
+    GenerationRequest request;
+    request.prompt = p;
+    request.max_new_tokens = 14;
+    Result<RequestId> id = e.add_request(request);
     ASSERT_TRUE(id.ok()) << id.status().message();
     ids.push_back(*id);
   }

@@ -20,4 +20,13 @@ void set_num_threads(int n);
 // holds the pool at the moment: concurrent callers are safe and never wait for each other.
 void parallel_for(int64_t begin, int64_t end, const std::function<void(int64_t)>& fn);
 
+// The call's work below which waking the pool costs more than it saves (~2M multiply-adds, tens
+// of microseconds on one core; a wake and join is several microseconds, more on a loaded machine).
+inline constexpr int64_t kMinParallelWork = int64_t{1} << 21;
+
+// parallel_for, run inline when `work` (the whole call's, in multiply-adds or element operations)
+// is below kMinParallelWork: a forward's many per-row loops over a few rows (norms, RoPE,
+// activations) then stay on the calling thread instead of paying a pool wake each.
+void parallel_for(int64_t begin, int64_t end, int64_t work, const std::function<void(int64_t)>& fn);
+
 }  // namespace mlaspec

@@ -30,8 +30,14 @@ struct Matrix {
   int rows = 0;
   int cols = 0;
   // The CPU runtime's copy for the row-invariant GEMM: 16-row column panels, k-major
-  // (src/model/row_invariant_gemm.h, pack_panels). Empty until pack_for_cpu (GPU runtime: empty).
+  // (src/model/row_invariant_gemm.h, pack_panels), in bf16 when every value is one (a bf16
+  // checkpoint: exact, half the bytes to stream), else in f32. At most one is filled, by
+  // pack_for_cpu (GPU runtime: both empty).
   std::vector<float> panels;
+  std::vector<uint32_t> panels_bf16;  // bf16 pairs (row_invariant_gemm.h)
+  // W_UK's row-major copy in bf16 when every value is one (its GEMM reads rows, not panels).
+  std::vector<uint16_t> data_bf16;
+  bool packed() const { return !panels.empty() || !panels_bf16.empty(); }
   bool empty() const { return data.empty(); }
   const float* ptr() const { return data.data(); }
   const float* row(int64_t r) const { return data.data() + r * cols; }
@@ -88,8 +94,10 @@ struct ModelWeights {
 
 Result<ModelWeights> load_weights(const ModelConfig& config, const Checkpoint& checkpoint);
 
-// Fills every projection's Matrix::panels (the CPU runtime's deterministic GEMM layout; the f32
-// weights' memory once more). W_UK stays unpacked: its GEMM reads the rows as they are.
+// Fills every projection's Matrix::panels or panels_bf16 (the CPU runtime's deterministic GEMM
+// layout): bf16 when every value of the matrix is a bf16 value (a bf16 checkpoint), else f32.
+// MLASPEC_CPU_WEIGHTS=f32 keeps f32 panels for all (the same results; for A/B timing). W_UK stays
+// unpacked (its GEMM reads the rows as they are), with a row-major bf16 copy when exact.
 void pack_for_cpu(ModelWeights& weights);
 void pack_for_cpu(Matrix& m);
 
