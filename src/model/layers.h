@@ -66,14 +66,24 @@ class Rope {
   std::vector<float> inv_freq_;
 };
 
-// The tokens of one request in one chunk, and where their KV goes.
+// One request's tokens in a chunk, and where their KV goes.
+struct ChunkPiece {
+  int64_t request = 0;         // its index in the forward's batch (for error messages)
+  int64_t row0 = 0;            // its first row among the chunk's rows
+  int64_t T = 0;               // its rows
+  int64_t first_position = 0;  // its tokens sit at first_position .. first_position + T - 1
+  TensorView block_table;      // int32 [1, pages] (the request's page table)
+  TensorView seq_lens;         // int32 [1] = first_position + T
+};
+
+// The rows of one pass through the layers: one or more requests' pieces, stacked in piece order.
+// Everything but attention runs over all rows at once; attention runs per piece.
 struct Chunk {
-  int64_t T = 0;
-  int64_t first_position = 0;      // tokens sit at first_position .. first_position + T - 1
-  std::span<const int32_t> slots;  // [T] pool slots of the new tokens
-  TensorView block_table;          // int32 [1, pages] (the request's page table)
-  TensorView seq_lens;             // int32 [1] = first_position + T
-  bool f32_attention = false;      // ForwardOptions::f32_attention (first_position is 0)
+  int64_t T = 0;                       // rows in all
+  std::span<const int32_t> positions;  // [T] each row's position
+  std::span<const int32_t> slots;      // [T] pool slots of the new tokens
+  std::span<const ChunkPiece> pieces;
+  bool f32_attention = false;  // ForwardOptions::f32_attention (one piece, first_position 0)
 };
 
 // mla.cc: self-attention of one layer in the absorbed form. Writes the T KV rows

@@ -53,8 +53,9 @@ void attention_f32(const float* q_row, const float* kv, int64_t T, int64_t H, in
   });
 }
 
-// The attention op through the dispatcher (the CPU reference here): bf16 q rows against the
-// pool's rows for this layer; o comes back as bf16 and is widened to f32.
+// The attention op through the dispatcher (the CPU reference here), one call per piece: its bf16 q
+// rows against the pool's rows of its request for this layer; o comes back as bf16 and is widened
+// to f32.
 Status attention_op(const ModelConfig& c, int layer, std::vector<bf16>& q_bf16, const Chunk& chunk,
                     kv::KvPool& pool, attn::Dispatcher& dispatcher, std::vector<float>& o_f32) {
   const int64_t T = chunk.T, H = c.num_attention_heads;
@@ -65,18 +66,22 @@ Status attention_op(const ModelConfig& c, int layer, std::vector<bf16>& q_bf16, 
   std::vector<bf16>& o = o_storage;
   o.resize(o_f32.size());
   std::vector<float> lse(static_cast<size_t>(T * H));
-  attn::VerifyArgs args;
-  args.q = TensorView(q_bf16.data(), DType::kBF16, {1, T, H, row});
-  args.kv = pool.layer_view(layer);
-  args.block_table = chunk.block_table;
-  args.seq_lens = chunk.seq_lens;
-  args.sm_scale = static_cast<float>(c.softmax_scale());
-  args.out = TensorView(o.data(), DType::kBF16, {1, T, H, latent});
-  args.lse = TensorView(lse.data(), DType::kF32, {1, T, H});
-  attn::VerifyOptions options;
-  options.deterministic = true;
-  MLASPEC_RETURN_IF_ERROR(
-      dispatcher.run(args, options).with_context("layer " + std::to_string(layer)));
+  for (const ChunkPiece& piece : chunk.pieces) {
+    const int64_t r0 = piece.row0;
+    attn::VerifyArgs args;
+    args.q = TensorView(q_bf16.data() + r0 * H * row, DType::kBF16, {1, piece.T, H, row});
+    args.kv = pool.layer_view(layer);
+    args.block_table = piece.block_table;
+    args.seq_lens = piece.seq_lens;
+    args.sm_scale = static_cast<float>(c.softmax_scale());
+    args.out = TensorView(o.data() + r0 * H * latent, DType::kBF16, {1, piece.T, H, latent});
+    args.lse = TensorView(lse.data() + r0 * H, DType::kF32, {1, piece.T, H});
+    attn::VerifyOptions options;
+    options.deterministic = true;
+    Status st = dispatcher.run(args, options).with_context("layer " + std::to_string(layer));
+    if (chunk.pieces.size() > 1) st = st.with_context("request " + std::to_string(piece.request));
+    MLASPEC_RETURN_IF_ERROR(st);
+  }
   for (size_t i = 0; i < o.size(); ++i) o_f32[i] = o[i].to_float();
   return Status::Ok();
 }
@@ -112,7 +117,7 @@ Status mla_forward(const ModelConfig& c, const AttentionWeights& w, const Rope& 
   kv_rows.resize(static_cast<size_t>(T * row));
   parallel_for(0, T, T * row * 4, [&](int64_t t) {
     float* r = ckv.data() + t * row;
-    rope.apply(r + latent, chunk.first_position + t);
+    rope.apply(r + latent, chunk.positions[static_cast<size_t>(t)]);
     for (int64_t i = 0; i < row; ++i)
       kv_rows[static_cast<size_t>(t * row + i)] = bf16::from_float(r[i]);
   });
@@ -146,7 +151,7 @@ Status mla_forward(const ModelConfig& c, const AttentionWeights& w, const Rope& 
     for (int64_t h = 0; h < H; ++h) {
       float* dst = q_row.data() + (t * H + h) * row;
       std::copy(q.data() + (t * H + h) * qk + nope, q.data() + (t * H + h + 1) * qk, dst + latent);
-      rope.apply(dst + latent, chunk.first_position + t);
+      rope.apply(dst + latent, chunk.positions[static_cast<size_t>(t)]);
       for (int64_t i = 0; i < row; ++i) {
         q_bf16[static_cast<size_t>((t * H + h) * row + i)] = bf16::from_float(dst[i]);
       }

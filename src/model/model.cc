@@ -29,8 +29,16 @@ struct Model::Impl {
 
   Status validate(std::span<const ForwardRequest> batch, const kv::KvPool& pool,
                   const ForwardOptions& options) const;
-  Status run_request(const ForwardRequest& r, kv::KvPool& pool, const ForwardOptions& options,
-                     RequestOutput* out);
+  // A piece of a request: its tokens [begin, begin + T).
+  struct PieceRef {
+    size_t request;
+    int64_t begin, T;
+  };
+  // One pass of the decoder layers over the pieces' rows stacked (deterministic mode may stack
+  // several requests: every layer but attention is then one call over all rows, and row-invariant,
+  // so each request's results are its own alone; attention runs per piece).
+  Status run_pass(std::span<const ForwardRequest> batch, std::span<const PieceRef> pieces,
+                  kv::KvPool& pool, const ForwardOptions& options, std::span<RequestOutput> outs);
 };
 
 namespace {
@@ -201,72 +209,95 @@ Status Model::Impl::validate(std::span<const ForwardRequest> batch, const kv::Kv
   return Status::Ok();
 }
 
-Status Model::Impl::run_request(const ForwardRequest& r, kv::KvPool& pool,
-                                const ForwardOptions& options, RequestOutput* out) {
+Status Model::Impl::run_pass(std::span<const ForwardRequest> batch, std::span<const PieceRef> refs,
+                             kv::KvPool& pool, const ForwardOptions& options,
+                             std::span<RequestOutput> outs) {
   const ModelConfig& c = config;
   const int64_t hidden = c.hidden_size, vocab = c.vocab_size;
-  const int64_t n = static_cast<int64_t>(r.tokens.size());
-  const int64_t max_chunk = options.f32_attention          ? n
-                            : options.max_chunk_tokens > 0 ? options.max_chunk_tokens
-                                                           : kDefaultChunkTokens;
   const int64_t page_size = pool.page_size();
-  std::vector<int32_t> table(r.pages.begin(), r.pages.end());
+  int64_t T = 0;
+  for (const PieceRef& p : refs) T += p.T;
 
-  size_output(r.logits, n, options.capture_layers.size(), hidden, vocab, out);
-
-  std::vector<float> x, h, delta;
-  std::vector<int32_t> slots;
-  for (int64_t begin = 0; begin < n; begin += max_chunk) {
-    const int64_t T = std::min(max_chunk, n - begin);
-    const int64_t first = r.positions[static_cast<size_t>(begin)];
-    x.resize(static_cast<size_t>(T * hidden));
-    h.resize(x.size());
-    delta.resize(x.size());
-    for (int64_t t = 0; t < T; ++t) {
-      const float* e = weights.embed_tokens.row(r.tokens[static_cast<size_t>(begin + t)]);
-      std::copy(e, e + hidden, x.begin() + t * hidden);
-    }
-    slots.resize(static_cast<size_t>(T));
-    for (int64_t t = 0; t < T; ++t) {
+  // Rows: each piece's embeddings, positions and pool slots, stacked in piece order.
+  std::vector<float> x(static_cast<size_t>(T * hidden)), h(x.size()), delta(x.size());
+  std::vector<int32_t> positions(static_cast<size_t>(T)), slots(static_cast<size_t>(T));
+  std::vector<int32_t> seq_lens(refs.size());
+  std::vector<cpu::ChunkPiece> pieces(refs.size());
+  int64_t row = 0;
+  for (size_t i = 0; i < refs.size(); ++i) {
+    const ForwardRequest& r = batch[refs[i].request];
+    const int64_t first = r.positions[static_cast<size_t>(refs[i].begin)];
+    for (int64_t t = 0; t < refs[i].T; ++t) {
+      const float* e = weights.embed_tokens.row(r.tokens[static_cast<size_t>(refs[i].begin + t)]);
+      std::copy(e, e + hidden, x.begin() + (row + t) * hidden);
       const int64_t pos = first + t;
-      slots[static_cast<size_t>(t)] = static_cast<int32_t>(
-          table[static_cast<size_t>(pos / page_size)] * page_size + pos % page_size);
+      positions[static_cast<size_t>(row + t)] = static_cast<int32_t>(pos);
+      slots[static_cast<size_t>(row + t)] = static_cast<int32_t>(
+          r.pages[static_cast<size_t>(pos / page_size)] * page_size + pos % page_size);
     }
-    int32_t seq_len = static_cast<int32_t>(first + T);
-    const int64_t used_pages = (first + T + page_size - 1) / page_size;
-    cpu::Chunk chunk;
-    chunk.T = T;
-    chunk.first_position = first;
-    chunk.slots = slots;
-    chunk.block_table = TensorView(table.data(), DType::kI32, {1, used_pages});
-    chunk.seq_lens = TensorView(&seq_len, DType::kI32, {1});
-    chunk.f32_attention = options.f32_attention;
+    seq_lens[i] = static_cast<int32_t>(first + refs[i].T);
+    const int64_t used_pages = (first + refs[i].T + page_size - 1) / page_size;
+    cpu::ChunkPiece& piece = pieces[i];
+    piece.request = static_cast<int64_t>(refs[i].request);
+    piece.row0 = row;
+    piece.T = refs[i].T;
+    piece.first_position = first;
+    piece.block_table =
+        TensorView(const_cast<int32_t*>(r.pages.data()), DType::kI32, {1, used_pages});
+    piece.seq_lens = TensorView(&seq_lens[i], DType::kI32, {1});
+    row += refs[i].T;
+  }
+  cpu::Chunk chunk;
+  chunk.T = T;
+  chunk.positions = positions;
+  chunk.slots = slots;
+  chunk.pieces = pieces;
+  chunk.f32_attention = options.f32_attention;
 
-    for (int l = 0; l < c.num_hidden_layers; ++l) {
-      const LayerWeights& lw = weights.layers[static_cast<size_t>(l)];
-      cpu::rms_norm(x.data(), T, hidden, lw.input_layernorm, c.rms_norm_eps, h.data());
-      MLASPEC_RETURN_IF_ERROR(cpu::mla_forward(c, lw.self_attn, rope, l, h.data(), chunk, pool,
-                                               *dispatch.dispatcher, delta.data()));
-      for (size_t i = 0; i < x.size(); ++i) x[i] += delta[i];
-      cpu::rms_norm(x.data(), T, hidden, lw.post_attention_layernorm, c.rms_norm_eps, h.data());
-      if (lw.is_moe) {
-        cpu::moe_forward(c, lw.moe, h.data(), T, delta.data());
-      } else {
-        cpu::mlp_forward(lw.mlp, h.data(), T, delta.data());
-      }
-      for (size_t i = 0; i < x.size(); ++i) x[i] += delta[i];
-      for (size_t k = 0; k < options.capture_layers.size(); ++k) {
-        if (options.capture_layers[k] == l) {
-          std::copy(x.begin(), x.end(), out->hidden[k].begin() + begin * hidden);
-        }
+  for (int l = 0; l < c.num_hidden_layers; ++l) {
+    const LayerWeights& lw = weights.layers[static_cast<size_t>(l)];
+    cpu::rms_norm(x.data(), T, hidden, lw.input_layernorm, c.rms_norm_eps, h.data());
+    MLASPEC_RETURN_IF_ERROR(cpu::mla_forward(c, lw.self_attn, rope, l, h.data(), chunk, pool,
+                                             *dispatch.dispatcher, delta.data()));
+    for (size_t i = 0; i < x.size(); ++i) x[i] += delta[i];
+    cpu::rms_norm(x.data(), T, hidden, lw.post_attention_layernorm, c.rms_norm_eps, h.data());
+    if (lw.is_moe) {
+      cpu::moe_forward(c, lw.moe, h.data(), T, delta.data());
+    } else {
+      cpu::mlp_forward(lw.mlp, h.data(), T, delta.data());
+    }
+    for (size_t i = 0; i < x.size(); ++i) x[i] += delta[i];
+    for (size_t k = 0; k < options.capture_layers.size(); ++k) {
+      if (options.capture_layers[k] != l) continue;
+      for (const cpu::ChunkPiece& p : pieces) {
+        const PieceRef& ref = refs[static_cast<size_t>(&p - pieces.data())];
+        std::copy(x.begin() + p.row0 * hidden, x.begin() + (p.row0 + p.T) * hidden,
+                  outs[ref.request].hidden[k].begin() + ref.begin * hidden);
       }
     }
+  }
 
-    // Final norm and lm_head for the rows asked for.
-    const auto [row0, rows, dst] = logit_rows(r.logits, begin, T, n);
-    if (rows > 0) {
-      cpu::rms_norm(x.data() + row0 * hidden, rows, hidden, weights.norm, c.rms_norm_eps, h.data());
-      cpu::linear(h.data(), rows, weights.head(), out->logits.data() + dst * vocab);
+  // Final norm and lm_head for the rows asked for, gathered into one call.
+  std::vector<float> head_in;
+  std::vector<std::pair<float*, int64_t>> dsts;  // per piece: where its rows go, how many
+  for (size_t i = 0; i < refs.size(); ++i) {
+    const ForwardRequest& r = batch[refs[i].request];
+    const int64_t n = static_cast<int64_t>(r.tokens.size());
+    const auto [row0, rows, dst] = logit_rows(r.logits, refs[i].begin, refs[i].T, n);
+    if (rows == 0) continue;
+    const float* src = x.data() + (pieces[i].row0 + row0) * hidden;
+    head_in.insert(head_in.end(), src, src + rows * hidden);
+    dsts.emplace_back(outs[refs[i].request].logits.data() + dst * vocab, rows);
+  }
+  if (!dsts.empty()) {
+    const int64_t rows = static_cast<int64_t>(head_in.size()) / hidden;
+    std::vector<float> normed(head_in.size()), logits(static_cast<size_t>(rows * vocab));
+    cpu::rms_norm(head_in.data(), rows, hidden, weights.norm, c.rms_norm_eps, normed.data());
+    cpu::linear(normed.data(), rows, weights.head(), logits.data());
+    const float* src = logits.data();
+    for (const auto& [dst, n] : dsts) {
+      std::copy(src, src + n * vocab, dst);
+      src += n * vocab;
     }
   }
   return Status::Ok();
@@ -291,9 +322,35 @@ Result<ForwardOutput> Model::forward(std::span<const ForwardRequest> batch, kv::
         impl_->cuda->run_batch(batch, pool, options, *impl_->dispatch.dispatcher, out.requests));
     return out;
   }
+  const ModelConfig& c = impl_->config;
   for (size_t b = 0; b < batch.size(); ++b) {
-    MLASPEC_RETURN_IF_ERROR(impl_->run_request(batch[b], pool, options, &out.requests[b])
-                                .with_context("request " + std::to_string(b)));
+    size_output(batch[b].logits, static_cast<int64_t>(batch[b].tokens.size()),
+                options.capture_layers.size(), c.hidden_size, c.vocab_size, &out.requests[b]);
+  }
+  // Each request in chunks of at most max_chunk tokens, in order.
+  const int64_t max_chunk =
+      options.max_chunk_tokens > 0 ? options.max_chunk_tokens : kDefaultChunkTokens;
+  std::vector<Impl::PieceRef> pieces;
+  for (size_t b = 0; b < batch.size(); ++b) {
+    const int64_t n = static_cast<int64_t>(batch[b].tokens.size());
+    const int64_t chunk = options.f32_attention ? n : max_chunk;
+    for (int64_t begin = 0; begin < n; begin += chunk)
+      pieces.push_back({b, begin, std::min(chunk, n - begin)});
+  }
+  // Deterministic mode stacks consecutive pieces into passes of up to max_chunk rows (a decode
+  // or verify step of a whole batch is one pass): its GEMMs, norms and MoE are row-invariant, so a
+  // request's results are bitwise the same as alone. Otherwise (BLAS GEMMs pick their summation
+  // order by shape), and for f32 validation, every piece is its own pass.
+  const bool stack = options.deterministic && !options.f32_attention;
+  for (size_t i = 0; i < pieces.size();) {
+    size_t j = i + 1;
+    int64_t rows = pieces[i].T;
+    while (stack && j < pieces.size() && rows + pieces[j].T <= max_chunk) rows += pieces[j++].T;
+    const std::span<const Impl::PieceRef> pass(pieces.data() + i, j - i);
+    Status st = impl_->run_pass(batch, pass, pool, options, out.requests);
+    if (j == i + 1) st = st.with_context("request " + std::to_string(pieces[i].request));
+    MLASPEC_RETURN_IF_ERROR(st);
+    i = j;
   }
   return out;
 }

@@ -111,12 +111,26 @@ TEST(Forward, Fp8KvWithinItsBound) {
 }
 
 // The same request alone and inside a batch of 8 ragged requests (prefills, decodes, verify
-// blocks): bitwise equal logits, hidden states and KV rows.
-TEST(Forward, BatchInvariantBitwise) {
-  Model& m = cached_model("v2_group_limited_yarn");
+// blocks): bitwise equal logits, hidden states and KV rows. Default mode runs each request apart;
+// deterministic mode stacks the batch's rows into passes of up to max_chunk_tokens (every GEMM,
+// norm and the MoE over all rows at once), here with chunk sizes that split a pass between
+// requests and a prompt between passes, on a model with f32 weights (f32 panels) and one with
+// bf16 weights (bf16 panels).
+struct BatchCase {
+  const char* model;
+  bool deterministic;
+  int max_chunk_tokens;
+};
+
+class BatchInvariant : public ::testing::TestWithParam<BatchCase> {};
+
+TEST_P(BatchInvariant, Bitwise) {
+  Model& m = cached_model(GetParam().model);
   const int V = m.config().vocab_size;
   ForwardOptions options;
   options.capture_layers = {0, 1};
+  options.deterministic = GetParam().deterministic;
+  options.max_chunk_tokens = GetParam().max_chunk_tokens;
   const std::vector<int32_t> probe = random_tokens(23, V, 10);
 
   Session alone(m, 8);
@@ -163,6 +177,19 @@ TEST(Forward, BatchInvariantBitwise) {
     }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Forward, BatchInvariant,
+                         ::testing::Values(BatchCase{"v2_group_limited_yarn", false, 0},
+                                           BatchCase{"v2_group_limited_yarn", true, 0},
+                                           BatchCase{"v2_group_limited_yarn", true, 9},
+                                           BatchCase{"v3_qlora_moe_yarn", true, 0},
+                                           BatchCase{"v3_qlora_moe_yarn", true, 16},
+                                           BatchCase{"v3_plain_q_tied", true, 7}),
+                         [](const ::testing::TestParamInfo<BatchCase>& info) {
+                           return std::string(info.param.model) +
+                                  (info.param.deterministic ? "_det" : "_default") + "_chunk" +
+                                  std::to_string(info.param.max_chunk_tokens);
+                         });
 
 // A verify block whose tail is rejected: the next forward overwrites the rejected rows, and the
 // logits equal those of a request that never saw the rejected tokens.
