@@ -2,12 +2,16 @@
 // chunks).
 #include "mlaspec/model/model.h"
 
+#include <cblas.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 
 #include "cuda/runtime.h"
 #include "layers.h"
 #include "mlaspec/attention/cpu_caps.h"
+#include "mlaspec/core/parallel.h"
 #include "mlaspec/model/footprint.h"
 #include "row_invariant_gemm.h"
 
@@ -45,6 +49,20 @@ namespace {
 
 std::string str(int64_t v) {
   return std::to_string(v);
+}
+
+// OpenBLAS (the default-mode GEMMs, prefill chunks) starts one thread per core and its idle
+// workers spin after each call; next to parallel_for's pool that oversubscribes the cores. Unless
+// the user set OpenBLAS's own thread count, it gets MLASPEC_THREADS' (parallel.h), once.
+void match_blas_threads() {
+#if defined(OPENBLAS_VERSION)
+  static const bool done = [] {
+    if (std::getenv("OPENBLAS_NUM_THREADS") == nullptr && std::getenv("OMP_NUM_THREADS") == nullptr)
+      openblas_set_num_threads(num_threads());
+    return true;
+  }();
+  (void)done;
+#endif
 }
 
 }  // namespace
@@ -89,7 +107,10 @@ Result<Model> Model::load(const std::filesystem::path& dir, const LoadOptions& o
   Result<attn::DispatchSetup> dispatch = attn::make_dispatch(dopts);
   if (!dispatch.ok()) return dispatch.status();
   // The CPU runtime's deterministic GEMMs read column panels packed here, once.
-  if (options.device != Device::kCUDA) pack_for_cpu(*weights);
+  if (options.device != Device::kCUDA) {
+    pack_for_cpu(*weights);
+    match_blas_threads();
+  }
   auto impl = std::make_unique<Impl>(std::move(*config), std::move(*weights), std::move(*dispatch));
   impl->device = options.device;
   if (options.device == Device::kCUDA) {

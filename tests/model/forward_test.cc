@@ -3,9 +3,13 @@
 // validation errors.
 #include <gtest/gtest.h>
 
+#include <cblas.h>
+
+#include <cstdlib>
 #include <numeric>
 #include <random>
 
+#include "mlaspec/core/parallel.h"
 #include "mlaspec/kvcache/page_table.h"
 
 #include "common/test_helpers.h"
@@ -44,6 +48,17 @@ void expect_close(const std::vector<float>& a, const std::vector<float>& b, floa
     }
   }
 }
+
+#if defined(OPENBLAS_VERSION)
+TEST(Forward, OpenBlasThreadsFollowMlaspecThreads) {
+  // Loading a CPU model hands OpenBLAS parallel_for's thread count, unless the environment sets
+  // OpenBLAS's own (then it is left alone).
+  cached_model(kModel);
+  if (std::getenv("OPENBLAS_NUM_THREADS") != nullptr || std::getenv("OMP_NUM_THREADS") != nullptr)
+    GTEST_SKIP() << "OpenBLAS's thread count is set by the environment";
+  EXPECT_EQ(openblas_get_num_threads(), num_threads());
+}
+#endif
 
 TEST(Forward, PrefillThenDecodeEqualsOneLongPrefill) {
   Model& m = cached_model(kModel);
