@@ -187,14 +187,31 @@ const bool kWideTiles = __builtin_cpu_supports("avx512f");  // 32 vector registe
 const bool kWideTiles = false;
 #endif
 
-// A request's keys [0, seq_len) widened to float, zero rows up to a multiple of 16 after them:
-// row-major [padded][576] (P·V reads 16 dims of a key) and in blocks of 16 keys transposed,
-// [padded / 16][576][16] (Q·K reads dim d of 16 keys).
-struct WideKeys {
-  const float* rows;
-  const float* blocks;
-  int64_t padded;
+// A request's keys widened to float: row-major rows ([n][576], P·V reads 16 dims of a key) and
+// transposed blocks of 16 keys ([n / 16][576][16], Q·K reads dim d of 16 keys). Keys at or past
+// seq_len are zero rows (a block's padding). Either the whole request was widened once (all_rows,
+// all_blocks: short contexts, shared by the tasks of its rows), or each chunk is widened into the
+// caller's scratch when asked for (long contexts: nothing of the context's size is allocated).
+struct KeySource {
+  KvReader reader;
+  int64_t seq_len;
+  int64_t padded;  // seq_len rounded up to 16
+  const float* all_rows = nullptr;
+  const float* all_blocks = nullptr;
+
+  void widen(int64_t j0, int64_t j1, float* dst) const {
+    for (int64_t j = j0; j < j1; ++j) {
+      float* row = dst + (j - j0) * kHeadDimQK;
+      if (j < seq_len) {
+        reader.row(j, row);
+      } else {
+        std::fill(row, row + kHeadDimQK, 0.0f);
+      }
+    }
+  }
 };
+
+void transpose_block(const float* src, float* dst);
 
 // Scores s[r][16 c + l] (r < RB, c < CB) of rows q[r] against the keys of blocks [0, CB) at kT.
 template <int RB, int CB>
@@ -215,10 +232,10 @@ __attribute__((always_inline)) inline void qk_tile(const float* const* q, const 
 }
 
 // o[r][d0 + 16 c + l] += p[r][j] * v_j[...] for keys j in [j0, j1) in order (o holds the sums so
-// far).
+// far); key j's row is keys[(j - key0) * 576 ...].
 template <int RB, int CB>
 __attribute__((always_inline)) inline void pv_tile(const float* const* p, const float* keys,
-                                                   int64_t j0, int64_t j1, int d0,
+                                                   int64_t key0, int64_t j0, int64_t j1, int d0,
                                                    float* const* o) {
   Vec acc[RB][CB];
   for (int r = 0; r < RB; ++r)
@@ -226,7 +243,7 @@ __attribute__((always_inline)) inline void pv_tile(const float* const* p, const 
   for (int64_t j = j0; j < j1; ++j) {
     Vec v[CB];
     for (int c = 0; c < CB; ++c)
-      std::memcpy(&v[c], keys + j * kHeadDimQK + d0 + c * kLanes, sizeof(Vec));
+      std::memcpy(&v[c], keys + (j - key0) * kHeadDimQK + d0 + c * kLanes, sizeof(Vec));
     for (int r = 0; r < RB; ++r) {
       const float pj = p[r][j];
       for (int c = 0; c < CB; ++c) acc[r][c] += v[c] * pj;
@@ -236,34 +253,61 @@ __attribute__((always_inline)) inline void pv_tile(const float* const* p, const 
     for (int c = 0; c < CB; ++c) std::memcpy(o[r] + d0 + c * kLanes, &acc[r][c], sizeof(Vec));
 }
 
-// Rows q[0, RB) (float, 576 each) over keys [0, end[r]): writes o[r] (512, normalised) and lse[r].
-// s[r] is scratch of wk.padded floats per row.
+// Keys per chunk of the loops below: a chunk is widened (64 x 2.3 KB, in the layout the pass
+// reads) and stays in cache while every row of the task passes over it, so the request's KV rows
+// are read once per task and pass, and nothing of a long context's size is allocated.
+constexpr int64_t kKeyChunk = 64;
+
+// Rows q[0, n) (float, 576 each) over keys [0, end[r]): writes o[r] (512, normalised) and lse[r].
+// s[r] is scratch of keys.padded floats per row. Register tiles of RB rows x CB vectors, then
+// single rows; key chunks outermost.
 template <int RB, int CB>
 __attribute__((always_inline)) inline void attend_rows(const float* const* q, const int64_t* end,
-                                                       const WideKeys& wk, float sm_scale,
-                                                       float* const* s, float* const* o,
-                                                       float* lse) {
-  int64_t end_min = end[0], end_max = end[0];
-  for (int r = 1; r < RB; ++r)
-    end_min = std::min(end_min, end[r]), end_max = std::max(end_max, end[r]);
+                                                       int64_t n, const KeySource& keys,
+                                                       float sm_scale, float* const* s,
+                                                       float* const* o, float* lse) {
+  static_assert(kKeyChunk % (CB * kLanes) == 0);
+  // This thread's chunk buffers: row-major rows, and the same keys in transposed 16-key blocks.
+  alignas(64) thread_local float chunk_rows[kKeyChunk * kHeadDimQK];
+  alignas(64) thread_local float chunk_blocks[kKeyChunk * kHeadDimQK];
+  int64_t end_max = 0;
+  for (int64_t r = 0; r < n; ++r) end_max = std::max(end_max, end[r]);
   // Q·K over whole key blocks up to the last key any row sees (scores past a row's end unused).
   const int64_t blocks = (end_max + kLanes - 1) / kLanes;
-  int64_t blk = 0;
-  auto at = [&](float* const* base, int64_t offset, float*(&out)[RB]) {
-    for (int r = 0; r < RB; ++r) out[r] = base[r] + offset;
-  };
-  float* sr[RB];
-  for (; blk + CB <= blocks; blk += CB) {
-    at(s, blk * kLanes, sr);
-    qk_tile<RB, CB>(q, wk.blocks + blk * kHeadDimQK * kLanes, sr);
-  }
-  for (; blk < blocks; ++blk) {
-    at(s, blk * kLanes, sr);
-    qk_tile<RB, 1>(q, wk.blocks + blk * kHeadDimQK * kLanes, sr);
+  for (int64_t c0 = 0; c0 < blocks; c0 += kKeyChunk / kLanes) {
+    const int64_t nb = std::min(blocks - c0, kKeyChunk / kLanes);
+    const float* kT =
+        keys.all_blocks != nullptr ? keys.all_blocks + c0 * kHeadDimQK * kLanes : chunk_blocks;
+    if (keys.all_blocks == nullptr) {
+      keys.widen(c0 * kLanes, (c0 + nb) * kLanes, chunk_rows);
+      for (int64_t i = 0; i < nb; ++i)
+        transpose_block(chunk_rows + i * kLanes * kHeadDimQK,
+                        chunk_blocks + i * kHeadDimQK * kLanes);
+    }
+    for (int64_t t = 0; t < n; t += RB) {
+      const int64_t rows = std::min<int64_t>(RB, n - t);
+      float* sr[RB];
+      // Scores of rows [r0, r0 + count) for the chunk's block i (keys 16 (c0 + i) ..).
+      auto at = [&](int64_t r0, int64_t count, int64_t i) {
+        for (int64_t r = 0; r < count; ++r) sr[r] = s[r0 + r] + (c0 + i) * kLanes;
+        return kT + i * kHeadDimQK * kLanes;
+      };
+      if (rows == RB) {
+        int64_t i = 0;
+        for (; i + CB <= nb; i += CB) qk_tile<RB, CB>(q + t, at(t, RB, i), sr);
+        for (; i < nb; ++i) qk_tile<RB, 1>(q + t, at(t, RB, i), sr);
+      } else {
+        for (int64_t r = t; r < t + rows; ++r) {
+          int64_t i = 0;
+          for (; i + CB <= nb; i += CB) qk_tile<1, CB>(q + r, at(r, 1, i), sr);
+          for (; i < nb; ++i) qk_tile<1, 1>(q + r, at(r, 1, i), sr);
+        }
+      }
+    }
   }
   // Scale, max, exp and sum per row in key order, as row_attention does; p overwrites s.
-  float max_score[RB], sum[RB];
-  for (int r = 0; r < RB; ++r) {
+  float max_score[kRowsPerTask], sum[kRowsPerTask];
+  for (int64_t r = 0; r < n; ++r) {
     float* sc = s[r];
     float m = -std::numeric_limits<float>::infinity();
     for (int64_t j = 0; j < end[r]; ++j) {
@@ -279,20 +323,38 @@ __attribute__((always_inline)) inline void attend_rows(const float* const* q, co
     sum[r] = total;
     std::fill(o[r], o[r] + kHeadDimV, 0.0f);
   }
-  // P·V: every row over the keys all of them see, then each row alone over the rest of its own.
+  // P·V, key chunks outermost: in a chunk, a tile's rows over the keys all of them see, then each
+  // row alone over the rest of its own (later keys, so every output still adds its keys in order).
   const float* const* p = s;
-  for (int d0 = 0; d0 < kHeadDimV; d0 += CB * kLanes)
-    pv_tile<RB, CB>(p, wk.rows, 0, end_min, d0, o);
-  if (end_max > end_min) {
-    for (int r = 0; r < RB; ++r) {
-      if (end[r] <= end_min) continue;
-      const float* pr[1] = {s[r]};
-      float* orow[1] = {o[r]};
-      for (int d0 = 0; d0 < kHeadDimV; d0 += CB * kLanes)
-        pv_tile<1, CB>(pr, wk.rows, end_min, end[r], d0, orow);
+  for (int64_t j0 = 0; j0 < end_max; j0 += kKeyChunk) {
+    const int64_t j1 = std::min(end_max, j0 + kKeyChunk);
+    const float* kv = chunk_rows;
+    if (keys.all_rows != nullptr) {
+      kv = keys.all_rows + j0 * kHeadDimQK;
+    } else {
+      keys.widen(j0, j1, chunk_rows);
+    }
+    for (int64_t t = 0; t < n; t += RB) {
+      const int64_t rows = std::min<int64_t>(RB, n - t);
+      int64_t common = j0;  // the tile's keys [j0, common) went through the whole tile
+      if (rows == RB) {
+        int64_t end_min = end[t];
+        for (int r = 1; r < RB; ++r) end_min = std::min(end_min, end[t + r]);
+        common = std::clamp(end_min, j0, j1);
+        if (common > j0) {
+          for (int d0 = 0; d0 < kHeadDimV; d0 += CB * kLanes)
+            pv_tile<RB, CB>(p + t, kv, j0, j0, common, d0, o + t);
+        }
+      }
+      for (int64_t r = t; r < t + rows; ++r) {
+        const int64_t stop = std::min(j1, end[r]);
+        if (stop <= common) continue;
+        for (int d0 = 0; d0 < kHeadDimV; d0 += CB * kLanes)
+          pv_tile<1, CB>(p + r, kv, j0, common, stop, d0, o + r);
+      }
     }
   }
-  for (int r = 0; r < RB; ++r) {
+  for (int64_t r = 0; r < n; ++r) {
     if (end[r] <= 0) {
       lse[r] = -std::numeric_limits<float>::infinity();
       continue;
@@ -309,7 +371,7 @@ __attribute__((always_inline)) inline void attend_rows(const float* const* q, co
 __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
 void fold_task(const VerifyArgs& a, int64_t b, int64_t first, int64_t q_len, int64_t r0, int64_t n,
-               const WideKeys& wk) {
+               const KeySource& keys) {
   const int64_t H = num_heads(a);
   const int64_t seq_len = seq_len_of(a, b);
   const auto ref = [&](int64_t t) {
@@ -318,7 +380,7 @@ void fold_task(const VerifyArgs& a, int64_t b, int64_t first, int64_t q_len, int
   };
   thread_local std::vector<float> q_storage, s_storage, o_storage;
   q_storage.resize(static_cast<size_t>(kRowsPerTask * kHeadDimQK));
-  s_storage.resize(static_cast<size_t>(kRowsPerTask * wk.padded));
+  s_storage.resize(static_cast<size_t>(kRowsPerTask * keys.padded));
   o_storage.resize(static_cast<size_t>(kRowsPerTask * kHeadDimV));
   const float* q[kRowsPerTask];
   float* s[kRowsPerTask];
@@ -330,21 +392,17 @@ void fold_task(const VerifyArgs& a, int64_t b, int64_t first, int64_t q_len, int
     const auto* src = a.q.data_as<const uint16_t>() + offset(a.q, a.ragged(), ref(t));
     for (int d = 0; d < kHeadDimQK; ++d) qt[d] = bf16_bits_to_float(src[d]);
     q[t] = qt;
-    s[t] = s_storage.data() + t * wk.padded;
+    s[t] = s_storage.data() + t * keys.padded;
     o[t] = o_storage.data() + t * kHeadDimV;
     // Bottom-right causal mask: token i sees [0, seq_len - q_len + i].
     end[t] = std::max<int64_t>(0, seq_len - q_len + (r0 + t) / H + 1);
   }
-  int64_t t = 0;
   if (kWideTiles) {
-    for (; t + 4 <= n; t += 4)
-      attend_rows<4, 4>(q + t, end + t, wk, a.sm_scale, s + t, o + t, lse + t);
+    attend_rows<4, 4>(q, end, n, keys, a.sm_scale, s, o, lse);
   } else {
-    for (; t + 2 <= n; t += 2)
-      attend_rows<2, 2>(q + t, end + t, wk, a.sm_scale, s + t, o + t, lse + t);
+    attend_rows<2, 2>(q, end, n, keys, a.sm_scale, s, o, lse);
   }
-  for (; t < n; ++t) attend_rows<1, 4>(q + t, end + t, wk, a.sm_scale, s + t, o + t, lse + t);
-  for (t = 0; t < n; ++t) {
+  for (int64_t t = 0; t < n; ++t) {
     auto* out = a.out.data_as<uint16_t>() + offset(a.out, a.ragged(), ref(t));
     for (int d = 0; d < kHeadDimV; ++d) out[d] = float_to_bf16_bits(o[t][d]);
     a.lse.data_as<float>()[offset(a.lse, a.ragged(), ref(t))] = lse[t];
@@ -391,40 +449,42 @@ void transpose_block(const float* src, float* dst) {
   }
 }
 
-// n floats at a 64-byte boundary inside `storage` (a 16-lane load that straddles two cache lines
-// costs about twice one that does not). Not zeroed.
-float* aligned_in(std::vector<float>& storage, int64_t n) {
-  constexpr int64_t kAlign = 64 / sizeof(float);
-  storage.resize(static_cast<size_t>(n + kAlign));
-  float* p = storage.data();
-  return p + (kAlign - reinterpret_cast<uintptr_t>(p) / sizeof(float) % kAlign) % kAlign;
-}
-
 }  // namespace
+
+// Requests of more than one task whose keys' two widened copies fit the caches (2 x 4.7 MB) are
+// widened once and shared by their tasks; the others are widened a chunk at a time in each task.
+constexpr int64_t kWholeRequestKeys = 2048;
 
 Status cpu_verify(const VerifyArgs& a) {
   MLASPEC_RETURN_IF_ERROR(validate_verify_args(a, Device::kCPU));
   const QueryRows rows(a);
   const int64_t H = num_heads(a);
-  // Per request: its KV rows widened to float once (both layouts), then every task of its rows.
   thread_local std::vector<float> rows_storage, blocks_storage;
   for (int64_t b = 0; b < rows.batch; ++b) {
     const int64_t seq_len = seq_len_of(a, b), q_len = rows.q_len(b);
-    const KvReader reader = reader_for(a, b);
-    const int64_t padded = (seq_len + kLanes - 1) / kLanes * kLanes;
-    float* keys = aligned_in(rows_storage, padded * kHeadDimQK);
-    float* blocks = aligned_in(blocks_storage, padded * kHeadDimQK);
-    for (int64_t j = 0; j < seq_len; ++j) reader.row(j, keys + j * kHeadDimQK);
-    std::fill(keys + seq_len * kHeadDimQK, keys + padded * kHeadDimQK, 0.0f);
-    for (int64_t blk = 0; blk < padded / kLanes; ++blk)
-      transpose_block(keys + blk * kLanes * kHeadDimQK, blocks + blk * kHeadDimQK * kLanes);
-    const WideKeys wk{keys, blocks, padded};
+    KeySource keys{reader_for(a, b), seq_len, (seq_len + kLanes - 1) / kLanes * kLanes};
     const int64_t request_rows = q_len * H;
     const int64_t tasks = (request_rows + kRowsPerTask - 1) / kRowsPerTask;
+    if (tasks > 1 && keys.padded <= kWholeRequestKeys) {
+      // 64-byte aligned (a 16-lane load across two cache lines costs about two).
+      auto aligned = [](std::vector<float>& v, int64_t n) {
+        v.resize(static_cast<size_t>(n + 16));
+        return v.data() + (16 - reinterpret_cast<uintptr_t>(v.data()) / sizeof(float) % 16) % 16;
+      };
+      float* all_rows = aligned(rows_storage, keys.padded * kHeadDimQK);
+      float* all_blocks = aligned(blocks_storage, keys.padded * kHeadDimQK);
+      keys.widen(0, keys.padded, all_rows);
+      for (int64_t blk = 0; blk < keys.padded / kLanes; ++blk) {
+        transpose_block(all_rows + blk * kLanes * kHeadDimQK,
+                        all_blocks + blk * kHeadDimQK * kLanes);
+      }
+      keys.all_rows = all_rows;
+      keys.all_blocks = all_blocks;
+    }
     parallel_for(0, tasks, request_rows * seq_len * (kHeadDimQK + kHeadDimV), [&](int64_t task) {
       const int64_t r0 = task * kRowsPerTask;
       fold_task(a, b, rows.begin(b), q_len, r0, std::min<int64_t>(kRowsPerTask, request_rows - r0),
-                wk);
+                keys);
     });
   }
   return Status::Ok();

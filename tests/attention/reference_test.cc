@@ -209,6 +209,27 @@ TEST(CpuReference, RowHelperMatchesFullCall) {
 // operations in its order for every row: bitwise the per-row helper's o (before and after bf16
 // rounding) and lse, for q_len 1..17 (tiles that split a token's heads, partial last tiles),
 // head counts that do and do not divide the tile, rows that see no key, bf16, fp8 and fp8_tile.
+// Checks every row of cpu_verify's full call against cpu_verify_row, bitwise.
+void expect_folded_equals_row_helper(const ProblemSpec& s) {
+  Problem p = make_problem(s);
+  Outputs o = poisoned_outputs(p);
+  VerifyArgs a = p.host_args(o.out_view(p), o.lse_view(p));
+  ASSERT_TRUE(cpu_verify(a).ok()) << s.to_string();
+  for (int64_t b = 0; b < s.batch; ++b) {
+    for (int64_t i = 0; i < s.q_len; ++i) {
+      for (int64_t h = 0; h < s.num_heads; ++h) {
+        float row[kHeadDimV];
+        const float lse = cpu_verify_row(a, b, i, h, row);
+        const int64_t r = (b * s.q_len + i) * s.num_heads + h;
+        ASSERT_EQ(0, std::memcmp(&lse, &o.lse[r], sizeof lse)) << s.to_string() << " row " << r;
+        for (int d = 0; d < kHeadDimV; ++d)
+          ASSERT_EQ(float_to_bf16_bits(row[d]), o.out[r * kHeadDimV + d])
+              << s.to_string() << " row " << r << " d " << d;
+      }
+    }
+  }
+}
+
 TEST(CpuReference, FoldedCallEqualsRowHelperBitwise) {
   int cases = 0;
   for (const int q_len : {1, 2, 3, 5, 7, 8, 9, 12, 16, 17}) {
@@ -223,24 +244,29 @@ TEST(CpuReference, FoldedCallEqualsRowHelperBitwise) {
         s.kv_scale = dtype == DType::kFP8E4M3 ? 0.25f : 1.0f;
         s.seq_lens = {q_len, q_len + 37, q_len + 70};
         s.seed = 100 + cases++;
-        Problem p = make_problem(s);
-        Outputs o = poisoned_outputs(p);
-        VerifyArgs a = p.host_args(o.out_view(p), o.lse_view(p));
-        ASSERT_TRUE(cpu_verify(a).ok()) << s.to_string();
-        for (int64_t b = 0; b < s.batch; ++b) {
-          for (int64_t i = 0; i < q_len; ++i) {
-            for (int64_t h = 0; h < heads; ++h) {
-              float row[kHeadDimV];
-              const float lse = cpu_verify_row(a, b, i, h, row);
-              const int64_t r = (b * q_len + i) * heads + h;
-              ASSERT_EQ(0, std::memcmp(&lse, &o.lse[r], sizeof lse))
-                  << s.to_string() << " row " << r;
-              for (int d = 0; d < kHeadDimV; ++d)
-                ASSERT_EQ(float_to_bf16_bits(row[d]), o.out[r * kHeadDimV + d])
-                    << s.to_string() << " row " << r << " d " << d;
-            }
-          }
-        }
+        expect_folded_equals_row_helper(s);
+      }
+    }
+  }
+}
+
+// Contexts around kWholeRequestKeys (2048): requests of several row tasks widened whole below it
+// and a 64-key chunk at a time in each task above it; a single-task request (q_len 1, H 8)
+// always chunk by chunk. Every row still bitwise the per-row helper's.
+TEST(CpuReference, FoldedCallAtLongerContextsEqualsRowHelperBitwise) {
+  int cases = 0;
+  for (const int q_len : {1, 8}) {
+    for (const int heads : {3, 8}) {
+      for (const DType dtype : {DType::kBF16, DType::kFP8Tile}) {
+        ProblemSpec s;
+        s.num_heads = heads;
+        s.q_len = q_len;
+        s.batch = 3;
+        s.page_size = 64;
+        s.kv_dtype = dtype;
+        s.seq_lens = {2040, 2049, 2113};
+        s.seed = 300 + cases++;
+        expect_folded_equals_row_helper(s);
       }
     }
   }
