@@ -420,6 +420,11 @@ void fold_task(const VerifyArgs& a, int64_t b, int64_t first, int64_t q_len, int
 __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
 void transpose_block(const float* src, float* dst) {
+#if defined(__clang__)
+  // Clang (the fuzz build) has no __builtin_shuffle with runtime masks: the plain loop.
+  for (int d = 0; d < kHeadDimQK; ++d)
+    for (int l = 0; l < kLanes; ++l) dst[d * kLanes + l] = src[l * kHeadDimQK + d];
+#else
   typedef int32_t Mask __attribute__((vector_size(kLanes * sizeof(int32_t))));
   // Row i (bit s clear) keeps its lanes without bit s and takes row i | s's lanes j ^ s (lo);
   // row i | s takes row i's lanes j ^ s and keeps its own lanes with bit s (hi).
@@ -451,6 +456,7 @@ void transpose_block(const float* src, float* dst) {
     round(1, lo1, hi1);
     for (int d = 0; d < kLanes; ++d) std::memcpy(dst + (d0 + d) * kLanes, &r[d], sizeof(Vec));
   }
+#endif
 }
 
 }  // namespace

@@ -90,11 +90,8 @@ Status make_split_plan(std::span<const int32_t> seq_lens, int num_heads,
                             " conflicts with deterministic mode, whose splits sit at fixed KV "
                             "positions (use num_splits = 0)");
   }
-  int64_t total_tiles = 0, max_tiles = 0;
-  for (int32_t s : seq_lens) {
-    total_tiles += ceil_div(s, kKvTile);
-    max_tiles = std::max<int64_t>(max_tiles, ceil_div(s, kKvTile));
-  }
+  int64_t max_tiles = 0;
+  for (int32_t s : seq_lens) max_tiles = std::max<int64_t>(max_tiles, ceil_div(s, kKvTile));
   int64_t chunk_tiles;
   if (options.deterministic) {
     chunk_tiles = deterministic_chunk_tokens(num_heads) / kKvTile;
