@@ -53,15 +53,12 @@ std::string str(int64_t v) {
 
 // OpenBLAS (the default-mode GEMMs, prefill chunks) starts one thread per core and its idle
 // workers spin after each call; next to parallel_for's pool that oversubscribes the cores. Unless
-// the user set OpenBLAS's own thread count, it gets MLASPEC_THREADS' (parallel.h), once.
+// the user set OpenBLAS's own thread count, each CPU model load gives it parallel_for's
+// (num_threads(): MLASPEC_THREADS or set_num_threads).
 void match_blas_threads() {
 #if defined(OPENBLAS_VERSION)
-  static const bool done = [] {
-    if (std::getenv("OPENBLAS_NUM_THREADS") == nullptr && std::getenv("OMP_NUM_THREADS") == nullptr)
-      openblas_set_num_threads(num_threads());
-    return true;
-  }();
-  (void)done;
+  if (std::getenv("OPENBLAS_NUM_THREADS") == nullptr && std::getenv("OMP_NUM_THREADS") == nullptr)
+    openblas_set_num_threads(num_threads());
 #endif
 }
 

@@ -323,12 +323,20 @@ void panel_block(const float* x, int64_t T, int64_t ldx, const E* w, int64_t pst
 }
 
 // The last N % 16 columns of a row-major B (gemm_nn): the same running sum per element, scalar.
-void nn_tail_columns(const float* x, int64_t T, int64_t ldx, const float* B, int64_t ldb,
-                     int64_t c0, int64_t N, int64_t K, float* y, int64_t ldy) {
+inline float widen(float v) {
+  return v;
+}
+inline float widen(uint16_t v) {
+  return bf16_bits_to_float(v);
+}
+
+template <typename E>
+void nn_tail_columns(const float* x, int64_t T, int64_t ldx, const E* B, int64_t ldb, int64_t c0,
+                     int64_t N, int64_t K, float* y, int64_t ldy) {
   for (int64_t t = 0; t < T; ++t)
     for (int64_t c = c0; c < N; ++c) {
       float s = 0.0f;
-      for (int64_t k = 0; k < K; ++k) s += x[t * ldx + k] * B[k * ldb + c];
+      for (int64_t k = 0; k < K; ++k) s += x[t * ldx + k] * widen(B[k * ldb + c]);
       y[t * ldy + c] = s;
     }
 }
@@ -398,6 +406,7 @@ void gemm_nn_impl(const float* x, int64_t T, int64_t ldx, const E* B, int64_t ld
     const int64_t p0 = b * kPanels, n = std::min(kPanels, P - p0);
     panel_block(x, T, ldx, B + p0 * kLanes, kLanes, ldb, K, n, p0 * kLanes, N, y, ldy);
   });
+  if (P * kLanes < N) nn_tail_columns(x, T, ldx, B, ldb, P * kLanes, N, K, y, ldy);
 }
 
 }  // namespace
@@ -405,20 +414,11 @@ void gemm_nn_impl(const float* x, int64_t T, int64_t ldx, const E* B, int64_t ld
 void gemm_nn_row_invariant(const float* x, int64_t T, int64_t ldx, const float* B, int64_t ldb,
                            int64_t N, int64_t K, float* y, int64_t ldy) {
   gemm_nn_impl(x, T, ldx, B, ldb, N, K, y, ldy);
-  const int64_t P = N / kLanes;
-  if (P * kLanes < N) nn_tail_columns(x, T, ldx, B, ldb, P * kLanes, N, K, y, ldy);
 }
 
 void gemm_nn_row_invariant(const float* x, int64_t T, int64_t ldx, const uint16_t* B, int64_t ldb,
                            int64_t N, int64_t K, float* y, int64_t ldy) {
   gemm_nn_impl(x, T, ldx, B, ldb, N, K, y, ldy);
-  const int64_t P = N / kLanes;
-  for (int64_t t = 0; t < T; ++t)  // the scalar tail, the same running sums
-    for (int64_t c = P * kLanes; c < N; ++c) {
-      float s = 0.0f;
-      for (int64_t k = 0; k < K; ++k) s += x[t * ldx + k] * bf16_bits_to_float(B[k * ldb + c]);
-      y[t * ldy + c] = s;
-    }
 }
 
 int64_t panel_floats(int64_t N, int64_t K) {

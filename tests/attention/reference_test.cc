@@ -9,6 +9,7 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <vector>
 
@@ -230,46 +231,48 @@ void expect_folded_equals_row_helper(const ProblemSpec& s) {
   }
 }
 
-TEST(CpuReference, FoldedCallEqualsRowHelperBitwise) {
-  int cases = 0;
-  for (const int q_len : {1, 2, 3, 5, 7, 8, 9, 12, 16, 17}) {
-    for (const int heads : {1, 3, 8, 16}) {
-      for (const DType dtype : {DType::kBF16, DType::kFP8E4M3, DType::kFP8Tile}) {
+// Every (q_len, heads, dtype) of the lists, batch 3 with these seq_lens past each q_len.
+void sweep_folded(std::initializer_list<int> q_lens, std::initializer_list<int> head_counts,
+                  std::initializer_list<DType> dtypes, int page_size,
+                  const std::function<std::vector<int>(int)>& seq_lens, uint64_t seed) {
+  for (const int q_len : q_lens) {
+    for (const int heads : head_counts) {
+      for (const DType dtype : dtypes) {
         ProblemSpec s;
         s.num_heads = heads;
         s.q_len = q_len;
         s.batch = 3;
-        s.page_size = 16;
+        s.page_size = page_size;
         s.kv_dtype = dtype;
         s.kv_scale = dtype == DType::kFP8E4M3 ? 0.25f : 1.0f;
-        s.seq_lens = {q_len, q_len + 37, q_len + 70};
-        s.seed = 100 + cases++;
+        s.seq_lens = seq_lens(q_len);
+        s.seed = seed++;
         expect_folded_equals_row_helper(s);
       }
     }
   }
 }
 
+TEST(CpuReference, FoldedCallEqualsRowHelperBitwise) {
+  sweep_folded(
+      {1, 2, 3, 5, 7, 8, 9, 12, 16, 17}, {1, 3, 8, 16},
+      {DType::kBF16, DType::kFP8E4M3, DType::kFP8Tile}, 16,
+      [](int q) {
+        return std::vector<int>{q, q + 37, q + 70};
+      },
+      100);
+}
+
 // Contexts around kWholeRequestKeys (2048): requests of several row tasks widened whole below it
 // and a 64-key chunk at a time in each task above it; a single-task request (q_len 1, H 8)
 // always chunk by chunk. Every row still bitwise the per-row helper's.
 TEST(CpuReference, FoldedCallAtLongerContextsEqualsRowHelperBitwise) {
-  int cases = 0;
-  for (const int q_len : {1, 8}) {
-    for (const int heads : {3, 8}) {
-      for (const DType dtype : {DType::kBF16, DType::kFP8Tile}) {
-        ProblemSpec s;
-        s.num_heads = heads;
-        s.q_len = q_len;
-        s.batch = 3;
-        s.page_size = 64;
-        s.kv_dtype = dtype;
-        s.seq_lens = {2040, 2049, 2113};
-        s.seed = 300 + cases++;
-        expect_folded_equals_row_helper(s);
-      }
-    }
-  }
+  sweep_folded(
+      {1, 8}, {3, 8}, {DType::kBF16, DType::kFP8Tile}, 64,
+      [](int) {
+        return std::vector<int>{2040, 2049, 2113};
+      },
+      300);
 }
 
 }  // namespace
