@@ -30,6 +30,11 @@
 #                 `=v2lite` runs one model (a call each when one call cannot hold both). Results:
 #                 $RES/long-context/ (long-context.md, .png, .json, every bench-model log)
 #   --v2lite-bench  as --v2lite without the logits check: the checkpoint, then bench-model
+#   --eval        build mlaspec, then `mlaspec eval --device cuda` on the shipped pair (24 held-out
+#                 problems, batch 1/8/16, bf16 and fp8 KV): accuracy, accept length, tokens/s
+#   --serve-bench build mlaspec, then scripts/serve_bench.py --device cuda: `serve` on the shipped
+#                 pair with and without the drafter, bench-serve at concurrency 1/8/16
+#   (--eval and --serve-bench run after --model-only's stage and before --v2lite's when combined)
 #   --model-only --v2lite   both stages in one call (model tests first), ~500 s with a cold build
 # The GPU session's plan (the V2-Lite logits check passed at c3e82ef): call 1 `--model-only
 # --v2lite-bench` (the fused passes' tests, then V2-Lite speed with --profile), call 2
@@ -47,6 +52,7 @@ RES=${RES:-$OUT/results}
 mkdir -p "$OUT" "$RES"
 pack() { tar czf "$OUT/gpu-check.tgz" -C "$RES" . 2>/dev/null || true; }
 skip_tests=0 skip_bench=0 quick=0 model_only=0 real_case= bench_only=0 long_context=
+run_eval=0 serve_bench=0
 for a in "$@"; do
   case $a in
     --skip-tests) skip_tests=1 ;;
@@ -56,6 +62,8 @@ for a in "$@"; do
     --v2lite) real_case=v2lite ;;
     --v2lite-bench) real_case=v2lite bench_only=1 ;;
     --kimi) real_case=kimi ;;
+    --eval) run_eval=1 ;;
+    --serve-bench) serve_bench=1 ;;
     --long-context) long_context=target,v2lite ;;
     --long-context=target | --long-context=v2lite) long_context=${a#--long-context=} ;;
     *) echo "gpu-check: unknown option $a" >&2; exit 2 ;;
@@ -87,7 +95,7 @@ fi
 gen=()
 command -v ninja >/dev/null && gen=(-G Ninja)
 targets=()
-[[ -n $real_case || -n $long_context ]] && targets=(--target mlaspec)
+[[ -n $real_case || -n $long_context ]] || ((run_eval || serve_bench)) && targets=(--target mlaspec)
 ((model_only)) && targets=(--target gpu_tests mlaspec)
 log "configure + build (CUDA ON)"
 if ! { cmake -S . -B build-gpu "${gen[@]}" -DMLASPEC_CUDA=ON -DCMAKE_BUILD_TYPE=Release "${extra[@]}" &&
@@ -130,10 +138,30 @@ if ((model_only)); then
   timeout 120 build-gpu/mlaspec bench-model --model models/target --device cuda --context 512 \
     --profile --json "$RES/bench-model-target.json" > "$RES/bench-model-target.txt" 2>&1 || status=1
   grep -vE "^\[mlaspec info\]" "$RES/bench-model-target.txt"
-  if [[ -z $real_case ]]; then
-    log "done (status $status)"
-    exit $status
-  fi
+  log "bench-model --device cuda (shipped target), CUDA graphs off (A/B)"
+  MLASPEC_CUDA_GRAPHS=0 timeout 120 build-gpu/mlaspec bench-model --model models/target \
+    --device cuda --context 512 --json "$RES/bench-model-target-eager.json" \
+    > "$RES/bench-model-target-eager.txt" 2>&1 || status=1
+  grep -vE "^\[mlaspec info\]" "$RES/bench-model-target-eager.txt"
+fi
+
+if ((run_eval)); then
+  for kv in bf16 fp8; do
+    log "eval --device cuda --kv $kv (shipped pair, 24 problems, batch 1/8/16)"
+    timeout 150 build-gpu/mlaspec eval --device cuda --kv $kv -n 24 --batch 1,8,16 \
+      > "$RES/eval-cuda-$kv.txt" 2> "$RES/eval-cuda-$kv.err" || status=1
+    cat "$RES/eval-cuda-$kv.txt"
+  done
+fi
+if ((serve_bench)); then
+  log "serve + bench-serve --device cuda (shipped pair, concurrency 1/8/16)"
+  timeout 240 python3 scripts/serve_bench.py --mlaspec build-gpu/mlaspec --device cuda \
+    --out "$RES/serve-bench" > "$RES/serve-bench.txt" 2>&1 || status=1
+  tail -12 "$RES/serve-bench.txt"
+fi
+if ((model_only || run_eval || serve_bench)) && [[ -z $real_case ]]; then
+  log "done (status $status)"
+  exit $status
 fi
 
 if [[ -n $real_case ]]; then

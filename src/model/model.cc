@@ -325,6 +325,10 @@ void Model::set_phase_profiling(bool on) {
   if (impl_->cuda != nullptr) impl_->cuda->set_phase_profiling(on);
 }
 
+CudaGraphStats Model::cuda_graph_stats() const {
+  return impl_->cuda != nullptr ? impl_->cuda->graph_stats() : CudaGraphStats{};
+}
+
 std::string Model::phase_report(bool reset) {
   return impl_->cuda != nullptr ? impl_->cuda->phase_report(reset) : std::string();
 }

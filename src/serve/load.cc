@@ -22,7 +22,9 @@ Result<LoadedEngine> load_engine(const ServeOptions& options) {
   }
   Result<tokenizer::Tokenizer> tok = tokenizer::Tokenizer::from_path(options.model_dir);
   if (!tok.ok()) return tok.status().with_context("tokenizer of --model " + options.model_dir);
-  Result<model::Model> model = model::Model::load(options.model_dir);
+  model::LoadOptions load_options;
+  load_options.device = options.device;
+  Result<model::Model> model = model::Model::load(options.model_dir, load_options);
   if (!model.ok()) return model.status().with_context("--model " + options.model_dir);
   const model::ModelConfig& mc = model->config();
   if (tok->vocab_size() > mc.vocab_size) {

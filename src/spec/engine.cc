@@ -135,8 +135,9 @@ Result<Engine> Engine::create(model::Model target, std::unique_ptr<Drafter> draf
   e.recurrent_owned_ = std::move(recurrent);
   e.recurrent_ = e.recurrent_owned_ ? e.recurrent_owned_.get() : e.target_.recurrent_state();
   e.description_ =
-      "target kv " + std::string(dtype_name(config.kv_dtype)) + ", " + str(config.num_pages) +
-      " pages x " + str(config.page_size) + " tokens (" + str(e.pool_.bytes() >> 20) + " MiB), " +
+      "target on " + std::string(device_name(e.target_.device())) + ", kv " +
+      std::string(dtype_name(config.kv_dtype)) + ", " + str(config.num_pages) + " pages x " +
+      str(config.page_size) + " tokens (" + str(e.pool_.bytes() >> 20) + " MiB), " +
       str(config.max_requests) + " requests of <= " + str(config.max_tokens_per_request) +
       " tokens; " +
       (e.drafter_ ? std::string(e.drafter_->name()) + " num_draft " + str(config.num_draft)

@@ -26,6 +26,7 @@ struct ServeCli {
   int max_queue = 64;
   double timeout = 600.0;
   std::string kv = "bf16";
+  std::string device = "cpu";
   int num_draft = 7;
   int kv_pages = 0;
   int prefill_chunk = 256;
@@ -63,6 +64,7 @@ void run_serve(const ServeCli& cli) {
   }
   o.num_draft = cli.num_draft;
   o.kv_dtype = kv_dtypes_option(cli.kv).at(0);
+  o.device = cli.device == "cuda" ? Device::kCUDA : Device::kCPU;
   o.kv_pages = cli.kv_pages;
   o.prefill_chunk_tokens = cli.prefill_chunk;
   o.scheduler.prefill_tokens_per_iteration = cli.prefill_budget;
@@ -99,7 +101,8 @@ void add_serve_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "serve",
       "Serve the OpenAI API (/v1/completions, /v1/chat/completions, /v1/models, /health, "
-      "/metrics) over HTTP with continuous batching and speculative decoding (CPU runtime). "
+      "/metrics) over HTTP with continuous batching and speculative decoding (the CPU runtime, or "
+      "the CUDA one with --device cuda). "
       "Prints the address it listens on; SIGINT/SIGTERM stop it.");
   cmd->add_option("--model", cli->model, "Model directory (Hugging Face layout)")
       ->capture_default_str();
@@ -128,6 +131,11 @@ void add_serve_command(CLI::App& app) {
                   "Target KV cache dtype: bf16, fp8 (one scale per layer) or fp8tile (one scale "
                   "per 128 latent values, rope in bf16; CPU only)")
       ->check(CLI::IsMember({"bf16", "fp8", "fp8tile"}))
+      ->capture_default_str();
+  cmd->add_option("--device", cli->device,
+                  "Where the target runs: cpu, or cuda (the CUDA model runtime; drafters stay on "
+                  "the CPU)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();
   cmd->add_option("--num-draft", cli->num_draft, "Drafts per verify step (verify q_len - 1)")
       ->check(CLI::Range(0, 64))

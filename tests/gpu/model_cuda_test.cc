@@ -11,6 +11,7 @@
 //   - chunked prefill + decode == one-shot: bitwise in deterministic mode, within the bound else;
 //   - deterministic mode: a token's logits and hidden states are bitwise the same from a call of
 //     8 new tokens and from 8 calls of 1;
+//   - CUDA graph replay equals eager execution bitwise, in both modes;
 //   - (spec::Engine with the CUDA target, with the DFlash drafter on the CPU and on the GPU:
 //     dflash_cuda_test.cc)
 //   - timings of the shipped target (printed; docs/perf/knowledge.md records them).
@@ -741,6 +742,65 @@ TEST_P(CudaForward, MixedBatchEqualsEachAlone) {
                       what + " kv layer " + std::to_string(l));
         }
       }
+    }
+  }
+}
+
+// CUDA graphs (ForwardOptions::cuda_graphs): the same calls with graphs on and off give the same
+// bits, in both modes: a prefill of 40, eight decode steps (one shape: replays with new tokens,
+// positions and slots), three verify blocks of 8 with two captured layers, and one fused batch of
+// a decode, a verify of 8 and one of 3. The graph counters prove the graphs ran (and were
+// replayed, not only captured) and that the eager run took none.
+TEST_P(CudaForward, GraphReplayEqualsEager) {
+  const std::string name = GetParam();
+  if (!cuda_serves(name)) GTEST_SKIP() << name << ": heads outside the CUDA backends' range";
+  Model& gpu = cached(name, Device::kCUDA);
+  const ModelConfig& c = gpu.config();
+  const std::vector<int32_t> seq = sequence(name, 400);
+  for (bool det : {true, false}) {
+    std::vector<std::vector<float>> results[2];  // [graphs off, on]: every output, in call order
+    for (bool graphs : {false, true}) {
+      ForwardOptions o;
+      o.deterministic = det;
+      o.cuda_graphs = graphs;
+      const CudaGraphStats before = gpu.cuda_graph_stats();
+      std::vector<std::vector<float>>& got = results[graphs ? 1 : 0];
+      Seq s(gpu, 80);
+      got.push_back(s.run(slice(seq, 0, 40), LogitsMode::kAll, o).logits);
+      for (size_t p = 40; p < 48; ++p) got.push_back(s.run({seq[p]}, LogitsMode::kLast, o).logits);
+      ForwardOptions oc = o;
+      oc.capture_layers = {0, c.num_hidden_layers - 1};
+      for (size_t p = 48; p < 72; p += 8) {
+        const RequestOutput r = s.run(slice(seq, p, p + 8), LogitsMode::kAll, oc);
+        got.push_back(r.logits);
+        for (const std::vector<float>& h : r.hidden) got.push_back(h);
+      }
+      BatchPool bp(gpu, seq, {3, 4, 5}, o);
+      for (const RequestOutput& r : bp.forward({3, 4, 5}, o)) got.push_back(r.logits);
+      for (size_t r : {3, 4, 5}) {
+        for (int l = 0; l < c.num_hidden_layers; ++l) got.push_back(bp.kv_rows(r, l));
+      }
+      const CudaGraphStats after = gpu.cuda_graph_stats();
+      const int64_t graph_passes = after.graph_passes - before.graph_passes;
+      if (graphs) {
+        EXPECT_GT(graph_passes, 10) << name;
+        EXPECT_GT(after.replayed - before.replayed, after.captured - before.captured) << name;
+        std::printf(
+            "[graphs] %-22s %s: %lld passes from graphs, %lld segments captured, %lld replayed\n",
+            name.c_str(), det ? "deterministic" : "default", static_cast<long long>(graph_passes),
+            static_cast<long long>(after.captured - before.captured),
+            static_cast<long long>(after.replayed - before.replayed));
+      } else {
+        EXPECT_EQ(graph_passes, 0) << name;
+      }
+    }
+    ASSERT_EQ(results[0].size(), results[1].size());
+    for (size_t i = 0; i < results[0].size(); ++i) {
+      ASSERT_EQ(results[0][i].size(), results[1][i].size()) << name << " output " << i;
+      EXPECT_EQ(std::memcmp(results[0][i].data(), results[1][i].data(), results[0][i].size() * 4),
+                0)
+          << name << (det ? " deterministic" : " default") << ": output " << i
+          << " differs between graph replay and eager";
     }
   }
 }

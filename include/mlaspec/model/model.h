@@ -77,6 +77,19 @@ struct ForwardOptions {
   // verify block), which lossless greedy speculative decoding needs. Slower than BLAS GEMMs on
   // long prefill chunks (docs/spec.md, "Deterministic mode").
   bool deterministic = false;
+  // kCUDA: passes of at most 128 rows (decode and verify steps) replay the work between attention
+  // calls from CUDA graphs, captured on a pass shape's first use (docs/model.md, "CUDA graphs");
+  // bitwise the same results as running it eagerly. false: eager. The CPU runtime ignores it.
+  // MLASPEC_CUDA_GRAPHS=0 in the environment turns graphs off for the whole process.
+  bool cuda_graphs = true;
+};
+
+// What the CUDA runtime's graphs did since the model was loaded (Model::cuda_graph_stats).
+struct CudaGraphStats {
+  int64_t captured = 0;      // segments captured (one per layer + 1 per pass shape)
+  int64_t replayed = 0;      // segment launches from a graph
+  int64_t eager_passes = 0;  // passes run without graphs (long, profiled, or graphs off)
+  int64_t graph_passes = 0;  // passes run from graphs
 };
 
 // Prefill chunk length: at most the CPU reference attention's q_len limit (1024); 256 keeps the
@@ -144,6 +157,8 @@ class Model {
   // empty report.
   void set_phase_profiling(bool on);
   std::string phase_report(bool reset = true);
+  // The CUDA runtime's graph counters (all zero on the CPU runtime).
+  CudaGraphStats cuda_graph_stats() const;
 
   // Runs the batch. Validates everything first (token ids, positions, pages, pool shape, capture
   // layers, chunk size); a validation error writes nothing to the pool. An error of the attention

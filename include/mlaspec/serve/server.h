@@ -15,6 +15,7 @@
 
 #include "mlaspec/core/dtype.h"
 #include "mlaspec/core/status.h"
+#include "mlaspec/core/tensor.h"
 #include "mlaspec/serve/metrics.h"
 #include "mlaspec/serve/scheduler.h"
 
@@ -29,6 +30,8 @@ struct ServeOptions {
   std::string draft_model_dir;   // with dflash
   int num_draft = 7;             // dflash: at most the checkpoint's block size - 1
   DType kv_dtype = DType::kBF16;
+  // Where the target runs: kCPU, or kCUDA (the CUDA model runtime; drafters stay on the CPU).
+  Device device = Device::kCPU;
   int kv_pages = 0;  // target pool pages; 0 = max_running requests of the full context
   int prefill_chunk_tokens = 256;  // prompt tokens per prefill forward (spec::EngineConfig)
   bool deterministic = true;

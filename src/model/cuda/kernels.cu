@@ -472,7 +472,10 @@ __global__ void __launch_bounds__(kWarps * 32)
 }
 
 // The grouped form: blockIdx.z is a slot of the touched-expert list; its expert's rows are
-// [begin[e], begin[e + 1]) of x and y, its weights ws[e].
+// [begin[e], begin[e + 1]) of x and y, its weights ws[e]. A warp walks its expert's rows kRows at
+// a time (the weight row, 2 * K bytes, comes from L1 / L2 after the first tile), so the grid does
+// not grow with the pass's rows: at 128 rows most slots' experts have a few rows, and a grid of
+// ceil(T / kRows) row tiles per slot would be mostly empty blocks.
 template <typename TY>
 __global__ void __launch_bounds__(kWarps * 32)
     gemm_grouped_ri_kernel(const uint16_t* x, int64_t ldx, const uint16_t* const* ws,
@@ -482,10 +485,11 @@ __global__ void __launch_bounds__(kWarps * 32)
   if (e < 0) return;
   const int64_t b = begin[e], n = begin[e + 1] - b;
   const int64_t j = int64_t{blockIdx.x} * kWarps + threadIdx.x / 32;
-  const int64_t t0 = int64_t{blockIdx.y} * kRows;
-  if (j >= N || t0 >= n) return;
-  const int rows = static_cast<int>(n - t0 < kRows ? n - t0 : kRows);
-  ri_column(x + b * ldx, ldx, ws[e] + j * K, y + b * ldy, ldy, j, t0, rows, K);
+  if (j >= N) return;
+  for (int64_t t0 = 0; t0 < n; t0 += kRows) {
+    const int rows = static_cast<int>(n - t0 < kRows ? n - t0 : kRows);
+    ri_column(x + b * ldx, ldx, ws[e] + j * K, y + b * ldy, ldy, j, t0, rows, K);
+  }
 }
 
 template <typename TX, typename TW, typename TY>
@@ -692,12 +696,11 @@ Status plan_moe(const int32_t* chosen, const float* weights, int64_t T, int k, i
 Status gemm_grouped_row_invariant(const GroupedGemm& g, void* stream) {
   const int64_t slots = touched_slots(g.max_rows, g.k, g.experts);
   if (g.max_rows == 0 || g.N == 0 || slots == 0) return Status::Ok();
-  if (g.max_rows > int64_t{65535} * kRows || slots > 65535) {
-    return invalid_argument("gemm_grouped_row_invariant: max_rows " + std::to_string(g.max_rows) +
-                            " or " + std::to_string(slots) + " expert slots exceed the grid");
+  if (slots > 65535) {
+    return invalid_argument("gemm_grouped_row_invariant: " + std::to_string(slots) +
+                            " expert slots exceed the grid's 65535");
   }
-  const dim3 grid(blocks_for(g.N, kWarps), blocks_for(g.max_rows, kRows),
-                  static_cast<unsigned>(slots));
+  const dim3 grid(blocks_for(g.N, kWarps), 1, static_cast<unsigned>(slots));
   const cudaStream_t s = as_stream(stream);
   if (g.y_type == GemmType::kF32) {
     gemm_grouped_ri_kernel<float><<<grid, kWarps * 32, 0, s>>>(

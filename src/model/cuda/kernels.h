@@ -153,7 +153,8 @@ Status dflash_attention(const DFlashAttentionArgs& a, void* stream);
 // every expert e of the touched list (plan_moe) and its rows r in [begin[e], begin[e + 1]),
 //   y[r, j] = sum_k x[r, k] * w[e][j, k]      (x bf16 [rows, K], w[e] bf16 [N, K], y [rows, N])
 // each element in gemm_row_invariant's order (lane l sums its 8-value chunks, then a butterfly),
-// so the result is bitwise that of gemm_row_invariant per expert. max_rows bounds any expert's
+// so the result is bitwise that of gemm_row_invariant per expert (a warp walks its expert's rows
+// kRows at a time; the grid does not depend on them). max_rows bounds any expert's
 // rows (the tokens T: an expert serves a token once); the grid has touched_slots(max_rows, k,
 // experts) slots.
 struct GroupedGemm {

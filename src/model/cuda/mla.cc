@@ -2,7 +2,8 @@
 // q (LoRA or plain) -> KV rows [kv_a_layernorm(c) | rope(k_pe)] into the pool -> q rows
 // [q_nope @ W_UK[h] | rope(q_pe)] -> attention through the dispatcher per the pass's plan (blocks
 // of at most 32 queries, ../gpu_plan.h) -> o[h] @ W_UV[h]^T -> o_proj. Rows may belong to several
-// requests: RoPE reads each row's position, the KV write each row's slot.
+// requests: RoPE reads each row's position, the KV write each row's slot. In three parts (the
+// runtime's graph segments end and start at attention): mla_in, mla_attention, mla_out.
 #include "../gpu_plan.h"
 #include "mlaspec/attention/verify.h"
 #include "mlaspec/kvcache/writer.h"
@@ -31,11 +32,10 @@ Status Runtime::per_head(const void* x, int64_t x_row, const uint16_t* w, int64_
   return gemm(g);
 }
 
-Status Runtime::mla(int layer, int64_t T, kv::KvPool& pool, attn::Dispatcher& dispatcher,
-                    const std::vector<int32_t>& slots, const AttentionBlockPlan& plan) {
+Status Runtime::mla_in(int layer, const Pass& p) {
   const DLayer& d = layers_[static_cast<size_t>(layer)];
-  const int64_t H = c_.num_attention_heads, nope = c_.qk_nope_head_dim;
-  const int64_t latent = c_.kv_lora_rank, row = latent + c_.qk_rope_head_dim, v = c_.v_head_dim;
+  const int64_t T = p.T, H = c_.num_attention_heads, nope = c_.qk_nope_head_dim;
+  const int64_t latent = c_.kv_lora_rank, row = latent + c_.qk_rope_head_dim;
   const uint16_t* hb = at<uint16_t>(hb_);
 
   // Phases (MLASPEC_PROFILE): each begin() closes the one before.
@@ -46,39 +46,46 @@ Status Runtime::mla(int layer, int64_t T, kv::KvPool& pool, attn::Dispatcher& di
     MLASPEC_RETURN_IF_ERROR(linear(hb, T, d.q_a_proj, at<float>(qa_), GemmType::kF32));
     MLASPEC_RETURN_IF_ERROR(rms_norm(at<float>(qa_), c_.q_lora_rank, T, c_.q_lora_rank,
                                      d.q_a_norm.ptr(), kLatentNormEps, nullptr, 0,
-                                     at<uint16_t>(qab_), c_.q_lora_rank, nullptr));
+                                     at<uint16_t>(qab_), c_.q_lora_rank, stream_));
     MLASPEC_RETURN_IF_ERROR(
         linear(at<uint16_t>(qab_), T, d.q_b_proj, at<float>(q_), GemmType::kF32));
   } else {
     MLASPEC_RETURN_IF_ERROR(linear(hb, T, d.q_proj, at<float>(q_), GemmType::kF32));
   }
 
-  // KV rows [kv_a_layernorm(c) | rope(k_pe)] -> the pool.
+  // KV rows [kv_a_layernorm(c) | rope(k_pe)] -> the pool (the slots were checked for the pass).
   MLASPEC_RETURN_IF_ERROR(linear(hb, T, d.kv_a_proj, at<float>(ckv_), GemmType::kF32));
   MLASPEC_RETURN_IF_ERROR(rms_norm(at<float>(ckv_), row, T, latent, d.kv_a_norm.ptr(),
-                                   kLatentNormEps, at<float>(ckv_), row, nullptr, 0, nullptr));
-  MLASPEC_RETURN_IF_ERROR(kv_rows(at<float>(ckv_), T, latent, at<int32_t>(positions_), rope_,
-                                  at<uint16_t>(kvr_), nullptr));
+                                   kLatentNormEps, at<float>(ckv_), row, nullptr, 0, stream_));
+  MLASPEC_RETURN_IF_ERROR(
+      kv_rows(at<float>(ckv_), T, latent, p.positions, rope_, at<uint16_t>(kvr_), stream_));
   phases_.begin_if_on("kv write");
   kv::WriteOptions wo;
-  wo.slots_host = TensorView(const_cast<int32_t*>(slots.data()), DType::kI32, {T});
+  wo.stream = stream_;
   MLASPEC_RETURN_IF_ERROR(
-      kv::write_rows(pool, layer, TensorView(slots_.data(), DType::kI32, {T}, Device::kCUDA),
+      kv::write_rows(*p.pool, layer,
+                     TensorView(const_cast<int32_t*>(p.slots), DType::kI32, {T}, Device::kCUDA),
                      TensorView(kvr_.data(), DType::kBF16, {T, row}, Device::kCUDA), wo)
           .with_context("layer " + str(layer)));
 
   // Absorbed q rows: [q_nope @ W_UK[h] | rope(q_pe)].
   phases_.begin_if_on("q absorb");
-  MLASPEC_RETURN_IF_ERROR(split_q(at<float>(q_), T, H, nope, latent, at<int32_t>(positions_), rope_,
-                                  at<uint16_t>(qn_), at<uint16_t>(qatt_), nullptr));
-  MLASPEC_RETURN_IF_ERROR(
-      per_head(qn_.data(), nope, d.w_uk_t.ptr(), latent, nope, qatt_.data(), row, T));
+  MLASPEC_RETURN_IF_ERROR(split_q(at<float>(q_), T, H, nope, latent, p.positions, rope_,
+                                  at<uint16_t>(qn_), at<uint16_t>(qatt_), stream_));
+  return per_head(qn_.data(), nope, d.w_uk_t.ptr(), latent, nope, qatt_.data(), row, T);
+}
 
-  // Attention per the pass's plan (gpu_plan.h; its tables are on the device already).
+Status Runtime::mla_attention(int layer, kv::KvPool& pool, attn::Dispatcher& dispatcher,
+                              const AttentionBlockPlan& plan, const int32_t* table,
+                              const int32_t* seq_lens) {
+  const int64_t H = c_.num_attention_heads;
+  const int64_t latent = c_.kv_lora_rank, row = latent + c_.qk_rope_head_dim;
+  const PhaseEnd phase_end(phases_);
   phases_.begin_if_on("attention");
   const int64_t used_pages = plan.pages;
   attn::VerifyOptions vo;
   vo.deterministic = true;
+  vo.stream = stream_;
   for (const AttentionBlockCall& call : plan.calls) {
     const int64_t B = call.batch, q_len = call.q_len, b0 = call.first_block;
     const int64_t t0 = call.first_token;
@@ -86,9 +93,10 @@ Status Runtime::mla(int layer, int64_t T, kv::KvPool& pool, attn::Dispatcher& di
     args.q = TensorView(at<uint16_t>(qatt_, t0 * H * row), DType::kBF16, {B, q_len, H, row},
                         Device::kCUDA);
     args.kv = pool.layer_view(layer);
-    args.block_table = TensorView(at<int32_t>(table_, b0 * used_pages), DType::kI32,
+    args.block_table = TensorView(const_cast<int32_t*>(table) + b0 * used_pages, DType::kI32,
                                   {B, used_pages}, Device::kCUDA);
-    args.seq_lens = TensorView(at<int32_t>(seq_lens_, b0), DType::kI32, {B}, Device::kCUDA);
+    args.seq_lens =
+        TensorView(const_cast<int32_t*>(seq_lens) + b0, DType::kI32, {B}, Device::kCUDA);
     args.block_table_host =
         TensorView(const_cast<int32_t*>(plan.block_table.data()) + b0 * used_pages, DType::kI32,
                    {B, used_pages});
@@ -100,8 +108,14 @@ Status Runtime::mla(int layer, int64_t T, kv::KvPool& pool, attn::Dispatcher& di
     args.lse = TensorView(at<float>(lse_, t0 * H), DType::kF32, {B, q_len, H}, Device::kCUDA);
     MLASPEC_RETURN_IF_ERROR(dispatcher.run(args, vo).with_context("layer " + str(layer)));
   }
+  return Status::Ok();
+}
 
+Status Runtime::mla_out(int layer, int64_t T) {
   // o[h] @ W_UV[h]^T per head, then o_proj.
+  const DLayer& d = layers_[static_cast<size_t>(layer)];
+  const int64_t latent = c_.kv_lora_rank, v = c_.v_head_dim;
+  const PhaseEnd phase_end(phases_);
   phases_.begin_if_on("mla out proj");
   MLASPEC_RETURN_IF_ERROR(
       per_head(o_.data(), latent, d.w_uv.ptr(), v, latent, heads_.data(), v, T));

@@ -14,7 +14,7 @@ namespace mlaspec::model::gpu {
 
 Status Runtime::mlp(const DMlp& m, const uint16_t* x, int64_t T, float* out) {
   MLASPEC_RETURN_IF_ERROR(linear(x, T, m.gate_up, at<float>(gu_), GemmType::kF32));
-  MLASPEC_RETURN_IF_ERROR(silu_mul(at<float>(gu_), T, m.inter, at<uint16_t>(act_), nullptr));
+  MLASPEC_RETURN_IF_ERROR(silu_mul(at<float>(gu_), T, m.inter, at<uint16_t>(act_), stream_));
   return linear(at<uint16_t>(act_), T, m.down, out, GemmType::kF32);
 }
 
@@ -49,12 +49,12 @@ Status Runtime::moe(int layer, int64_t T) {
   ra.routed_scaling_factor = static_cast<float>(c_.routed_scaling_factor);
   ra.bias = d.router_bias.size > 0 ? d.router_bias.ptr() : nullptr;
   MLASPEC_RETURN_IF_ERROR(
-      route(at<float>(router_logits_), T, ra, at<int32_t>(chosen_), at<float>(rweights_), nullptr));
+      route(at<float>(router_logits_), T, ra, at<int32_t>(chosen_), at<float>(rweights_), stream_));
   const bool grouped = deterministic_ || T <= kGroupedMoeMaxTokens;
   MLASPEC_RETURN_IF_ERROR(plan_moe(at<int32_t>(chosen_), at<float>(rweights_), T, k, E,
                                    at<int32_t>(gidx_), at<int32_t>(begin_), at<int32_t>(cpos_),
                                    at<float>(cw_), at<int32_t>(row_of_),
-                                   grouped ? at<int32_t>(touched_) : nullptr, nullptr));
+                                   grouped ? at<int32_t>(touched_) : nullptr, stream_));
   // The shared experts first: on the host-launched path the GPU runs them while the host waits
   // for the counts below.
   const float* shared = nullptr;
@@ -66,7 +66,7 @@ Status Runtime::moe(int layer, int64_t T) {
   phases_.begin_if_on("moe experts");
   const int64_t N = T * k;  // routed rows: each token's k experts
   MLASPEC_RETURN_IF_ERROR(
-      gather_rows(at<uint16_t>(hb_), at<int32_t>(gidx_), N, hidden, at<uint16_t>(xs_), nullptr));
+      gather_rows(at<uint16_t>(hb_), at<int32_t>(gidx_), N, hidden, at<uint16_t>(xs_), stream_));
   if (grouped) {
     // Every touched expert at once, counts and pointers read on the device.
     const int64_t inter = c_.moe_intermediate_size;
@@ -81,22 +81,23 @@ Status Runtime::moe(int layer, int64_t T) {
     g.K = hidden;
     g.k = k;
     g.experts = E;
-    MLASPEC_RETURN_IF_ERROR(gemm_grouped_row_invariant(g, nullptr));
-    MLASPEC_RETURN_IF_ERROR(silu_mul(at<float>(gu_), N, inter, at<uint16_t>(act_), nullptr));
+    MLASPEC_RETURN_IF_ERROR(gemm_grouped_row_invariant(g, stream_));
+    MLASPEC_RETURN_IF_ERROR(silu_mul(at<float>(gu_), N, inter, at<uint16_t>(act_), stream_));
     g.x = at<uint16_t>(act_);
     g.w = static_cast<const uint16_t* const*>(d.expert_down.data());
     g.y = ys_.data();
     g.N = hidden;
     g.K = inter;
-    MLASPEC_RETURN_IF_ERROR(gemm_grouped_row_invariant(g, nullptr));
+    MLASPEC_RETURN_IF_ERROR(gemm_grouped_row_invariant(g, stream_));
   } else {
     // The expert GEMMs are launched from the host, which needs each expert's row count: the one
     // device -> host copy (and sync) of the layer, E + 1 int32.
     std::vector<int32_t> begin(static_cast<size_t>(E) + 1);
     MLASPEC_RETURN_IF_ERROR(
-        cuda_status(cudaMemcpy(begin.data(), begin_.data(), begin.size() * sizeof(int32_t),
-                               cudaMemcpyDeviceToHost),
+        cuda_status(cudaMemcpyAsync(begin.data(), begin_.data(), begin.size() * sizeof(int32_t),
+                                    cudaMemcpyDeviceToHost, stream_),
                     "expert row counts download"));
+    MLASPEC_RETURN_IF_ERROR(cuda_status(cudaStreamSynchronize(stream_), "expert row counts"));
     for (int e = 0; e < E; ++e) {
       const int64_t b = begin[static_cast<size_t>(e)];
       const int64_t n = begin[static_cast<size_t>(e) + 1] - b;
@@ -107,7 +108,7 @@ Status Runtime::moe(int layer, int64_t T) {
   }
   phases_.begin_if_on("moe combine");
   return moe_combine(at<float>(ys_), at<int32_t>(cpos_), at<float>(cw_), k, shared, T, hidden,
-                     at<float>(delta_), nullptr);
+                     at<float>(delta_), stream_);
 }
 
 }  // namespace mlaspec::model::gpu

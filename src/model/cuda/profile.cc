@@ -48,13 +48,13 @@ void PhaseTimer::begin(const char* name) {
   open_ = name;
   open_event_ = event();
   open_host_ = host_ms();
-  if (open_event_ != nullptr) cudaEventRecord(open_event_);
+  if (open_event_ != nullptr) cudaEventRecord(open_event_, stream_);
 }
 
 void PhaseTimer::end() {
   if (open_ == nullptr) return;
   cudaEvent_t b = event();
-  if (b != nullptr) cudaEventRecord(b);
+  if (b != nullptr) cudaEventRecord(b, stream_);
   if (open_event_ != nullptr && b != nullptr) {
     pending_.push_back({open_, open_event_, b, host_ms() - open_host_});
   }
@@ -96,7 +96,16 @@ std::string PhaseTimer::report() const {
 
 Runtime::~Runtime() {
   if (phases_.on()) std::fputs(phases_.report().c_str(), stderr);
+  graphs_.clear();
   if (blas_ != nullptr) cublasDestroy(blas_);
+  if (uploaded_ != nullptr) cudaEventDestroy(uploaded_);
+  if (stream_ != nullptr) cudaStreamDestroy(stream_);
+}
+
+Runtime::Graphs::~Graphs() {
+  for (cudaGraphExec_t e : exec) {
+    if (e != nullptr) cudaGraphExecDestroy(e);
+  }
 }
 
 }  // namespace mlaspec::model::gpu

@@ -11,7 +11,10 @@
 //   -> final norm -> gather of the rows whose logits are asked for -> lm_head
 // Every step but attention treats rows independently; attention runs per request through the
 // plan of ../gpu_plan.h (blocks of at most 32 queries; consecutive blocks of equal q_len share a
-// call), with positions, KV slots, block tables and seq_lens uploaded once per pass.
+// call), with tokens, positions, KV slots, logit rows, block tables and seq_lens uploaded in one
+// copy per pass, and the logits and captured hidden states downloaded in one copy each. Everything
+// runs on the runtime's stream; passes of at most kCudaGraphMaxTokens rows replay the work
+// between attention calls from CUDA graphs ("CUDA graphs" below).
 // GEMMs: cuBLAS (bf16 in, f32 accumulate) by default; the row-invariant kernel (kernels.h) in
 // deterministic mode and for the MoE router, which runs in f32 as transformers' does. The residual
 // stream, norms, RoPE and the router's inputs stay f32; every GEMM input is bf16. In deterministic
@@ -25,6 +28,10 @@
 // allocated, so an element a kernel failed to write shows as NaN downstream (the tests check that
 // every returned value is finite).
 #include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "mlaspec/core/log.h"
 
 #include "../gpu_plan.h"
 #include "runtime_impl.h"
@@ -33,7 +40,11 @@ namespace mlaspec::model::gpu {
 
 Status gemm(cublasHandle_t blas, bool deterministic, const RowInvariantGemm& g) {
   if (g.T == 0 || g.N == 0) return Status::Ok();
-  if (deterministic || g.w_type == GemmType::kF32) return gemm_row_invariant(g, nullptr);
+  if (deterministic || g.w_type == GemmType::kF32) {
+    cudaStream_t stream = nullptr;  // the handle's stream: the kernel runs where cuBLAS would
+    MLASPEC_RETURN_IF_ERROR(cublas_status(cublasGetStream(blas, &stream), "cublasGetStream"));
+    return gemm_row_invariant(g, stream);
+  }
   const float alpha = 1.0f, beta = 0.0f;
   return cublas_status(
       cublasGemmStridedBatchedEx(
@@ -105,7 +116,7 @@ Status Runtime::run_batch(std::span<const ForwardRequest> batch, kv::KvPool& poo
     fused_tokens += n;
   }
   MLASPEC_RETURN_IF_ERROR(flush());
-  MLASPEC_RETURN_IF_ERROR(cuda_status(cudaDeviceSynchronize(), "forward"));
+  MLASPEC_RETURN_IF_ERROR(cuda_status(cudaStreamSynchronize(stream_), "forward"));
   if (phases_.on()) phases_.resolve();
   return Status::Ok();
 }
@@ -121,8 +132,7 @@ Status Runtime::run_pieces(std::span<const ForwardRequest> batch, std::span<cons
   // the attention plan; the rows whose logits are asked for.
   std::vector<int32_t> tokens, positions, slots, logit_src;
   std::vector<AttentionPiece> attention;
-  // Each piece's logit rows are consecutive in the gathered rows and in its request's output:
-  // one download per piece, straight into the output.
+  // Each piece's logit rows are consecutive in the gathered rows and in its request's output.
   struct LogitRun {
     size_t request;
     int64_t dst, rows;
@@ -147,37 +157,198 @@ Status Runtime::run_pieces(std::span<const ForwardRequest> batch, std::span<cons
     for (int64_t i = 0; i < lrows; ++i) logit_src.push_back(static_cast<int32_t>(row0 + lrow0 + i));
     if (lrows > 0) logit_runs.push_back({p.request, dst, lrows});
   }
+  // Every slot lies in the pool (the captured KV writes do not check them on the host).
+  for (size_t i = 0; i < slots.size(); ++i) {
+    if (slots[i] < 0 || slots[i] >= pool.num_slots()) {
+      return out_of_range("KV slot " + str(slots[i]) + " of row " + str(static_cast<int64_t>(i)) +
+                          " is outside the pool's [0, " + str(pool.num_slots()) + ")");
+    }
+  }
   const int64_t T = static_cast<int64_t>(tokens.size());
+  const int64_t rows = static_cast<int64_t>(logit_src.size());
+  const int64_t captures = static_cast<int64_t>(options.capture_layers.size());
   const PhaseEnd phase_end(phases_);
   phases_.begin_if_on("uploads, embed");
   const AttentionBlockPlan plan = plan_attention_batch(attention, page_size, kAttentionBlock);
   MLASPEC_RETURN_IF_ERROR(reserve(T, max_pages));
-  const auto upload_ints = [](Buffer& b, const std::vector<int32_t>& v, const char* what) {
-    Status st = ensure(b, std::max<size_t>(v.size(), 1) * sizeof(int32_t));
-    if (!st.ok()) return st;
-    return cuda_status(
-        cudaMemcpy(b.data(), v.data(), v.size() * sizeof(int32_t), cudaMemcpyHostToDevice), what);
-  };
-  MLASPEC_RETURN_IF_ERROR(upload_ints(tokens_, tokens, "token upload"));
-  MLASPEC_RETURN_IF_ERROR(upload_ints(positions_, positions, "position upload"));
-  MLASPEC_RETURN_IF_ERROR(upload_ints(slots_, slots, "slot upload"));
-  MLASPEC_RETURN_IF_ERROR(upload_ints(table_, plan.block_table, "block table upload"));
-  MLASPEC_RETURN_IF_ERROR(upload_ints(seq_lens_, plan.seq_lens, "seq_lens upload"));
-  MLASPEC_RETURN_IF_ERROR(upload_ints(logit_idx_, logit_src, "logit rows upload"));
+  MLASPEC_RETURN_IF_ERROR(grow(
+      hidden_, static_cast<size_t>(std::max<int64_t>(1, captures * T * hidden)) * sizeof(float)));
 
-  float* x = at<float>(x_);
-  MLASPEC_RETURN_IF_ERROR(embed(embed_.ptr(), at<int32_t>(tokens_), T, hidden, x, nullptr));
+  // One upload: tokens, positions, slots, logit rows, seq_lens, block table. The staging buffer is
+  // reused once the previous pass's copy has left it.
+  const int64_t n_ints = 3 * T + rows + static_cast<int64_t>(plan.seq_lens.size()) +
+                         static_cast<int64_t>(plan.block_table.size());
+  MLASPEC_RETURN_IF_ERROR(grow(ints_, static_cast<size_t>(n_ints) * sizeof(int32_t)));
+  MLASPEC_RETURN_IF_ERROR(cuda_status(cudaEventSynchronize(uploaded_), "upload staging"));
+  MLASPEC_RETURN_IF_ERROR(host_ints_.reserve(static_cast<size_t>(n_ints) * sizeof(int32_t)));
+  int32_t* h = host_ints_.as<int32_t>();
+  const std::vector<int32_t>* parts[] = {&tokens,    &positions,     &slots,
+                                         &logit_src, &plan.seq_lens, &plan.block_table};
+  for (const std::vector<int32_t>* v : parts) {
+    h = std::copy(v->begin(), v->end(), h);
+  }
+  MLASPEC_RETURN_IF_ERROR(cuda_status(cudaMemcpyAsync(ints_.data(), host_ints_.as<int32_t>(),
+                                                      static_cast<size_t>(n_ints) * sizeof(int32_t),
+                                                      cudaMemcpyHostToDevice, stream_),
+                                      "pass inputs upload"));
+  MLASPEC_RETURN_IF_ERROR(cuda_status(cudaEventRecord(uploaded_, stream_), "cudaEventRecord"));
+  const int32_t* d = at<int32_t>(ints_);
+  Pass pass;
+  pass.T = T;
+  pass.rows = rows;
+  pass.tokens = d;
+  pass.positions = d + T;
+  pass.slots = d + 2 * T;
+  pass.logit_idx = d + 3 * T;
+  pass.pool = &pool;
+  pass.capture_layers = options.capture_layers;
+  const int32_t* seq_lens = d + 3 * T + rows;
+  const int32_t* table = seq_lens + plan.seq_lens.size();
+
+  // The segments between attention calls: from graphs for decode and verify passes (the MoE's
+  // grouped path keeps them free of host round trips), else eagerly.
+  static_assert(kCudaGraphMaxTokens <= kGroupedMoeMaxTokens);
+  Graphs* graphs = nullptr;
+  if (options.cuda_graphs && graphs_on_ && !phases_.on() && T <= kCudaGraphMaxTokens) {
+    if (graphs_generation_ != scratch_generation_) {
+      clear_graphs();  // the scratch moved: every graph holds old addresses
+      graphs_generation_ = scratch_generation_;
+    }
+    const std::string key = graph_key(pass);
+    auto it = graphs_.find(key);
+    if (it == graphs_.end()) {
+      constexpr size_t kMaxShapes = 64;  // pass shapes kept; beyond, start over
+      if (graphs_.size() >= kMaxShapes) clear_graphs();
+      auto g = std::make_unique<Graphs>();
+      g->exec.assign(static_cast<size_t>(c_.num_hidden_layers) + 1, nullptr);
+      it = graphs_.emplace(key, std::move(g)).first;
+    }
+    graphs = it->second.get();
+  }
+  ++(graphs != nullptr ? graph_stats_.graph_passes : graph_stats_.eager_passes);
+  const int L = c_.num_hidden_layers;
+  for (int s = 0; s <= L; ++s) {
+    MLASPEC_RETURN_IF_ERROR(run_segment(s, pass, graphs));
+    if (s < L) {
+      MLASPEC_RETURN_IF_ERROR(mla_attention(s, pool, dispatcher, plan, table, seq_lens));
+    }
+  }
+
+  // Downloads: the logit rows and the captured layers, one copy each, then into the outputs.
+  if (rows == 0 && captures == 0) return Status::Ok();
+  phases_.begin_if_on("downloads");
+  const int64_t n_logits = rows * vocab, n_hidden = captures * T * hidden;
+  MLASPEC_RETURN_IF_ERROR(
+      host_out_.reserve(static_cast<size_t>(n_logits + n_hidden) * sizeof(float)));
+  float* hl = host_out_.as<float>();
+  float* hh = hl + n_logits;
+  if (n_logits > 0) {
+    MLASPEC_RETURN_IF_ERROR(cuda_status(
+        cudaMemcpyAsync(hl, logits_.data(), static_cast<size_t>(n_logits) * sizeof(float),
+                        cudaMemcpyDeviceToHost, stream_),
+        "logits download"));
+  }
+  if (n_hidden > 0) {
+    MLASPEC_RETURN_IF_ERROR(cuda_status(
+        cudaMemcpyAsync(hh, hidden_.data(), static_cast<size_t>(n_hidden) * sizeof(float),
+                        cudaMemcpyDeviceToHost, stream_),
+        "hidden state download"));
+  }
+  MLASPEC_RETURN_IF_ERROR(cuda_status(cudaStreamSynchronize(stream_), "forward pass"));
+  int64_t src = 0;
+  for (const LogitRun& r : logit_runs) {
+    std::copy_n(hl + src * vocab, r.rows * vocab, out[r.request].logits.data() + r.dst * vocab);
+    src += r.rows;
+  }
+  for (int64_t k = 0; k < captures; ++k) {
+    int64_t row0 = 0;
+    for (const Piece& p : pieces) {
+      std::copy_n(hh + (k * T + row0) * hidden, p.T * hidden,
+                  out[p.request].hidden[static_cast<size_t>(k)].data() + p.begin * hidden);
+      row0 += p.T;
+    }
+  }
+  return Status::Ok();
+}
+
+// ---- CUDA graphs ----
+//
+// A pass's work outside attention depends only on its shape: the rows T, the logit rows, the
+// captured layers, the mode and the pool (whose layer addresses and fp8 scales the KV writes
+// hold); its inputs (tokens, positions, slots, logit rows) sit at fixed offsets of ints_. So each
+// shape's L + 1 segments are captured once, from the stream, and replayed with the new inputs.
+// Attention stays eager between them: its split plan is made on the host from the seq_lens, which
+// change every step (vLLM's piecewise graphs make the same cut). A capture that fails turns graphs
+// off for the runtime with a warning and the pass goes on eagerly; a reallocated scratch buffer
+// drops every graph.
+
+std::string Runtime::graph_key(const Pass& p) const {
+  std::string k = str(p.T) + "/" + str(p.rows) + (deterministic_ ? "/det/" : "/def/");
+  for (int l : p.capture_layers) k += str(l) + ",";
+  const kv::KvPool& pool = *p.pool;
+  k += "/" + str(static_cast<int64_t>(reinterpret_cast<uintptr_t>(pool.buffer().data()))) + "/" +
+       str(pool.num_slots()) + "/" + str(pool.page_size()) + "/" +
+       str(static_cast<int64_t>(pool.dtype()));
+  if (pool.dtype() != DType::kBF16) {
+    for (int l = 0; l < pool.num_layers(); ++l) {
+      const float scale = pool.layer_scale(l);
+      uint32_t bits = 0;
+      std::memcpy(&bits, &scale, sizeof(bits));
+      k += "," + str(bits);
+    }
+  }
+  return k;
+}
+
+void Runtime::clear_graphs() {
+  graphs_.clear();
+}
+
+Status Runtime::run_segment(int s, const Pass& p, Graphs* g) {
+  if (g == nullptr) return segment(s, p);
+  cudaGraphExec_t& exec = g->exec[static_cast<size_t>(s)];
+  if (exec == nullptr) {
+    MLASPEC_RETURN_IF_ERROR(cuda_status(
+        cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal), "begin capture"));
+    const Status st = segment(s, p);
+    cudaGraph_t graph = nullptr;
+    const cudaError_t ended = cudaStreamEndCapture(stream_, &graph);
+    cudaError_t made = ended;
+    if (st.ok() && ended == cudaSuccess) made = cudaGraphInstantiate(&exec, graph, 0);
+    if (graph != nullptr) cudaGraphDestroy(graph);
+    if (!st.ok() || made != cudaSuccess) {
+      cudaGetLastError();  // a failed capture leaves no sticky error; clear the last one
+      exec = nullptr;
+      graphs_on_ = false;
+      clear_graphs();
+      log_warn("CUDA graphs off for this model: capturing segment " + str(s) + " of a " + str(p.T) +
+               "-row pass failed (" +
+               (st.ok() ? std::string(cudaGetErrorString(made)) : st.message()) +
+               "); running eagerly");
+      return segment(s, p);
+    }
+    ++graph_stats_.captured;
+  }
+  ++graph_stats_.replayed;
+  return cuda_status(cudaGraphLaunch(exec, stream_), "cudaGraphLaunch");
+}
+
+Status Runtime::segment(int s, const Pass& p) {
+  const int64_t hidden = c_.hidden_size, T = p.T;
   const float eps = static_cast<float>(c_.rms_norm_eps);
-  for (int l = 0; l < c_.num_hidden_layers; ++l) {
+  float* x = at<float>(x_);
+  const PhaseEnd phase_end(phases_);
+  if (s == 0) {
+    MLASPEC_RETURN_IF_ERROR(embed(embed_.ptr(), p.tokens, T, hidden, x, stream_));
+  } else {
+    // The rest of layer s - 1: MLA's output, the MLP / MoE, the residual adds.
+    const int l = s - 1;
     const DLayer& d = layers_[static_cast<size_t>(l)];
+    MLASPEC_RETURN_IF_ERROR(mla_out(l, T));
     phases_.begin_if_on("norms, adds");
-    MLASPEC_RETURN_IF_ERROR(rms_norm(x, hidden, T, hidden, d.input_norm.ptr(), eps, nullptr, 0,
-                                     at<uint16_t>(hb_), hidden, nullptr));
-    MLASPEC_RETURN_IF_ERROR(mla(l, T, pool, dispatcher, slots, plan));
-    phases_.begin_if_on("norms, adds");
-    MLASPEC_RETURN_IF_ERROR(add_inplace(x, at<float>(delta_), T * hidden, nullptr));
+    MLASPEC_RETURN_IF_ERROR(add_inplace(x, at<float>(delta_), T * hidden, stream_));
     MLASPEC_RETURN_IF_ERROR(rms_norm(x, hidden, T, hidden, d.post_norm.ptr(), eps, at<float>(hf_),
-                                     hidden, at<uint16_t>(hb_), hidden, nullptr));
+                                     hidden, at<uint16_t>(hb_), hidden, stream_));
     if (d.is_moe) {
       MLASPEC_RETURN_IF_ERROR(moe(l, T));
     } else {
@@ -185,40 +356,33 @@ Status Runtime::run_pieces(std::span<const ForwardRequest> batch, std::span<cons
       MLASPEC_RETURN_IF_ERROR(mlp(d.mlp, at<uint16_t>(hb_), T, at<float>(delta_)));
     }
     phases_.begin_if_on("norms, adds");
-    MLASPEC_RETURN_IF_ERROR(add_inplace(x, at<float>(delta_), T * hidden, nullptr));
-    for (size_t k = 0; k < options.capture_layers.size(); ++k) {
-      if (options.capture_layers[k] != l) continue;
-      phases_.begin_if_on("hidden download");
-      int64_t row0 = 0;
-      for (const Piece& p : pieces) {  // straight into each request's output
-        MLASPEC_RETURN_IF_ERROR(cuda_status(
-            cudaMemcpy(out[p.request].hidden[k].data() + p.begin * hidden, x + row0 * hidden,
-                       static_cast<size_t>(p.T * hidden) * sizeof(float), cudaMemcpyDeviceToHost),
-            "hidden state download"));
-        row0 += p.T;
-      }
+    MLASPEC_RETURN_IF_ERROR(add_inplace(x, at<float>(delta_), T * hidden, stream_));
+    for (size_t k = 0; k < p.capture_layers.size(); ++k) {
+      if (p.capture_layers[k] != l) continue;
+      MLASPEC_RETURN_IF_ERROR(
+          cuda_status(cudaMemcpyAsync(at<float>(hidden_, static_cast<int64_t>(k) * T * hidden), x,
+                                      static_cast<size_t>(T * hidden) * sizeof(float),
+                                      cudaMemcpyDeviceToDevice, stream_),
+                      "hidden state copy"));
     }
   }
-
+  if (s < c_.num_hidden_layers) {
+    // Layer s up to its attention.
+    const DLayer& d = layers_[static_cast<size_t>(s)];
+    phases_.begin_if_on("norms, adds");
+    MLASPEC_RETURN_IF_ERROR(rms_norm(x, hidden, T, hidden, d.input_norm.ptr(), eps, nullptr, 0,
+                                     at<uint16_t>(hb_), hidden, stream_));
+    return mla_in(s, p);
+  }
   // The final norm of every row, then the lm_head over the rows asked for, gathered.
-  const int64_t rows = static_cast<int64_t>(logit_src.size());
-  if (rows == 0) return Status::Ok();
+  if (p.rows == 0) return Status::Ok();
   phases_.begin_if_on("lm_head");
   MLASPEC_RETURN_IF_ERROR(rms_norm(x, hidden, T, hidden, norm_.ptr(), eps, nullptr, 0,
-                                   at<uint16_t>(hb_), hidden, nullptr));
-  MLASPEC_RETURN_IF_ERROR(gather_rows(at<uint16_t>(hb_), at<int32_t>(logit_idx_), rows, hidden,
-                                      at<uint16_t>(xs_), nullptr));
+                                   at<uint16_t>(hb_), hidden, stream_));
+  MLASPEC_RETURN_IF_ERROR(
+      gather_rows(at<uint16_t>(hb_), p.logit_idx, p.rows, hidden, at<uint16_t>(xs_), stream_));
   const DMat& head = head_.empty() ? embed_ : head_;
-  MLASPEC_RETURN_IF_ERROR(linear(at<uint16_t>(xs_), rows, head, logits_.data(), GemmType::kF32));
-  int64_t src = 0;
-  for (const LogitRun& r : logit_runs) {
-    MLASPEC_RETURN_IF_ERROR(cuda_status(
-        cudaMemcpy(out[r.request].logits.data() + r.dst * vocab, at<float>(logits_, src * vocab),
-                   static_cast<size_t>(r.rows * vocab) * sizeof(float), cudaMemcpyDeviceToHost),
-        "logits download"));
-    src += r.rows;
-  }
-  return Status::Ok();
+  return linear(at<uint16_t>(xs_), p.rows, head, logits_.data(), GemmType::kF32);
 }
 
 Result<int64_t> CudaRuntime::available_bytes() {

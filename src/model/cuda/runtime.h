@@ -14,6 +14,8 @@
 
 namespace mlaspec::model::gpu {
 
+using GraphStats = CudaGraphStats;
+
 class CudaRuntime {
  public:
   virtual ~CudaRuntime() = default;
@@ -31,6 +33,8 @@ class CudaRuntime {
   // Model::set_phase_profiling / phase_report.
   virtual void set_phase_profiling(bool on) = 0;
   virtual std::string phase_report(bool reset) = 0;
+  // Model::cuda_graph_stats.
+  virtual GraphStats graph_stats() const = 0;
 };
 
 }  // namespace mlaspec::model::gpu

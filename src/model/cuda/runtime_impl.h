@@ -6,6 +6,9 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <map>
+#include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -19,11 +22,12 @@ namespace mlaspec::model::gpu {
 inline constexpr float kLatentNormEps = 1e-6f;
 // The CUDA verify kernels' q_len limit (attention/cuda/traits.h CommonTraits::kMaxQLen).
 inline constexpr int64_t kAttentionBlock = 32;
-// MoE layers of calls of at most this many tokens (decode steps, verify blocks) run their routed
-// experts through the grouped row-invariant GEMM (kernels.h), with no host round trip; longer
-// chunks launch cuBLAS GEMMs per touched expert after copying the experts' row counts to the host.
-// Deterministic mode always takes the grouped path (bitwise the per-expert row-invariant GEMMs).
-inline constexpr int64_t kGroupedMoeMaxTokens = 16;
+// MoE layers of calls of at most this many tokens (decode steps, verify blocks up to batch 16 x
+// q_len 8) run their routed experts through the grouped row-invariant GEMM (kernels.h), with no
+// host round trip (so CUDA graphs can hold them); longer chunks launch cuBLAS GEMMs per touched
+// expert after copying the experts' row counts to the host. Deterministic mode always takes the
+// grouped path (bitwise the per-expert row-invariant GEMMs).
+inline constexpr int64_t kGroupedMoeMaxTokens = 128;
 
 inline std::string str(int64_t v) {
   return std::to_string(v);
@@ -103,6 +107,7 @@ class PhaseTimer {
   PhaseTimer& operator=(const PhaseTimer&) = delete;
   bool on() const { return on_; }
   void set_on(bool on) { on_ = on; }
+  void set_stream(cudaStream_t s) { stream_ = s; }
   void reset() { totals_.clear(); }
   // Closes the open phase and opens `name` (phases do not nest). begin_if_on: a no-op when off.
   void begin(const char* name);
@@ -127,6 +132,7 @@ class PhaseTimer {
   };
   cudaEvent_t event();
   bool on_ = false;
+  cudaStream_t stream_ = nullptr;  // where the events are recorded
   std::vector<Mark> pending_;
   std::vector<cudaEvent_t> free_;
   const char* open_ = nullptr;
@@ -149,6 +155,29 @@ class PhaseEnd {
   PhaseTimer& t_;
 };
 
+// Page-locked host memory that grows as needed (the forward's uploads and downloads stage through
+// it: one copy each way per pass).
+class PinnedBuffer {
+ public:
+  PinnedBuffer() = default;
+  ~PinnedBuffer();
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+  Status reserve(size_t bytes);
+  template <typename T>
+  T* as() const {
+    return static_cast<T*>(data_);
+  }
+
+ private:
+  void* data_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+// Passes of at most this many rows replay their non-attention work from CUDA graphs (runtime.cc,
+// "CUDA graphs"); longer ones (prefill chunks) run eagerly.
+inline constexpr int64_t kCudaGraphMaxTokens = 128;
+
 class Runtime final : public CudaRuntime {
  public:
   Runtime(const ModelConfig& c, const ModelWeights& w) : c_(c), host_(w) {}
@@ -164,6 +193,7 @@ class Runtime final : public CudaRuntime {
     if (reset) phases_.reset();
     return r;
   }
+  GraphStats graph_stats() const override { return graph_stats_; }
 
  private:
   // T new tokens of request `request`, from its token `begin`: one part of a pass.
@@ -171,10 +201,32 @@ class Runtime final : public CudaRuntime {
     size_t request = 0;
     int64_t begin = 0, T = 0;
   };
+  // What one pass's segments read besides the weights and scratch: its shape, the device copies
+  // of its tokens, positions, KV slots and logit rows (offsets into ints_ that depend on T and
+  // rows only), the pool and the captured layers.
+  struct Pass {
+    int64_t T = 0, rows = 0;
+    const int32_t *tokens = nullptr, *positions = nullptr, *slots = nullptr, *logit_idx = nullptr;
+    kv::KvPool* pool = nullptr;
+    std::span<const int> capture_layers;
+  };
+  // The captured segments of one pass shape (graph_key()): L + 1 executables, made on first use.
+  struct Graphs {
+    std::vector<cudaGraphExec_t> exec;
+    ~Graphs();
+  };
   // One pass over the pieces' tokens, laid out one after the other (runtime.cc).
   Status run_pieces(std::span<const ForwardRequest> batch, std::span<const Piece> pieces,
                     kv::KvPool& pool, const ForwardOptions& options, attn::Dispatcher& dispatcher,
                     std::span<RequestOutput> out);
+  // Segment s of a pass (s = 0 .. L): the work between two attention calls. Segment 0: embed and
+  // layer 0 up to its attention; segment s: the rest of layer s - 1 and layer s up to its
+  // attention; segment L: the rest of the last layer, the final norm and the lm_head.
+  Status segment(int s, const Pass& p);
+  // run segment s eagerly, or from g (capturing it on first use).
+  Status run_segment(int s, const Pass& p, Graphs* g);
+  std::string graph_key(const Pass& p) const;
+  void clear_graphs();
   Status gemm(const RowInvariantGemm& g);
   // y[T, W.rows] = x[T, W.cols] @ W^T (x bf16 packed).
   Status linear(const uint16_t* x, int64_t T, const DMat& w, void* y, GemmType y_type);
@@ -183,15 +235,24 @@ class Runtime final : public CudaRuntime {
   // x bf16 with x_row values per head, W bf16 [H][N, K], y with y_row values per head.
   Status per_head(const void* x, int64_t x_row, const uint16_t* w, int64_t N, int64_t K, void* y,
                   int64_t y_row, int64_t T);
-  // The pass's positions_, slots_, table_ and seq_lens_ are on the device; `slots` are the host's.
-  Status mla(int layer, int64_t T, kv::KvPool& pool, attn::Dispatcher& dispatcher,
-             const std::vector<int32_t>& slots, const AttentionBlockPlan& plan);
+  // MLA (mla.cc) in three parts: before attention (q, the KV rows into the pool, the absorbed q
+  // rows), attention through the dispatcher per the pass's plan (its tables in ints_), after it
+  // (W_UV, o_proj into delta_).
+  Status mla_in(int layer, const Pass& p);
+  Status mla_attention(int layer, kv::KvPool& pool, attn::Dispatcher& dispatcher,
+                       const AttentionBlockPlan& plan, const int32_t* table,
+                       const int32_t* seq_lens);
+  Status mla_out(int layer, int64_t T);
   Status moe(int layer, int64_t T);
   Status reserve(int64_t T, int64_t pages);
+  // ensure() that counts reallocations (graphs hold the old addresses).
+  Status grow(Buffer& b, size_t bytes);
 
   const ModelConfig& c_;
   const ModelWeights& host_;  // the host weights (uploaded by init())
   cublasHandle_t blas_ = nullptr;
+  cudaStream_t stream_ = nullptr;  // every kernel, copy and cuBLAS call of the forward
+  Buffer blas_workspace_;          // cuBLAS's, set explicitly (graph capture needs it fixed)
   bool deterministic_ = false;
   PhaseTimer phases_;
 
@@ -203,9 +264,22 @@ class Runtime final : public CudaRuntime {
 
   // Scratch (see reserve()).
   int64_t cap_T_ = 0, cap_pages_ = 0;
-  Buffer tokens_, positions_, logit_idx_, slots_, x_, hf_, hb_, delta_, shared_, qa_, qab_, q_,
-      ckv_, kvr_, qn_, qatt_, o_, lse_, heads_, gu_, act_, xs_, ys_, router_logits_, chosen_,
-      rweights_, row_of_, begin_, gidx_, cpos_, cw_, touched_, table_, seq_lens_, logits_;
+  Buffer x_, hf_, hb_, delta_, shared_, qa_, qab_, q_, ckv_, kvr_, qn_, qatt_, o_, lse_, heads_,
+      gu_, act_, xs_, ys_, router_logits_, chosen_, rweights_, row_of_, begin_, gidx_, cpos_, cw_,
+      touched_, logits_;
+  // The pass's int32 inputs, one upload: tokens [T], positions [T], slots [T], logit rows [rows],
+  // then the attention plan's seq_lens and block table.
+  Buffer ints_;
+  Buffer hidden_;  // captured layers' residual streams [captures, T, hidden], downloaded once
+  PinnedBuffer host_ints_, host_out_;
+  cudaEvent_t uploaded_ = nullptr;  // recorded after each upload from host_ints_
+
+  // CUDA graphs (runtime.cc): on unless MLASPEC_CUDA_GRAPHS=0 or a capture failed.
+  bool graphs_on_ = true;
+  uint64_t scratch_generation_ = 0;  // reallocations so far
+  uint64_t graphs_generation_ = 0;   // the generation the cached graphs were captured at
+  std::map<std::string, std::unique_ptr<Graphs>> graphs_;
+  GraphStats graph_stats_;
 };
 
 }  // namespace mlaspec::model::gpu

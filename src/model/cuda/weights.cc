@@ -1,6 +1,8 @@
 // The CUDA runtime's weights on the device (bf16, W_UK transposed per head, gate and up stacked)
 // and its scratch buffers.
 #include <algorithm>
+#include <cstdlib>
+#include <string>
 
 #include "mlaspec/core/dtype.h"
 #include "mlaspec/core/parallel.h"
@@ -86,8 +88,44 @@ Status open_device(const std::string& who, cublasHandle_t* blas) {
   return cublas_status(cublasCreate(blas), "cublasCreate");
 }
 
+PinnedBuffer::~PinnedBuffer() {
+  if (data_ != nullptr) cudaFreeHost(data_);
+}
+
+Status PinnedBuffer::reserve(size_t bytes) {
+  if (bytes <= bytes_ && data_ != nullptr) return Status::Ok();
+  if (data_ != nullptr) cudaFreeHost(data_);
+  data_ = nullptr;
+  bytes_ = 0;
+  const size_t n = std::max<size_t>(bytes + bytes / 2, 4096);  // room to grow
+  MLASPEC_RETURN_IF_ERROR(cuda_status(cudaMallocHost(&data_, n), "cudaMallocHost " + str(n)));
+  bytes_ = n;
+  return Status::Ok();
+}
+
+Status Runtime::grow(Buffer& b, size_t bytes) {
+  const void* before = b.data();
+  MLASPEC_RETURN_IF_ERROR(ensure(b, bytes));
+  if (b.data() != before) ++scratch_generation_;
+  return Status::Ok();
+}
+
 Status Runtime::init(const cpu::Rope& rope) {
   MLASPEC_RETURN_IF_ERROR(open_device("model", &blas_));
+  // One stream for the whole forward (a graph is captured from a stream other than the legacy
+  // default one); blocking, so it stays ordered with the default stream's work of other parts.
+  MLASPEC_RETURN_IF_ERROR(cuda_status(cudaStreamCreate(&stream_), "cudaStreamCreate"));
+  MLASPEC_RETURN_IF_ERROR(cublas_status(cublasSetStream(blas_, stream_), "cublasSetStream"));
+  // cublasSetStream resets the workspace to cuBLAS's pool; a fixed one keeps captured GEMMs valid.
+  constexpr size_t kBlasWorkspace = size_t{32} << 20;
+  MLASPEC_RETURN_IF_ERROR(ensure(blas_workspace_, kBlasWorkspace));
+  MLASPEC_RETURN_IF_ERROR(cublas_status(
+      cublasSetWorkspace(blas_, blas_workspace_.data(), kBlasWorkspace), "cublasSetWorkspace"));
+  phases_.set_stream(stream_);
+  MLASPEC_RETURN_IF_ERROR(
+      cuda_status(cudaEventCreateWithFlags(&uploaded_, cudaEventDisableTiming), "cudaEventCreate"));
+  const char* graphs_env = std::getenv("MLASPEC_CUDA_GRAPHS");
+  graphs_on_ = graphs_env == nullptr || std::string(graphs_env) != "0";
   MLASPEC_RETURN_IF_ERROR(upload_matrix(embed_, host_.embed_tokens));
   if (!host_.lm_head.empty()) MLASPEC_RETURN_IF_ERROR(upload_matrix(head_, host_.lm_head));
   MLASPEC_RETURN_IF_ERROR(upload_vec(norm_, host_.norm));
@@ -159,39 +197,37 @@ Status Runtime::reserve(int64_t T, int64_t pages) {
   cap_pages_ = std::max(cap_pages_, pages);
   const ScratchBytes s = scratch_bytes(c_, cap_T_, cap_pages_, kAttentionBlock);
   const auto sz = [](int64_t bytes) { return static_cast<size_t>(bytes); };
-  MLASPEC_RETURN_IF_ERROR(ensure(tokens_, sz(s.tokens)));
-  MLASPEC_RETURN_IF_ERROR(ensure(slots_, sz(s.slots)));
-  MLASPEC_RETURN_IF_ERROR(ensure(x_, sz(s.x)));
-  MLASPEC_RETURN_IF_ERROR(ensure(hf_, sz(s.hf)));
-  MLASPEC_RETURN_IF_ERROR(ensure(hb_, sz(s.hb)));
-  MLASPEC_RETURN_IF_ERROR(ensure(delta_, sz(s.delta)));
-  MLASPEC_RETURN_IF_ERROR(ensure(shared_, sz(s.shared)));
-  MLASPEC_RETURN_IF_ERROR(ensure(qa_, sz(s.qa)));
-  MLASPEC_RETURN_IF_ERROR(ensure(qab_, sz(s.qab)));
-  MLASPEC_RETURN_IF_ERROR(ensure(q_, sz(s.q)));
-  MLASPEC_RETURN_IF_ERROR(ensure(ckv_, sz(s.ckv)));
-  MLASPEC_RETURN_IF_ERROR(ensure(kvr_, sz(s.kvr)));
-  MLASPEC_RETURN_IF_ERROR(ensure(qn_, sz(s.qn)));
-  MLASPEC_RETURN_IF_ERROR(ensure(qatt_, sz(s.qatt)));
-  MLASPEC_RETURN_IF_ERROR(ensure(o_, sz(s.o)));
-  MLASPEC_RETURN_IF_ERROR(ensure(lse_, sz(s.lse)));
-  MLASPEC_RETURN_IF_ERROR(ensure(heads_, sz(s.heads)));
-  MLASPEC_RETURN_IF_ERROR(ensure(gu_, sz(s.gu)));
-  MLASPEC_RETURN_IF_ERROR(ensure(act_, sz(s.act)));
-  MLASPEC_RETURN_IF_ERROR(ensure(xs_, sz(s.xs)));
-  MLASPEC_RETURN_IF_ERROR(ensure(ys_, sz(s.ys)));
-  MLASPEC_RETURN_IF_ERROR(ensure(router_logits_, sz(s.router_logits)));
-  MLASPEC_RETURN_IF_ERROR(ensure(chosen_, sz(s.chosen)));
-  MLASPEC_RETURN_IF_ERROR(ensure(rweights_, sz(s.rweights)));
-  MLASPEC_RETURN_IF_ERROR(ensure(row_of_, sz(s.row_of)));
-  MLASPEC_RETURN_IF_ERROR(ensure(begin_, sz(s.begin)));
-  MLASPEC_RETURN_IF_ERROR(ensure(gidx_, sz(s.gidx)));
-  MLASPEC_RETURN_IF_ERROR(ensure(cpos_, sz(s.cpos)));
-  MLASPEC_RETURN_IF_ERROR(ensure(cw_, sz(s.cw)));
-  MLASPEC_RETURN_IF_ERROR(ensure(touched_, sz(s.touched)));
-  MLASPEC_RETURN_IF_ERROR(ensure(table_, sz(s.table)));
-  MLASPEC_RETURN_IF_ERROR(ensure(seq_lens_, sz(s.seq_lens)));
-  return ensure(logits_, sz(s.logits));
+  MLASPEC_RETURN_IF_ERROR(grow(x_, sz(s.x)));
+  MLASPEC_RETURN_IF_ERROR(grow(hf_, sz(s.hf)));
+  MLASPEC_RETURN_IF_ERROR(grow(hb_, sz(s.hb)));
+  MLASPEC_RETURN_IF_ERROR(grow(delta_, sz(s.delta)));
+  MLASPEC_RETURN_IF_ERROR(grow(shared_, sz(s.shared)));
+  MLASPEC_RETURN_IF_ERROR(grow(qa_, sz(s.qa)));
+  MLASPEC_RETURN_IF_ERROR(grow(qab_, sz(s.qab)));
+  MLASPEC_RETURN_IF_ERROR(grow(q_, sz(s.q)));
+  MLASPEC_RETURN_IF_ERROR(grow(ckv_, sz(s.ckv)));
+  MLASPEC_RETURN_IF_ERROR(grow(kvr_, sz(s.kvr)));
+  MLASPEC_RETURN_IF_ERROR(grow(qn_, sz(s.qn)));
+  MLASPEC_RETURN_IF_ERROR(grow(qatt_, sz(s.qatt)));
+  MLASPEC_RETURN_IF_ERROR(grow(o_, sz(s.o)));
+  MLASPEC_RETURN_IF_ERROR(grow(lse_, sz(s.lse)));
+  MLASPEC_RETURN_IF_ERROR(grow(heads_, sz(s.heads)));
+  MLASPEC_RETURN_IF_ERROR(grow(gu_, sz(s.gu)));
+  MLASPEC_RETURN_IF_ERROR(grow(act_, sz(s.act)));
+  MLASPEC_RETURN_IF_ERROR(grow(xs_, sz(s.xs)));
+  MLASPEC_RETURN_IF_ERROR(grow(ys_, sz(s.ys)));
+  MLASPEC_RETURN_IF_ERROR(grow(router_logits_, sz(s.router_logits)));
+  MLASPEC_RETURN_IF_ERROR(grow(chosen_, sz(s.chosen)));
+  MLASPEC_RETURN_IF_ERROR(grow(rweights_, sz(s.rweights)));
+  MLASPEC_RETURN_IF_ERROR(grow(row_of_, sz(s.row_of)));
+  MLASPEC_RETURN_IF_ERROR(grow(begin_, sz(s.begin)));
+  MLASPEC_RETURN_IF_ERROR(grow(gidx_, sz(s.gidx)));
+  MLASPEC_RETURN_IF_ERROR(grow(cpos_, sz(s.cpos)));
+  MLASPEC_RETURN_IF_ERROR(grow(cw_, sz(s.cw)));
+  MLASPEC_RETURN_IF_ERROR(grow(touched_, sz(s.touched)));
+  // tokens, positions, slots, logit rows [T each], then seq_lens and the block table.
+  MLASPEC_RETURN_IF_ERROR(grow(ints_, sz(s.tokens) * 4 + sz(s.seq_lens) + sz(s.table)));
+  return grow(logits_, sz(s.logits));
 }
 
 }  // namespace mlaspec::model::gpu
