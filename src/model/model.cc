@@ -13,6 +13,7 @@
 #include "mlaspec/attention/cpu_caps.h"
 #include "mlaspec/core/parallel.h"
 #include "mlaspec/model/footprint.h"
+#include "mlaspec/model/sampling.h"
 #include "row_invariant_gemm.h"
 
 namespace mlaspec::model {
@@ -373,6 +374,12 @@ Result<ForwardOutput> Model::forward(std::span<const ForwardRequest> batch, kv::
     if (j == i + 1) st = st.with_context("request " + std::to_string(pieces[i].request));
     MLASPEC_RETURN_IF_ERROR(st);
     i = j;
+  }
+  if (options.argmax_only) {
+    for (RequestOutput& r : out.requests) {
+      r.argmax = argmax_rows(r.logits, c.vocab_size);
+      r.logits = {};
+    }
   }
   return out;
 }

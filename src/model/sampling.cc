@@ -142,6 +142,17 @@ int32_t argmax(std::span<const float> logits) {
   return best;
 }
 
+std::vector<int32_t> argmax_rows(std::span<const float> logits, int64_t vocab) {
+  std::vector<int32_t> ids;
+  if (vocab <= 0) return ids;
+  const size_t n = static_cast<size_t>(vocab);
+  for (size_t r = 0; r + n <= logits.size(); r += n) {
+    const std::span<const float> row = logits.subspan(r, n);
+    ids.push_back(check_logits(row).ok() ? argmax(row) : -1);
+  }
+  return ids;
+}
+
 Status process_logits(std::span<const float> logits, const SamplingParams& params,
                       std::span<float> probs) {
   MLASPEC_RETURN_IF_ERROR(validate(params));

@@ -170,6 +170,21 @@ Result<Acceptance> accept_greedy_logits(std::span<const int32_t> draft,
   return out;
 }
 
+Result<Acceptance> accept_greedy_ids(std::span<const int32_t> draft,
+                                     std::span<const int32_t> target_argmax, int64_t vocab) {
+  MLASPEC_RETURN_IF_ERROR(check_draft(draft, vocab));
+  for (size_t i = 0; i < target_argmax.size(); ++i) {
+    if (target_argmax[i] < 0 || target_argmax[i] >= vocab) {
+      return invalid_argument(
+          "target row " + str(i) + ": " +
+          (target_argmax[i] == -1
+               ? std::string("its logits hold a nan or +inf, or no finite value")
+               : "argmax " + str(target_argmax[i]) + " is outside the vocab " + str(vocab)));
+    }
+  }
+  return accept_greedy(draft, target_argmax);
+}
+
 Result<Acceptance> accept_rejection(const SampledVerify& verify) {
   return rejection(verify, detail::PlantedFault{});
 }

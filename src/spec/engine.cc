@@ -318,6 +318,8 @@ Result<RequestEvent> Engine::prefill_chunk(RequestId id) {
   fr.logits = last ? model::LogitsMode::kLast : model::LogitsMode::kNone;
   model::ForwardOptions options;
   options.capture_layers = capture_layers_;
+  // A greedy request without logprobs needs only the last row's argmax (made on the GPU there).
+  options.argmax_only = last && r->spec.sampling.greedy() && r->spec.logprobs < 0;
   Result<model::ForwardOutput> out = target_.forward({&fr, 1}, pool_, options);
   if (!out.ok()) {
     (void)tables_.rollback(id);
@@ -335,7 +337,13 @@ Result<RequestEvent> Engine::prefill_chunk(RequestId id) {
   prefill_tokens_ += T;
   if (last) {
     const std::vector<float>& last_logits = out->requests[0].logits;
-    Result<int32_t> first = model::sample_token(last_logits, r->spec.sampling, P);
+    Result<int32_t> first = [&]() -> Result<int32_t> {
+      if (!options.argmax_only) return model::sample_token(last_logits, r->spec.sampling, P);
+      Result<Acceptance> a =
+          accept_greedy_ids({}, out->requests[0].argmax, target_.config().vocab_size);
+      if (!a.ok()) return a.status();
+      return a->last();
+    }();
     if (!first.ok()) return fail(first.status());
     r->state = RequestState::kRunning;
     const int32_t tok = *first;
@@ -431,11 +439,19 @@ Result<StepOutput> Engine::step() {
   }
   out.batch = static_cast<int32_t>(batch.size());
   if (batch.empty()) return out;
+  // When every request of the step is greedy without logprobs, the target returns its argmax per
+  // row instead of the logits (on the GPU: B x q_len ids instead of B x q_len x vocab floats).
+  bool argmax_only = true;
+  for (const size_t b : in_batch) {
+    const Request& r = requests_.at(ids[b]);
+    argmax_only = argmax_only && r.spec.sampling.greedy() && r.spec.logprobs < 0;
+  }
   Result<model::ForwardOutput> verified = [&] {
     PhaseTimer timer(step_time, Phase::kVerify);
     model::ForwardOptions options;
     options.deterministic = config_.deterministic;
     options.capture_layers = capture_layers_;
+    options.argmax_only = argmax_only;
     return target_.forward(batch, pool_, options);
   }();
   if (!verified.ok()) {
@@ -453,8 +469,10 @@ Result<StepOutput> Engine::step() {
       RequestEvent& ev = out.events[b];
       const DraftSlot& slot = slots[b];
       const int64_t L = positions[b][0];
-      Result<Acceptance> acc = accept_logits(slot.tokens, verified->requests[k].logits, slot.probs,
-                                             vocab, r.spec.sampling, L + 1);
+      Result<Acceptance> acc =
+          argmax_only ? accept_greedy_ids(slot.tokens, verified->requests[k].argmax, vocab)
+                      : accept_logits(slot.tokens, verified->requests[k].logits, slot.probs, vocab,
+                                      r.spec.sampling, L + 1);
       Status s = acc.ok() ? tables_.commit(id, acc->num_accepted + 1) : acc.status();
       // The anchor's and the accepted drafts' rows stay, in the recurrent state as in the KV.
       if (s.ok()) s = commit_recurrent(id, r, tokens[b], acc->num_accepted + 1);

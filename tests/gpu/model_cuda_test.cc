@@ -73,6 +73,7 @@
 #include "mlaspec/model/dflash.h"
 #include "mlaspec/model/model.h"
 #include "mlaspec/model/safetensors.h"
+#include "mlaspec/model/sampling.h"
 #include "mlaspec/spec/dflash_drafter.h"
 #include "mlaspec/spec/engine.h"
 #include "mlaspec/tokenizer/tokenizer.h"
@@ -802,6 +803,40 @@ TEST_P(CudaForward, GraphReplayEqualsEager) {
           << name << (det ? " deterministic" : " default") << ": output " << i
           << " differs between graph replay and eager";
     }
+  }
+}
+
+// ForwardOptions::argmax_only on the GPU (the argmax kernel inside the last graph segment): the
+// ids equal model::argmax_rows of the same calls' logits, both modes, decode and verify shapes and
+// a fused batch, and the logits stay empty.
+TEST_P(CudaForward, ArgmaxOnlyIsTheLogitsArgmax) {
+  const std::string name = GetParam();
+  if (!cuda_serves(name)) GTEST_SKIP() << name << ": heads outside the CUDA backends' range";
+  Model& gpu = cached(name, Device::kCUDA);
+  const int vocab = gpu.config().vocab_size;
+  const std::vector<int32_t> seq = sequence(name, 400);
+  for (bool det : {true, false}) {
+    ForwardOptions o;
+    o.deterministic = det;
+    ForwardOptions ids = o;
+    ids.argmax_only = true;
+    Seq a(gpu, 80), b(gpu, 80);
+    const auto check = [&](const RequestOutput& full, const RequestOutput& got,
+                           const std::string& what) {
+      EXPECT_TRUE(got.logits.empty()) << what;
+      EXPECT_EQ(got.argmax, model::argmax_rows(full.logits, vocab)) << name << " " << what;
+    };
+    check(a.run(slice(seq, 0, 40), LogitsMode::kAll, o),
+          b.run(slice(seq, 0, 40), LogitsMode::kAll, ids), "prefill 40");
+    for (size_t p = 40; p < 44; ++p) {
+      check(a.run({seq[p]}, LogitsMode::kLast, o), b.run({seq[p]}, LogitsMode::kLast, ids),
+            "decode");
+    }
+    check(a.run(slice(seq, 44, 52), LogitsMode::kAll, o),
+          b.run(slice(seq, 44, 52), LogitsMode::kAll, ids), "verify 8");
+    BatchPool pa(gpu, seq, {3, 4, 5}, o), pb(gpu, seq, {3, 4, 5}, o);
+    const std::vector<RequestOutput> fa = pa.forward({3, 4, 5}, o), fb = pb.forward({3, 4, 5}, ids);
+    for (size_t r : {3, 4}) check(fa[r], fb[r], std::string("fused ") + kBatch[r].what);
   }
 }
 

@@ -45,6 +45,7 @@
 
 #include "gpu_test_util.h"
 #include "mlaspec/core/dtype.h"
+#include "mlaspec/model/sampling.h"
 #include "model/cuda/kernels.h"
 #include "model/gpu_plan.h"
 #include "model/layers.h"
@@ -419,6 +420,34 @@ TEST(CudaModelKernels, SiluMul) {
       expect_near_all(got, want, bound,
                       "silu_mul inter " + std::to_string(inter) + " T " + std::to_string(T));
     }
+  }
+}
+
+// argmax_rows against model::argmax_rows (the rule ForwardOptions::argmax_only states) on random
+// rows, rows of few distinct values (ties: the lowest id), rows whose max sits in the last thread
+// stride, and refused rows (a NaN, +inf, every value -inf: -1), over vocabularies from 1 to
+// V3's 129280 with odd sizes; the output starts poisoned with a value no row can give.
+TEST(CudaModelKernels, ArgmaxRows) {
+  MLASPEC_SKIP_WITHOUT_GPU();
+  for (int64_t vocab : {1, 7, 255, 768, 32769, 102400, 129280}) {
+    const int64_t rows = 11;
+    std::vector<float> x = randn(static_cast<size_t>(rows * vocab));
+    float* r = x.data();
+    for (int64_t i = 0; i < vocab; ++i) r[vocab + i] = static_cast<float>(rng()() % 3);  // ties
+    r[2 * vocab + vocab - 1] = 100.0f;  // last value
+    r[3 * vocab + vocab / 2] = NAN;
+    r[4 * vocab + (vocab - 1) / 3] = INFINITY;
+    for (int64_t i = 0; i < vocab; ++i) r[5 * vocab + i] = -INFINITY;
+    for (int64_t i = 0; i < vocab; i += 2) r[6 * vocab + i] = -INFINITY;  // -inf mixed in
+    for (int64_t i = 0; i < vocab; ++i) r[7 * vocab + i] = 1.0f;          // all equal: id 0
+    Buffer dx = upload(x);
+    std::vector<int32_t> poison(static_cast<size_t>(rows), -7);
+    Buffer dy = upload(poison);
+    ASSERT_TRUE(gpu::argmax_rows(static_cast<const float*>(dx.data()), rows, vocab,
+                                 static_cast<int32_t*>(dy.data()), nullptr)
+                    .ok());
+    sync();
+    EXPECT_EQ(download<int32_t>(dy), model::argmax_rows(x, vocab)) << "vocab " << vocab;
   }
 }
 

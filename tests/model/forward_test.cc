@@ -11,6 +11,7 @@
 
 #include "mlaspec/core/parallel.h"
 #include "mlaspec/kvcache/page_table.h"
+#include "mlaspec/model/sampling.h"
 
 #include "common/test_helpers.h"
 #include "model/model_test_util.h"
@@ -101,6 +102,27 @@ TEST(Forward, ChunkedPrefillEqualsOneChunk) {
   ASSERT_EQ(last.logit_rows, 1);
   EXPECT_EQ(std::vector<float>(last.logits),
             std::vector<float>(many.logits.end() - V, many.logits.end()));
+}
+
+// ForwardOptions::argmax_only: the argmax of each logit row (kAll and kLast) instead of the logits,
+// which stay empty; the same bits otherwise (hidden states alike).
+TEST(Forward, ArgmaxOnlyIsTheLogitsArgmax) {
+  Model& m = cached_model(kModel);
+  const int V = m.config().vocab_size;
+  const std::vector<int32_t> seq = random_tokens(30, V, 3);
+  for (LogitsMode mode : {LogitsMode::kAll, LogitsMode::kLast}) {
+    Session a(m, 1), b(m, 1);
+    ForwardOptions o;
+    o.capture_layers = {0};
+    const RequestOutput full = a.run_one(0, seq, mode, o);
+    o.argmax_only = true;
+    const RequestOutput ids = b.run_one(0, seq, mode, o);
+    EXPECT_TRUE(ids.logits.empty());
+    EXPECT_EQ(ids.logit_rows, full.logit_rows);
+    EXPECT_EQ(ids.argmax, argmax_rows(full.logits, V));
+    EXPECT_EQ(ids.argmax.size(), static_cast<size_t>(full.logit_rows));
+    EXPECT_EQ(ids.hidden, full.hidden);
+  }
 }
 
 // fp8 KV against bf16 KV, same model and tokens. The bound is on the first layer's output (the

@@ -107,6 +107,18 @@ TEST(Greedy, ArgmaxTiesToLowestIdAndOneHot) {
   EXPECT_EQ(argmax(std::vector<float>{-INFINITY, -3.0f, -INFINITY}), 1);
 }
 
+// ForwardOptions::argmax_only's rule: argmax per row, -1 for a row check_logits refuses; a
+// trailing partial row is not a row.
+TEST(Greedy, ArgmaxRowsMarksRefusedRows) {
+  const std::vector<float> rows = {1,         5,         5,                 // ties -> 1
+                                   -INFINITY, -INFINITY, -INFINITY,         // no finite value
+                                   0,         NAN,       9,                 // nan
+                                   INFINITY,  0,         0,                 // +inf
+                                   -INFINITY, -7,        -INFINITY, 2, 2};  // -> 1, then a stub
+  EXPECT_EQ(argmax_rows(rows, 3), (std::vector<int32_t>{1, -1, -1, -1, 1}));
+  EXPECT_TRUE(argmax_rows(rows, 0).empty());
+}
+
 TEST(Temperature, ScalesLogitsBeforeSoftmax) {
   const std::vector<float> logits = {1.0f, 2.0f, 3.0f};
   expect_probs(logits, sampling(2.0f), normalised({std::exp(0.5), std::exp(1.0), std::exp(1.5)}));

@@ -78,6 +78,31 @@ TEST(AcceptGreedy, LogitsTiesToLowestIdAndBadRows) {
             "target_logits has 12 values, expected 3 rows x vocab 3");
 }
 
+// The forward's argmax ids (ForwardOptions::argmax_only): a -1 row (refused logits) is an error
+// wherever it sits, as a bad logits row is for accept_greedy_logits; ids and drafts are checked.
+TEST(AcceptGreedy, IdsRefuseBadRowsAndIds) {
+  Acceptance a =
+      accept_greedy_ids(std::vector<int32_t>{1, 2}, std::vector<int32_t>{1, 0, 3}, 4).value();
+  EXPECT_EQ(a.num_accepted, 1);
+  EXPECT_EQ(a.tokens, (std::vector<int32_t>{1, 0}));
+  EXPECT_EQ(accept_greedy_ids(std::vector<int32_t>{1, 2}, std::vector<int32_t>{1, 0, -1}, 4)
+                .status()
+                .message(),
+            "target row 2: its logits hold a nan or +inf, or no finite value");
+  EXPECT_EQ(accept_greedy_ids(std::vector<int32_t>{1, 2}, std::vector<int32_t>{1, 7, 0}, 4)
+                .status()
+                .message(),
+            "target row 1: argmax 7 is outside the vocab 4");
+  EXPECT_EQ(accept_greedy_ids(std::vector<int32_t>{1, 4}, std::vector<int32_t>{1, 0, 0}, 4)
+                .status()
+                .message(),
+            "draft token 4 (draft 1) is outside the vocabulary [0, 4)");
+  EXPECT_EQ(accept_greedy_ids(std::vector<int32_t>{1}, std::vector<int32_t>{1, 0, 0}, 4)
+                .status()
+                .message(),
+            "target_argmax has 3 tokens, expected num_draft + 1 = 2");
+}
+
 // Trivially correct reference: walk the positions.
 Acceptance greedy_reference(const std::vector<int32_t>& draft, const std::vector<int32_t>& best) {
   Acceptance a;
@@ -111,6 +136,9 @@ TEST(AcceptGreedy, RandomSweepMatchesReference) {
     ASSERT_EQ(got.tokens, want.tokens) << "trial " << trial;
     const Acceptance from_logits = accept_greedy_logits(draft, logits, vocab).value();
     ASSERT_EQ(from_logits.tokens, want.tokens) << "trial " << trial;
+    const Acceptance from_ids =
+        accept_greedy_ids(draft, model::argmax_rows(logits, vocab), vocab).value();
+    ASSERT_EQ(from_ids.tokens, want.tokens) << "trial " << trial;
     const Acceptance via_params =
         accept_logits(draft, logits, {}, vocab, model::SamplingParams{}, 0).value();
     ASSERT_EQ(via_params.tokens, want.tokens) << "trial " << trial;

@@ -82,6 +82,12 @@ struct ForwardOptions {
   // bitwise the same results as running it eagerly. false: eager. The CPU runtime ignores it.
   // MLASPEC_CUDA_GRAPHS=0 in the environment turns graphs off for the whole process.
   bool cuda_graphs = true;
+  // Greedy token choice where the forward runs: each request's logit rows come back as
+  // RequestOutput::argmax (model::argmax of the row: the lowest id of the largest logit, or -1 for
+  // a row model::check_logits refuses: a NaN or +inf, or no finite value) and `logits` stays
+  // empty. On the GPU a verify step then downloads B x q_len ids instead of B x q_len x vocab
+  // floats; the CPU runtime computes the same from its logits.
+  bool argmax_only = false;
 };
 
 // What the CUDA runtime's graphs did since the model was loaded (Model::cuda_graph_stats).
@@ -98,7 +104,8 @@ inline constexpr int kDefaultChunkTokens = 256;
 
 struct RequestOutput {
   int logit_rows = 0;
-  std::vector<float> logits;               // [logit_rows, vocab]
+  std::vector<float> logits;               // [logit_rows, vocab] (empty with argmax_only)
+  std::vector<int32_t> argmax;             // [logit_rows] with ForwardOptions::argmax_only
   std::vector<std::vector<float>> hidden;  // per capture layer: [tokens, hidden]
 };
 

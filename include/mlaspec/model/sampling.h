@@ -54,6 +54,9 @@ Status check_logits(std::span<const float> logits);
 
 // Index of the largest logit, ties to the lowest id. The row must pass check_logits.
 int32_t argmax(std::span<const float> logits);
+// argmax of each `vocab`-wide row of `logits`, or -1 for a row check_logits refuses
+// (ForwardOptions::argmax_only's rule, which the CUDA runtime's kernel follows).
+std::vector<int32_t> argmax_rows(std::span<const float> logits, int64_t vocab);
 
 // Writes the processed target distribution of one row (the rule above) into probs (same size).
 // Errors: bad params, bad logits, size mismatch.

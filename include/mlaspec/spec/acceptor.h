@@ -55,6 +55,10 @@ Result<Acceptance> accept_greedy(std::span<const int32_t> draft,
 // value means a broken forward, reported whatever the drafts.
 Result<Acceptance> accept_greedy_logits(std::span<const int32_t> draft,
                                         std::span<const float> target_logits, int64_t vocab);
+// Greedy from the forward's own argmax (ForwardOptions::argmax_only): the same checks as
+// accept_greedy_logits, a -1 id standing for a row check_logits refused; every row is checked.
+Result<Acceptance> accept_greedy_ids(std::span<const int32_t> draft,
+                                     std::span<const int32_t> target_argmax, int64_t vocab);
 
 struct SampledVerify {
   std::span<const int32_t> draft;       // num_draft tokens

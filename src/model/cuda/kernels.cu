@@ -648,6 +648,56 @@ Status silu_mul(const float* gu, int64_t T, int64_t inter, uint16_t* act, void* 
   return launched("silu_mul");
 }
 
+// One block per row: each thread scans its strided values in increasing index (strict > keeps
+// the lowest index of equal values), then the block keeps the larger value, the lower index on
+// ties. A NaN or +inf anywhere, or no finite value, makes the row -1 (model::check_logits).
+constexpr int kArgmaxThreads = 256;
+__global__ void __launch_bounds__(kArgmaxThreads)
+    argmax_rows_kernel(const float* logits, int64_t vocab, int32_t* out) {
+  const float* row = logits + int64_t{blockIdx.x} * vocab;
+  float best = -INFINITY;
+  int32_t best_i = INT32_MAX;
+  int bad = 0, finite = 0;
+  for (int64_t i = threadIdx.x; i < vocab; i += kArgmaxThreads) {
+    const float v = row[i];
+    bad |= isnan(v) || v == INFINITY;
+    finite |= v != -INFINITY;
+    if (v > best) best = v, best_i = static_cast<int32_t>(i);
+  }
+  const auto better = [](float v, int32_t i, float bv, int32_t bi) {
+    return v > bv || (v == bv && i < bi);
+  };
+  for (int m = 16; m >= 1; m /= 2) {
+    const float v = __shfl_xor_sync(0xffffffffu, best, m);
+    const int32_t i = __shfl_xor_sync(0xffffffffu, best_i, m);
+    if (better(v, i, best, best_i)) best = v, best_i = i;
+  }
+  bad = __syncthreads_or(bad);
+  finite = __syncthreads_or(finite);
+  __shared__ float vs[kArgmaxThreads / 32];
+  __shared__ int32_t is[kArgmaxThreads / 32];
+  const int warp = threadIdx.x / 32;
+  if (threadIdx.x % 32 == 0) vs[warp] = best, is[warp] = best_i;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int w = 1; w < kArgmaxThreads / 32; ++w) {
+      if (better(vs[w], is[w], best, best_i)) best = vs[w], best_i = is[w];
+    }
+    out[blockIdx.x] = bad || !finite ? -1 : best_i;
+  }
+}
+
+Status argmax_rows(const float* logits, int64_t rows, int64_t vocab, int32_t* out, void* stream) {
+  if (rows == 0) return Status::Ok();
+  if (vocab <= 0 || rows > 0x7fffffff) {
+    return invalid_argument("argmax_rows: " + std::to_string(rows) + " rows of vocab " +
+                            std::to_string(vocab));
+  }
+  argmax_rows_kernel<<<static_cast<unsigned>(rows), kArgmaxThreads, 0, as_stream(stream)>>>(
+      logits, vocab, out);
+  return launched("argmax_rows");
+}
+
 Status gather_rows(const uint16_t* src, const int32_t* idx, int64_t n, int64_t cols, uint16_t* dst,
                    void* stream) {
   if (n == 0) return Status::Ok();

@@ -45,6 +45,10 @@ Status split_q(const float* q, int64_t T, int64_t H, int64_t nope, int64_t laten
 // act[t, i] = bf16(silu(gu[t, i]) * gu[t, inter + i]) (gu = [gate | up] per row).
 Status silu_mul(const float* gu, int64_t T, int64_t inter, uint16_t* act, void* stream);
 
+// out[r] = model::argmax of f32 row r of `vocab` values (the lowest index of the largest), or -1
+// for a row model::check_logits refuses (a NaN or +inf, or no finite value); r < rows.
+Status argmax_rows(const float* logits, int64_t rows, int64_t vocab, int32_t* out, void* stream);
+
 // dst[r, :] = src[idx[r], :] for r < n (bf16 rows of `cols`).
 Status gather_rows(const uint16_t* src, const int32_t* idx, int64_t n, int64_t cols, uint16_t* dst,
                    void* stream);

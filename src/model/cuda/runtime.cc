@@ -90,6 +90,10 @@ Status Runtime::run_batch(std::span<const ForwardRequest> batch, kv::KvPool& poo
   for (size_t b = 0; b < batch.size(); ++b) {
     size_output(batch[b].logits, static_cast<int64_t>(batch[b].tokens.size()),
                 options.capture_layers.size(), c_.hidden_size, c_.vocab_size, &out[b]);
+    if (options.argmax_only) {
+      out[b].logits = {};
+      out[b].argmax.assign(static_cast<size_t>(out[b].logit_rows), -1);
+    }
   }
   // Requests that fit one chunk fuse, in batch order, into passes of at most max_chunk tokens; a
   // longer one runs alone, chunk after chunk (each chunk needs the previous one's KV rows).
@@ -202,6 +206,7 @@ Status Runtime::run_pieces(std::span<const ForwardRequest> batch, std::span<cons
   pass.logit_idx = d + 3 * T;
   pass.pool = &pool;
   pass.capture_layers = options.capture_layers;
+  pass.argmax_only = options.argmax_only;
   const int32_t* seq_lens = d + 3 * T + rows;
   const int32_t* table = seq_lens + plan.seq_lens.size();
 
@@ -228,25 +233,29 @@ Status Runtime::run_pieces(std::span<const ForwardRequest> batch, std::span<cons
   ++(graphs != nullptr ? graph_stats_.graph_passes : graph_stats_.eager_passes);
   const int L = c_.num_hidden_layers;
   for (int s = 0; s <= L; ++s) {
-    MLASPEC_RETURN_IF_ERROR(run_segment(s, pass, graphs));
+    // (a failed capture turns graphs off and drops them: the rest of the pass runs eagerly)
+    MLASPEC_RETURN_IF_ERROR(run_segment(s, pass, graphs_on_ ? graphs : nullptr));
     if (s < L) {
       MLASPEC_RETURN_IF_ERROR(mla_attention(s, pool, dispatcher, plan, table, seq_lens));
     }
   }
 
-  // Downloads: the logit rows and the captured layers, one copy each, then into the outputs.
+  // Downloads: the logit rows (or their argmax) and the captured layers, one copy each, then into
+  // the outputs.
   if (rows == 0 && captures == 0) return Status::Ok();
   phases_.begin_if_on("downloads");
-  const int64_t n_logits = rows * vocab, n_hidden = captures * T * hidden;
+  const int64_t row_values = options.argmax_only ? 1 : vocab;  // f32 or int32, 4 bytes each
+  const int64_t n_logits = rows * row_values, n_hidden = captures * T * hidden;
   MLASPEC_RETURN_IF_ERROR(
       host_out_.reserve(static_cast<size_t>(n_logits + n_hidden) * sizeof(float)));
   float* hl = host_out_.as<float>();
   float* hh = hl + n_logits;
   if (n_logits > 0) {
-    MLASPEC_RETURN_IF_ERROR(cuda_status(
-        cudaMemcpyAsync(hl, logits_.data(), static_cast<size_t>(n_logits) * sizeof(float),
-                        cudaMemcpyDeviceToHost, stream_),
-        "logits download"));
+    MLASPEC_RETURN_IF_ERROR(
+        cuda_status(cudaMemcpyAsync(hl, options.argmax_only ? argmax_.data() : logits_.data(),
+                                    static_cast<size_t>(n_logits) * sizeof(float),
+                                    cudaMemcpyDeviceToHost, stream_),
+                    "logits download"));
   }
   if (n_hidden > 0) {
     MLASPEC_RETURN_IF_ERROR(cuda_status(
@@ -257,7 +266,12 @@ Status Runtime::run_pieces(std::span<const ForwardRequest> batch, std::span<cons
   MLASPEC_RETURN_IF_ERROR(cuda_status(cudaStreamSynchronize(stream_), "forward pass"));
   int64_t src = 0;
   for (const LogitRun& r : logit_runs) {
-    std::copy_n(hl + src * vocab, r.rows * vocab, out[r.request].logits.data() + r.dst * vocab);
+    if (options.argmax_only) {
+      std::memcpy(out[r.request].argmax.data() + r.dst, hl + src,
+                  static_cast<size_t>(r.rows) * sizeof(int32_t));
+    } else {
+      std::copy_n(hl + src * vocab, r.rows * vocab, out[r.request].logits.data() + r.dst * vocab);
+    }
     src += r.rows;
   }
   for (int64_t k = 0; k < captures; ++k) {
@@ -283,7 +297,8 @@ Status Runtime::run_pieces(std::span<const ForwardRequest> batch, std::span<cons
 // drops every graph.
 
 std::string Runtime::graph_key(const Pass& p) const {
-  std::string k = str(p.T) + "/" + str(p.rows) + (deterministic_ ? "/det/" : "/def/");
+  std::string k = str(p.T) + "/" + str(p.rows) + (deterministic_ ? "/det" : "/def") +
+                  (p.argmax_only ? "/argmax/" : "/logits/");
   for (int l : p.capture_layers) k += str(l) + ",";
   const kv::KvPool& pool = *p.pool;
   k += "/" + str(static_cast<int64_t>(reinterpret_cast<uintptr_t>(pool.buffer().data()))) + "/" +
@@ -382,7 +397,9 @@ Status Runtime::segment(int s, const Pass& p) {
   MLASPEC_RETURN_IF_ERROR(
       gather_rows(at<uint16_t>(hb_), p.logit_idx, p.rows, hidden, at<uint16_t>(xs_), stream_));
   const DMat& head = head_.empty() ? embed_ : head_;
-  return linear(at<uint16_t>(xs_), p.rows, head, logits_.data(), GemmType::kF32);
+  MLASPEC_RETURN_IF_ERROR(linear(at<uint16_t>(xs_), p.rows, head, logits_.data(), GemmType::kF32));
+  if (!p.argmax_only) return Status::Ok();
+  return argmax_rows(at<float>(logits_), p.rows, c_.vocab_size, at<int32_t>(argmax_), stream_);
 }
 
 Result<int64_t> CudaRuntime::available_bytes() {

@@ -209,6 +209,7 @@ class Runtime final : public CudaRuntime {
     const int32_t *tokens = nullptr, *positions = nullptr, *slots = nullptr, *logit_idx = nullptr;
     kv::KvPool* pool = nullptr;
     std::span<const int> capture_layers;
+    bool argmax_only = false;  // ForwardOptions::argmax_only: argmax_ gets each logit row's id
   };
   // The captured segments of one pass shape (graph_key()): L + 1 executables, made on first use.
   struct Graphs {
@@ -266,7 +267,7 @@ class Runtime final : public CudaRuntime {
   int64_t cap_T_ = 0, cap_pages_ = 0;
   Buffer x_, hf_, hb_, delta_, shared_, qa_, qab_, q_, ckv_, kvr_, qn_, qatt_, o_, lse_, heads_,
       gu_, act_, xs_, ys_, router_logits_, chosen_, rweights_, row_of_, begin_, gidx_, cpos_, cw_,
-      touched_, logits_;
+      touched_, logits_, argmax_;
   // The pass's int32 inputs, one upload: tokens [T], positions [T], slots [T], logit rows [rows],
   // then the attention plan's seq_lens and block table.
   Buffer ints_;

@@ -227,6 +227,7 @@ Status Runtime::reserve(int64_t T, int64_t pages) {
   MLASPEC_RETURN_IF_ERROR(grow(touched_, sz(s.touched)));
   // tokens, positions, slots, logit rows [T each], then seq_lens and the block table.
   MLASPEC_RETURN_IF_ERROR(grow(ints_, sz(s.tokens) * 4 + sz(s.seq_lens) + sz(s.table)));
+  MLASPEC_RETURN_IF_ERROR(grow(argmax_, sz(s.tokens)));  // one int32 per row
   return grow(logits_, sz(s.logits));
 }
 
