@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Source this on a machine without the engine's Debian library packages (the lent GPU machine):
 # unpacks .deps/sysroot.tar.xz (scripts/fetch-deps.sh) into .deps/sysroot and exports what CMake, pkg-config
-# and the loader need to find OpenBLAS, PCRE2 and ICU there. Sets MLASPEC_SYSROOT_CMAKE_ARGS.
+# and the loader need to find OpenBLAS, PCRE2, ICU and cpp-httplib there. Sets MLASPEC_SYSROOT_CMAKE_ARGS.
 #   source scripts/gpu-sysroot.sh && cmake ... "${MLASPEC_SYSROOT_CMAKE_ARGS[@]}"
 MLASPEC_SYSROOT_CMAKE_ARGS=()
 # Needed when any of the three is missing (the lent GPU machine has OpenBLAS but neither PCRE2's
@@ -26,6 +26,9 @@ if [[ -f .deps/sysroot.tar.xz ]] && mlaspec_need_sysroot; then
   export PKG_CONFIG_PATH=$lib/pkgconfig:$lib/openblas-pthread/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
   export PKG_CONFIG_SYSROOT_DIR=$sysroot
   export LD_LIBRARY_PATH=$lib:$lib/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  # OpenSSL's per-architecture headers (httplib.h includes them), which the compiler finds in the
+  # system's multiarch directory only.
+  export CPATH=$sysroot/usr/include/x86_64-linux-gnu${CPATH:+:$CPATH}
   MLASPEC_SYSROOT_CMAKE_ARGS=(-DCMAKE_PREFIX_PATH="$sysroot/usr" -DICU_ROOT="$sysroot/usr")
   echo "gpu-sysroot: engine libraries from $sysroot"
 fi
