@@ -195,6 +195,15 @@ if [[ -n $real_case ]]; then
       --context $ctx --batch $batches --q-len 2,4,8,16 --prefill $prefill --reps 5 --profile \
       --json "$RES/bench-model-$real_case.json" > "$RES/bench-model-$real_case.txt" 2>&1 || status=1
     grep -vE "^\[mlaspec info\]" "$RES/bench-model-$real_case.txt" | tail -70
+    if (($(left) > 90)); then
+      # What deterministic mode (row-invariant GEMMs, the engine's default) costs at this size.
+      log "bench-model --deterministic on $real_case ($(left) s left)"
+      timeout $(($(left) - 10)) build-gpu/mlaspec bench-model --model "$dir" --device cuda \
+        --context $ctx --batch 1,16 --q-len 8 --prefill 0 --reps 5 --deterministic \
+        --json "$RES/bench-model-$real_case-det.json" > "$RES/bench-model-$real_case-det.txt" 2>&1 ||
+        status=1
+      grep -E "^\| (decode|verify)" "$RES/bench-model-$real_case-det.txt"
+    fi
   fi
   rm -rf "$dir"
   log "done (status $status)"
