@@ -43,8 +43,10 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 t_start=$SECONDS
-# Seconds left of a 570 s call (the device's per-command limit is 600 s).
-left() { echo $((570 - (SECONDS - t_start))); }
+# Seconds left of a 570 s call (the device's per-command limit is 600 s; GPU_CHECK_SECONDS sets a
+# shorter one when less device time is left).
+call_seconds=${GPU_CHECK_SECONDS:-570}
+left() { echo $((call_seconds - (SECONDS - t_start))); }
 # Results are written to $RES and packed into $OUT/gpu-check.tgz after every stage (the lent GPU
 # machine returns at most 8 files from $OUT, and a stage cut short by a time limit still leaves
 # what came before it).
@@ -120,8 +122,9 @@ grep -E "mlaspec: (CUDA|NCCL)" "$RES/build.log" | sed 's/^-- //' | tee -a "$RES/
 
 if ((model_only)); then
   log "CUDA model runtime tests"
+  # MODEL_TESTS narrows the filter (a short call: the tests of what changed).
   build-gpu/tests/gpu_tests \
-    --gtest_filter='*CudaForward*:CudaModel*:CudaEngine*:DFlashCuda*:CudaRaggedVerify*:DcpCuda.Ragged*' \
+    --gtest_filter="${MODEL_TESTS:-*CudaForward*:CudaModel*:CudaEngine*:DFlashCuda*:CudaRaggedVerify*:DcpCuda.Ragged*}" \
     > "$RES/model-tests.log" 2>&1 || status=1
   grep -E "^\[(cuda vs cpu|chunked|engine|perf|dflash|kernels)|FAILED|PASSED" "$RES/model-tests.log"
   P='<|bos|><|user|>Maya buys 9 oranges for 16 dollars each. She pays with 500 dollars. How much change does she get?<|assistant|>'

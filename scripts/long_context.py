@@ -100,7 +100,7 @@ def measure_accept_length(args, budget):
         return None
     cmd = [args.mlaspec, "eval", "--model", "models/target", "--draft", "dflash",
            "--draft-model", "models/drafter", "-n", str(args.eval_problems), "--batch", "1",
-           "--num-draft", str(args.q_len - 1), "--json", "--device", "cpu"]
+           "--num-draft", str(args.q_len - 1), "--json", "--device", args.device]
     rc, text = run(cmd, min(90, budget.left() - 20), os.path.join(args.out, "eval.txt"))
     if rc != 0:
         log(f"eval failed ({rc}); tau from --accept-length")
