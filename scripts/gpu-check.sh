@@ -37,9 +37,11 @@
 #   (combined, the stages run in this order: --model-only, --eval, --serve-bench, --long-context
 #   (which ends the call), --v2lite / --kimi)
 #   --model-only --v2lite   both stages in one call (model tests first), ~500 s with a cold build
-# The GPU session's plan (the V2-Lite logits check passed at c3e82ef): call 1 `--model-only
-# --v2lite-bench` (the fused passes' tests, then V2-Lite speed with --profile), call 2
-# `--long-context=target`, call 3 `--kimi`, then the full run (no options).
+# The next GPU session's plan (model-runtime tests, graphs and device argmax passed on an H200 at
+# cc01113): call 1 `--serve-bench --long-context=target` (the first check that serve builds there
+# with .deps' cpp-httplib; issue 37's and 38's tables), call 2 `--v2lite-bench` (V2-Lite with
+# graphs and the grouped experts up to 128 rows; predictions in docs/perf/knowledge.md), call 3
+# `--kimi`, then the full run (no options). Short of device time: GPU_CHECK_SECONDS=N.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 t_start=$SECONDS
