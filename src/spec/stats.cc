@@ -67,6 +67,12 @@ double SpecStats::accept_length() const {
   return verify_steps == 0 ? 0.0 : static_cast<double>(accepted + verify_steps) / verify_steps;
 }
 
+double SpecStats::tokens_per_verify_token() const {
+  return verify_steps == 0
+             ? 0.0
+             : static_cast<double>(accepted + verify_steps) / static_cast<double>(drafted + verify_steps);
+}
+
 double SpecStats::acceptance_rate() const {
   return drafted == 0 ? 0.0 : static_cast<double>(accepted) / drafted;
 }

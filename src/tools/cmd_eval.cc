@@ -197,6 +197,7 @@ void run_eval_command(const EvalCli& cli) {
                        {"engine_steps", r.run.engine_steps},
                        {"drafted", st.drafted},
                        {"accepted", st.accepted},
+                       {"tokens_per_verify_token", st.tokens_per_verify_token()},
                        {"decode_tokens", r.run.decode_tokens},
                        {"decode_seconds", r.run.decode_seconds},
                        {"decode_tokens_per_second", r.run.decode_tokens_per_second()},
@@ -225,16 +226,17 @@ void run_eval_command(const EvalCli& cli) {
                 problems->size(), cli.data.c_str(), cli.model.c_str(), cli.kv.c_str(),
                 cli.device.c_str(), cli.max_tokens);
     std::printf(
-        "| draft | batch | accuracy | tau | accept %% per position | ms/step draft, verify | tok/s "
-        "| speedup |\n");
-    std::printf("|---|---|---|---|---|---|---|---|\n");
+        "| draft | batch | accuracy | tau | tokens / verify token | accept %% per position | ms/step "
+        "draft, verify | tok/s | speedup |\n");
+    std::printf("|---|---|---|---|---|---|---|---|---|\n");
     for (const Row& r : rows) {
       const spec::SpecStats& st = r.run.stats;
       // Engine steps (one forward for the whole batch), not the per-request verify steps.
       const double steps = static_cast<double>(std::max<int64_t>(1, r.run.engine_steps));
-      std::printf("| %s | %d | %.3f (%d/%zu) | %.2f | %s | %.2f, %.2f | %.1f | %.2fx |\n",
+      std::printf("| %s | %d | %.3f (%d/%zu) | %.2f | %.3f | %s | %.2f, %.2f | %.1f | %.2fx |\n",
                   r.draft.c_str(), r.run.batch, r.run.accuracy(), r.run.correct,
-                  r.run.outputs.size(), st.accept_length(), per_position(st).c_str(),
+                  r.run.outputs.size(), st.accept_length(), st.tokens_per_verify_token(),
+                  per_position(st).c_str(),
                   1e3 * r.run.draft_seconds / steps, 1e3 * r.run.verify_seconds / steps,
                   r.run.decode_tokens_per_second(), r.speedup);
     }

@@ -30,6 +30,7 @@ TEST(SpecStats, HandWorkedSequence) {
   EXPECT_EQ(s.emitted, 13);
   EXPECT_DOUBLE_EQ(s.accept_length(), 13.0 / 5);
   EXPECT_DOUBLE_EQ(s.acceptance_rate(), 8.0 / 14);
+  EXPECT_DOUBLE_EQ(s.tokens_per_verify_token(), 13.0 / 19);  // 14 drafts + 5 target rows
   // Position 0 reached by the 4 steps with drafts, accepted in 3; position 1 reached by 3 (all
   // accepted); position 2 by 2 (1 accepted); position 3 by 1 (accepted).
   EXPECT_EQ(s.reached, (std::vector<int64_t>{4, 3, 2, 1}));
@@ -48,6 +49,7 @@ TEST(SpecStats, BadStepsAreRefusedAndNotCounted) {
   EXPECT_EQ(s.verify_steps, 0);
   EXPECT_EQ(s.accept_length(), 0.0);
   EXPECT_EQ(s.acceptance_rate(), 0.0);
+  EXPECT_EQ(s.tokens_per_verify_token(), 0.0);
   // A request that stops inside a step emits fewer tokens; tau still counts the step's length.
   ASSERT_TRUE(s.record_step(3, 3, 2).ok());
   EXPECT_EQ(s.emitted, 2);

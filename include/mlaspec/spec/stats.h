@@ -47,6 +47,10 @@ struct SpecStats {
 
   double accept_length() const;    // tau; 0 before the first step
   double acceptance_rate() const;  // 0 before the first draft
+  // Tokens per verify row spent: (accepted + verify_steps) / (drafted + verify_steps), each step's
+  // q_len being its drafts + 1; what a verify-width policy trades against tau (issue 39). 0
+  // before the first step.
+  double tokens_per_verify_token() const;
   // accepted_at[k] / reached[k]; NaN when position k was never reached.
   double position_acceptance(size_t k) const;
 };
