@@ -68,9 +68,9 @@ double SpecStats::accept_length() const {
 }
 
 double SpecStats::tokens_per_verify_token() const {
-  return verify_steps == 0
-             ? 0.0
-             : static_cast<double>(accepted + verify_steps) / static_cast<double>(drafted + verify_steps);
+  return verify_steps == 0 ? 0.0
+                           : static_cast<double>(accepted + verify_steps) /
+                                 static_cast<double>(drafted + verify_steps);
 }
 
 double SpecStats::acceptance_rate() const {

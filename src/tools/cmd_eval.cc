@@ -226,7 +226,8 @@ void run_eval_command(const EvalCli& cli) {
                 problems->size(), cli.data.c_str(), cli.model.c_str(), cli.kv.c_str(),
                 cli.device.c_str(), cli.max_tokens);
     std::printf(
-        "| draft | batch | accuracy | tau | tokens / verify token | accept %% per position | ms/step "
+        "| draft | batch | accuracy | tau | tokens / verify token | accept %% per position | "
+        "ms/step "
         "draft, verify | tok/s | speedup |\n");
     std::printf("|---|---|---|---|---|---|---|---|---|\n");
     for (const Row& r : rows) {
@@ -236,9 +237,8 @@ void run_eval_command(const EvalCli& cli) {
       std::printf("| %s | %d | %.3f (%d/%zu) | %.2f | %.3f | %s | %.2f, %.2f | %.1f | %.2fx |\n",
                   r.draft.c_str(), r.run.batch, r.run.accuracy(), r.run.correct,
                   r.run.outputs.size(), st.accept_length(), st.tokens_per_verify_token(),
-                  per_position(st).c_str(),
-                  1e3 * r.run.draft_seconds / steps, 1e3 * r.run.verify_seconds / steps,
-                  r.run.decode_tokens_per_second(), r.speedup);
+                  per_position(st).c_str(), 1e3 * r.run.draft_seconds / steps,
+                  1e3 * r.run.verify_seconds / steps, r.run.decode_tokens_per_second(), r.speedup);
     }
     std::printf("greedy outputs identical with and without speculation (every run): %s\n",
                 identical ? "yes" : ("NO, problems " + differ_text).c_str());
