@@ -280,8 +280,10 @@ void add_eval_command(CLI::App& app) {
                   "per 128 latent values, rope in bf16; CPU only)")
       ->check(CLI::IsMember({"bf16", "fp8", "fp8tile"}))
       ->capture_default_str();
-  cmd->add_option("--device", cli->device,
-                  "Where the target runs (cuda: the CUDA model runtime; drafters stay on the CPU)")
+  cmd->add_option(
+         "--device", cli->device,
+         "Where the target runs (cuda: the CUDA model runtime; a dflash / dspark drafter runs "
+         "there too, ngram on the CPU)")
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();
   cmd->add_option("--batch", cli->batch,

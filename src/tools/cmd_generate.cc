@@ -310,8 +310,8 @@ void add_generate_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option(
          "--device", cli->device,
-         "Where the target model runs: cpu, or cuda (bf16 on the GPU; the drafter stays on "
-         "the CPU)")
+         "Where the target model runs: cpu, or cuda (bf16 on the GPU; a dflash / dspark drafter "
+         "runs there too, ngram on the CPU)")
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();
   cmd->add_flag("--json", cli->json,

@@ -133,8 +133,8 @@ void add_serve_command(CLI::App& app) {
       ->check(CLI::IsMember({"bf16", "fp8", "fp8tile"}))
       ->capture_default_str();
   cmd->add_option("--device", cli->device,
-                  "Where the target runs: cpu, or cuda (the CUDA model runtime; drafters stay on "
-                  "the CPU)")
+                  "Where the target runs: cpu, or cuda (the CUDA model runtime; a dflash drafter "
+                  "runs there too, ngram on the CPU)")
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();
   cmd->add_option("--num-draft", cli->num_draft, "Drafts per verify step (verify q_len - 1)")
