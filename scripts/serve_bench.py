@@ -100,6 +100,9 @@ def main():
                 n = max(args.num_prompts, 2 * c)
                 j = bench(args, port, c, n, os.path.join(args.out, "%s-c%d.json" % (draft, c)))
                 if j is None or j.get("failed", 1) != 0:
+                    if j is not None:
+                        sys.stderr.write("serve_bench: %s concurrency %d: %s requests failed\n"
+                                         % (draft, c, j.get("failed")))
                     status = 1
                     continue
                 rows.append((draft, c, j))
