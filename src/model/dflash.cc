@@ -308,7 +308,7 @@ Result<DFlashNetwork> DFlashNetwork::load(const std::filesystem::path& dir,
                                      window);
   if (options.device == Device::kCUDA) {
     Result<std::unique_ptr<gpu::DFlashCudaRuntime>> rt = gpu::DFlashCudaRuntime::create(
-        impl->config, impl->weights, embed_tokens, lm_head, impl->rope);
+        impl->config, impl->weights, embed_tokens, lm_head, impl->rope, options.cuda_graphs);
     if (!rt.ok()) return rt.status().with_context(dir.string());
     impl->cuda = std::move(*rt);
   } else {

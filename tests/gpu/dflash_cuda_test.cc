@@ -101,6 +101,17 @@ Side make_side(const Case& c, const Model& target, Device device, int64_t window
   return Side{std::move(*net), std::move(*pool)};
 }
 
+// The same drafter on the GPU without CUDA graphs (it reads the graph side's pool).
+DFlashNetwork eager_network(const Case& c, const Model& target, int64_t window) {
+  DFlashOptions o;
+  o.device = Device::kCUDA;
+  o.draft_window = window;
+  o.cuda_graphs = false;
+  Result<DFlashNetwork> net = DFlashNetwork::load(c.drafter, target, o);
+  if (!net.ok()) throw Error(net.status());
+  return std::move(*net);
+}
+
 void run_case(const Case& c, int64_t window) {
   LoadOptions lo;
   lo.attention_policy = "cpu_reference";
@@ -208,6 +219,20 @@ void run_case(const Case& c, int64_t window) {
     std::vector<DFlashBlock> alone = {ref[i]};
     ASSERT_TRUE(gpu.net.propose(alone, gpu.pool).ok());
     compare_rows(alone[0].logits, ref[i].logits, cfg.vocab_size, true, what + " alone logits");
+  }
+  // Graph replay (the default) equals the eager forward bitwise: the batch twice (a replay), and
+  // batches of 2 and 1.
+  const DFlashNetwork eager = eager_network(c, *target, window);
+  for (const std::vector<size_t>& which :
+       std::vector<std::vector<size_t>>{{0, 1, 2}, {0, 1, 2}, {2, 0}, {1}}) {
+    std::vector<DFlashBlock> g = blocks(which);
+    std::vector<DFlashBlock> e = g;
+    ASSERT_TRUE(gpu.net.propose(g, gpu.pool).ok());
+    ASSERT_TRUE(eager.propose(e, gpu.pool).ok());
+    for (size_t i = 0; i < g.size(); ++i) {
+      EXPECT_EQ(g[i].logits, e[i].logits) << c.drafter << " graph vs eager logits, block " << i;
+      EXPECT_EQ(g[i].hidden, e[i].hidden) << c.drafter << " graph vs eager hidden, block " << i;
+    }
   }
   std::printf("[dflash cuda] %s window %lld: worst logit row error %.2e of max |logit|\n",
               c.drafter.c_str(), static_cast<long long>(window), worst);

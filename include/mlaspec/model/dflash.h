@@ -132,6 +132,10 @@ struct DFlashOptions {
   // weights and GEMM inputs, f32 accumulation; its pool must be a CUDA pool, kv_pool_spec gives
   // one). kCUDA without a CUDA build or device is an error at load.
   Device device = Device::kCPU;
+  // kCUDA: propose's device work (the block's layers and the lm_head) is replayed from a CUDA graph
+  // per shape (batch, context-length bucket, pool), captured on first use; bitwise the same as
+  // running it eagerly. MLASPEC_CUDA_GRAPHS=0 turns it off for the process.
+  bool cuda_graphs = true;
 };
 
 class DFlashNetwork {

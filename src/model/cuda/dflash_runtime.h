@@ -17,12 +17,11 @@ class DFlashCudaRuntime {
  public:
   virtual ~DFlashCudaRuntime() = default;
   // Uploads the drafter's weights and the target's embedding and lm_head (bf16) to the current
-  // CUDA device; `rope` gives the drafter's RoPE frequencies (head_dim wide).
-  static Result<std::unique_ptr<DFlashCudaRuntime>> create(const DFlashConfig& config,
-                                                           const DFlashWeights& weights,
-                                                           const Matrix& embed_tokens,
-                                                           const Matrix& lm_head,
-                                                           const cpu::Rope& rope);
+  // CUDA device; `rope` gives the drafter's RoPE frequencies (head_dim wide). `cuda_graphs`:
+  // propose's device work is replayed from a CUDA graph per shape (DFlashOptions::cuda_graphs).
+  static Result<std::unique_ptr<DFlashCudaRuntime>> create(
+      const DFlashConfig& config, const DFlashWeights& weights, const Matrix& embed_tokens,
+      const Matrix& lm_head, const cpu::Rope& rope, bool cuda_graphs = true);
   // A validated batch (DFlashNetwork::append_context's contract); `pool` is a CUDA pool.
   virtual Status append_context(std::span<const DFlashContextRows> batch, kv::KvPool& pool) = 0;
   // A validated batch; `window` > 0 limits the context to the last `window` positions.

@@ -6,7 +6,7 @@ namespace mlaspec::model::gpu {
 Result<std::unique_ptr<DFlashCudaRuntime>> DFlashCudaRuntime::create(const DFlashConfig&,
                                                                      const DFlashWeights&,
                                                                      const Matrix&, const Matrix&,
-                                                                     const cpu::Rope&) {
+                                                                     const cpu::Rope&, bool) {
   return unsupported(
       "DFlash drafter device cuda: mlaspec was built without CUDA (configure with "
       "-DMLASPEC_CUDA=ON on a machine with the CUDA toolkit)");
