@@ -34,8 +34,10 @@
 #                 problems, batch 1/8/16, bf16 and fp8 KV): accuracy, accept length, tokens/s
 #   --serve-bench build mlaspec, then scripts/serve_bench.py --device cuda: `serve` on the shipped
 #                 pair with and without the drafter, bench-serve at concurrency 1/8/16
-#   (combined, the stages run in this order: --model-only, --eval, --serve-bench, --long-context
-#   (which ends the call), --v2lite / --kimi)
+#   --ragged      build mlaspec, then `mlaspec bench --set ragged --kv both`: fold / rowwise / auto
+#                 on ragged verify batches and on the same requests padded to the largest width
+#   (combined, the stages run in this order: --model-only, --eval, --ragged, --serve-bench,
+#   --long-context (which ends the call), --v2lite / --kimi)
 #   --model-only --v2lite   both stages in one call (model tests first), ~500 s with a cold build
 # The next GPU session's plan (model-runtime tests, graphs and device argmax passed on an H200 at
 # cc01113): call 1 `--serve-bench --long-context=target` (the first check that serve builds there
@@ -57,7 +59,7 @@ RES=${RES:-$OUT/results}
 mkdir -p "$OUT" "$RES"
 pack() { tar czf "$OUT/gpu-check.tgz" -C "$RES" . 2>/dev/null || true; }
 skip_tests=0 skip_bench=0 quick=0 model_only=0 real_case= bench_only=0 long_context=
-run_eval=0 serve_bench=0
+run_eval=0 serve_bench=0 ragged_bench=0
 for a in "$@"; do
   case $a in
     --skip-tests) skip_tests=1 ;;
@@ -69,6 +71,7 @@ for a in "$@"; do
     --kimi) real_case=kimi ;;
     --eval) run_eval=1 ;;
     --serve-bench) serve_bench=1 ;;
+    --ragged) ragged_bench=1 ;;
     --long-context) long_context=target,v2lite ;;
     --long-context=target | --long-context=v2lite) long_context=${a#--long-context=} ;;
     *) echo "gpu-check: unknown option $a" >&2; exit 2 ;;
@@ -100,7 +103,8 @@ fi
 gen=()
 command -v ninja >/dev/null && gen=(-G Ninja)
 targets=()
-[[ -n $real_case || -n $long_context ]] || ((run_eval || serve_bench)) && targets=(--target mlaspec)
+[[ -n $real_case || -n $long_context ]] || ((run_eval || serve_bench || ragged_bench)) &&
+  targets=(--target mlaspec)
 ((model_only)) && targets=(--target gpu_tests mlaspec)
 log "configure + build (CUDA ON)"
 build() {
@@ -155,10 +159,17 @@ if ((run_eval)); then
     cat "$RES/eval-cuda-$kv.txt"
   done
 fi
+if ((ragged_bench)); then
+  log "bench --set ragged --kv both (ragged verify vs padded, fold / rowwise / auto)"
+  timeout 240 build-gpu/mlaspec bench --device cuda --set ragged --kv both \
+    --json "$RES/ragged.json" > "$RES/bench-ragged.txt" 2>&1 || status=1
+  grep -E "^\|" "$RES/bench-ragged.txt"
+fi
 if ((serve_bench)); then
   log "serve + bench-serve --device cuda (shipped pair, concurrency 1/8/16)"
+  # 192 prompts: each concurrency's run lasts seconds on the GPU, not a fraction of one.
   timeout 240 python3 scripts/serve_bench.py --mlaspec build-gpu/mlaspec --device cuda \
-    --out "$RES/serve-bench" > "$RES/serve-bench.txt" 2>&1 || status=1
+    --num-prompts 192 --out "$RES/serve-bench" > "$RES/serve-bench.txt" 2>&1 || status=1
   tail -12 "$RES/serve-bench.txt"
 fi
 if [[ -n $long_context ]]; then
@@ -175,7 +186,7 @@ if [[ -n $long_context ]]; then
   exit $status
 fi
 
-if ((model_only || run_eval || serve_bench)) && [[ -z $real_case ]]; then
+if ((model_only || run_eval || serve_bench || ragged_bench)) && [[ -z $real_case ]]; then
   log "done (status $status)"
   exit $status
 fi

@@ -20,9 +20,23 @@
 
 namespace mlaspec::bench {
 
+int64_t BenchConfig::query_rows() const {
+  if (!ragged()) return int64_t{batch} * q_len;
+  return std::accumulate(q_lens.begin(), q_lens.end(), int64_t{0});
+}
+
 std::string BenchConfig::to_string() const {
   std::ostringstream os;
-  os << "B=" << batch << ",H=" << num_heads << ",q=" << q_len << ",S=" << seq_len << ",kv="
+  os << "B=" << batch << ",H=" << num_heads << ",q=";
+  if (!ragged()) {
+    os << q_len;
+  } else if (q_lens.size() <= 16) {
+    for (size_t b = 0; b < q_lens.size(); ++b) os << (b ? "/" : "") << q_lens[b];
+  } else {
+    os << *std::min_element(q_lens.begin(), q_lens.end()) << ".." << q_len << "(T=" << query_rows()
+       << ")";
+  }
+  os << ",S=" << seq_len << ",kv="
      << (kv_dtype == DType::kFP8E4M3   ? "fp8"
          : kv_dtype == DType::kFP8Tile ? "fp8tile"
                                        : "bf16");
@@ -42,7 +56,47 @@ attn::VerifyShape BenchConfig::shape() const {
   s.max_seq_len = seq_len;
   s.total_kv = seq_len * batch;
   s.deterministic = deterministic;
+  s.ragged = ragged();
+  s.total_q = query_rows();
   return s;
+}
+
+BenchConfig ragged_config(int num_heads, std::vector<int> q_lens, int64_t seq_len, DType kv) {
+  BenchConfig c;
+  c.batch = static_cast<int>(q_lens.size());
+  c.num_heads = num_heads;
+  c.q_len = q_lens.empty() ? 1 : *std::max_element(q_lens.begin(), q_lens.end());
+  c.seq_len = seq_len;
+  c.kv_dtype = kv;
+  c.q_lens = std::move(q_lens);
+  return c;
+}
+
+std::vector<BenchConfig> ragged_set(DType kv) {
+  auto random_widths = [](int n, int max, uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    std::vector<int> w(static_cast<size_t>(n));
+    for (int& x : w) x = 1 + static_cast<int>(rng() % static_cast<uint64_t>(max));
+    return w;
+  };
+  auto sorted = [](std::vector<int> w) {
+    std::sort(w.begin(), w.end());
+    return w;
+  };
+  std::vector<BenchConfig> out;
+  auto add = [&](BenchConfig ragged, bool with_padded) {
+    BenchConfig padded = ragged;
+    padded.q_lens.clear();
+    out.push_back(std::move(ragged));
+    if (with_padded) out.push_back(std::move(padded));
+  };
+  add(ragged_config(16, {1, 2, 3, 4, 5, 6, 7, 8}, 65536, kv), true);
+  const std::vector<int> w16 = random_widths(16, 8, 39);
+  add(ragged_config(16, w16, 32768, kv), false);
+  add(ragged_config(16, sorted(w16), 32768, kv), true);
+  add(ragged_config(128, {1, 32, 4, 16}, 16384, kv), true);
+  add(ragged_config(16, sorted(random_widths(64, 16, 40)), 8192, kv), true);
+  return out;
 }
 
 Roofline h200_roofline() {
@@ -92,8 +146,8 @@ Roofline measure_cpu_roofline() {
 
 Floor roofline_floor(const BenchConfig& c, const Roofline& roof) {
   Floor f;
-  f.flops = 2.0 * c.batch * c.q_len * c.num_heads * static_cast<double>(c.seq_len) *
-            (attn::kHeadDimQK + attn::kHeadDimV);
+  f.flops = 2.0 * static_cast<double>(c.query_rows()) * c.num_heads *
+            static_cast<double>(c.seq_len) * (attn::kHeadDimQK + attn::kHeadDimV);
   f.bytes = static_cast<double>(c.batch) * c.seq_len * attn::kHeadDimQK * dtype_size(c.kv_dtype);
   f.compute_us = 1e6 * f.flops / roof.flops_per_s;
   f.memory_us = 1e6 * f.bytes / roof.bytes_per_s;
@@ -167,7 +221,12 @@ double median(std::vector<double> v) {
 // Compares sampled rows of (out, lse) read back from the device with the CPU reference.
 Status check_rows(const attn::VerifyArgs& host_args, const std::vector<uint16_t>& out,
                   const std::vector<float>& lse, const BenchConfig& c, double* max_rel_err) {
-  const int64_t rows = int64_t{c.batch} * c.q_len * c.num_heads;
+  const int64_t rows = c.query_rows() * c.num_heads;
+  // Request of each query row: its start row in the (ragged or uniform) layout.
+  std::vector<int64_t> starts(static_cast<size_t>(c.batch) + 1, 0);
+  for (int b = 0; b < c.batch; ++b) {
+    starts[b + 1] = starts[b] + (c.ragged() ? c.q_lens[static_cast<size_t>(b)] : c.q_len);
+  }
   // Every element written: the poison (0xffff = NaN) must be gone, and no NaN/inf anywhere.
   for (size_t k = 0; k < out.size(); ++k) {
     if (!std::isfinite(bf16_bits_to_float(out[k]))) {
@@ -191,8 +250,9 @@ Status check_rows(const attn::VerifyArgs& host_args, const std::vector<uint16_t>
   std::vector<double> lse_errs(sample.size(), 0.0);
   parallel_for(0, static_cast<int64_t>(sample.size()), [&](int64_t k) {
     const int64_t r = sample[k];
-    const int64_t h = r % c.num_heads, i = (r / c.num_heads) % c.q_len,
-                  b = r / (int64_t{c.num_heads} * c.q_len);
+    const int64_t h = r % c.num_heads, t = r / c.num_heads;
+    const int64_t b = std::upper_bound(starts.begin(), starts.end(), t) - starts.begin() - 1;
+    const int64_t i = t - starts[static_cast<size_t>(b)];
     float ref[attn::kHeadDimV];
     const float ref_lse = attn::cpu_verify_row(host_args, b, i, h, ref);
     double num = 0, den = 0;
@@ -226,9 +286,20 @@ Result<Timing> time_backend(attn::Backend& backend, const BenchConfig& c, const 
   const int64_t num_pages = pages_per_req * c.batch;
   const int64_t kv_elems = num_pages * c.page_size * attn::kHeadDimQK;
   const int64_t kv_bytes = kv_elems * dtype_size(c.kv_dtype);
-  const int64_t q_elems = int64_t{c.batch} * c.q_len * c.num_heads * attn::kHeadDimQK;
-  const int64_t out_elems = int64_t{c.batch} * c.q_len * c.num_heads * attn::kHeadDimV;
-  const int64_t lse_elems = int64_t{c.batch} * c.q_len * c.num_heads;
+  const int64_t T = c.query_rows();
+  const int64_t q_elems = T * c.num_heads * attn::kHeadDimQK;
+  const int64_t out_elems = T * c.num_heads * attn::kHeadDimV;
+  const int64_t lse_elems = T * c.num_heads;
+  // Tensor shapes: [B, q_len, H, d] uniform, [T, H, d] ragged.
+  const int64_t B = c.batch, Q = c.q_len, H = c.num_heads;
+  auto host_view = [&](void* p, DType t, int64_t d) {
+    if (c.ragged()) return d > 0 ? TensorView(p, t, {T, H, d}) : TensorView(p, t, {T, H});
+    return d > 0 ? TensorView(p, t, {B, Q, H, d}) : TensorView(p, t, {B, Q, H});
+  };
+  auto buffer_view = [&](const Buffer& buf, DType t, int64_t d) {
+    if (c.ragged()) return d > 0 ? buf.view(t, {T, H, d}) : buf.view(t, {T, H});
+    return d > 0 ? buf.view(t, {B, Q, H, d}) : buf.view(t, {B, Q, H});
+  };
   // PERF.md: under 200 MB of KV, rotate input sets so the 60 MB L2 cannot hold them all.
   const int sets = on_device && kv_bytes < (int64_t{200} << 20)
                        ? static_cast<int>(std::clamp<int64_t>(
@@ -250,6 +321,17 @@ Result<Timing> time_backend(attn::Backend& backend, const BenchConfig& c, const 
   }
   TensorView table_host(table.data(), DType::kI32, {c.batch, pages_per_req});
   TensorView lens_host(lens.data(), DType::kI32, {c.batch});
+  std::vector<int32_t> indptr;
+  Buffer indptr_dev;
+  if (c.ragged()) {
+    indptr.push_back(0);
+    for (int w : c.q_lens) indptr.push_back(indptr.back() + w);
+    if (on_device) {
+      indptr_dev = Buffer(indptr.size() * 4, dev);
+      MLASPEC_RETURN_IF_ERROR(indptr_dev.copy_from_host(indptr.data(), indptr.size() * 4));
+    }
+  }
+  TensorView indptr_host(indptr.data(), DType::kI32, {static_cast<int64_t>(indptr.size())});
 
   std::vector<InputSet> in(sets);
   std::vector<attn::VerifyArgs> args(sets);
@@ -263,7 +345,7 @@ Result<Timing> time_backend(attn::Backend& backend, const BenchConfig& c, const 
     MLASPEC_RETURN_IF_ERROR(
         fill_random(in[s].kv.data(), on_device, c.kv_dtype, kv_elems, 2000 + s, 1.0f, kv_scale));
     attn::VerifyArgs& a = args[s];
-    a.q = in[s].q.view(DType::kBF16, {c.batch, c.q_len, c.num_heads, attn::kHeadDimQK});
+    a.q = buffer_view(in[s].q, DType::kBF16, attn::kHeadDimQK);
     a.kv.pages = in[s].kv.view(c.kv_dtype, {num_pages, c.page_size, attn::kHeadDimQK});
     a.kv.kv_scale = kv_scale;
     if (on_device) {
@@ -271,13 +353,18 @@ Result<Timing> time_backend(attn::Backend& backend, const BenchConfig& c, const 
       a.seq_lens = lens_dev.view(DType::kI32, {c.batch});
       a.block_table_host = table_host;
       a.seq_lens_host = lens_host;
+      if (c.ragged()) {
+        a.q_indptr = indptr_dev.view(DType::kI32, {c.batch + 1});
+        a.q_indptr_host = indptr_host;
+      }
     } else {
       a.block_table = table_host;
       a.seq_lens = lens_host;
+      if (c.ragged()) a.q_indptr = indptr_host;
     }
     a.sm_scale = 1.0f / std::sqrt(static_cast<float>(attn::kHeadDimQK));
-    a.out = in[s].out.view(DType::kBF16, {c.batch, c.q_len, c.num_heads, attn::kHeadDimV});
-    a.lse = in[s].lse.view(DType::kF32, {c.batch, c.q_len, c.num_heads});
+    a.out = buffer_view(in[s].out, DType::kBF16, attn::kHeadDimV);
+    a.lse = buffer_view(in[s].lse, DType::kF32, 0);
   }
   attn::VerifyOptions vopts;
   vopts.deterministic = c.deterministic;
@@ -302,12 +389,15 @@ Result<Timing> time_backend(attn::Backend& backend, const BenchConfig& c, const 
       kv_host.resize(static_cast<size_t>(kv_bytes));
       MLASPEC_RETURN_IF_ERROR(in[0].q.copy_to_host(q_host.data(), q_host.size() * 2));
       MLASPEC_RETURN_IF_ERROR(in[0].kv.copy_to_host(kv_host.data(), kv_host.size()));
-      host.q = TensorView(q_host.data(), DType::kBF16,
-                          {c.batch, c.q_len, c.num_heads, attn::kHeadDimQK});
+      host.q = host_view(q_host.data(), DType::kBF16, attn::kHeadDimQK);
       host.kv.pages =
           TensorView(kv_host.data(), c.kv_dtype, {num_pages, c.page_size, attn::kHeadDimQK});
       host.block_table = table_host;
       host.seq_lens = lens_host;
+      if (c.ragged()) {
+        host.q_indptr = indptr_host;
+        host.q_indptr_host = TensorView();
+      }
     }
     MLASPEC_RETURN_IF_ERROR(check_rows(host, out, lse, c, &t.max_rel_err));
     t.checked = true;

@@ -55,7 +55,12 @@ std::vector<bench::BenchConfig> cpu_small_configs(DType kv) {
   };
   for (Row r :
        {Row{1, 16, 1, 4096}, Row{1, 16, 8, 4096}, Row{4, 16, 8, 2048}, Row{1, 128, 8, 1024}}) {
-    out.push_back({.batch = r.b, .num_heads = r.h, .q_len = r.q, .seq_len = r.s, .kv_dtype = kv});
+    out.push_back({.batch = r.b,
+                   .num_heads = r.h,
+                   .q_len = r.q,
+                   .seq_len = r.s,
+                   .kv_dtype = kv,
+                   .q_lens = {}});
   }
   return out;
 }
@@ -65,6 +70,7 @@ Result<std::vector<bench::BenchConfig>> configs_for(const std::string& set, DTyp
   if (set == "standard") return bench::standard_configs(kv);
   if (set == "qsweep") return bench::qlen_sweep(kv);
   if (set == "ssweep") return bench::seqlen_sweep(kv);
+  if (set == "ragged") return bench::ragged_set(kv);
   if (set == "all") {
     std::vector<bench::BenchConfig> all = bench::standard_configs(kv);
     for (auto& c : bench::qlen_sweep(kv)) all.push_back(c);
@@ -72,7 +78,7 @@ Result<std::vector<bench::BenchConfig>> configs_for(const std::string& set, DTyp
     return all;
   }
   return invalid_argument("unknown config set '" + set +
-                          "' (expected small, standard, qsweep, ssweep or all)");
+                          "' (expected small, standard, qsweep, ssweep, ragged or all)");
 }
 
 // --config: each shape spec (inspect --explain's syntax, without kv and dev, which --kv and
@@ -108,7 +114,8 @@ Result<std::vector<bench::BenchConfig>> spec_configs(const std::vector<std::stri
                    .seq_len = x.max_seq_len,
                    .kv_dtype = kv,
                    .page_size = x.page_size,
-                   .deterministic = x.deterministic});
+                   .deterministic = x.deterministic,
+                   .q_lens = {}});
   }
   return out;
 }
@@ -407,6 +414,44 @@ void run_bench(const BenchCli& cli) {
     }
   }
 
+  // Each ragged batch against the same requests padded to its largest width (the uniform row
+  // of equal B, H, S and q_len = that width), when the run timed both.
+  bool ragged_header = false;
+  for (size_t di = 0; di < dtypes.size(); ++di) {
+    for (size_t ci = 0; ci < configs[di].size(); ++ci) {
+      const bench::BenchConfig& r = configs[di][ci];
+      if (!r.ragged()) continue;
+      for (size_t pi = 0; pi < configs[di].size(); ++pi) {
+        const bench::BenchConfig& p = configs[di][pi];
+        if (p.ragged() || p.batch != r.batch || p.num_heads != r.num_heads ||
+            p.seq_len != r.seq_len || p.q_len != r.q_len || p.page_size != r.page_size) {
+          continue;
+        }
+        if (!ragged_header) {
+          std::printf(
+              "\nragged / padded time (the ragged batch vs its requests padded to the "
+              "largest width, same backend; < 1: ragged faster)\n| config |");
+          for (const auto& b : backends) std::printf(" %s |", std::string(b->name()).c_str());
+          std::printf("\n|---|");
+          for (size_t k = 0; k < backends.size(); ++k) std::printf("---|");
+          std::printf("\n");
+          ragged_header = true;
+        }
+        std::printf("| %s |", r.to_string().c_str());
+        const auto& tr = times[{static_cast<int>(di), ci}];
+        const auto& tp = times[{static_cast<int>(di), pi}];
+        for (size_t k = 0; k < backends.size(); ++k) {
+          if (tr[k] > 0 && tp[k] > 0)
+            std::printf(" %.2f |", tr[k] / tp[k]);
+          else
+            std::printf(" - |");
+        }
+        std::printf("\n");
+        break;
+      }
+    }
+  }
+
   if (json_out) {
     throw_if_error(json_out->write_and_close(nlohmann::json{{"machine", roof.machine},
                                                             {"bytes_per_s", roof.bytes_per_s},
@@ -436,7 +481,9 @@ void add_bench_command(CLI::App& app) {
                   "backend that cannot serve a config is an error with the guard's reason.");
   cmd->add_option("--set", cli->set,
                   "Config set: small (CPU default), standard (PERF.md rows 0-11, cuda default), "
-                  "qsweep (q_len 1..16), ssweep (S 4k..1M), all");
+                  "qsweep (q_len 1..16), ssweep (S 4k..1M), ragged (per-request q_len, each "
+                  "batch followed by its requests padded to the largest width), all (standard, "
+                  "qsweep and ssweep)");
   cmd->add_option("--kv", cli->kv, "KV dtype: bf16, fp8 or both")
       ->check(CLI::IsMember({"bf16", "fp8", "both"}))
       ->capture_default_str();

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -138,6 +139,57 @@ TEST(TimeBackend, UnservableConfigGivesTheGuardsReason) {
   Result<Timing> t = time_backend(*backend, c);
   ASSERT_FALSE(t.ok());
   EXPECT_EQ(t.status().message(), "q_len 2000 exceeds cpu_reference's max 1024");
+}
+
+// Ragged batches: the row layout [T, H, d] with q_indptr, each sampled row checked against the
+// reference row of its own request and position (a wrong row mapping would compare a row with
+// another request's and fail the bound), the floor counting T query rows.
+TEST(TimeBackend, RaggedBatchIsCheckedAndTimed) {
+  auto backend = attn::make_cpu_reference_backend();
+  for (DType kv : {DType::kBF16, DType::kFP8E4M3}) {
+    const BenchConfig c = ragged_config(8, {3, 1, 7, 2, 5}, 257, kv);
+    EXPECT_EQ(c.batch, 5);
+    EXPECT_EQ(c.q_len, 7);
+    EXPECT_EQ(c.query_rows(), 18);
+    EXPECT_TRUE(c.shape().ragged);
+    EXPECT_EQ(c.shape().total_q, 18);
+    TimeOptions o;
+    o.reps = 2;
+    o.warmup = 0;
+    Result<Timing> t = time_backend(*backend, c, o);
+    ASSERT_TRUE(t.ok()) << t.status().to_string();
+    EXPECT_TRUE(t.value().checked);
+    EXPECT_LT(t.value().max_rel_err, std::ldexp(1.0, -8));
+    BenchConfig padded = c;
+    padded.q_lens.clear();
+    const Roofline roof{"test", 1e12, 1e12};
+    EXPECT_NEAR(roofline_floor(padded, roof).flops / roofline_floor(c, roof).flops, 35.0 / 18.0,
+                1e-12);
+  }
+}
+
+TEST(Configs, RaggedSetPairsEachBatchWithItsPadding) {
+  const std::vector<BenchConfig> set = ragged_set(DType::kBF16);
+  ASSERT_EQ(set.size(), 9u);
+  EXPECT_EQ(set[0].to_string(), "B=8,H=16,q=1/2/3/4/5/6/7/8,S=65536,kv=bf16");
+  EXPECT_EQ(set[1].to_string(), "B=8,H=16,q=8,S=65536,kv=bf16");
+  EXPECT_EQ(set[5].to_string(), "B=4,H=128,q=1/32/4/16,S=16384,kv=bf16");
+  EXPECT_EQ(set[6].to_string(), "B=4,H=128,q=32,S=16384,kv=bf16");
+  // The 16 random widths in arrival order, then the same widths sorted, then padded.
+  std::vector<int> arrival = set[2].q_lens, sorted_w = set[3].q_lens;
+  std::sort(arrival.begin(), arrival.end());
+  EXPECT_EQ(arrival, sorted_w);
+  EXPECT_NE(set[2].q_lens, set[3].q_lens);
+  EXPECT_FALSE(set[4].ragged());
+  EXPECT_EQ(set[4].q_len, set[3].q_len);
+  // Every ragged batch: batch and q_len consistent with its widths, widths in 1..32.
+  for (const BenchConfig& c : set) {
+    if (!c.ragged()) continue;
+    EXPECT_EQ(c.batch, static_cast<int>(c.q_lens.size()));
+    EXPECT_EQ(c.q_len, *std::max_element(c.q_lens.begin(), c.q_lens.end()));
+    for (int w : c.q_lens) EXPECT_TRUE(w >= 1 && w <= 32) << c.to_string();
+  }
+  EXPECT_NE(set[7].to_string().find("q=1..16(T="), std::string::npos) << set[7].to_string();
 }
 
 }  // namespace

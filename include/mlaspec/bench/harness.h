@@ -25,8 +25,16 @@ struct BenchConfig {
   DType kv_dtype = DType::kBF16;
   int page_size = 64;
   bool deterministic = false;
-  int num_splits = 0;             // VerifyOptions::num_splits (0: the backend chooses)
-  std::string to_string() const;  // "B=1,H=16,q=8,S=131072,kv=bf16[,page=16][,det][,splits=4]"
+  int num_splits = 0;  // VerifyOptions::num_splits (0: the backend chooses)
+  // A ragged batch (VerifyArgs::q_indptr): request b's verify width, in request order; empty for
+  // a uniform one. When set, batch == q_lens.size() and q_len is the largest (ragged_config()
+  // keeps them so).
+  std::vector<int> q_lens;
+  bool ragged() const { return !q_lens.empty(); }
+  int64_t query_rows() const;  // T: the sum of q_lens, or batch * q_len
+  // "B=1,H=16,q=8,S=131072,kv=bf16[,page=16][,det][,splits=4]"; a ragged batch's q is its widths
+  // ("q=1/8/3", up to 16 requests) or their range and T ("q=1..16(T=545)").
+  std::string to_string() const;
   attn::VerifyShape shape() const;
 };
 
@@ -49,7 +57,8 @@ struct Floor {
   double us() const { return compute_us > memory_us ? compute_us : memory_us; }
   bool memory_bound() const { return memory_us >= compute_us; }
 };
-// PERF.md: FLOPs = 2*B*q_len*H*S*(576+512); bytes = B*S*576*bytes_per_kv_element.
+// PERF.md: FLOPs = 2*T*H*S*(576+512) (T = B*q_len, or a ragged batch's query rows); bytes =
+// B*S*576*bytes_per_kv_element.
 Floor roofline_floor(const BenchConfig& cfg, const Roofline& roof);
 
 struct TimeOptions {
@@ -86,6 +95,14 @@ std::vector<BenchConfig> standard_configs(DType kv_dtype);
 // The two sweeps: q_len = 1..16 at B=1,H=16,S=131072; S = 4k..1M at B=1,H=16,q_len=8.
 std::vector<BenchConfig> qlen_sweep(DType kv_dtype);
 std::vector<BenchConfig> seqlen_sweep(DType kv_dtype);
+
+// A ragged batch of the given widths (each >= 1) at one context length.
+BenchConfig ragged_config(int num_heads, std::vector<int> q_lens, int64_t seq_len, DType kv_dtype);
+// Issue 39's ragged set: ragged batches, each followed by the same requests padded to the batch's
+// largest width (the uniform call a caller without ragged support would make): widths 1..8 at
+// B=8 (S=64k); 16 random widths 1..8 in arrival order, then sorted by width (fewer runs), at
+// S=32k; q_len 1 mixed with 32 at H=128; 64 random widths 1..16 at S=8k.
+std::vector<BenchConfig> ragged_set(DType kv_dtype);
 
 // The configs at positions `rows` of a set (`set_name` for the message), in the order given; the
 // whole set when `rows` is empty. A position outside the set is invalid_argument naming it and
