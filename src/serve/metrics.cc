@@ -158,6 +158,20 @@ std::string Metrics::render() const {
          static_cast<double>(gauges_.accepted));
   scalar(out, "mlaspec_spec_accept_length", "Accept length tau of the run (tokens per verify step)",
          "gauge", gauges_.accept_length);
+  header(out, "mlaspec_attention_calls_total",
+         "Target attention calls (one per layer per forward pass) by the backend the dispatcher "
+         "picked",
+         "counter");
+  for (const EngineGauges::AttentionBackend& b : gauges_.attention) {
+    out += "mlaspec_attention_calls_total{backend=\"" + b.name + "\"} " +
+           std::to_string(b.calls) + "\n";
+  }
+  header(out, "mlaspec_attention_rows_total",
+         "Query rows x heads of the target's attention calls, by backend", "counter");
+  for (const EngineGauges::AttentionBackend& b : gauges_.attention) {
+    out += "mlaspec_attention_rows_total{backend=\"" + b.name + "\"} " + std::to_string(b.rows) +
+           "\n";
+  }
   header(out, "mlaspec_spec_position_acceptance",
          "Acceptance of draft position k given positions before it were accepted", "gauge");
   for (size_t k = 0; k < gauges_.position_acceptance.size(); ++k) {

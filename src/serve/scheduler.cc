@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <utility>
 
+#include "mlaspec/attention/registry.h"
 #include "mlaspec/core/log.h"
 #include "mlaspec/spec/stop_strings.h"
 
@@ -493,6 +494,11 @@ void Scheduler::publish() {
   g.verify_steps = st.verify_steps;
   g.drafted = st.drafted;
   g.accepted = st.accepted;
+  attn::Dispatcher& d = engine_.model().dispatcher();
+  for (int i = 0; i < d.registry().size(); ++i) {
+    const attn::BackendCounters c = d.counters(i);
+    g.attention.push_back({std::string(d.registry().caps(i).name), c.calls, c.rows});
+  }
   metrics_->set_gauges(std::move(g));
 }
 

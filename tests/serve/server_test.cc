@@ -541,9 +541,15 @@ TEST(ServeHttp, ModelsHealthMetrics) {
         "mlaspec_time_to_first_token_seconds_count 1", "mlaspec_inter_token_latency_seconds_bucket",
         "mlaspec_accept_length_bucket{le=\"8\"}",
         "mlaspec_spec_position_acceptance{position=\"0\"}", "mlaspec_kv_pages_used 0",
-        "mlaspec_kv_pages_total"}) {
+        "mlaspec_kv_pages_total", "mlaspec_attention_calls_total{backend=\"cpu_reference\"} ",
+        "mlaspec_attention_rows_total{backend=\"cpu_reference\"} "}) {
     EXPECT_NE(m->body.find(needle), std::string::npos) << needle << "\n" << m->body;
   }
+  // The CPU server's attention all ran on the reference: at least one call per layer per token.
+  const std::string calls = "mlaspec_attention_calls_total{backend=\"cpu_reference\"} ";
+  const size_t at = m->body.find(calls);
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_GE(std::stoll(m->body.substr(at + calls.size())), 16) << m->body;
   httplib::Result unknown = cli.Get("/v2/nothing");
   ASSERT_TRUE(unknown);
   EXPECT_EQ(unknown->status, 404);

@@ -1,6 +1,6 @@
 // Server metrics in the Prometheus text format (GET /metrics; docs/serve.md, "Metrics"): request
 // and token counters, TTFT / ITL / end-to-end / accept-length histograms, the engine's
-// per-position acceptance and the KV pool's usage. Thread-safe: handler threads and the engine
+// per-position acceptance, the attention backends' picks and the KV pool's usage. Thread-safe: handler threads and the engine
 // loop record, any thread renders.
 #pragma once
 
@@ -40,6 +40,14 @@ struct EngineGauges {
   int64_t verify_steps = 0;
   int64_t drafted = 0;
   int64_t accepted = 0;
+  // The target's attention calls since the server started, per registered backend (in registry
+  // order; the dispatcher's counters): which backend `auto` (or the forced policy) picked.
+  struct AttentionBackend {
+    std::string name;
+    uint64_t calls = 0;
+    uint64_t rows = 0;  // query rows x heads
+  };
+  std::vector<AttentionBackend> attention;
 };
 
 class Metrics {
