@@ -33,7 +33,8 @@ def made_up_rows():
     for ctx, fold, rowwise, auto in [(4096, 5.0, 4.0, 4.1), (32768, 8.0, 10.0, 9.0),
                                      (131072, 20.0, 45.0, 20.2)]:
         rows.append(row("auto", "decode", 1, ctx, fold * 0.8))
-        rows.append(row("auto", "verify", 1, ctx, auto, served="cuda_rowwise" if ctx == 4096 else "cuda_fold"))
+        # auto serves 4k with the better rowwise and 32k with the worse rowwise (a wrong pick).
+        rows.append(row("auto", "verify", 1, ctx, auto, served="cuda_rowwise" if ctx <= 32768 else "cuda_fold"))
         rows.append(row("cuda_fold", "verify", 1, ctx, fold))
         rows.append(row("cuda_rowwise", "verify", 1, ctx, rowwise))
     # Batch 16 at 1M: skipped (memory); the rowwise verify at 128k failed.
@@ -70,8 +71,10 @@ def main():
         md = lc.report(d, lc.load_rows(d), ["- a note"], plot=True)
         # Batch 1 at 4k: auto 4.1 vs the better forced 4.0 -> +2.5%; fold/row 1.25; spec tokens/s
         # at tau 4: 4 * 1 / 4.1 ms = 976; plain 1 / 4 ms = 250.
-        check("| 1 | 4k | prefill | 4.000 | 4.100 (cuda_rowwise) | 5.000 | 4.000 | 1.25 | +2.5% |" in md,
+        check("| 1 | 4k | prefill | 4.000 | 4.100 (cuda_rowwise) | 5.000 | 4.000 | 1.25 | +2.5%; pick +0.0% |" in md,
               "batch 1, 4k row")
+        # 32k by its pick: rowwise 10 vs the better fold 8 -> +25%, flagged.
+        check("+12.5% **over**; pick +25.0% **over** |" in md, "wrong pick flagged")
         check("| 250 | 976 | 800 | 1000 |" in md, "tokens/s columns")
         # 32k: auto 9.0 vs fold 8.0 -> +12.5%, flagged.
         check("+12.5% **over**" in md, "regret over the target flagged")
@@ -80,8 +83,12 @@ def main():
         check("cuda_rowwise verify batch 16, context 128k: error: unsupported: made-up refusal" in md,
               "failed row with its reason")
         # Batch 16 at 128k: auto 40 vs fold 38 (rowwise failed) -> +5.3%, also over.
-        check("Worst: +12.5% (v2lite, bf16 KV, batch 1, context 32k); 2 of 4 points over" in md,
-              "regret summary")
+        check("As measured (auto's own run): worst +12.5% (v2lite, bf16 KV, batch 1, context 32k); "
+              "2 of 4 points over" in md, "regret summary")
+        check("By its pick: worst +25.0% (v2lite, bf16 KV, batch 1, context 32k); 1 of 4 points "
+              "over the target." in md, "pick regret summary")
+        # The run's notes are kept beside the rows, and --report-only's report has them again.
+        check(json.load(open(os.path.join(d, "notes.json"))) == ["- a note"], "notes.json written")
         check("- V2-Lite, >= 128k: forced rowwise verify >= 2x fold's: met: bf16 b1 128k: 2.25x" in md,
               "target: rowwise vs fold at 128k")
         check("- shipped target, 128k, batch 1: speculative tokens/s >= 2.5x plain: not measured" in md,
