@@ -91,6 +91,8 @@ std::vector<BenchConfig> ragged_set(DType kv) {
     if (with_padded) out.push_back(std::move(padded));
   };
   add(ragged_config(16, {1, 2, 3, 4, 5, 6, 7, 8}, 65536, kv), true);
+  // Equal widths through the ragged entry (one run): its cost over the uniform call just before.
+  add(ragged_config(16, std::vector<int>(8, 8), 65536, kv), false);
   const std::vector<int> w16 = random_widths(16, 8, 39);
   add(ragged_config(16, w16, 32768, kv), false);
   add(ragged_config(16, sorted(w16), 32768, kv), true);

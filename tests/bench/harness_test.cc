@@ -170,18 +170,20 @@ TEST(TimeBackend, RaggedBatchIsCheckedAndTimed) {
 
 TEST(Configs, RaggedSetPairsEachBatchWithItsPadding) {
   const std::vector<BenchConfig> set = ragged_set(DType::kBF16);
-  ASSERT_EQ(set.size(), 9u);
+  ASSERT_EQ(set.size(), 10u);
   EXPECT_EQ(set[0].to_string(), "B=8,H=16,q=1/2/3/4/5/6/7/8,S=65536,kv=bf16");
   EXPECT_EQ(set[1].to_string(), "B=8,H=16,q=8,S=65536,kv=bf16");
-  EXPECT_EQ(set[5].to_string(), "B=4,H=128,q=1/32/4/16,S=16384,kv=bf16");
-  EXPECT_EQ(set[6].to_string(), "B=4,H=128,q=32,S=16384,kv=bf16");
+  EXPECT_EQ(set[2].to_string(), "B=8,H=16,q=8/8/8/8/8/8/8/8,S=65536,kv=bf16");
+  EXPECT_TRUE(set[2].ragged());
+  EXPECT_EQ(set[6].to_string(), "B=4,H=128,q=1/32/4/16,S=16384,kv=bf16");
+  EXPECT_EQ(set[7].to_string(), "B=4,H=128,q=32,S=16384,kv=bf16");
   // The 16 random widths in arrival order, then the same widths sorted, then padded.
-  std::vector<int> arrival = set[2].q_lens, sorted_w = set[3].q_lens;
+  std::vector<int> arrival = set[3].q_lens, sorted_w = set[4].q_lens;
   std::sort(arrival.begin(), arrival.end());
   EXPECT_EQ(arrival, sorted_w);
-  EXPECT_NE(set[2].q_lens, set[3].q_lens);
-  EXPECT_FALSE(set[4].ragged());
-  EXPECT_EQ(set[4].q_len, set[3].q_len);
+  EXPECT_NE(set[3].q_lens, set[4].q_lens);
+  EXPECT_FALSE(set[5].ragged());
+  EXPECT_EQ(set[5].q_len, set[4].q_len);
   // Every ragged batch: batch and q_len consistent with its widths, widths in 1..32.
   for (const BenchConfig& c : set) {
     if (!c.ragged()) continue;
@@ -189,7 +191,8 @@ TEST(Configs, RaggedSetPairsEachBatchWithItsPadding) {
     EXPECT_EQ(c.q_len, *std::max_element(c.q_lens.begin(), c.q_lens.end()));
     for (int w : c.q_lens) EXPECT_TRUE(w >= 1 && w <= 32) << c.to_string();
   }
-  EXPECT_NE(set[7].to_string().find("q=1..16(T="), std::string::npos) << set[7].to_string();
+  EXPECT_NE(set[8].to_string().find("q=1..16(T="), std::string::npos) << set[8].to_string();
+  EXPECT_FALSE(set[9].ragged());
 }
 
 }  // namespace
