@@ -39,11 +39,11 @@
 #   (combined, the stages run in this order: --model-only, --eval, --ragged, --serve-bench,
 #   --long-context (which ends the call), --v2lite / --kimi)
 #   --model-only --v2lite   both stages in one call (model tests first), ~500 s with a cold build
-# The next GPU session's plan (model-runtime tests, graphs and device argmax passed on an H200 at
-# cc01113): call 1 `--serve-bench --long-context=target` (the first check that serve builds there
-# with .deps' cpp-httplib; issue 37's and 38's tables), call 2 `--v2lite-bench` (V2-Lite with
-# graphs and the grouped experts up to 128 rows; predictions in docs/perf/knowledge.md), call 3
-# `--kimi`, then the full run (no options). Short of device time: GPU_CHECK_SECONDS=N.
+# The next GPU session's plan (2026-12-05: serve, the shipped target's long-context table, V2-Lite
+# and Kimi benches and the DFlash drafter graphs ran on an H100): `--ragged --serve-bench` if its
+# tables are not in docs/perf yet, then `--long-context=v2lite` alone (each of its bench-model
+# calls loads the 31 GB checkpoint in ~60 s: give it a whole call), then issue 33's tensor-core
+# grouped expert GEMM and issue 40's fp8 kernels. Short of device time: GPU_CHECK_SECONDS=N.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 t_start=$SECONDS
