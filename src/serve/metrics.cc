@@ -163,14 +163,14 @@ std::string Metrics::render() const {
          "picked",
          "counter");
   for (const EngineGauges::AttentionBackend& b : gauges_.attention) {
-    out += "mlaspec_attention_calls_total{backend=\"" + b.name + "\"} " +
-           std::to_string(b.calls) + "\n";
+    out += "mlaspec_attention_calls_total{backend=\"" + b.name + "\"} " + std::to_string(b.calls) +
+           "\n";
   }
   header(out, "mlaspec_attention_rows_total",
          "Query rows x heads of the target's attention calls, by backend", "counter");
   for (const EngineGauges::AttentionBackend& b : gauges_.attention) {
-    out += "mlaspec_attention_rows_total{backend=\"" + b.name + "\"} " + std::to_string(b.rows) +
-           "\n";
+    out +=
+        "mlaspec_attention_rows_total{backend=\"" + b.name + "\"} " + std::to_string(b.rows) + "\n";
   }
   header(out, "mlaspec_spec_position_acceptance",
          "Acceptance of draft position k given positions before it were accepted", "gauge");

@@ -100,8 +100,9 @@ std::vector<BenchConfig> seqlen_sweep(DType kv_dtype);
 BenchConfig ragged_config(int num_heads, std::vector<int> q_lens, int64_t seq_len, DType kv_dtype);
 // Issue 39's ragged set: ragged batches, each followed by the same requests padded to the batch's
 // largest width (the uniform call a caller without ragged support would make): widths 1..8 at
-// B=8 (S=64k), and eight 8s through the ragged entry (its overhead); 16 random widths 1..8 in arrival order, then sorted by width (fewer runs), at
-// S=32k; q_len 1 mixed with 32 at H=128; 64 random widths 1..16 at S=8k.
+// B=8 (S=64k), and eight 8s through the ragged entry (its overhead); 16 random widths 1..8 in
+// arrival order, then sorted by width (fewer runs), at S=32k; q_len 1 mixed with 32 at H=128; 64
+// random widths 1..16 at S=8k.
 std::vector<BenchConfig> ragged_set(DType kv_dtype);
 
 // The configs at positions `rows` of a set (`set_name` for the message), in the order given; the

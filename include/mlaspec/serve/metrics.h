@@ -1,7 +1,7 @@
 // Server metrics in the Prometheus text format (GET /metrics; docs/serve.md, "Metrics"): request
 // and token counters, TTFT / ITL / end-to-end / accept-length histograms, the engine's
-// per-position acceptance, the attention backends' picks and the KV pool's usage. Thread-safe: handler threads and the engine
-// loop record, any thread renders.
+// per-position acceptance, the attention backends' picks and the KV pool's usage. Thread-safe:
+// handler threads and the engine loop record, any thread renders.
 #pragma once
 
 #include <cstdint>
