@@ -43,7 +43,10 @@
 # and Kimi benches and the DFlash drafter graphs ran on an H100): `--ragged --serve-bench` if its
 # tables are not in docs/perf yet, then `--long-context=v2lite` alone (each of its bench-model
 # calls loads the 31 GB checkpoint in ~60 s: give it a whole call), then issue 33's tensor-core
-# grouped expert GEMM and issue 40's fp8 kernels. Short of device time: GPU_CHECK_SECONDS=N.
+# grouped expert GEMM (branch tc-experts, written without a GPU: merge it into a scratch branch,
+# MODEL_TESTS='CudaModelKernels.Grouped*:*GraphReplayEqualsEager*' --model-only --v2lite-bench,
+# merge into main if it passes and holds its prediction) and issue 40's fp8 kernels. Short of
+# device time: GPU_CHECK_SECONDS=N.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 t_start=$SECONDS
