@@ -101,6 +101,8 @@ Status DFlashDrafter::commit(RequestId id, std::span<const int32_t> tokens) {
 Status DFlashDrafter::remove_request(RequestId id) {
   Result<Request*> r = find(id, "remove_request");
   if (!r.ok()) return r.status();
+  // Its waiting rows go too: their pages are freed now and may be another request's next.
+  std::erase_if(pending_, [id](const PendingContext& p) { return p.id == id; });
   MLASPEC_RETURN_IF_ERROR(tables_.free(id));
   requests_.erase(id);
   return Status::Ok();
@@ -138,18 +140,34 @@ Status DFlashDrafter::append_context(RequestId id, const ContextRows& rows) {
   }
   if (rows.rows == 0) return Status::Ok();
   MLASPEC_RETURN_IF_ERROR(tables_.append(id, rows.rows));
-  model::DFlashContextRows ctx;
+  MLASPEC_RETURN_IF_ERROR(tables_.commit(id, rows.rows));
+  PendingContext p;
+  p.id = id;
+  p.rows = rows.rows;
+  p.first_position = rows.first_position;
+  const int64_t width = c.target_hidden_size;
   for (const std::vector<float>& h : rows.hidden) {
-    ctx.layers.push_back(h.data() + rows.first_row * c.target_hidden_size);
+    p.layers.emplace_back(h.begin() + rows.first_row * width,
+                          h.begin() + (rows.first_row + rows.rows) * width);
   }
-  ctx.rows = rows.rows;
-  ctx.first_position = rows.first_position;
-  ctx.pages = tables_.pages(id);
-  if (Status s = network_.append_context({&ctx, 1}, pool_); !s.ok()) {
-    (void)tables_.rollback(id);
-    return s;
+  pending_.push_back(std::move(p));
+  return Status::Ok();
+}
+
+Status DFlashDrafter::flush_context() {
+  if (pending_.empty()) return Status::Ok();
+  std::vector<model::DFlashContextRows> batch(pending_.size());
+  for (size_t i = 0; i < pending_.size(); ++i) {
+    const PendingContext& p = pending_[i];
+    model::DFlashContextRows& ctx = batch[i];
+    for (const std::vector<float>& h : p.layers) ctx.layers.push_back(h.data());
+    ctx.rows = p.rows;
+    ctx.first_position = p.first_position;
+    ctx.pages = tables_.pages(p.id);
   }
-  return tables_.commit(id, rows.rows);
+  const Status s = network_.append_context(batch, pool_);
+  pending_.clear();
+  return s.ok() ? s : s.with_context("dflash: writing the appended context rows");
 }
 
 Status DFlashDrafter::run_blocks(std::span<DraftSlot> batch,
@@ -157,6 +175,7 @@ Status DFlashDrafter::run_blocks(std::span<DraftSlot> batch,
                                  std::vector<size_t>* slot_of_block) {
   blocks->clear();
   slot_of_block->clear();
+  MLASPEC_RETURN_IF_ERROR(flush_context());
   for (size_t i = 0; i < batch.size(); ++i) {
     DraftSlot& slot = batch[i];
     slot.tokens.clear();

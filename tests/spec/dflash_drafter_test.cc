@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <numeric>
@@ -57,6 +58,42 @@ std::vector<int32_t> propose_one(DFlashDrafter& d, RequestId id, int max_draft =
   return slot.tokens;
 }
 
+// An engine step appends for every request before the next propose: the rows wait and are written
+// in one network call, each request's drafts those of its own context (golden), and a request
+// removed while its rows wait leaves nothing in the pool.
+TEST(DFlashDrafter, AppendsOfSeveralRequestsAreWrittenTogether) {
+  auto d = make();
+  const auto& seq = dflash_golden().sequence;
+  ASSERT_TRUE(d->add_request(1, prefix(10), {}).ok());
+  ASSERT_TRUE(d->add_request(2, prefix(10), {}).ok());
+  ASSERT_TRUE(d->add_request(3, prefix(10), {}).ok());
+  ASSERT_TRUE(append(*d, 1, 0, 9).ok());
+  ASSERT_TRUE(append(*d, 2, 0, 9).ok());
+  ASSERT_TRUE(append(*d, 3, 0, 9).ok());
+  // Request 2 goes on to 30 positions in two more appends before any propose.
+  ASSERT_TRUE(append(*d, 2, 9, 12).ok());
+  ASSERT_TRUE(d->commit(2, {seq.data() + 10, 12}).ok());
+  ASSERT_TRUE(append(*d, 2, 21, 9).ok());
+  ASSERT_TRUE(d->commit(2, {seq.data() + 22, 9}).ok());
+  EXPECT_EQ(d->context_len(2), 30);
+  ASSERT_TRUE(d->remove_request(3).ok());
+  std::vector<DraftSlot> slots = {{1, 4, {}, {}}, {2, 4, {}, {}}};
+  ASSERT_TRUE(d->propose(slots).ok());
+  EXPECT_EQ(slots[0].tokens, golden_case(9).drafts);
+  EXPECT_EQ(slots[1].tokens, golden_case(30).drafts);
+  // 9 + 30 rows written in each layer; request 3's 9 never were.
+  const int64_t row = d->pool().row_elems();
+  for (int l = 0; l < d->pool().num_layers(); ++l) {
+    const auto* base = static_cast<const uint16_t*>(d->pool().layer_tensor(l).data());
+    int64_t written = 0;
+    for (int64_t slot = 0; slot < d->pool().num_slots(); ++slot) {
+      written += std::any_of(base + slot * row, base + (slot + 1) * row,
+                             [](uint16_t v) { return v != 0; });
+    }
+    EXPECT_EQ(written, 39) << "layer " << l;
+  }
+}
+
 TEST(DFlashDrafter, GoldenDraftsThroughTheInterface) {
   auto d = make();
   EXPECT_EQ(d->name(), "dflash");
@@ -92,6 +129,14 @@ TEST(DFlashDrafter, GoldenDraftsThroughTheInterface) {
   auto fresh = make();
   ASSERT_TRUE(fresh->add_request(7, prefix(31), {}).ok());
   ASSERT_TRUE(append(*fresh, 7, 0, 30).ok());
+  // Appended rows wait for the next propose; flush_context writes them now.
+  for (int l = 0; l < fresh->pool().num_layers(); ++l) {
+    const auto* fbase = static_cast<const uint16_t*>(fresh->pool().layer_tensor(l).data());
+    EXPECT_TRUE(std::all_of(fbase, fbase + fresh->pool().num_slots() * fresh->pool().row_elems(),
+                            [](uint16_t v) { return v == 0; }))
+        << "layer " << l << ": written before flush_context";
+  }
+  ASSERT_TRUE(fresh->flush_context().ok());
   const int64_t row = d->pool().row_elems();
   for (int l = 0; l < d->pool().num_layers(); ++l) {
     const auto* base = static_cast<const uint16_t*>(d->pool().layer_tensor(l).data());

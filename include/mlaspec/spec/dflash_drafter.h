@@ -69,11 +69,18 @@ class DFlashDrafter final : public Drafter {
   Status remove_request(RequestId id) override;
   std::vector<int> capture_layers() const override;
   // Rows must continue the context: first_position == context_len(id). The pool's pages for them
-  // are taken first; kResourceExhausted (and nothing changed) when the pool is full.
+  // are taken first; kResourceExhausted (and nothing changed) when the pool is full. The rows are
+  // copied and their K/V written to the pool at the next propose (or flush_context), every
+  // request's waiting rows in one network call: an engine step appends for each request of the
+  // batch, and one call per request cost a launch sequence and a sync each on the GPU.
   Status append_context(RequestId id, const ContextRows& rows) override;
+  // Writes the waiting context rows of every request to the pool now (propose does it first).
+  // An error leaves those requests' context rows unwritten; remove them.
+  Status flush_context();
 
   int num_draft() const { return network_.num_draft(); }
   const model::DFlashNetwork& network() const { return network_; }
+  // The draft pool; rows appended since the last propose / flush_context are not in it yet.
   const kv::KvPool& pool() const { return pool_; }
   const kv::PageTables& page_tables() const { return tables_; }
   const std::string& pool_dtype_reason() const { return pool_reason_; }
@@ -99,6 +106,13 @@ class DFlashDrafter final : public Drafter {
     std::vector<int32_t> history;
     model::SamplingParams params;
   };
+  // Context rows appended but not yet written (their positions are already in the page tables).
+  struct PendingContext {
+    RequestId id = 0;
+    std::vector<std::vector<float>> layers;  // [capture layer][rows * target_hidden_size]
+    int64_t rows = 0;
+    int64_t first_position = 0;
+  };
   DFlashDrafter(model::DFlashNetwork network, kv::KvPool pool, kv::PageTables tables,
                 std::string pool_reason);
   Result<Request*> find(RequestId id, const char* what);
@@ -108,6 +122,7 @@ class DFlashDrafter final : public Drafter {
   kv::PageTables tables_;
   std::string pool_reason_;
   std::unordered_map<RequestId, Request> requests_;
+  std::vector<PendingContext> pending_;
 };
 
 }  // namespace mlaspec::spec
