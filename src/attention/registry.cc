@@ -199,6 +199,12 @@ Status Dispatcher::validate_policy() const {
   return i.ok() ? Status::Ok() : i.status();
 }
 
+Status Dispatcher::set_policy(DispatchPolicy policy) {
+  if (!policy.is_auto()) MLASPEC_RETURN_IF_ERROR(registry_.index_of(policy.forced).status());
+  policy_ = std::move(policy);
+  return Status::Ok();
+}
+
 Dispatcher::Availability Dispatcher::cuda_availability() {
   Availability a;
   for (int i = 0; i < registry_.size(); ++i) {

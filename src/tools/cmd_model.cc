@@ -167,7 +167,8 @@ void run_model_logits(const LogitsCli& cli) {
 // ---- bench-model --------------------------------------------------------------------------------
 
 struct BenchModelCli {
-  std::string model, device = "cpu", json, attention = "auto", fill = "auto";
+  std::string model, device = "cpu", json, fill = "auto";
+  std::vector<std::string> attention = {"auto"};  // policies, each timed on the same context
   std::vector<int> batches = {1, 8, 16};
   std::vector<int> q_lens = {2, 4, 8, 16};
   std::vector<int> prefill = {64, 256};
@@ -392,7 +393,8 @@ double checkpoint_bytes(const std::string& dir) {
 }
 
 struct Row {
-  std::string step, kv = "bf16", context_by = "-", served_by = "-", skipped, error;
+  std::string step, kv = "bf16", attention = "auto", context_by = "-", served_by = "-", skipped,
+                    error;
   int batch = 1, q_len = 1;
   int64_t context = 0;
   double ms = 0, tokens_per_s = 0, experts = 0, floor_bytes = 0, floor_ms = 0, frac = 0;
@@ -416,7 +418,8 @@ std::string served_by(attn::Dispatcher& d) {
 void run_bench_model(const BenchModelCli& cli) {
   if (cli.reps < 1) bad_input(invalid_argument("--reps must be >= 1"));
   const Device dev = device_option(cli.device);
-  check_attention_policy(cli.attention);
+  if (cli.attention.empty()) bad_input(invalid_argument("--attention: give at least one policy"));
+  for (const std::string& p : cli.attention) check_attention_policy(p);
   std::vector<int64_t> contexts;
   for (const std::string& t : cli.contexts) contexts.push_back(parse_context(t));
   std::vector<DType> kvs;
@@ -446,7 +449,7 @@ void run_bench_model(const BenchModelCli& cli) {
     json_file.emplace(value_or_throw(OutputFile::open(cli.json, "--json"), "--json"));
   model::LoadOptions lo;
   lo.device = dev;
-  lo.attention_policy = cli.attention;
+  lo.attention_policy = cli.attention.front();
   std::vector<int> batches = cli.batches;
   std::sort(batches.begin(), batches.end());
   batches.erase(std::unique(batches.begin(), batches.end()), batches.end());
@@ -507,6 +510,11 @@ void run_bench_model(const BenchModelCli& cli) {
 
   std::string profiles;  // --profile
   std::vector<Row> rows;
+  std::string policy = cli.attention.front();  // the dispatcher's policy now (make_row records it)
+  auto use_policy = [&](const std::string& p) {
+    throw_if_error(m.dispatcher().set_policy(attn::DispatchPolicy::parse(p)));
+    policy = p;
+  };
   // kv_tokens_read: KV rows the step reads (every request's); pairs: (query, key) pairs its
   // attention scores.
   auto make_row = [&](const std::string& step, DType kv, int batch, int q, int64_t ctx,
@@ -514,6 +522,7 @@ void run_bench_model(const BenchModelCli& cli) {
     Row r;
     r.step = step;
     r.kv = kv_label(kv);
+    r.attention = policy;
     r.batch = batch;
     r.q_len = q;
     r.context = ctx;
@@ -611,15 +620,19 @@ void run_bench_model(const BenchModelCli& cli) {
                       gb(workspace).c_str(), gb(avail).c_str());
         progress("skipped: batch " + std::to_string(b) + " at context " + std::to_string(ctx) +
                  " " + why);
-        for (int q : [&] {
-               std::vector<int> qs = {0};  // 0: the decode row
-               qs.insert(qs.end(), cli.q_lens.begin(), cli.q_lens.end());
-               return qs;
-             }()) {
-          Row r = make_row(q == 0 ? "decode" : "verify", kv, b, std::max(q, 1), ctx, 0, 0);
-          r.skipped = why;
-          rows.push_back(std::move(r));
+        for (const std::string& p : cli.attention) {
+          use_policy(p);
+          for (int q : [&] {
+                 std::vector<int> qs = {0};  // 0: the decode row
+                 qs.insert(qs.end(), cli.q_lens.begin(), cli.q_lens.end());
+                 return qs;
+               }()) {
+            Row r = make_row(q == 0 ? "decode" : "verify", kv, b, std::max(q, 1), ctx, 0, 0);
+            r.skipped = why;
+            rows.push_back(std::move(r));
+          }
         }
+        use_policy(cli.attention.front());
       }
       if (fit == 0) continue;
       const Requests req(fit, ctx + max_q, 64);
@@ -661,26 +674,31 @@ void run_bench_model(const BenchModelCli& cli) {
                     fill_s > 0 ? static_cast<double>(fit) * ctx / fill_s : 0.0);
       progress(line);
       fill_lines.push_back(line);
-      for (int b : batches) {
-        if (b > fit) break;
-        auto mark = [&](Row r) {
-          r.context_by = by;
-          r.fill_s = fill_s;
-          return r;
-        };
-        timed(
-            mark(make_row("decode", kv, b, 1, ctx, int64_t{b} * (ctx + 1),
-                          static_cast<double>(b) * (ctx + 1))),
-            [&] { return time_step(pool, req, 0, b, 1, ctx, model::LogitsMode::kLast); },
-            [&] { return time_attention(m, pool, req, b, 1, ctx + 1, cli.reps); });
-        for (int q : cli.q_lens) {
+      // Every policy on this context (one fill): its decode and verify rows per batch.
+      for (const std::string& p : cli.attention) {
+        use_policy(p);
+        for (int b : batches) {
+          if (b > fit) break;
+          auto mark = [&](Row r) {
+            r.context_by = by;
+            r.fill_s = fill_s;
+            return r;
+          };
           timed(
-              mark(make_row("verify", kv, b, q, ctx, int64_t{b} * (ctx + q),
-                            static_cast<double>(b) * q * (ctx + q))),
-              [&] { return time_step(pool, req, 0, b, q, ctx, model::LogitsMode::kAll); },
-              [&] { return time_attention(m, pool, req, b, q, ctx + q, cli.reps); });
+              mark(make_row("decode", kv, b, 1, ctx, int64_t{b} * (ctx + 1),
+                            static_cast<double>(b) * (ctx + 1))),
+              [&] { return time_step(pool, req, 0, b, 1, ctx, model::LogitsMode::kLast); },
+              [&] { return time_attention(m, pool, req, b, 1, ctx + 1, cli.reps); });
+          for (int q : cli.q_lens) {
+            timed(
+                mark(make_row("verify", kv, b, q, ctx, int64_t{b} * (ctx + q),
+                              static_cast<double>(b) * q * (ctx + q))),
+                [&] { return time_step(pool, req, 0, b, q, ctx, model::LogitsMode::kAll); },
+                [&] { return time_attention(m, pool, req, b, q, ctx + q, cli.reps); });
+          }
         }
       }
+      use_policy(cli.attention.front());
       // Where the time goes (--profile; after the timed rows, which it would slow): the CUDA
       // runtime's per-phase GPU and host times for a decode and a verify step per batch.
       if (cli.profile) {
@@ -709,12 +727,14 @@ void run_bench_model(const BenchModelCli& cli) {
     }
   }
 
+  std::string policies;
+  for (const std::string& p : cli.attention) policies += (policies.empty() ? "" : ", ") + p;
   std::printf(
       "bench-model: %s on %s, %d layers, hidden %d, %d experts top-%d; %.3g B params "
       "(%.3g B per token with k experts); attention %s\n",
       cli.model.c_str(), cli.device.c_str(), c.num_hidden_layers, c.hidden_size, c.n_routed_experts,
       c.num_experts_per_tok, fp.total_params() / 1e9, fp.step_params(c.num_experts_per_tok) / 1e9,
-      cli.attention.c_str());
+      policies.c_str());
   std::printf(
       "load %.2f s (%.2f GB of safetensors, %.2f GB/s); bandwidth %.0f GB/s "
       "(%s)%s; %d reps, median; %s mode\n",
@@ -750,16 +770,20 @@ void run_bench_model(const BenchModelCli& cli) {
   nlohmann::json out = nlohmann::json::array();
   for (const Row& r : rows) {
     nlohmann::json j = {{"step", r.step},       {"batch", r.batch}, {"q_len", r.q_len},
-                        {"context", r.context}, {"kv", r.kv},       {"attention", cli.attention}};
+                        {"context", r.context}, {"kv", r.kv},       {"attention", r.attention}};
     if (!r.skipped.empty() || !r.error.empty()) {
       const bool skip = !r.skipped.empty();
-      std::printf("| %s | %d | %d | %lld | %s: %s | | | | | | | | %s | | | | |\n", r.step.c_str(),
-                  r.batch, r.q_len, static_cast<long long>(r.context), skip ? "skipped" : "error",
-                  skip ? r.skipped.c_str() : r.error.c_str(), r.kv.c_str());
+      std::printf("| %s | %d | %d | %lld | %s: %s | | | | | | | | %s | %s | | | |\n",
+                  r.step.c_str(), r.batch, r.q_len, static_cast<long long>(r.context),
+                  skip ? "skipped" : "error", skip ? r.skipped.c_str() : r.error.c_str(),
+                  r.kv.c_str(), cli.attention.size() > 1 ? (r.attention + ":").c_str() : "");
       j[skip ? "skipped" : "error"] = skip ? r.skipped : r.error;
       out.push_back(std::move(j));
       continue;
     }
+    // With several policies the cell names the row's policy too: "cuda_fold: cuda_fold".
+    const std::string served =
+        cli.attention.size() > 1 ? r.attention + ": " + r.served_by : r.served_by;
     char split[64] = "- | -", spec[64] = "- | -";
     if (r.attention_ms >= 0) {
       std::snprintf(split, sizeof split, "%.3f | %.3f", r.attention_ms, r.ms - r.attention_ms);
@@ -772,7 +796,7 @@ void run_bench_model(const BenchModelCli& cli) {
         "| %s |\n",
         r.step.c_str(), r.batch, r.q_len, static_cast<long long>(r.context), r.ms, r.tokens_per_s,
         r.experts, r.floor_bytes / 1e6, r.floor_ms, r.flop_bound ? "*" : "", 100.0 * r.frac, split,
-        r.kv.c_str(), r.served_by.c_str(), r.context_by.c_str(), spec);
+        r.kv.c_str(), served.c_str(), r.context_by.c_str(), spec);
     j.update({{"ms", r.ms},
               {"tokens_per_s", r.tokens_per_s},
               {"experts_per_layer", r.experts},
@@ -844,8 +868,10 @@ void add_model_commands(CLI::App& app) {
       ->delimiter(',')
       ->capture_default_str();
   b->add_option("--attention", bc->attention,
-                "attention policy of the model: auto (the dispatcher's cost model) or a backend "
-                "(cpu_reference, cuda_fold, cuda_rowwise)")
+                "attention policies of the model: auto (the dispatcher's cost model) or a backend "
+                "(cpu_reference, cuda_fold, cuda_rowwise); a list times each one's decode and "
+                "verify rows on the same context, in one load")
+      ->delimiter(',')
       ->capture_default_str();
   b->add_option("--fill", bc->fill,
                 "how the context is made: prefill (real forwards), writer (random KV rows "

@@ -417,6 +417,19 @@ TEST(Dispatch, ExplicitButIncapableIsAnErrorWithTheReason) {
   Dispatcher bad(w.reg, test_model(), DispatchPolicy::parse("cuda_folded"));
   EXPECT_EQ(bad.validate_policy().code(), StatusCode::kNotFound);
   EXPECT_EQ(bad.select(uniform_shape(1, 16, 8, 4096)).status().code(), StatusCode::kNotFound);
+  // set_policy switches the policy for later calls; an unknown name leaves the old one.
+  EXPECT_EQ(d.set_policy(DispatchPolicy::parse("cuda_folded")).code(), StatusCode::kNotFound);
+  EXPECT_EQ(d.policy().to_string(), "cuda_rowwise");
+  ASSERT_TRUE(d.set_policy(DispatchPolicy::parse("cuda_fold")).ok());
+  auto fold = d.select(uniform_shape(1, 16, 8, 1 << 20));
+  ASSERT_TRUE(fold.ok()) << fold.status().to_string();
+  EXPECT_EQ(fold->backend, "cuda_fold");
+  EXPECT_TRUE(fold->forced);
+  ASSERT_TRUE(d.set_policy(DispatchPolicy::parse("auto")).ok());
+  EXPECT_TRUE(d.policy().is_auto());
+  auto picked = d.select(uniform_shape(1, 16, 8, 1 << 20));
+  ASSERT_TRUE(picked.ok());
+  EXPECT_FALSE(picked->forced);
 }
 
 TEST(Dispatch, ExplicitButUnavailableIsAnError) {

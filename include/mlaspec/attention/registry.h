@@ -145,6 +145,10 @@ class Dispatcher {
 
   // Checks that a forced backend exists (kNotFound with the known names otherwise).
   Status validate_policy() const;
+  // Changes the policy for the calls from now on (checked as validate_policy; on error the old
+  // one stays). Not while another thread runs calls through this dispatcher. For measuring one
+  // model under several policies in one load (bench-model --attention a,b).
+  Status set_policy(DispatchPolicy policy);
 
   // Every backend's verdict and estimate for this shape, without picking (never fails;
   // backend_index stays -1). select() starts from this.
