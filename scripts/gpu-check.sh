@@ -41,8 +41,8 @@
 #   --model-only --v2lite   both stages in one call (model tests first), ~500 s with a cold build
 # The next GPU session's plan (2026-12-05: serve, the shipped target's long-context table, V2-Lite
 # and Kimi benches and the DFlash drafter graphs ran on an H100): `--ragged --serve-bench` if its
-# tables are not in docs/perf yet, then `--long-context=v2lite` alone (each of its bench-model
-# calls loads the 31 GB checkpoint in ~60 s: give it a whole call), then issue 33's tensor-core
+# tables are not in docs/perf yet, then `--long-context=v2lite` alone (one bench-model call per KV
+# dtype now, each loading the 31 GB checkpoint in ~60 s: give it a whole call), then issue 33's tensor-core
 # grouped expert GEMM (branch tc-experts, written without a GPU: merge it into a scratch branch,
 # MODEL_TESTS='CudaModelKernels.Grouped*:*GraphReplayEqualsEager*' --model-only --v2lite-bench,
 # merge into main if it passes and holds its prediction) and issue 40's fp8 kernels. Short of
