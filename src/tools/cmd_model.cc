@@ -515,6 +515,38 @@ void run_bench_model(const BenchModelCli& cli) {
     throw_if_error(m.dispatcher().set_policy(attn::DispatchPolicy::parse(p)));
     policy = p;
   };
+  // A row as --json writes it.
+  auto row_json = [&](const Row& r) {
+    nlohmann::json j = {{"step", r.step},       {"batch", r.batch}, {"q_len", r.q_len},
+                        {"context", r.context}, {"kv", r.kv},       {"attention", r.attention}};
+    if (!r.skipped.empty() || !r.error.empty()) {
+      j[r.skipped.empty() ? "error" : "skipped"] = r.skipped.empty() ? r.error : r.skipped;
+      return j;
+    }
+    j.update({{"ms", r.ms},
+              {"tokens_per_s", r.tokens_per_s},
+              {"experts_per_layer", r.experts},
+              {"floor_bytes", r.floor_bytes},
+              {"floor_ms", r.floor_ms},
+              {"fraction_of_floor", r.frac},
+              {"attention_ms", r.attention_ms},
+              {"served_by", r.served_by},
+              {"context_by", r.context_by},
+              {"fill_s", r.fill_s}});
+    if (r.itl_ms >= 0) {
+      j.update({{"itl_ms", r.itl_ms}, {"out_tokens_per_s", r.out_tokens_per_s}});
+      if (r.step == "verify") j["accept_length"] = cli.accept_length;
+    }
+    return j;
+  };
+  // --json holds the rows so far after every (KV dtype, context) group: a run cut short by a time
+  // limit (scripts/long_context.py gives each call one) still leaves what it measured.
+  auto save_partial = [&] {
+    if (!json_file) return;
+    nlohmann::json so_far = nlohmann::json::array();
+    for (const Row& r : rows) so_far.push_back(row_json(r));
+    throw_if_error(json_file->replace(so_far.dump(2) + "\n"));
+  };
   // kv_tokens_read: KV rows the step reads (every request's); pairs: (query, key) pairs its
   // attention scores.
   auto make_row = [&](const std::string& step, DType kv, int batch, int q, int64_t ctx,
@@ -699,6 +731,7 @@ void run_bench_model(const BenchModelCli& cli) {
         }
       }
       use_policy(cli.attention.front());
+      save_partial();
       // Where the time goes (--profile; after the timed rows, which it would slow): the CUDA
       // runtime's per-phase GPU and host times for a decode and a verify step per batch.
       if (cli.profile) {
@@ -769,15 +802,13 @@ void run_bench_model(const BenchModelCli& cli) {
       "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   nlohmann::json out = nlohmann::json::array();
   for (const Row& r : rows) {
-    nlohmann::json j = {{"step", r.step},       {"batch", r.batch}, {"q_len", r.q_len},
-                        {"context", r.context}, {"kv", r.kv},       {"attention", r.attention}};
+    nlohmann::json j = row_json(r);
     if (!r.skipped.empty() || !r.error.empty()) {
       const bool skip = !r.skipped.empty();
       std::printf("| %s | %d | %d | %lld | %s: %s | | | | | | | | %s | %s | | | |\n",
                   r.step.c_str(), r.batch, r.q_len, static_cast<long long>(r.context),
                   skip ? "skipped" : "error", skip ? r.skipped.c_str() : r.error.c_str(),
                   r.kv.c_str(), cli.attention.size() > 1 ? (r.attention + ":").c_str() : "");
-      j[skip ? "skipped" : "error"] = skip ? r.skipped : r.error;
       out.push_back(std::move(j));
       continue;
     }
@@ -797,20 +828,6 @@ void run_bench_model(const BenchModelCli& cli) {
         r.step.c_str(), r.batch, r.q_len, static_cast<long long>(r.context), r.ms, r.tokens_per_s,
         r.experts, r.floor_bytes / 1e6, r.floor_ms, r.flop_bound ? "*" : "", 100.0 * r.frac, split,
         r.kv.c_str(), served.c_str(), r.context_by.c_str(), spec);
-    j.update({{"ms", r.ms},
-              {"tokens_per_s", r.tokens_per_s},
-              {"experts_per_layer", r.experts},
-              {"floor_bytes", r.floor_bytes},
-              {"floor_ms", r.floor_ms},
-              {"fraction_of_floor", r.frac},
-              {"attention_ms", r.attention_ms},
-              {"served_by", r.served_by},
-              {"context_by", r.context_by},
-              {"fill_s", r.fill_s}});
-    if (r.itl_ms >= 0) {
-      j.update({{"itl_ms", r.itl_ms}, {"out_tokens_per_s", r.out_tokens_per_s}});
-      if (r.step == "verify") j["accept_length"] = cli.accept_length;
-    }
     out.push_back(std::move(j));
   }
   std::printf(

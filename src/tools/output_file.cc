@@ -1,5 +1,7 @@
 #include "tools/output_file.h"
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 
@@ -31,8 +33,40 @@ Result<OutputFile> OutputFile::open(const std::string& path, const std::string& 
   return f;
 }
 
+Status OutputFile::replace(std::string_view text) {
+  if (!file_) return internal_error(option_ + " " + path_ + ": already written and closed");
+  std::FILE* f = file_.get();
+  const std::string where = option_ + " " + path_;
+  errno = 0;
+  if (std::fseek(f, 0, SEEK_SET) != 0) {
+    if (errno == ESPIPE) return Status::Ok();  // not seekable: only the final write
+    return file_error(where + ": cannot rewind", errno ? errno : EIO);
+  }
+  if (std::fwrite(text.data(), 1, text.size(), f) != text.size() || std::fflush(f) != 0) {
+    return file_error(where + ": cannot write", errno ? errno : EIO);
+  }
+  if (::ftruncate(::fileno(f), static_cast<off_t>(text.size())) != 0 && errno != EINVAL) {
+    return file_error(where + ": cannot truncate", errno ? errno : EIO);
+  }
+  replaced_ = true;
+  return Status::Ok();
+}
+
 Status OutputFile::write_and_close(std::string_view text) {
   if (!file_) return internal_error(option_ + " " + path_ + ": already written and closed");
+  if (replaced_) {
+    // Rewritten whole: replace() rewinds and truncates (a longer text than the partial one).
+    if (Status s = replace(text); !s.ok()) {
+      file_.reset();
+      return s;
+    }
+    std::FILE* f = file_.release();
+    errno = 0;
+    if (std::fclose(f) != 0) {
+      return file_error(option_ + " " + path_ + ": cannot close", errno ? errno : EIO);
+    }
+    return Status::Ok();
+  }
   std::FILE* f = file_.release();
   errno = 0;
   const bool wrote = std::fwrite(text.data(), 1, text.size(), f) == text.size();

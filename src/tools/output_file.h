@@ -21,6 +21,10 @@ class OutputFile {
   // Writes `text`, flushes and closes the file; errors name the option, the path and the OS's
   // reason ("--json /dev/full: cannot write: No space left on device"). Call once.
   Status write_and_close(std::string_view text);
+  // Replaces the file's contents with `text` and keeps it open (results so far, rewritten as a
+  // long run goes on, so that a run cut short leaves what it measured). A file that cannot be
+  // rewound (a pipe, /dev/stdout) is left alone until write_and_close. Errors as above.
+  Status replace(std::string_view text);
 
   const std::string& path() const { return path_; }
 
@@ -29,6 +33,7 @@ class OutputFile {
     void operator()(std::FILE* f) const { std::fclose(f); }
   };
   std::unique_ptr<std::FILE, Closer> file_;
+  bool replaced_ = false;  // replace wrote to the file: write_and_close rewrites it whole
   std::string path_, option_;
 };
 
