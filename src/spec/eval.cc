@@ -177,6 +177,8 @@ Result<EvalRun> run_eval(Engine& engine, const tokenizer::Tokenizer& tokenizer,
   run.wall_seconds = since(t_run);
   run.draft_seconds = engine.stats().draft_seconds - engine_before.draft_seconds;
   run.verify_seconds = engine.stats().verify_seconds - engine_before.verify_seconds;
+  run.accept_commit_seconds =
+      engine.stats().accept_commit_seconds - engine_before.accept_commit_seconds;
   return run;
 }
 

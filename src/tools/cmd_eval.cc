@@ -204,6 +204,8 @@ void run_eval_command(const EvalCli& cli) {
                        {"decode_thread_cpu_seconds", r.run.decode_thread_cpu_seconds},
                        {"draft_seconds", r.run.draft_seconds},
                        {"verify_seconds", r.run.verify_seconds},
+                       {"accept_commit_seconds", r.run.accept_commit_seconds},
+                       {"step_seconds", r.run.decode_seconds},
                        {"prefill_seconds", r.run.prefill_seconds},
                        {"wall_seconds", r.run.wall_seconds},
                        {"speedup", r.speedup}});
@@ -227,18 +229,20 @@ void run_eval_command(const EvalCli& cli) {
                 cli.device.c_str(), cli.max_tokens);
     std::printf(
         "| draft | batch | accuracy | tau | tokens / verify token | accept %% per position | "
-        "ms/step "
-        "draft, verify | tok/s | speedup |\n");
+        "ms/step draft, verify, accept+commit, whole step | tok/s | speedup |\n");
     std::printf("|---|---|---|---|---|---|---|---|---|\n");
     for (const Row& r : rows) {
       const spec::SpecStats& st = r.run.stats;
       // Engine steps (one forward for the whole batch), not the per-request verify steps.
       const double steps = static_cast<double>(std::max<int64_t>(1, r.run.engine_steps));
-      std::printf("| %s | %d | %.3f (%d/%zu) | %.2f | %.3f | %s | %.2f, %.2f | %.1f | %.2fx |\n",
-                  r.draft.c_str(), r.run.batch, r.run.accuracy(), r.run.correct,
-                  r.run.outputs.size(), st.accept_length(), st.tokens_per_verify_token(),
-                  per_position(st).c_str(), 1e3 * r.run.draft_seconds / steps,
-                  1e3 * r.run.verify_seconds / steps, r.run.decode_tokens_per_second(), r.speedup);
+      std::printf(
+          "| %s | %d | %.3f (%d/%zu) | %.2f | %.3f | %s | %.2f, %.2f, %.2f, %.2f | %.1f | %.2fx "
+          "|\n",
+          r.draft.c_str(), r.run.batch, r.run.accuracy(), r.run.correct, r.run.outputs.size(),
+          st.accept_length(), st.tokens_per_verify_token(), per_position(st).c_str(),
+          1e3 * r.run.draft_seconds / steps, 1e3 * r.run.verify_seconds / steps,
+          1e3 * r.run.accept_commit_seconds / steps, 1e3 * r.run.decode_seconds / steps,
+          r.run.decode_tokens_per_second(), r.speedup);
     }
     std::printf("greedy outputs identical with and without speculation (every run): %s\n",
                 identical ? "yes" : ("NO, problems " + differ_text).c_str());

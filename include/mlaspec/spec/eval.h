@@ -86,7 +86,8 @@ struct EvalRun {
   // The engine's phase times over the steps of this run (wall).
   double draft_seconds = 0.0;
   double verify_seconds = 0.0;
-  int64_t engine_steps = 0;  // Engine::step calls (one forward each, for the whole batch)
+  double accept_commit_seconds = 0.0;  // acceptance, KV commit, the drafter's context append
+  int64_t engine_steps = 0;            // Engine::step calls (one forward each, for the whole batch)
   double prefill_seconds = 0.0;
   double wall_seconds = 0.0;
 
