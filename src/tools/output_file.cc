@@ -33,20 +33,30 @@ Result<OutputFile> OutputFile::open(const std::string& path, const std::string& 
   return f;
 }
 
-Status OutputFile::replace(std::string_view text) {
-  if (!file_) return internal_error(option_ + " " + path_ + ": already written and closed");
+// Empties the file and puts its position back at 0 (before replace() or the final write
+// after one); a file that cannot be rewound (a pipe) answers false and is left as it is.
+Result<bool> OutputFile::rewind() {
   std::FILE* f = file_.get();
-  const std::string where = option_ + " " + path_;
   errno = 0;
   if (std::fseek(f, 0, SEEK_SET) != 0) {
-    if (errno == ESPIPE) return Status::Ok();  // not seekable: only the final write
-    return file_error(where + ": cannot rewind", errno ? errno : EIO);
+    if (errno == ESPIPE) return false;
+    return file_error(option_ + " " + path_ + ": cannot rewind", errno ? errno : EIO);
   }
+  // Devices (/dev/null, /dev/full) cannot be truncated and need not be.
+  if (::ftruncate(::fileno(f), 0) != 0 && errno != EINVAL) {
+    return file_error(option_ + " " + path_ + ": cannot truncate", errno ? errno : EIO);
+  }
+  return true;
+}
+
+Status OutputFile::replace(std::string_view text) {
+  if (!file_) return internal_error(option_ + " " + path_ + ": already written and closed");
+  Result<bool> rewound = rewind();
+  if (!rewound.ok() || !rewound.value()) return rewound.status();
+  std::FILE* f = file_.get();
+  errno = 0;
   if (std::fwrite(text.data(), 1, text.size(), f) != text.size() || std::fflush(f) != 0) {
-    return file_error(where + ": cannot write", errno ? errno : EIO);
-  }
-  if (::ftruncate(::fileno(f), static_cast<off_t>(text.size())) != 0 && errno != EINVAL) {
-    return file_error(where + ": cannot truncate", errno ? errno : EIO);
+    return file_error(option_ + " " + path_ + ": cannot write", errno ? errno : EIO);
   }
   replaced_ = true;
   return Status::Ok();
@@ -55,17 +65,11 @@ Status OutputFile::replace(std::string_view text) {
 Status OutputFile::write_and_close(std::string_view text) {
   if (!file_) return internal_error(option_ + " " + path_ + ": already written and closed");
   if (replaced_) {
-    // Rewritten whole: replace() rewinds and truncates (a longer text than the partial one).
-    if (Status s = replace(text); !s.ok()) {
+    Result<bool> rewound = rewind();
+    if (!rewound.ok()) {
       file_.reset();
-      return s;
+      return rewound.status();
     }
-    std::FILE* f = file_.release();
-    errno = 0;
-    if (std::fclose(f) != 0) {
-      return file_error(option_ + " " + path_ + ": cannot close", errno ? errno : EIO);
-    }
-    return Status::Ok();
   }
   std::FILE* f = file_.release();
   errno = 0;

@@ -32,6 +32,7 @@ class OutputFile {
   struct Closer {
     void operator()(std::FILE* f) const { std::fclose(f); }
   };
+  Result<bool> rewind();
   std::unique_ptr<std::FILE, Closer> file_;
   bool replaced_ = false;  // replace wrote to the file: write_and_close rewrites it whole
   std::string path_, option_;
