@@ -653,18 +653,17 @@ void run_bench_model(const BenchModelCli& cli) {
         progress("skipped: batch " + std::to_string(b) + " at context " + std::to_string(ctx) +
                  " " + why);
         for (const std::string& p : cli.attention) {
-          use_policy(p);
           for (int q : [&] {
                  std::vector<int> qs = {0};  // 0: the decode row
                  qs.insert(qs.end(), cli.q_lens.begin(), cli.q_lens.end());
                  return qs;
                }()) {
             Row r = make_row(q == 0 ? "decode" : "verify", kv, b, std::max(q, 1), ctx, 0, 0);
+            r.attention = p;
             r.skipped = why;
             rows.push_back(std::move(r));
           }
         }
-        use_policy(cli.attention.front());
       }
       if (fit == 0) continue;
       const Requests req(fit, ctx + max_q, 64);

@@ -10,6 +10,14 @@ mlaspec_cli_test(bench_model_long_context_cpu ok
   bench-model --model ${lc_target} --context 2k --batch 1,8 --q-len 8 --reps 1 --prefill 0
   --kv bf16,fp8 --fill writer --accept-length 4.5 --beyond-max-position --mem-limit-gb 0.05)
 
+# Two policies in one load: each one's rows on the same context (the skipped batch too), named in
+# the served-by cell.
+mlaspec_cli_test(bench_model_two_policies ok
+  "attention auto, cpu_reference.*\\| decode \\| 8 \\| 1 \\| 2048 \\| skipped: [^\n]*\\| bf16 \\| auto: \\|.*\\| decode \\| 8 \\| 1 \\| 2048 \\| skipped: [^\n]*\\| bf16 \\| cpu_reference: \\|.*\\| verify \\| 1 \\| 8 \\| 2048 \\|[^\n]*\\| bf16 \\| auto: cpu_reference \\| writer \\|.*\\| verify \\| 1 \\| 8 \\| 2048 \\|[^\n]*\\| bf16 \\| cpu_reference: cpu_reference \\| writer \\|"
+  REJECT "nan|inf \\||inf%|error"
+  bench-model --model ${lc_target} --context 2k --batch 1,8 --q-len 8 --reps 1 --prefill 0
+  --fill writer --beyond-max-position --mem-limit-gb 0.05 --attention auto,cpu_reference)
+
 # Each bad value is refused before the load, naming it (exit 2).
 mlaspec_cli_refusals(bench-model
   "bench_model_attention_unknown|--model;${lc_target};--attention;nope|--attention nope: not auto or a backend \\(cpu_reference, cuda_fold, cuda_rowwise\\)"
