@@ -25,6 +25,14 @@ int64_t BenchConfig::query_rows() const {
   return std::accumulate(q_lens.begin(), q_lens.end(), int64_t{0});
 }
 
+std::vector<int32_t> BenchConfig::query_starts() const {
+  std::vector<int32_t> starts(static_cast<size_t>(batch) + 1, 0);
+  for (int b = 0; b < batch; ++b) {
+    starts[b + 1] = starts[b] + (ragged() ? q_lens[static_cast<size_t>(b)] : q_len);
+  }
+  return starts;
+}
+
 std::string BenchConfig::to_string() const {
   std::ostringstream os;
   os << "B=" << batch << ",H=" << num_heads << ",q=";
@@ -224,11 +232,7 @@ double median(std::vector<double> v) {
 Status check_rows(const attn::VerifyArgs& host_args, const std::vector<uint16_t>& out,
                   const std::vector<float>& lse, const BenchConfig& c, double* max_rel_err) {
   const int64_t rows = c.query_rows() * c.num_heads;
-  // Request of each query row: its start row in the (ragged or uniform) layout.
-  std::vector<int64_t> starts(static_cast<size_t>(c.batch) + 1, 0);
-  for (int b = 0; b < c.batch; ++b) {
-    starts[b + 1] = starts[b] + (c.ragged() ? c.q_lens[static_cast<size_t>(b)] : c.q_len);
-  }
+  const std::vector<int32_t> starts = c.query_starts();  // the request of each query row
   // Every element written: the poison (0xffff = NaN) must be gone, and no NaN/inf anywhere.
   for (size_t k = 0; k < out.size(); ++k) {
     if (!std::isfinite(bf16_bits_to_float(out[k]))) {
@@ -326,8 +330,7 @@ Result<Timing> time_backend(attn::Backend& backend, const BenchConfig& c, const 
   std::vector<int32_t> indptr;
   Buffer indptr_dev;
   if (c.ragged()) {
-    indptr.push_back(0);
-    for (int w : c.q_lens) indptr.push_back(indptr.back() + w);
+    indptr = c.query_starts();
     if (on_device) {
       indptr_dev = Buffer(indptr.size() * 4, dev);
       MLASPEC_RETURN_IF_ERROR(indptr_dev.copy_from_host(indptr.data(), indptr.size() * 4));

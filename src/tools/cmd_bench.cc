@@ -55,12 +55,7 @@ std::vector<bench::BenchConfig> cpu_small_configs(DType kv) {
   };
   for (Row r :
        {Row{1, 16, 1, 4096}, Row{1, 16, 8, 4096}, Row{4, 16, 8, 2048}, Row{1, 128, 8, 1024}}) {
-    out.push_back({.batch = r.b,
-                   .num_heads = r.h,
-                   .q_len = r.q,
-                   .seq_len = r.s,
-                   .kv_dtype = kv,
-                   .q_lens = {}});
+    out.push_back({.batch = r.b, .num_heads = r.h, .q_len = r.q, .seq_len = r.s, .kv_dtype = kv});
   }
   return out;
 }
@@ -114,8 +109,7 @@ Result<std::vector<bench::BenchConfig>> spec_configs(const std::vector<std::stri
                    .seq_len = x.max_seq_len,
                    .kv_dtype = kv,
                    .page_size = x.page_size,
-                   .deterministic = x.deterministic,
-                   .q_lens = {}});
+                   .deterministic = x.deterministic});
   }
   return out;
 }
@@ -129,6 +123,32 @@ Result<std::vector<bench::BenchConfig>> selected_configs(const BenchCli& cli,
   Result<std::vector<bench::BenchConfig>> all = configs_for(set, kv);
   if (!all.ok()) return all;
   return bench::select_rows(all.value(), rows, set);
+}
+
+// One row of a ratio table: per backend numerator time / denominator time (µs; <= 0: not
+// measured, printed "-").
+struct RatioRow {
+  std::string label;
+  std::vector<double> num, den;
+};
+
+void print_ratio_table(const std::string& title, const std::vector<attn::Backend*>& backends,
+                       const std::vector<RatioRow>& rows) {
+  std::printf("\n%s\n| config |", title.c_str());
+  for (const attn::Backend* b : backends) std::printf(" %s |", std::string(b->name()).c_str());
+  std::printf("\n|---|");
+  for (size_t k = 0; k < backends.size(); ++k) std::printf("---|");
+  std::printf("\n");
+  for (const RatioRow& r : rows) {
+    std::printf("| %s |", r.label.c_str());
+    for (size_t k = 0; k < backends.size(); ++k) {
+      if (r.num[k] > 0 && r.den[k] > 0)
+        std::printf(" %.2f |", r.num[k] / r.den[k]);
+      else
+        std::printf(" - |");
+    }
+    std::printf("\n");
+  }
 }
 
 void run_bench(const BenchCli& cli) {
@@ -394,62 +414,37 @@ void run_bench(const BenchCli& cli) {
   }
 
   if (dtypes.size() == 2) {
-    std::printf("\nfp8/bf16 time ratio (same config, same backend)\n| config |");
-    for (const auto& b : backends) std::printf(" %s |", std::string(b->name()).c_str());
-    std::printf("\n|---|");
-    for (size_t k = 0; k < backends.size(); ++k) std::printf("---|");
-    std::printf("\n");
+    std::vector<RatioRow> ratios;
     for (size_t ci = 0; ci < configs[0].size(); ++ci) {
-      std::string cfg = configs[0][ci].to_string();
-      std::printf("| %s |", cfg.substr(0, cfg.rfind(",kv=")).c_str());
-      const auto& t16 = times[{0, ci}];
-      const auto& t8 = times[{1, ci}];
-      for (size_t k = 0; k < backends.size(); ++k) {
-        if (t16[k] > 0 && t8[k] > 0)
-          std::printf(" %.2f |", t8[k] / t16[k]);
-        else
-          std::printf(" - |");
-      }
-      std::printf("\n");
+      const std::string cfg = configs[0][ci].to_string();
+      ratios.push_back({cfg.substr(0, cfg.rfind(",kv=")), times[{1, ci}], times[{0, ci}]});
     }
+    print_ratio_table("fp8/bf16 time ratio (same config, same backend)", backends, ratios);
   }
 
   // Each ragged batch against the same requests padded to its largest width (the uniform row
   // of equal B, H, S and q_len = that width), when the run timed both.
-  bool ragged_header = false;
+  std::vector<RatioRow> ragged;
   for (size_t di = 0; di < dtypes.size(); ++di) {
     for (size_t ci = 0; ci < configs[di].size(); ++ci) {
       const bench::BenchConfig& r = configs[di][ci];
       if (!r.ragged()) continue;
       for (size_t pi = 0; pi < configs[di].size(); ++pi) {
         const bench::BenchConfig& p = configs[di][pi];
-        if (p.ragged() || p.batch != r.batch || p.num_heads != r.num_heads ||
-            p.seq_len != r.seq_len || p.q_len != r.q_len || p.page_size != r.page_size) {
-          continue;
+        if (!p.ragged() && p.batch == r.batch && p.num_heads == r.num_heads &&
+            p.seq_len == r.seq_len && p.q_len == r.q_len && p.page_size == r.page_size) {
+          const int d = static_cast<int>(di);
+          ragged.push_back({r.to_string(), times[{d, ci}], times[{d, pi}]});
+          break;
         }
-        if (!ragged_header) {
-          std::printf(
-              "\nragged / padded time (the ragged batch vs its requests padded to the "
-              "largest width, same backend; < 1: ragged faster)\n| config |");
-          for (const auto& b : backends) std::printf(" %s |", std::string(b->name()).c_str());
-          std::printf("\n|---|");
-          for (size_t k = 0; k < backends.size(); ++k) std::printf("---|");
-          std::printf("\n");
-          ragged_header = true;
-        }
-        std::printf("| %s |", r.to_string().c_str());
-        const auto& tr = times[{static_cast<int>(di), ci}];
-        const auto& tp = times[{static_cast<int>(di), pi}];
-        for (size_t k = 0; k < backends.size(); ++k) {
-          if (tr[k] > 0 && tp[k] > 0)
-            std::printf(" %.2f |", tr[k] / tp[k]);
-          else
-            std::printf(" - |");
-        }
-        std::printf("\n");
-        break;
       }
     }
+  }
+  if (!ragged.empty()) {
+    print_ratio_table(
+        "ragged / padded time (the ragged batch vs its requests padded to the largest width, same "
+        "backend; < 1: ragged faster)",
+        backends, ragged);
   }
 
   if (json_out) {

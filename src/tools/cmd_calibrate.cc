@@ -66,8 +66,7 @@ bench::BenchConfig config_at(int h, int q, int64_t s, DType kv, bool det, int ba
           .q_len = q,
           .seq_len = s,
           .kv_dtype = kv,
-          .deterministic = det,
-          .q_lens = {}};
+          .deterministic = det};
 }
 
 const char* mode_name(bool det) {

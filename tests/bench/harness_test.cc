@@ -107,17 +107,22 @@ TEST(RandomFill, DeterministicNonZeroAndUnitScale) {
   EXPECT_NE(a, b);
 }
 
-TEST(TimeBackend, CpuReferenceIsCheckedAndTimed) {
+// time_backend on the CPU reference, checked against it first.
+Result<Timing> time_on_reference(const BenchConfig& c, int reps, int warmup) {
   auto backend = attn::make_cpu_reference_backend();
+  TimeOptions o;
+  o.reps = reps;
+  o.warmup = warmup;
+  return time_backend(*backend, c, o);
+}
+
+TEST(TimeBackend, CpuReferenceIsCheckedAndTimed) {
   BenchConfig c;
   c.q_len = 3;
   c.num_heads = 8;
   c.seq_len = 300;
   c.kv_dtype = DType::kFP8E4M3;
-  TimeOptions o;
-  o.reps = 3;
-  o.warmup = 1;
-  Result<Timing> t = time_backend(*backend, c, o);
+  Result<Timing> t = time_on_reference(c, 3, 1);
   ASSERT_TRUE(t.ok()) << t.status().to_string();
   EXPECT_TRUE(t.value().checked);
   // The reference against its own fp32 rows: only the bf16 rounding of out remains (<= 2^-8).
@@ -145,7 +150,6 @@ TEST(TimeBackend, UnservableConfigGivesTheGuardsReason) {
 // reference row of its own request and position (a wrong row mapping would compare a row with
 // another request's and fail the bound), the floor counting T query rows.
 TEST(TimeBackend, RaggedBatchIsCheckedAndTimed) {
-  auto backend = attn::make_cpu_reference_backend();
   for (DType kv : {DType::kBF16, DType::kFP8E4M3}) {
     const BenchConfig c = ragged_config(8, {3, 1, 7, 2, 5}, 257, kv);
     EXPECT_EQ(c.batch, 5);
@@ -153,10 +157,8 @@ TEST(TimeBackend, RaggedBatchIsCheckedAndTimed) {
     EXPECT_EQ(c.query_rows(), 18);
     EXPECT_TRUE(c.shape().ragged);
     EXPECT_EQ(c.shape().total_q, 18);
-    TimeOptions o;
-    o.reps = 2;
-    o.warmup = 0;
-    Result<Timing> t = time_backend(*backend, c, o);
+    EXPECT_EQ(c.query_starts(), (std::vector<int32_t>{0, 3, 4, 11, 13, 18}));
+    Result<Timing> t = time_on_reference(c, 2, 0);
     ASSERT_TRUE(t.ok()) << t.status().to_string();
     EXPECT_TRUE(t.value().checked);
     EXPECT_LT(t.value().max_rel_err, std::ldexp(1.0, -8));

@@ -29,7 +29,7 @@ TEST(OutputFile, ReplaceLeavesOnlyTheLatestTextAndTheFinalWriteReplacesIt) {
   ASSERT_TRUE(f.ok()) << f.status().to_string();
   ASSERT_TRUE(f->replace("[1, 2, 3, 4, 5, 6]\n").ok());
   EXPECT_EQ(read_all(path), "[1, 2, 3, 4, 5, 6]\n");  // readable while the run goes on
-  ASSERT_TRUE(f->replace("[1]\n").ok());  // shorter: nothing of the longer text stays
+  ASSERT_TRUE(f->replace("[1]\n").ok());              // shorter: nothing of the longer text stays
   EXPECT_EQ(read_all(path), "[1]\n");
   ASSERT_TRUE(f->write_and_close("[7, 8]\n").ok());
   EXPECT_EQ(read_all(path), "[7, 8]\n");

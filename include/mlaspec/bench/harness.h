@@ -29,9 +29,11 @@ struct BenchConfig {
   // A ragged batch (VerifyArgs::q_indptr): request b's verify width, in request order; empty for
   // a uniform one. When set, batch == q_lens.size() and q_len is the largest (ragged_config()
   // keeps them so).
-  std::vector<int> q_lens;
+  std::vector<int> q_lens = {};
   bool ragged() const { return !q_lens.empty(); }
   int64_t query_rows() const;  // T: the sum of q_lens, or batch * q_len
+  // Where request b's query rows start, b = 0..batch ([batch + 1], the last = T): q_indptr.
+  std::vector<int32_t> query_starts() const;
   // "B=1,H=16,q=8,S=131072,kv=bf16[,page=16][,det][,splits=4]"; a ragged batch's q is its widths
   // ("q=1/8/3", up to 16 requests) or their range and T ("q=1..16(T=545)").
   std::string to_string() const;
