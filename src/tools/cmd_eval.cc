@@ -205,7 +205,6 @@ void run_eval_command(const EvalCli& cli) {
                        {"draft_seconds", r.run.draft_seconds},
                        {"verify_seconds", r.run.verify_seconds},
                        {"accept_commit_seconds", r.run.accept_commit_seconds},
-                       {"step_seconds", r.run.decode_seconds},
                        {"prefill_seconds", r.run.prefill_seconds},
                        {"wall_seconds", r.run.wall_seconds},
                        {"speedup", r.speedup}});

@@ -86,7 +86,7 @@ struct EvalRun {
   // The engine's phase times over the steps of this run (wall).
   double draft_seconds = 0.0;
   double verify_seconds = 0.0;
-  double accept_commit_seconds = 0.0;  // acceptance, KV commit, the drafter's context append
+  double accept_commit_seconds = 0.0;  // acceptance and the commits (target KV, drafter tokens)
   int64_t engine_steps = 0;            // Engine::step calls (one forward each, for the whole batch)
   double prefill_seconds = 0.0;
   double wall_seconds = 0.0;
