@@ -915,5 +915,129 @@ TEST(CudaModelKernels, GroupedRowInvariantGemm) {
   }
 }
 
+// The grouped expert GEMM on tensor cores (default mode): every routed row within the f32
+// accumulation bound of the CPU's linear, every output written (poisoned y), and each row bitwise
+// what the same row gives routed alone (a one-token pass to its expert): the row-invariance that
+// makes a token's result independent of its batchmates. Shapes the kernel cannot take are refused.
+TEST(CudaModelKernels, GroupedTensorCoreGemm) {
+  MLASPEC_SKIP_WITHOUT_GPU();
+  EXPECT_FALSE(gpu::grouped_tc_fits(61, 256));
+  EXPECT_FALSE(gpu::grouped_tc_fits(64, 257));
+  gpu::GroupedGemm bad;
+  bad.max_rows = 1, bad.N = 61, bad.K = 257, bad.k = 1, bad.experts = 1;
+  EXPECT_EQ(gpu::gemm_grouped_tc(bad, nullptr).code(), StatusCode::kInvalidArgument);
+  struct Shape {
+    std::string name;
+    int E, k;
+    int64_t N, K;
+  };
+  const std::vector<Shape> shapes = {{"V2-Lite gate_up", 64, 6, 2 * 1408, 2048},
+                                     {"V2-Lite down", 64, 6, 2048, 1408},
+                                     {"Kimi-like down", 384, 8, 1024, 544}};
+  // plan_moe over `chosen` ([T, k] expert ids): the begin offsets and touched slots on the device.
+  struct Plan {
+    Buffer rows, begin, crow, cw, row_of, touched;
+  };
+  auto plan = [](const std::vector<int32_t>& chosen, int64_t T, int k, int E) {
+    const int64_t n = T * k, slots = gpu::touched_slots(T, k, E);
+    const std::vector<float> weights(static_cast<size_t>(n), 1.0f);
+    Buffer dc = upload(chosen), dwt = upload(weights);
+    Plan p{poisoned<int32_t>(n), poisoned<int32_t>(E + 1), poisoned<int32_t>(n),
+           poisoned<float>(n),   poisoned<int32_t>(n),     poisoned<int32_t>(slots)};
+    throw_if_error(gpu::plan_moe(
+        static_cast<const int32_t*>(dc.data()), static_cast<const float*>(dwt.data()), T, k, E,
+        static_cast<int32_t*>(p.rows.data()), static_cast<int32_t*>(p.begin.data()),
+        static_cast<int32_t*>(p.crow.data()), static_cast<float*>(p.cw.data()),
+        static_cast<int32_t*>(p.row_of.data()), static_cast<int32_t*>(p.touched.data()), nullptr));
+    return p;
+  };
+  for (const Shape& sh : shapes) {
+    std::vector<std::vector<uint16_t>> w(static_cast<size_t>(sh.E));
+    std::vector<Buffer> dw;
+    std::vector<const uint16_t*> ptrs;
+    for (int e = 0; e < sh.E; ++e) {
+      w[static_cast<size_t>(e)] = to_bf16(randn(static_cast<size_t>(sh.N * sh.K), 0.05f));
+      dw.push_back(upload(w[static_cast<size_t>(e)]));
+      ptrs.push_back(static_cast<const uint16_t*>(dw.back().data()));
+    }
+    Buffer dptrs(ptrs.size() * sizeof(const uint16_t*), Device::kCUDA);
+    throw_if_error(dptrs.copy_from_host(ptrs.data(), ptrs.size() * sizeof(const uint16_t*)));
+    for (int64_t T : {1, 3, 16, 33, 128}) {
+      std::vector<int32_t> chosen(static_cast<size_t>(T * sh.k));
+      std::vector<int> ids(static_cast<size_t>(sh.E));
+      for (int64_t t = 0; t < T; ++t) {  // distinct experts, skewed to a few for even tokens
+        std::iota(ids.begin(), ids.end(), 0);
+        const int pool = t % 2 == 0 ? std::min(sh.E, 2 * sh.k) : sh.E;
+        std::shuffle(ids.begin(), ids.begin() + pool, rng());
+        for (int i = 0; i < sh.k; ++i) chosen[static_cast<size_t>(t * sh.k + i)] = ids[i];
+      }
+      const int64_t n = T * sh.k;
+      Plan p = plan(chosen, T, sh.k, sh.E);
+      const std::vector<uint16_t> xb = to_bf16(randn(static_cast<size_t>(n * sh.K)));
+      Buffer dx = upload(xb), dy = poisoned<float>(n * sh.N);
+      gpu::GroupedGemm g;
+      g.x = static_cast<const uint16_t*>(dx.data());
+      g.w = static_cast<const uint16_t* const*>(dptrs.data());
+      g.begin = static_cast<const int32_t*>(p.begin.data());
+      g.touched = static_cast<const int32_t*>(p.touched.data());
+      g.y = dy.data();
+      g.max_rows = T;
+      g.N = sh.N;
+      g.K = sh.K;
+      g.k = sh.k;
+      g.experts = sh.E;
+      ASSERT_TRUE(gpu::gemm_grouped_tc(g, nullptr).ok());
+      sync();
+      const std::vector<float> got = download<float>(dy);
+      const std::vector<int32_t> b = download<int32_t>(p.begin);
+      ASSERT_EQ(b[static_cast<size_t>(sh.E)], n);
+      const std::vector<float> xr = from_bf16(xb);
+      const std::string tag = sh.name + " T " + std::to_string(T);
+      std::vector<float> want(got.size()), bound(got.size());
+      std::vector<std::pair<int, int64_t>> sample;  // (expert, row) checked alone below
+      for (int e = 0; e < sh.E; ++e) {
+        const int64_t r0 = b[static_cast<size_t>(e)], m = b[static_cast<size_t>(e) + 1] - r0;
+        if (m == 0) continue;
+        if (sample.size() < 3) sample.emplace_back(e, r0 + m - 1);
+        Matrix W;
+        W.rows = static_cast<int>(sh.N);
+        W.cols = static_cast<int>(sh.K);
+        W.data = from_bf16(w[static_cast<size_t>(e)]);
+        cpu::linear(xr.data() + r0 * sh.K, m, W, want.data() + r0 * sh.N);
+        for (int64_t r = 0; r < m; ++r) {
+          for (int64_t j = 0; j < sh.N; ++j) {
+            float mag = 0.0f;
+            for (int64_t kk = 0; kk < sh.K; ++kk) {
+              mag += std::fabs(xr[static_cast<size_t>((r0 + r) * sh.K + kk)] *
+                               W.data[static_cast<size_t>(j * sh.K + kk)]);
+            }
+            bound[static_cast<size_t>((r0 + r) * sh.N + j)] =
+                2 * static_cast<float>(sh.K) * kEps * mag + 1e-30f;
+          }
+        }
+      }
+      expect_near_all(got, want, bound, "grouped_tc " + tag);
+      // Row-invariance: a sampled row routed alone (T = 1, k = 1) gives the same bits.
+      for (const auto& [e, r] : sample) {
+        Plan p1 = plan({e}, 1, 1, sh.E);
+        const std::vector<uint16_t> x1(xb.begin() + r * sh.K, xb.begin() + (r + 1) * sh.K);
+        Buffer dx1 = upload(x1), dy1 = poisoned<float>(sh.N);
+        gpu::GroupedGemm g1 = g;
+        g1.x = static_cast<const uint16_t*>(dx1.data());
+        g1.begin = static_cast<const int32_t*>(p1.begin.data());
+        g1.touched = static_cast<const int32_t*>(p1.touched.data());
+        g1.y = dy1.data();
+        g1.max_rows = 1;
+        g1.k = 1;
+        ASSERT_TRUE(gpu::gemm_grouped_tc(g1, nullptr).ok());
+        sync();
+        const std::vector<float> alone = download<float>(dy1);
+        ASSERT_EQ(0, std::memcmp(alone.data(), got.data() + r * sh.N, alone.size() * sizeof(float)))
+            << tag << ": expert " << e << " row " << r << " differs from the row routed alone";
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace mlaspec::model

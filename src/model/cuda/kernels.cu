@@ -4,6 +4,7 @@
 // the accurate ones, so the CPU and CUDA runtimes differ by rounding only.
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
+#include <mma.h>
 
 #include <climits>
 #include <string>
@@ -492,6 +493,63 @@ __global__ void __launch_bounds__(kWarps * 32)
   }
 }
 
+// The grouped expert GEMM on tensor cores. A block of kTcWarps warps owns kTcCols = 16 * kTcWarps
+// output columns of one touched expert (blockIdx.z a slot of the touched list, blockIdx.x a
+// column tile) and walks the expert's rows 16 at a time: the 16 x kTcK slice of x for the row
+// tile goes to shared memory (rows past the expert's end as zeros), each warp multiplies it by
+// its 16 columns' weights (w [N, K] row-major read as the col-major K x N operand, straight from
+// global memory: each weight is read once per row tile) with one 16x16x16 MMA per k step, k in
+// increasing order, and the f32 tile goes through shared memory to the expert's valid rows of y.
+constexpr int kTcWarps = 4;
+constexpr int kTcCols = 16 * kTcWarps;
+constexpr int kTcK = 256;  // k values of x staged per step
+
+template <typename TY>
+__global__ void __launch_bounds__(kTcWarps * 32)
+    gemm_grouped_tc_kernel(const uint16_t* x, const uint16_t* const* ws, const int32_t* begin,
+                           const int32_t* touched, TY* y, int64_t N, int64_t K) {
+  namespace wmma = nvcuda::wmma;
+  __shared__ __align__(32) __nv_bfloat16 xs[16 * kTcK];
+  __shared__ __align__(32) float out[kTcWarps][16 * 16];
+  const int e = touched[blockIdx.z];
+  if (e < 0) return;
+  const int64_t b = begin[e], n = begin[e + 1] - b;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int64_t j0 = int64_t{blockIdx.x} * kTcCols + warp * 16;
+  const auto* w = reinterpret_cast<const __nv_bfloat16*>(ws[e]) + j0 * K;
+  for (int64_t t0 = 0; t0 < n; t0 += 16) {
+    const int rows = static_cast<int>(n - t0 < 16 ? n - t0 : 16);
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
+    wmma::fill_fragment(acc, 0.0f);
+    for (int64_t k0 = 0; k0 < K; k0 += kTcK) {
+      const int kw = static_cast<int>(K - k0 < kTcK ? K - k0 : kTcK);  // a multiple of 16
+      __syncthreads();  // the previous step's reads of xs are done
+      // 16 rows x kw values, 8 values (16 bytes) per thread and step; zeros past the expert.
+      for (int i = threadIdx.x; i < 16 * (kw / 8); i += kTcWarps * 32) {
+        const int r = i / (kw / 8), c = (i % (kw / 8)) * 8;
+        uint4 v = make_uint4(0, 0, 0, 0);
+        if (r < rows) v = *reinterpret_cast<const uint4*>(x + (b + t0 + r) * K + k0 + c);
+        *reinterpret_cast<uint4*>(xs + r * kTcK + c) = v;
+      }
+      __syncthreads();
+      for (int kk = 0; kk < kw; kk += 16) {
+        wmma::fragment<wmma::matrix_a, 16, 16, 16, __nv_bfloat16, wmma::row_major> fa;
+        wmma::fragment<wmma::matrix_b, 16, 16, 16, __nv_bfloat16, wmma::col_major> fb;
+        wmma::load_matrix_sync(fa, xs + kk, kTcK);
+        wmma::load_matrix_sync(fb, w + k0 + kk, static_cast<unsigned>(K));
+        wmma::mma_sync(acc, fa, fb, acc);
+      }
+    }
+    wmma::store_matrix_sync(out[warp], acc, 16, wmma::mem_row_major);
+    __syncwarp();
+    for (int i = lane; i < rows * 16; i += 32) {
+      const int r = i / 16, c = i % 16;
+      store(y, (b + t0 + r) * N + j0 + c, out[warp][r * 16 + c]);
+    }
+    __syncwarp();
+  }
+}
+
 template <typename TX, typename TW, typename TY>
 Status launch_ri(const RowInvariantGemm& g, cudaStream_t s) {
   const dim3 grid(blocks_for(g.N, kWarps), blocks_for(g.T, kRows), static_cast<unsigned>(g.batch));
@@ -760,6 +818,34 @@ Status gemm_grouped_row_invariant(const GroupedGemm& g, void* stream) {
         g.x, g.K, g.w, g.begin, g.touched, static_cast<uint16_t*>(g.y), g.N, g.N, g.K);
   }
   return launched("gemm_grouped_row_invariant");
+}
+
+bool grouped_tc_fits(int64_t N, int64_t K) {
+  return N > 0 && K > 0 && N % kTcCols == 0 && K % 16 == 0;
+}
+
+Status gemm_grouped_tc(const GroupedGemm& g, void* stream) {
+  const int64_t slots = touched_slots(g.max_rows, g.k, g.experts);
+  if (g.max_rows == 0 || g.N == 0 || slots == 0) return Status::Ok();
+  if (!grouped_tc_fits(g.N, g.K)) {
+    return invalid_argument("gemm_grouped_tc: N " + std::to_string(g.N) + " and K " +
+                            std::to_string(g.K) + " must be multiples of " +
+                            std::to_string(kTcCols) + " and 16");
+  }
+  if (slots > 65535) {
+    return invalid_argument("gemm_grouped_tc: " + std::to_string(slots) +
+                            " expert slots exceed the grid's 65535");
+  }
+  const dim3 grid(static_cast<unsigned>(g.N / kTcCols), 1, static_cast<unsigned>(slots));
+  const cudaStream_t s = as_stream(stream);
+  if (g.y_type == GemmType::kF32) {
+    gemm_grouped_tc_kernel<float><<<grid, kTcWarps * 32, 0, s>>>(
+        g.x, g.w, g.begin, g.touched, static_cast<float*>(g.y), g.N, g.K);
+  } else {
+    gemm_grouped_tc_kernel<uint16_t><<<grid, kTcWarps * 32, 0, s>>>(
+        g.x, g.w, g.begin, g.touched, static_cast<uint16_t*>(g.y), g.N, g.K);
+  }
+  return launched("gemm_grouped_tc");
 }
 
 Status gemm_row_invariant(const RowInvariantGemm& g, void* stream) {

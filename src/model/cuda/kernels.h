@@ -173,4 +173,12 @@ struct GroupedGemm {
 };
 Status gemm_grouped_row_invariant(const GroupedGemm& g, void* stream);
 
+// The same grouped expert GEMM on tensor cores (bf16 MMA, f32 accumulation; default mode): each
+// row's sums depend on that row and the weights only (a 16-row MMA tile never mixes rows, and the
+// k order is fixed), so a token's result does not depend on its batchmates, but the order differs
+// from gemm_grouped_row_invariant's, so deterministic mode keeps that one. Needs N % 64 == 0 and
+// K % 16 == 0 (grouped_tc_fits); expert weights 32-byte aligned.
+bool grouped_tc_fits(int64_t N, int64_t K);
+Status gemm_grouped_tc(const GroupedGemm& g, void* stream);
+
 }  // namespace mlaspec::model::gpu

@@ -2,10 +2,11 @@
 // logits (f32, the row-invariant kernel) go to the route kernel (cpu::route_token's rule, ties and
 // groups broken as on the CPU) and the plan kernel (plan_moe_groups, ../gpu_plan.h) on the device.
 // Then a gather of the routed rows and the experts' SwiGLU GEMMs: for calls of up to
-// kGroupedMoeMaxTokens tokens (and always in deterministic mode) two grouped row-invariant GEMMs
-// over every touched expert, nothing coming back to the host; for longer chunks the experts' row
-// counts come back and cuBLAS GEMMs run per touched expert. Last, a combine that sums each
-// token's experts in ascending expert order, then the shared experts.
+// kGroupedMoeMaxTokens tokens (and always in deterministic mode) two grouped GEMMs over every
+// touched expert, nothing coming back to the host (tensor cores in default mode where the shapes
+// allow, gemm_grouped_tc; the CUDA-core row-invariant kernel in deterministic mode); for longer
+// chunks the experts' row counts come back and cuBLAS GEMMs run per touched expert. Last, a combine
+// that sums each token's experts in ascending expert order, then the shared experts.
 #include <algorithm>
 
 #include "runtime_impl.h"
@@ -81,14 +82,21 @@ Status Runtime::moe(int layer, int64_t T) {
     g.K = hidden;
     g.k = k;
     g.experts = E;
-    MLASPEC_RETURN_IF_ERROR(gemm_grouped_row_invariant(g, stream_));
+    // Default mode: tensor cores (row-invariant too, in another order); deterministic mode keeps
+    // the CUDA-core kernel, whose order every pass of the model shares.
+    const bool tc =
+        !deterministic_ && grouped_tc_fits(2 * inter, hidden) && grouped_tc_fits(hidden, inter);
+    auto grouped_gemm = [&](const GroupedGemm& gg) {
+      return tc ? gemm_grouped_tc(gg, stream_) : gemm_grouped_row_invariant(gg, stream_);
+    };
+    MLASPEC_RETURN_IF_ERROR(grouped_gemm(g));
     MLASPEC_RETURN_IF_ERROR(silu_mul(at<float>(gu_), N, inter, at<uint16_t>(act_), stream_));
     g.x = at<uint16_t>(act_);
     g.w = static_cast<const uint16_t* const*>(d.expert_down.data());
     g.y = ys_.data();
     g.N = hidden;
     g.K = inter;
-    MLASPEC_RETURN_IF_ERROR(gemm_grouped_row_invariant(g, stream_));
+    MLASPEC_RETURN_IF_ERROR(grouped_gemm(g));
   } else {
     // The expert GEMMs are launched from the host, which needs each expert's row count: the one
     // device -> host copy (and sync) of the layer, E + 1 int32.
