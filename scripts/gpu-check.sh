@@ -39,14 +39,11 @@
 #   (combined, the stages run in this order: --model-only, --eval, --ragged, --serve-bench,
 #   --long-context (which ends the call), --v2lite / --kimi)
 #   --model-only --v2lite   both stages in one call (model tests first), ~500 s with a cold build
-# The next GPU session's plan (2026-12-05: serve, the shipped target's long-context table, V2-Lite
-# and Kimi benches and the DFlash drafter graphs ran on an H100): `--ragged --serve-bench` if its
-# tables are not in docs/perf yet, then `--long-context=v2lite` alone (one bench-model call per KV
-# dtype now, each loading the 31 GB checkpoint in ~60 s: give it a whole call), then issue 33's tensor-core
-# grouped expert GEMM (branch tc-experts, written without a GPU: merge it into a scratch branch,
-# MODEL_TESTS='CudaModelKernels.Grouped*:*GraphReplayEqualsEager*' --model-only --v2lite-bench,
-# merge into main if it passes and holds its prediction) and issue 40's fp8 kernels. Short of
-# device time: GPU_CHECK_SECONDS=N.
+# The next GPU session's plan (2026-12-05, an H100: ragged, eval, serve, V2-Lite long context and
+# the tensor-core expert GEMM ran; docs/perf has their tables): `--model-only --v2lite-bench` to
+# check knowledge.md's prediction for greedy-id steps (verify batch 16 x 8 <= 34 ms), then the
+# branch cuda-chunk-1024 (merge into a scratch branch; --model-only --v2lite-bench; merge if the
+# model tests pass), then issue 40's fp8 kernels. Short of device time: GPU_CHECK_SECONDS=N.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 t_start=$SECONDS
@@ -208,10 +205,11 @@ if [[ -n $real_case ]]; then
   grep -vE "^Writing|it/s\]" "$RES/$real_case-check.txt" | tail -40
   if [[ -f $dir/config.json ]] && (($(left) > 60)); then
     log "bench-model --device cuda on $real_case ($(left) s left)"
-    ctx=4096 batches=1,8,16,64 prefill=256,1024,8192
-    [[ $real_case == kimi ]] && ctx=1024 batches=1,8 prefill=256,1024
+    ctx=4096 batches=1,8,16,64 prefill=256,1024,8192 chunks=256,512,1024
+    [[ $real_case == kimi ]] && ctx=1024 batches=1,8 prefill=256,1024 chunks=256
     timeout $(($(left) - 10)) build-gpu/mlaspec bench-model --model "$dir" --device cuda \
-      --context $ctx --batch $batches --q-len 2,4,8,16 --prefill $prefill --reps 5 --profile \
+      --context $ctx --batch $batches --q-len 2,4,8,16 --prefill $prefill --chunk-tokens $chunks \
+      --reps 5 --profile \
       --json "$RES/bench-model-$real_case.json" > "$RES/bench-model-$real_case.txt" 2>&1 || status=1
     grep -vE "^\[mlaspec info\]" "$RES/bench-model-$real_case.txt" | tail -70
     if (($(left) > 90)); then

@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "mlaspec/attention/cpu_caps.h"
 #include "mlaspec/attention/registry.h"
 #include "mlaspec/attention/verify.h"
 #include "mlaspec/bench/random_fill.h"
@@ -172,6 +173,7 @@ struct BenchModelCli {
   std::vector<int> batches = {1, 8, 16};
   std::vector<int> q_lens = {2, 4, 8, 16};
   std::vector<int> prefill = {64, 256};
+  std::vector<int> chunk_tokens;  // the prefill rows' chunk lengths; empty: the model's default
   std::vector<std::string> contexts = {"512"};
   std::vector<std::string> kv = {"bf16"};
   int reps = 5;
@@ -180,7 +182,8 @@ struct BenchModelCli {
   double accept_length = 0;  // 0: no speculative columns
   double mem_limit_gb = 0;   // 0: the device's free memory after the load
   bool deterministic = false;
-  bool profile = false;  // per-phase times of one decode and one verify shape per batch
+  bool profile = false;      // per-phase times of one decode and one verify shape per batch
+  bool full_logits = false;  // download every logit row (sampling) instead of greedy ids
   bool beyond_max_position = false;
 };
 
@@ -396,6 +399,7 @@ struct Row {
   std::string step, kv = "bf16", attention = "auto", context_by = "-", served_by = "-", skipped,
                     error;
   int batch = 1, q_len = 1;
+  int chunk_tokens = 0;  // prefill rows: the chunk length the prompt ran in
   int64_t context = 0;
   double ms = 0, tokens_per_s = 0, experts = 0, floor_bytes = 0, floor_ms = 0, frac = 0;
   double attention_ms = -1;  // the attention op alone, all layers (decode / verify rows)
@@ -444,6 +448,14 @@ void run_bench_model(const BenchModelCli& cli) {
     if (p < 0) bad_input(invalid_argument("--prefill " + std::to_string(p) + ": must be >= 0"));
     if (p > 0) prefills.push_back(p);
   }
+  std::vector<int> chunks = cli.chunk_tokens;  // the prefill rows' chunk lengths
+  if (chunks.empty()) chunks.push_back(model::kDefaultChunkTokens);
+  for (int n : chunks) {
+    if (n < 1 || n > attn::kCpuReferenceCaps.max_q_len) {
+      bad_input(out_of_range("--chunk-tokens " + std::to_string(n) + ": must be in [1, " +
+                             std::to_string(attn::kCpuReferenceCaps.max_q_len) + "]"));
+    }
+  }
   std::optional<OutputFile> json_file;  // opened before the run: a bad path is refused at once
   if (!cli.json.empty())
     json_file.emplace(value_or_throw(OutputFile::open(cli.json, "--json"), "--json"));
@@ -479,6 +491,9 @@ void run_bench_model(const BenchModelCli& cli) {
   const model::WeightFootprint fp = model::weight_footprint(c);
   model::ForwardOptions fo;
   fo.deterministic = cli.deterministic;
+  // The engine's greedy steps choose their tokens where the forward runs and bring back ids only;
+  // sampling (--full-logits) brings back every logit row: batch x q_len x vocab floats.
+  fo.argmax_only = !cli.full_logits;
   std::mt19937 rng(7);
   auto random_tokens = [&](int64_t n) {
     std::vector<int32_t> t(static_cast<size_t>(n));
@@ -519,6 +534,7 @@ void run_bench_model(const BenchModelCli& cli) {
   auto row_json = [&](const Row& r) {
     nlohmann::json j = {{"step", r.step},       {"batch", r.batch}, {"q_len", r.q_len},
                         {"context", r.context}, {"kv", r.kv},       {"attention", r.attention}};
+    if (r.chunk_tokens > 0) j["chunk_tokens"] = r.chunk_tokens;
     if (!r.skipped.empty() || !r.error.empty()) {
       j[r.skipped.empty() ? "error" : "skipped"] = r.skipped.empty() ? r.error : r.skipped;
       return j;
@@ -615,10 +631,33 @@ void run_bench_model(const BenchModelCli& cli) {
     const Requests req(1, max_prefill, 64);
     kv::KvPool pool = value_or_throw(
         kv::KvPool::create(m.kv_pool_spec(req.num_pages(), req.page_size, kvs[0])), "KV pool");
-    for (int p : prefills) {
-      timed(make_row("prefill", kvs[0], 1, p, 0, p, 0.5 * p * (p + 1)),
-            [&] { return time_step(pool, req, 0, 1, p, 0, model::LogitsMode::kLast); }, {});
+    for (int n : chunks) {
+      fo.max_chunk_tokens = n;
+      for (int p : prefills) {
+        Row r = make_row("prefill", kvs[0], 1, p, 0, p, 0.5 * p * (p + 1));
+        r.chunk_tokens = n;
+        timed(std::move(r),
+              [&] { return time_step(pool, req, 0, 1, p, 0, model::LogitsMode::kLast); }, {});
+      }
     }
+    // Where a prefill's time goes (--profile): the largest prompt's phases, in the last chunk
+    // length.
+    if (cli.profile) {
+      m.set_phase_profiling(true);
+      m.phase_report(true);  // resets
+      try {
+        time_step(pool, req, 0, 1, max_prefill, 0, model::LogitsMode::kLast);
+        profiles += "\nprofile: prefill, " + kv_label(kvs[0]) + " KV, " +
+                    std::to_string(max_prefill) + " tokens in chunks of " +
+                    std::to_string(chunks.back()) + " (" + std::to_string(cli.reps + 1) +
+                    " steps)\n" + m.phase_report(true);
+      } catch (const Error& e) {
+        any_error = true;
+        progress(std::string("profile: ") + e.what());
+      }
+      m.set_phase_profiling(false);
+    }
+    fo.max_chunk_tokens = 0;
   }
 
   // Decode and verify rows per KV dtype and context, each in a pool sized for the largest batch
@@ -769,13 +808,15 @@ void run_bench_model(const BenchModelCli& cli) {
       policies.c_str());
   std::printf(
       "load %.2f s (%.2f GB of safetensors, %.2f GB/s); bandwidth %.0f GB/s "
-      "(%s)%s; %d reps, median; %s mode\n",
+      "(%s)%s; %d reps, median; %s mode; %s\n",
       load_s, checkpoint_bytes(cli.model) / 1e9, checkpoint_bytes(cli.model) / 1e9 / load_s, bw,
       cli.bandwidth_gbs > 0  ? "--bandwidth"
       : dev == Device::kCUDA ? "H200 nominal 4.2 TB/s"
                              : "measured here",
       peak > 0 ? (", peak " + std::to_string(static_cast<int>(peak)) + " TFLOP/s").c_str() : "",
-      cli.reps, cli.deterministic ? "deterministic" : "default");
+      cli.reps, cli.deterministic ? "deterministic" : "default",
+      cli.full_logits ? "every logit row downloaded (--full-logits)"
+                      : "greedy ids chosen on the device (argmax_only; --full-logits: all logits)");
   if (max_context + max_q > c.max_position_embeddings) {
     std::printf(
         "positions past the model's max_position_embeddings %lld (--beyond-max-position): the "
@@ -821,10 +862,13 @@ void run_bench_model(const BenchModelCli& cli) {
     if (r.itl_ms >= 0) {
       std::snprintf(spec, sizeof spec, "%.3f | %.0f", r.itl_ms, r.out_tokens_per_s);
     }
+    const std::string step = r.chunk_tokens > 0 && !cli.chunk_tokens.empty()
+                                 ? r.step + " (chunks of " + std::to_string(r.chunk_tokens) + ")"
+                                 : r.step;
     std::printf(
         "| %s | %d | %d | %lld | %.3f | %.0f | %.1f | %.1f | %.4f%s | %.1f%% | %s | %s | %s | %s "
         "| %s |\n",
-        r.step.c_str(), r.batch, r.q_len, static_cast<long long>(r.context), r.ms, r.tokens_per_s,
+        step.c_str(), r.batch, r.q_len, static_cast<long long>(r.context), r.ms, r.tokens_per_s,
         r.experts, r.floor_bytes / 1e6, r.floor_ms, r.flop_bound ? "*" : "", 100.0 * r.frac, split,
         r.kv.c_str(), served.c_str(), r.context_by.c_str(), spec);
     out.push_back(std::move(j));
@@ -872,9 +916,14 @@ void add_model_commands(CLI::App& app) {
   b->add_option("--q-len", bc->q_lens, "verify block lengths")
       ->delimiter(',')
       ->capture_default_str();
-  b->add_option("--prefill", bc->prefill, "prefill chunk lengths (0: no prefill rows)")
+  b->add_option("--prefill", bc->prefill, "prefill prompt lengths (0: no prefill rows)")
       ->delimiter(',')
       ->capture_default_str();
+  b->add_option("--chunk-tokens", bc->chunk_tokens,
+                "chunk lengths the prefill rows run in, each timed (1..1024; default: the "
+                "model's, " +
+                    std::to_string(model::kDefaultChunkTokens) + ")")
+      ->delimiter(',');
   b->add_option("--context", bc->contexts,
                 "tokens already in each request's KV, one group of rows per value (4k = 4096, "
                 "1M = 1048576)")
@@ -909,9 +958,13 @@ void add_model_commands(CLI::App& app) {
   b->add_option("--peak-tflops", bc->peak_tflops,
                 "peak FLOP/s for the FLOP floor (default: cuda 757, cpu none)");
   b->add_flag("--deterministic", bc->deterministic, "row-invariant GEMMs");
+  b->add_flag("--full-logits", bc->full_logits,
+              "steps download every logit row (batch x q_len x vocab floats, what sampling "
+              "needs); default: greedy token ids chosen on the device, as the engine's greedy "
+              "verify does");
   b->add_flag("--profile", bc->profile,
-              "then per-phase GPU / host times of a decode and a verify (q_len 8) step per batch "
-              "(CUDA runtime)");
+              "then per-phase GPU / host times of the largest prefill chunk and of a decode and "
+              "a verify (q_len 8) step per batch (CUDA runtime)");
   b->add_option("--json", bc->json, "also write the rows as JSON");
   b->callback([bc]() { run_bench_model(*bc); });
 }
