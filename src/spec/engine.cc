@@ -10,6 +10,7 @@
 #include "mlaspec/attention/cpu_caps.h"
 #include "mlaspec/core/log.h"
 #include "mlaspec/spec/acceptor.h"
+#include "mlaspec/spec/verify_width.h"
 
 namespace mlaspec::spec {
 namespace {
@@ -439,6 +440,20 @@ Result<StepOutput> Engine::step() {
   }
   out.batch = static_cast<int32_t>(batch.size());
   if (batch.empty()) return out;
+  {
+    // Requests of equal width next to each other: one attention launch per width (verify_order).
+    std::vector<int64_t> q_lens;
+    for (const model::ForwardRequest& fr : batch) q_lens.push_back(std::ssize(fr.tokens));
+    const std::vector<size_t> order = verify_order(q_lens);
+    std::vector<model::ForwardRequest> sorted_batch;
+    std::vector<size_t> sorted_in_batch;
+    for (const size_t k : order) {
+      sorted_batch.push_back(batch[k]);
+      sorted_in_batch.push_back(in_batch[k]);
+    }
+    batch = std::move(sorted_batch);
+    in_batch = std::move(sorted_in_batch);
+  }
   // When every request of the step is greedy without logprobs, the target returns its argmax per
   // row instead of the logits (on the GPU: B x q_len ids instead of B x q_len x vocab floats).
   bool argmax_only = true;

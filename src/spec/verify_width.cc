@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <string>
 
 namespace mlaspec::spec {
@@ -41,6 +42,14 @@ int choose_num_draft(std::span<const float> confidence, int max_draft,
     }
   }
   return best;
+}
+
+std::vector<size_t> verify_order(std::span<const int64_t> q_lens) {
+  std::vector<size_t> order(q_lens.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return q_lens[a] < q_lens[b]; });
+  return order;
 }
 
 }  // namespace mlaspec::spec

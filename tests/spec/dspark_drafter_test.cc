@@ -81,6 +81,28 @@ nlohmann::json golden_json() {
   return nlohmann::json::parse(in);
 }
 
+// The verify batch goes to the target sorted by width, ties in arrival order, so the CUDA
+// backends' runs of equal widths are as few as the distinct widths.
+TEST(VerifyWidth, VerifyOrderSortsByWidthKeepingArrivalOrder) {
+  const std::vector<int64_t> q_lens = {6, 4, 1, 7, 4, 2, 6, 8, 7, 3, 2, 1, 8, 2, 5, 4};
+  const std::vector<size_t> order = verify_order(q_lens);
+  ASSERT_EQ(order.size(), q_lens.size());
+  EXPECT_EQ(std::set<size_t>(order.begin(), order.end()).size(), q_lens.size());  // a permutation
+  int runs = 0;
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (i > 0) {
+      ASSERT_LE(q_lens[order[i - 1]], q_lens[order[i]]) << i;
+      if (q_lens[order[i - 1]] == q_lens[order[i]]) {
+        EXPECT_LT(order[i - 1], order[i]) << i;
+      }
+    }
+    runs += i == 0 || q_lens[order[i - 1]] != q_lens[order[i]];
+  }
+  EXPECT_EQ(runs, 8);  // one per distinct width
+  EXPECT_TRUE(verify_order(std::vector<int64_t>{}).empty());
+  EXPECT_EQ(verify_order(std::vector<int64_t>{3, 3, 3}), (std::vector<size_t>{0, 1, 2}));
+}
+
 TEST(DSparkDrafter, GoldenDraftsAndConfidencesThroughTheInterface) {
   auto d = make();
   EXPECT_EQ(d->name(), "dspark");

@@ -11,7 +11,10 @@
 // not part of the trade.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <span>
+#include <vector>
 
 #include "mlaspec/core/status.h"
 
@@ -46,5 +49,13 @@ double expected_accepted(std::span<const float> confidence, int num_draft);
 // min(max_draft, confidence.size()) for kFixed; max_draft <= 0 gives 0.
 int choose_num_draft(std::span<const float> confidence, int max_draft,
                      const VerifyWidthPolicy& policy);
+
+// The order in which a ragged verify batch goes to the target: the indices of q_lens sorted by
+// q_len, ties in their given order. The CUDA backends serve a ragged call one launch per run of
+// consecutive equal widths, so sorting makes the runs as few as the distinct widths (16 random
+// widths 1..8 at S = 32k: 1.97x -> 1.41x the padded call's time with fold on an H100;
+// docs/perf/knowledge.md, "Ragged verify"). Each request's rows do not depend on the order in
+// deterministic mode.
+std::vector<size_t> verify_order(std::span<const int64_t> q_lens);
 
 }  // namespace mlaspec::spec
