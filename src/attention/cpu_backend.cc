@@ -17,7 +17,7 @@ class CpuReferenceBackend final : public Backend {
       return unsupported("cpu_reference has no split-KV; num_splits must be 0, got " +
                          std::to_string(options.num_splits));
     }
-    return cpu_verify(args);
+    return options.fp8_math ? cpu_verify_fp8_math(args) : cpu_verify(args);
   }
 };
 

@@ -459,6 +459,57 @@ void transpose_block(const float* src, float* dst) {
 #endif
 }
 
+// fp8 math (cpu_verify_fp8_math, reference.h): the row's Q rounded to e4m3 under its own scale.
+// Returns s_q; q8 holds the e4m3 values (codes as floats, unscaled).
+float fp8_math_q(const float* q_row, float* q8) {
+  float amax = 0.0f;
+  for (int d = 0; d < kHeadDimQK; ++d) amax = std::max(amax, std::fabs(q_row[d]));
+  const float s = amax > 0.0f ? amax / kFp8E4M3Max : 1.0f;
+  for (int d = 0; d < kHeadDimQK; ++d) {
+    q8[d] = fp8e4m3_bits_to_float(float_to_fp8e4m3_bits(q_row[d] / s));
+  }
+  return s;
+}
+
+// Key position `pos` of an fp8_e4m3 pool as its e4m3 values, unscaled.
+void fp8_code_row(const KvReader& r, int64_t pos, float* dst) {
+  const int64_t page = r.table_row[pos / r.page_size];
+  const uint8_t* src = r.base + (page * r.page_size + pos % r.page_size) * kHeadDimQK;
+  const auto& lut = fp8_table();
+  for (int d = 0; d < kHeadDimQK; ++d) dst[d] = lut[src[d]];
+}
+
+// One row in fp8 math over keys [begin, end): writes o (512, before bf16 rounding) and returns
+// lse. Empty range: o = 0, lse = -inf.
+float row_attention_fp8_math(const float* q_row, const KvReader& reader, int64_t begin, int64_t end,
+                             float sm_scale, float* o) {
+  std::fill(o, o + kHeadDimV, 0.0f);
+  if (end <= begin) return -std::numeric_limits<float>::infinity();
+  float q8[kHeadDimQK], k[kHeadDimQK];
+  const float score_scale = fp8_math_q(q_row, q8) * reader.scale * sm_scale;
+  thread_local std::vector<float> scores;
+  scores.resize(static_cast<size_t>(end - begin));
+  float max_score = -std::numeric_limits<float>::infinity();
+  for (int64_t j = begin; j < end; ++j) {
+    fp8_code_row(reader, j, k);
+    float dot = 0.0f;
+    for (int d = 0; d < kHeadDimQK; ++d) dot += q8[d] * k[d];
+    scores[j - begin] = dot * score_scale;
+    max_score = std::max(max_score, scores[j - begin]);
+  }
+  float sum = 0.0f, sum8 = 0.0f;
+  for (int64_t j = begin; j < end; ++j) {
+    const float p = std::exp(scores[j - begin] - max_score);
+    sum += p;
+    const float p8 = fp8e4m3_bits_to_float(float_to_fp8e4m3_bits(p * kFp8MathPScale));
+    sum8 += p8;
+    fp8_code_row(reader, j, k);
+    for (int d = 0; d < kHeadDimV; ++d) o[d] += p8 * k[d];
+  }
+  for (int d = 0; d < kHeadDimV; ++d) o[d] = o[d] * reader.scale / sum8;
+  return max_score + std::log(sum);
+}
+
 }  // namespace
 
 // Requests of more than one task whose keys' two widened copies fit the caches (2 x 4.7 MB) are
@@ -537,6 +588,56 @@ float cpu_verify_row(const VerifyArgs& a, int64_t b, int64_t i, int64_t h, float
   load_q_row(a, r, q_row);
   return row_attention<float>(q_row, reader_for(a, b), 0, seq_len_of(a, b) - rows.q_len(b) + i + 1,
                               a.sm_scale, o);
+}
+
+Status cpu_verify_fp8_math(const VerifyArgs& a) {
+  MLASPEC_RETURN_IF_ERROR(validate_verify_args(a, Device::kCPU));
+  if (a.kv.pages.dtype() != DType::kFP8E4M3) {
+    return unsupported("fp8-math mode is for fp8 KV; kv dtype is " +
+                       std::string(dtype_name(a.kv.pages.dtype())));
+  }
+  for_each_row(
+      a, 0, std::numeric_limits<int64_t>::max(),
+      [&](const RowRef& r, int64_t begin, int64_t end, const float* q_row, const KvReader& reader) {
+        float o[kHeadDimV];
+        const float lse = row_attention_fp8_math(q_row, reader, begin, end, a.sm_scale, o);
+        auto* out = a.out.data_as<uint16_t>() + offset(a.out, a.ragged(), r);
+        for (int d = 0; d < kHeadDimV; ++d) out[d] = float_to_bf16_bits(o[d]);
+        a.lse.data_as<float>()[offset(a.lse, a.ragged(), r)] = lse;
+      });
+  return Status::Ok();
+}
+
+Fp8MathRowBound fp8_math_row_bound(const VerifyArgs& a, int64_t b, int64_t i, int64_t h,
+                                   double exact_lse) {
+  const QueryRows rows(a);
+  const RowRef r{b, i, rows.begin(b) + i, h};
+  float q_row[kHeadDimQK], q8[kHeadDimQK], k[kHeadDimQK];
+  load_q_row(a, r, q_row);
+  const double s_q = fp8_math_q(q_row, q8);
+  const KvReader reader = reader_for(a, b);
+  const int64_t n = seq_len_of(a, b) - rows.q_len(b) + i + 1;
+  const double u = 0x1p-24, sm = a.sm_scale;
+  const double gamma = (kHeadDimQK + 4) * u / (1.0 - (kHeadDimQK + 4) * u);
+  double e_max = 0.0, v_max = 0.0;
+  for (int64_t j = 0; j < n; ++j) {
+    reader.row(j, k);
+    double err = 0.0, mag = 0.0;
+    for (int d = 0; d < kHeadDimQK; ++d) {
+      err += std::fabs(double(q_row[d]) - s_q * q8[d]) * std::fabs(k[d]);
+      mag += std::fabs(s_q * q8[d]) * std::fabs(k[d]);
+    }
+    e_max = std::max(e_max, sm * (err + gamma * mag));
+    for (int d = 0; d < kHeadDimV; ++d) v_max = std::max(v_max, double(std::fabs(k[d])));
+  }
+  const double rel = 0x1p-4 + 0x1p-20, alpha = 0x1p-10 / double(kFp8MathPScale);
+  const double nd = double(n), floor = 1.0 - rel - nd * alpha;
+  const double p_rounding =
+      floor > 0 ? 2.0 * (rel + nd * alpha) / floor : std::numeric_limits<double>::infinity();
+  Fp8MathRowBound bound;
+  bound.lse_bound = e_max + nd * u + 1e-6 * (1.0 + std::fabs(exact_lse));
+  bound.out_bound = v_max * (std::expm1(2.0 * e_max) + p_rounding + nd * 0x1p-22 + 0x1p-8);
+  return bound;
 }
 
 Result<OracleResult> oracle_verify(const VerifyArgs& a) {

@@ -100,8 +100,10 @@ Result<std::vector<bench::BenchConfig>> spec_configs(const std::vector<std::stri
     if (!shape.ok()) return shape.status().with_context("--config");
     const attn::VerifyShape& x = shape.value();
     if (x.fp8_math) {
-      return invalid_argument("--config " + spec +
-                              ": fp8math is not a bench mode (no backend serves it)");
+      return invalid_argument(
+          "--config " + spec +
+          ": fp8math is not a bench mode yet (only cpu_reference serves it; no CUDA "
+          "backend has the mode)");
     }
     out.push_back({.batch = x.batch,
                    .num_heads = x.num_heads,

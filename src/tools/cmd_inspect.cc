@@ -150,6 +150,12 @@ void run_inspect(const InspectCli& cli) {
   auto d = disp.select(*shape, so);
   if (d.ok()) {
     std::printf("%s", d.value().explain().c_str());
+    if (shape->fp8_math) {
+      // Never the default, so say it where the pick is made.
+      std::printf(
+          "math: fp8 (VerifyOptions::fp8_math): Q and P rounded to e4m3, not exact; its "
+          "error bound per row: attention/reference.h fp8_math_row_bound\n");
+    }
   } else {
     // The verdicts still say what each backend makes of the shape.
     std::printf("%s", disp.evaluate(*shape, so).explain().c_str());

@@ -68,11 +68,17 @@ TEST(Guard, DescribeCaps) {
       "bf16|fp8_e4m3, page 16|32|64, deterministic yes, fp8-math no, split-kv yes, ragged yes");
 }
 
-// No backend offers fp8 tensor-core math yet: every one must refuse the option by name (a backend
-// that ignored it would compute exact math while the caller believes otherwise), and the option
-// on bf16 KV is refused as meaningless.
+// The CUDA backends do not offer fp8 math yet: each must refuse the option by name (a backend that
+// ignored it would compute exact math while the caller believes otherwise), and the option on
+// bf16 KV is refused as meaningless. The CPU reference offers it
+// (tests/attention/fp8_math_test.cc).
 TEST(Guard, Fp8MathIsRefusedByEveryBackendThatLacksIt) {
-  for (const BackendCaps* c : {&cuda::kFoldCaps, &cuda::kRowwiseCaps, &kCpuReferenceCaps}) {
+  {
+    VerifyShape s = shape(8, 16, DType::kFP8E4M3);
+    s.fp8_math = true;
+    EXPECT_TRUE(can_serve(kCpuReferenceCaps, s).ok());
+  }
+  for (const BackendCaps* c : {&cuda::kFoldCaps, &cuda::kRowwiseCaps}) {
     SCOPED_TRACE(std::string(c->name));
     VerifyShape s = shape(8, 16, DType::kFP8E4M3);
     ASSERT_TRUE(can_serve(*c, s).ok());

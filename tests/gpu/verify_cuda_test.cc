@@ -780,7 +780,7 @@ TEST(CudaVerifyErrors, BadInputLeavesOutputUntouched) {
   det_split.num_splits = 4;
   VerifyOptions neg;
   neg.num_splits = -1;
-  VerifyOptions fp8_math;  // offered by no backend: refused, never served with exact math
+  VerifyOptions fp8_math;  // offered by no CUDA backend: refused, never served with exact math
   fp8_math.fp8_math = true;
   const std::vector<Bad> bad = {
       {"q_len 33", {1, 33, 16, 64, DType::kBF16, 1.f, {64}}, {}},

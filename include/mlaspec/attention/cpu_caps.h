@@ -20,7 +20,8 @@ inline constexpr BackendCaps kCpuReferenceCaps = [] {
   c.page_size_mask = 0;    // any page size
   c.deterministic = true;  // one fixed summation order, independent of batchmates and threads
   c.split_kv = false;
-  c.ragged = true;  // its loops go row by row, whatever each request's q_len
+  c.ragged = true;    // its loops go row by row, whatever each request's q_len
+  c.fp8_math = true;  // cpu_verify_fp8_math: e4m3 Q and P, the fp8 tensor-core arithmetic
   return c;
 }();
 

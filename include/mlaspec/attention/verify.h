@@ -84,9 +84,10 @@ struct VerifyOptions {
   // Splits per request; 0 lets the backend choose (adaptive in default mode). Ignored by
   // backends without split-KV (the CPU reference). Must be 0 in deterministic mode.
   int num_splits = 0;
-  // Opt-in fp8 tensor-core math for fp8 KV (reports its error; never the default). Only a backend
-  // whose caps offer it serves such a call; today none does, so the guard refuses every one of
-  // them with the reason (no backend computes exact math in its place without saying so).
+  // Opt-in fp8 tensor-core math for fp8_e4m3 KV (Q and P rounded to e4m3; its error bound:
+  // reference.h fp8_math_row_bound; never the default). Only a backend whose caps offer it serves
+  // such a call (cpu_reference today); the others' guards refuse it with the reason, so none
+  // computes exact math in its place without saying so.
   bool fp8_math = false;
   // cudaStream_t for CUDA backends (nullptr = default stream).
   void* stream = nullptr;
