@@ -41,7 +41,8 @@
 #   --model-only --v2lite   both stages in one call (model tests first), ~500 s with a cold build
 # The next GPU session's plan (2026-12-05, an H100: ragged, eval, serve, V2-Lite long context and
 # the tensor-core expert GEMM ran; docs/perf has their tables): `--model-only --v2lite-bench` to
-# check knowledge.md's prediction for greedy-id steps (verify batch 16 x 8 <= 34 ms), then the
+# run the new DSparkCuda test and check knowledge.md's prediction for greedy-id steps (verify
+# batch 16 x 8 <= 34 ms), `--eval` for the sorted ragged verify's prediction, then the
 # branch cuda-chunk-1024 (merge into a scratch branch; --model-only --v2lite-bench; merge if the
 # model tests pass), then issue 40's fp8 kernels. Short of device time: GPU_CHECK_SECONDS=N.
 set -uo pipefail
@@ -130,7 +131,7 @@ if ((model_only)); then
   log "CUDA model runtime tests"
   # MODEL_TESTS narrows the filter (a short call: the tests of what changed).
   build-gpu/tests/gpu_tests \
-    --gtest_filter="${MODEL_TESTS:-*CudaForward*:CudaModel*:CudaEngine*:DFlashCuda*:CudaRaggedVerify*:DcpCuda.Ragged*}" \
+    --gtest_filter="${MODEL_TESTS:-*CudaForward*:CudaModel*:CudaEngine*:DFlashCuda*:DSparkCuda*:CudaRaggedVerify*:DcpCuda.Ragged*}" \
     > "$RES/model-tests.log" 2>&1 || status=1
   grep -E "^\[(cuda vs cpu|chunked|engine|perf|dflash|kernels)|FAILED|PASSED" "$RES/model-tests.log"
   P='<|bos|><|user|>Maya buys 9 oranges for 16 dollars each. She pays with 500 dollars. How much change does she get?<|assistant|>'

@@ -111,9 +111,10 @@ TEST(Fp8Math, WithinItsBoundOfTheExactAttentionAcrossSweep) {
     }
   }
   const double rel_rms = std::sqrt(seen.err_sq / seen.ref_sq);
-  std::printf("[fp8 math] %d cases: worst |out err| / bound %.3f, worst |lse err| / bound %.3f, "
-              "rms(out err) / rms(out) %.4f\n",
-              cases, seen.worst_out, seen.worst_lse, rel_rms);
+  std::printf(
+      "[fp8 math] %d cases: worst |out err| / bound %.3f, worst |lse err| / bound %.3f, "
+      "rms(out err) / rms(out) %.4f\n",
+      cases, seen.worst_out, seen.worst_lse, rel_rms);
   // The bound is a worst case; on random data the error is far inside it. A ceiling on the
   // typical error catches a mode that is within the bound only because the bound is loose.
   EXPECT_LT(rel_rms, 0.08);

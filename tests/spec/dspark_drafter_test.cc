@@ -8,6 +8,7 @@
 #include <cmath>
 #include <set>
 
+#include "dspark_test_util.h"
 #include "engine_test_util.h"
 #include "model/dflash_test_util.h"
 
@@ -207,74 +208,8 @@ TEST(DSparkDrafter, AdaptiveWidthSendsFewerDraftsForLowConfidence) {
 
 // ---- the engine ---------------------------------------------------------------------------------
 
-// Records how many drafts each request sent per step.
-class WidthRecorder final : public Drafter {
- public:
-  explicit WidthRecorder(std::unique_ptr<Drafter> inner) : inner_(std::move(inner)) {}
-  std::string_view name() const override { return inner_->name(); }
-  Status add_request(RequestId id, std::span<const int32_t> p,
-                     const model::SamplingParams& s) override {
-    return inner_->add_request(id, p, s);
-  }
-  Status propose(std::span<DraftSlot> batch) override {
-    MLASPEC_RETURN_IF_ERROR(inner_->propose(batch));
-    std::set<size_t> widths;
-    for (const DraftSlot& s : batch) {
-      if (s.max_draft >= 4) widths.insert(s.tokens.size());  // requests not near their limit
-    }
-    ragged_steps_ += widths.size() > 1;
-    return Status::Ok();
-  }
-  Status commit(RequestId id, std::span<const int32_t> t) override { return inner_->commit(id, t); }
-  Status remove_request(RequestId id) override { return inner_->remove_request(id); }
-  std::vector<int> capture_layers() const override { return inner_->capture_layers(); }
-  Status append_context(RequestId id, const ContextRows& rows) override {
-    return inner_->append_context(id, rows);
-  }
-  int* ragged_steps() { return &ragged_steps_; }
-
- private:
-  std::unique_ptr<Drafter> inner_;
-  int ragged_steps_ = 0;
-};
-
 TEST(EngineLossless, DSparkGreedyEqualsPlainGreedyWithFixedAndRaggedWidths) {
-  const std::string name = "v3_qlora_moe_yarn";
-  EngineConfig config;
-  config.prefill_chunk_tokens = 16;
-  Engine plain = testing::make_engine(name, nullptr, config);
-  const auto prompts = testing::mixed_prompts(8, 256, 61);
-  const auto want = testing::run_engine(plain, prompts, {}, 24);
-  for (const auto mode : {VerifyWidthPolicy::Mode::kFixed, VerifyWidthPolicy::Mode::kAdaptive}) {
-    const bool adaptive = mode == VerifyWidthPolicy::Mode::kAdaptive;
-    SCOPED_TRACE(adaptive ? "adaptive" : "fixed");
-    model::Model target = testing::load_model(name);
-    Result<model::DSparkNetwork> net = model::DSparkNetwork::load(dspark_dir(), target);
-    ASSERT_TRUE(net.ok()) << net.status().message();
-    DSparkDrafterConfig dconfig;
-    dconfig.backbone.max_tokens_per_request = 512;
-    dconfig.width = {mode, {1.0, 0.2}};
-    Result<std::unique_ptr<DSparkDrafter>> drafter =
-        DSparkDrafter::create(std::move(*net), dconfig);
-    ASSERT_TRUE(drafter.ok()) << drafter.status().message();
-    config.num_draft = (*drafter)->gamma();
-    auto recorder = std::make_unique<WidthRecorder>(std::move(*drafter));
-    int* ragged = recorder->ragged_steps();
-    Result<Engine> spec = Engine::create(std::move(target), std::move(recorder), config);
-    ASSERT_TRUE(spec.ok()) << spec.status().message();
-    const auto got = testing::run_engine(*spec, prompts, {}, 24);
-    EXPECT_EQ(got.outputs, want.outputs);
-    for (const Status& e : got.errors) EXPECT_TRUE(e.ok()) << e.message();
-    EXPECT_GT(got.stats.drafted, 0);
-    if (adaptive) {
-      EXPECT_GT(*ragged, 0);  // requests of one step verified different widths
-    } else {
-      EXPECT_EQ(*ragged, 0);
-    }
-    std::printf("[ info ] dspark %s: tau %.2f, acceptance %.2f, drafted %lld, ragged steps %d\n",
-                adaptive ? "adaptive" : "fixed", got.stats.accept_length(),
-                got.stats.acceptance_rate(), static_cast<long long>(got.stats.drafted), *ragged);
-  }
+  testing::check_dspark_lossless(Device::kCPU);
 }
 
 }  // namespace

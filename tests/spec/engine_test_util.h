@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -302,5 +303,37 @@ inline void check_lossless_greedy(const std::string& name, int num_prompts, int3
     }
   }
 }
+
+// Wraps a drafter and counts the steps whose requests (those not near their token limit) sent
+// different numbers of drafts: ragged verify batches (DSpark's adaptive width).
+class WidthRecorder final : public Drafter {
+ public:
+  explicit WidthRecorder(std::unique_ptr<Drafter> inner) : inner_(std::move(inner)) {}
+  std::string_view name() const override { return inner_->name(); }
+  Status add_request(RequestId id, std::span<const int32_t> p,
+                     const model::SamplingParams& s) override {
+    return inner_->add_request(id, p, s);
+  }
+  Status propose(std::span<DraftSlot> batch) override {
+    MLASPEC_RETURN_IF_ERROR(inner_->propose(batch));
+    std::set<size_t> widths;
+    for (const DraftSlot& s : batch) {
+      if (s.max_draft >= 4) widths.insert(s.tokens.size());  // requests not near their limit
+    }
+    ragged_steps_ += widths.size() > 1;
+    return Status::Ok();
+  }
+  Status commit(RequestId id, std::span<const int32_t> t) override { return inner_->commit(id, t); }
+  Status remove_request(RequestId id) override { return inner_->remove_request(id); }
+  std::vector<int> capture_layers() const override { return inner_->capture_layers(); }
+  Status append_context(RequestId id, const ContextRows& rows) override {
+    return inner_->append_context(id, rows);
+  }
+  int* ragged_steps() { return &ragged_steps_; }
+
+ private:
+  std::unique_ptr<Drafter> inner_;
+  int ragged_steps_ = 0;
+};
 
 }  // namespace mlaspec::spec::testing
