@@ -84,6 +84,7 @@ struct Chunk {
   std::span<const int32_t> slots;      // [T] pool slots of the new tokens
   std::span<const ChunkPiece> pieces;
   bool f32_attention = false;  // ForwardOptions::f32_attention (one piece, first_position 0)
+  bool fp8_math = false;       // ForwardOptions::fp8_math_attention
 };
 
 // mla.cc: self-attention of one layer in the absorbed form. Writes the T KV rows

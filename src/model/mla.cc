@@ -78,6 +78,7 @@ Status attention_op(const ModelConfig& c, int layer, std::vector<bf16>& q_bf16, 
     args.lse = TensorView(lse.data() + r0 * H, DType::kF32, {1, piece.T, H});
     attn::VerifyOptions options;
     options.deterministic = true;
+    options.fp8_math = chunk.fp8_math;
     Status st = dispatcher.run(args, options).with_context("layer " + std::to_string(layer));
     if (chunk.pieces.size() > 1) st = st.with_context("request " + std::to_string(piece.request));
     MLASPEC_RETURN_IF_ERROR(st);

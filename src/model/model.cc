@@ -162,6 +162,10 @@ Status Model::Impl::validate(std::span<const ForwardRequest> batch, const kv::Kv
                        std::string(device_name(device)) + " runtime needs a " +
                        std::string(device_name(device)) + " pool (Model::kv_pool_spec)");
   }
+  if (options.fp8_math_attention && pool.dtype() != DType::kFP8E4M3) {
+    return invalid_argument("fp8_math_attention needs an fp8_e4m3 KV pool; pool " + pool.name() +
+                            " is " + std::string(dtype_name(pool.dtype())));
+  }
   if (device == Device::kCUDA && options.f32_attention) {
     return unsupported(
         "f32_attention is a CPU runtime validation mode; the cuda runtime runs the attention op");
@@ -272,6 +276,7 @@ Status Model::Impl::run_pass(std::span<const ForwardRequest> batch, std::span<co
   chunk.slots = slots;
   chunk.pieces = pieces;
   chunk.f32_attention = options.f32_attention;
+  chunk.fp8_math = options.fp8_math_attention;
 
   for (int l = 0; l < c.num_hidden_layers; ++l) {
     const LayerWeights& lw = weights.layers[static_cast<size_t>(l)];

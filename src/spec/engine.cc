@@ -106,6 +106,15 @@ Result<Engine> Engine::create(model::Model target, std::unique_ptr<Drafter> draf
         ": no CUDA backend or KV writer handles the per-tile-scaled fp8 layout yet (the guard "
         "refuses it); use --kv bf16 or fp8 on cuda, or run the CPU runtime");
   }
+  if (config.fp8_math_attention && config.kv_dtype != DType::kFP8E4M3) {
+    return invalid_argument("fp8-math attention needs kv fp8 (fp8_e4m3); kv is " +
+                            std::string(dtype_name(config.kv_dtype)));
+  }
+  if (config.fp8_math_attention && target.device() != Device::kCPU) {
+    return unsupported("fp8-math attention on " + std::string(device_name(target.device())) +
+                       ": no CUDA attention backend offers the mode yet (the guard refuses it); "
+                       "run the CPU runtime, or drop fp8-math for exact math on fp8 KV");
+  }
   if (config.max_tokens_per_request == 0) config.max_tokens_per_request = m.max_position_embeddings;
   if (drafter == nullptr) config.num_draft = 0;
   const int64_t pages_per_request =
@@ -143,7 +152,9 @@ Result<Engine> Engine::create(model::Model target, std::unique_ptr<Drafter> draf
       " tokens; " +
       (e.drafter_ ? std::string(e.drafter_->name()) + " num_draft " + str(config.num_draft)
                   : std::string("no drafter (plain decoding)")) +
-      "; deterministic " + (config.deterministic ? "on" : "off") + "; recurrent-state commit " +
+      "; deterministic " + (config.deterministic ? "on" : "off") +
+      (config.fp8_math_attention ? "; attention in fp8 math (Q and P rounded to e4m3)" : "") +
+      "; recurrent-state commit " +
       (e.recurrent_ ? "on (" + std::string(e.recurrent_->name()) + ")"
                     : std::string("off (pure MLA)"));
   log_debug("engine: " + e.description_);
@@ -319,6 +330,7 @@ Result<RequestEvent> Engine::prefill_chunk(RequestId id) {
   fr.logits = last ? model::LogitsMode::kLast : model::LogitsMode::kNone;
   model::ForwardOptions options;
   options.capture_layers = capture_layers_;
+  options.fp8_math_attention = config_.fp8_math_attention;
   // A greedy request without logprobs needs only the last row's argmax (made on the GPU there).
   options.argmax_only = last && r->spec.sampling.greedy() && r->spec.logprobs < 0;
   Result<model::ForwardOutput> out = target_.forward({&fr, 1}, pool_, options);
@@ -465,6 +477,7 @@ Result<StepOutput> Engine::step() {
     PhaseTimer timer(step_time, Phase::kVerify);
     model::ForwardOptions options;
     options.deterministic = config_.deterministic;
+    options.fp8_math_attention = config_.fp8_math_attention;
     options.capture_layers = capture_layers_;
     options.argmax_only = argmax_only;
     return target_.forward(batch, pool_, options);

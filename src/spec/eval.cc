@@ -91,6 +91,7 @@ Result<Engine> make_engine(const EngineSpec& spec) {
   if (!d.ok()) return d.status();
   EngineConfig config;
   config.kv_dtype = spec.kv_dtype;
+  config.fp8_math_attention = spec.fp8_math_attention;
   config.max_requests = spec.max_requests;
   config.max_tokens_per_request = spec.max_tokens_per_request;
   config.num_draft = d->num_draft;

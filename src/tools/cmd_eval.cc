@@ -38,6 +38,7 @@ struct EvalCli {
   int num_draft = 7;
   int max_tokens = 128;
   bool json = false;
+  bool fp8_math = false;
 };
 
 [[noreturn]] void bad_input(Status status) {
@@ -122,6 +123,7 @@ void run_eval_command(const EvalCli& cli) {
                          .draft = "none",
                          .draft_model = cli.draft_model,
                          .kv_dtype = kv_dtypes_option(cli.kv).at(0),
+                         .fp8_math_attention = cli.fp8_math,
                          .device = cli.device == "cuda" ? Device::kCUDA : Device::kCPU,
                          .num_draft = cli.num_draft,
                          .max_requests = *std::max_element(batches.begin(), batches.end()),
@@ -214,6 +216,7 @@ void run_eval_command(const EvalCli& cli) {
                               {"draft_model", cli.draft == "dflash" ? cli.draft_model : ""},
                               {"data", cli.data},
                               {"kv", cli.kv},
+                              {"fp8_math_attention", cli.fp8_math},
                               {"device", cli.device},
                               {"problems", problems->size()},
                               {"max_tokens", cli.max_tokens},
@@ -223,9 +226,9 @@ void run_eval_command(const EvalCli& cli) {
                               {"differing_problems", differ}};
     std::printf("%s\n", j.dump().c_str());
   } else {
-    std::printf("eval: %zu problems of %s, %s, kv %s, %s, greedy, max %d new tokens\n",
+    std::printf("eval: %zu problems of %s, %s, kv %s%s, %s, greedy, max %d new tokens\n",
                 problems->size(), cli.data.c_str(), cli.model.c_str(), cli.kv.c_str(),
-                cli.device.c_str(), cli.max_tokens);
+                cli.fp8_math ? " (attention in fp8 math)" : "", cli.device.c_str(), cli.max_tokens);
     std::printf(
         "| draft | batch | accuracy | tau | tokens / verify token | accept %% per position | "
         "ms/step draft, verify, accept+commit, whole step | tok/s | speedup |\n");
@@ -283,6 +286,9 @@ void add_eval_command(CLI::App& app) {
                   "per 128 latent values, rope in bf16; CPU only)")
       ->check(CLI::IsMember({"bf16", "fp8", "fp8tile"}))
       ->capture_default_str();
+  cmd->add_flag("--fp8-math", cli->fp8_math,
+                "Target attention in fp8 math: Q and P rounded to e4m3 (not exact; its error "
+                "bound: docs/attention.md). Needs --kv fp8; CPU only today");
   cmd->add_option(
          "--device", cli->device,
          "Where the target runs (cuda: the CUDA model runtime; a dflash / dspark drafter runs "

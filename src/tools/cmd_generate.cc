@@ -45,6 +45,7 @@ struct GenerateCli {
   int num_draft = 7;
   bool json = false;
   bool chat = false;
+  bool fp8_math = false;
   std::string device = "cpu";
 };
 
@@ -130,6 +131,7 @@ void run_generate(const GenerateCli& cli) {
   // Policies, decided once.
   spec::EngineConfig config;
   config.kv_dtype = kv_dtypes_option(cli.kv).at(0);
+  config.fp8_math_attention = cli.fp8_math;
   config.max_requests = 1;
   config.max_tokens_per_request = prompt_len + cli.max_tokens;
   Result<spec::MadeDrafter> made = spec::make_drafter(
@@ -305,6 +307,9 @@ void add_generate_command(CLI::App& app) {
                   "per 128 latent values, rope in bf16; CPU only)")
       ->check(CLI::IsMember({"bf16", "fp8", "fp8tile"}))
       ->capture_default_str();
+  cmd->add_flag("--fp8-math", cli->fp8_math,
+                "Target attention in fp8 math: Q and P rounded to e4m3 (not exact; its error "
+                "bound: docs/attention.md). Needs --kv fp8; CPU only today");
   cmd->add_option("--num-draft", cli->num_draft, "Drafts per verify step (verify q_len - 1)")
       ->check(CLI::Range(0, 64))
       ->capture_default_str();

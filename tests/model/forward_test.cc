@@ -153,6 +153,44 @@ TEST(Forward, Fp8KvWithinItsBound) {
   EXPECT_GE(same, static_cast<int>(seq.size()) * 3 / 4) << "argmax agreement over " << seq.size();
 }
 
+// ForwardOptions::fp8_math_attention: the attention op in fp8 math on the same fp8 pool. The
+// first layer's output moves (the mode is in use) by no more than fp8 KV itself moved it above
+// (Q and P rounded to e4m3 next to the KV's own rounding), argmax agrees on most rows, and a bf16
+// pool is refused by name before anything runs.
+TEST(Forward, Fp8MathAttentionWithinTheFp8KvBound) {
+  Model& m = cached_model(kModel);
+  const int V = m.config().vocab_size, L = m.config().num_hidden_layers;
+  const std::vector<int32_t> seq = random_tokens(30, V, 3);
+  const std::vector<float> scales(static_cast<size_t>(L), 1.0f / 32);
+  ForwardOptions exact;
+  exact.capture_layers = {0};
+  ForwardOptions fp8_math = exact;
+  fp8_math.fp8_math_attention = true;
+  Session a(m, 1, DType::kFP8E4M3, scales), b(m, 1, DType::kFP8E4M3, scales);
+  const RequestOutput x = a.run_one(0, seq, LogitsMode::kAll, exact);
+  const RequestOutput y = b.run_one(0, seq, LogitsMode::kAll, fp8_math);
+  const std::vector<float>& hx = x.hidden[0];
+  const float d = max_abs_diff(hx.data(), y.hidden[0].data(), hx.size());
+  EXPECT_GT(d, 0.0f);  // the mode is in use
+  EXPECT_LE(d, kFp8KvRel * max_abs(hx.data(), hx.size()));
+  int same = 0;
+  for (size_t r = 0; r < seq.size(); ++r) {
+    same += argmax(x.logits.data() + r * V, V) == argmax(y.logits.data() + r * V, V);
+  }
+  EXPECT_GE(same, static_cast<int>(seq.size()) * 3 / 4) << "argmax agreement over " << seq.size();
+
+  Session bf16(m, 1);
+  std::vector<int32_t> pos(seq.size());
+  for (size_t i = 0; i < pos.size(); ++i) pos[i] = static_cast<int32_t>(i);
+  const ForwardRequest r{seq, pos, bf16.pages(0), LogitsMode::kLast};
+  Result<ForwardOutput> refused = m.forward({&r, 1}, bf16.pool(), fp8_math);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("fp8_math_attention needs an fp8_e4m3 KV pool"),
+            std::string::npos)
+      << refused.status().message();
+}
+
 // The same request alone and inside a batch of 8 ragged requests (prefills, decodes, verify
 // blocks): bitwise equal logits, hidden states and KV rows. Default mode runs each request apart;
 // deterministic mode stacks the batch's rows into passes of up to max_chunk_tokens (every GEMM,

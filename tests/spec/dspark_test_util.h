@@ -54,11 +54,12 @@ inline void check_dspark_lossless(Device device) {
     } else {
       EXPECT_EQ(*ragged, 0);
     }
-    std::printf("[ info ] dspark on %s, %s: tau %.2f, acceptance %.2f, drafted %lld, ragged steps "
-                "%d\n",
-                std::string(device_name(device)).c_str(), adaptive ? "adaptive" : "fixed",
-                got.stats.accept_length(),
-                got.stats.acceptance_rate(), static_cast<long long>(got.stats.drafted), *ragged);
+    std::printf(
+        "[ info ] dspark on %s, %s: tau %.2f, acceptance %.2f, drafted %lld, ragged steps "
+        "%d\n",
+        std::string(device_name(device)).c_str(), adaptive ? "adaptive" : "fixed",
+        got.stats.accept_length(), got.stats.acceptance_rate(),
+        static_cast<long long>(got.stats.drafted), *ragged);
   }
 }
 

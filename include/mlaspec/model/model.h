@@ -88,6 +88,11 @@ struct ForwardOptions {
   // empty. On the GPU a verify step then downloads B x q_len ids instead of B x q_len x vocab
   // floats; the CPU runtime computes the same from its logits.
   bool argmax_only = false;
+  // The attention op in fp8 math (attn::VerifyOptions::fp8_math: Q and P rounded to e4m3, its
+  // error bound in attention/reference.h): an opt-in accuracy trade, never the default. Needs an
+  // fp8_e4m3 KV pool, and a backend that offers the mode (the CPU reference today; on the GPU the
+  // call is refused by name).
+  bool fp8_math_attention = false;
 };
 
 // What the CUDA runtime's graphs did since the model was loaded (Model::cuda_graph_stats).

@@ -55,9 +55,10 @@ struct EngineSpec {
   // dspark: fixed or confidence-chosen verify widths (spec/verify_width.h).
   VerifyWidthPolicy::Mode verify_width = VerifyWidthPolicy::Mode::kFixed;
   DType kv_dtype = DType::kBF16;
-  Device device = Device::kCPU;  // the target's (model::LoadOptions::device) and a dflash /
-                                 // dspark drafter's (spec::make_drafter)
-  int num_draft = 7;             // dflash: at most the drafter's block size - 1 (lowered to it)
+  bool fp8_math_attention = false;  // EngineConfig::fp8_math_attention (needs kv fp8)
+  Device device = Device::kCPU;     // the target's (model::LoadOptions::device) and a dflash /
+                                    // dspark drafter's (spec::make_drafter)
+  int num_draft = 7;                // dflash: at most the drafter's block size - 1 (lowered to it)
   int max_requests = 16;
   int64_t max_tokens_per_request = 0;  // 0 = the model's max_position_embeddings
 };

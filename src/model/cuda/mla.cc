@@ -85,6 +85,7 @@ Status Runtime::mla_attention(int layer, kv::KvPool& pool, attn::Dispatcher& dis
   const int64_t used_pages = plan.pages;
   attn::VerifyOptions vo;
   vo.deterministic = true;
+  vo.fp8_math = fp8_math_attention_;
   vo.stream = stream_;
   for (const AttentionBlockCall& call : plan.calls) {
     const int64_t B = call.batch, q_len = call.q_len, b0 = call.first_block;

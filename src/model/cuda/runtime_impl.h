@@ -255,6 +255,7 @@ class Runtime final : public CudaRuntime {
   cudaStream_t stream_ = nullptr;  // every kernel, copy and cuBLAS call of the forward
   Buffer blas_workspace_;          // cuBLAS's, set explicitly (graph capture needs it fixed)
   bool deterministic_ = false;
+  bool fp8_math_attention_ = false;  // ForwardOptions::fp8_math_attention of the current call
   PhaseTimer phases_;
 
   DMat embed_, head_;
