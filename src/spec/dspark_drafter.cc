@@ -61,14 +61,24 @@ Status DSparkDrafter::propose(std::span<DraftSlot> batch) {
   std::vector<model::DFlashBlock> blocks;
   std::vector<size_t> slot_of_block;
   MLASPEC_RETURN_IF_ERROR(backbone_->run_blocks(batch, &blocks, &slot_of_block));
+  // The confidences of every block first: the widths are chosen for the step's batch at once
+  // (choose_num_drafts: the verify forward's fixed cost is shared by its requests).
+  std::vector<std::span<const float>> confs;
+  std::vector<int> max_drafts;
+  for (size_t bi = 0; bi < blocks.size(); ++bi) {
+    const DraftSlot& slot = batch[slot_of_block[bi]];
+    std::vector<float>& conf = confidences_[slot.request];
+    conf = heads_.confidences(blocks[bi].hidden, config_.backbone.hidden_size);
+    confs.push_back(conf);
+    max_drafts.push_back(slot.max_draft);
+  }
+  const std::vector<int> widths = choose_num_drafts(confs, max_drafts, width_);
   std::vector<float> row(static_cast<size_t>(vocab));
   for (size_t bi = 0; bi < blocks.size(); ++bi) {
     DraftSlot& slot = batch[slot_of_block[bi]];
     const model::DFlashBlock& b = blocks[bi];
     const model::SamplingParams& params = *backbone_->sampling(slot.request);
-    std::vector<float>& conf = confidences_[slot.request];
-    conf = heads_.confidences(b.hidden, config_.backbone.hidden_size);
-    const int n = choose_num_draft(conf, slot.max_draft, width_);
+    const int n = widths[bi];
     if (!params.greedy()) slot.probs.resize(static_cast<size_t>(n) * vocab);
     int32_t prev = b.anchor;
     for (int k = 0; k < n; ++k) {

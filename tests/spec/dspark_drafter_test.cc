@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <random>
 #include <set>
 
 #include "dspark_test_util.h"
@@ -55,6 +57,86 @@ TEST(VerifyWidth, FixedTakesMaxDraftAdaptiveTradesAcceptanceForCost) {
   EXPECT_NE(s.message().find("fixed"), std::string::npos) << s.message();
   s = validate(VerifyWidthPolicy{VerifyWidthPolicy::Mode::kAdaptive, {1.0, -0.1}});
   EXPECT_NE(s.message().find("per_token"), std::string::npos) << s.message();
+}
+
+// The yield / cost of one step's widths under the linear model (verify_width.h).
+double step_rate(const std::vector<std::vector<float>>& conf, const std::vector<int>& widths,
+                 const VerifyCostModel& cost) {
+  double yield = 0, rows = 0;
+  for (size_t b = 0; b < conf.size(); ++b) {
+    yield += expected_accepted(conf[b], widths[b]) + 1.0;
+    rows += widths[b] + 1;
+  }
+  return yield / (cost.fixed + cost.per_token * rows);
+}
+
+// The batch choice against brute force: over every width vector of batches of 1-3 requests with
+// random confidences (and max_drafts below gamma), no other choice has a better yield per cost,
+// and a batch of one gives choose_num_draft's width by exhaustive search of its own.
+TEST(VerifyWidth, BatchChoiceIsTheBestYieldPerCost) {
+  std::mt19937 rng(4242);
+  std::uniform_real_distribution<float> unit(0.0f, 1.0f);
+  for (int trial = 0; trial < 400; ++trial) {
+    const int B = 1 + trial % 3, gamma = 1 + trial % 4;
+    VerifyWidthPolicy policy{VerifyWidthPolicy::Mode::kAdaptive,
+                             {0.5 + unit(rng), 0.4 * unit(rng)}};
+    std::vector<std::vector<float>> conf(static_cast<size_t>(B));
+    std::vector<std::span<const float>> spans;
+    std::vector<int> max_drafts;
+    for (auto& c : conf) {
+      for (int k = 0; k < gamma; ++k) c.push_back(trial % 5 == 0 ? 1.0f : unit(rng));
+      max_drafts.push_back(static_cast<int>(rng() % (gamma + 2)) - 1);  // -1 .. gamma
+    }
+    for (const auto& c : conf) spans.emplace_back(c);
+    const std::vector<int> got = choose_num_drafts(spans, max_drafts, policy);
+    ASSERT_EQ(got.size(), conf.size());
+    std::vector<int> hi(static_cast<size_t>(B));
+    for (int b = 0; b < B; ++b) {
+      hi[b] = std::max(0, std::min(max_drafts[b], gamma));
+      ASSERT_GE(got[b], 0);
+      ASSERT_LE(got[b], hi[b]);
+    }
+    const double rate = step_rate(conf, got, policy.cost);
+    std::vector<int> w(static_cast<size_t>(B), 0);
+    while (true) {  // every width vector
+      EXPECT_LE(step_rate(conf, w, policy.cost), rate * (1 + 1e-12)) << "trial " << trial;
+      int b = 0;
+      while (b < B && w[b] == hi[b]) w[b++] = 0;
+      if (b == B) break;
+      ++w[b];
+    }
+    if (B == 1) {
+      int best = 0;
+      double best_rate = step_rate(conf, {0}, policy.cost);
+      for (int n = 1; n <= hi[0]; ++n) {
+        const double r = step_rate(conf, {n}, policy.cost);
+        if (r > best_rate) best = n, best_rate = r;
+      }
+      EXPECT_EQ(got[0], best) << "trial " << trial;
+      EXPECT_EQ(choose_num_draft(conf[0], max_drafts[0], policy), got[0]);
+    }
+    VerifyWidthPolicy fixed = policy;
+    fixed.mode = VerifyWidthPolicy::Mode::kFixed;
+    EXPECT_EQ(choose_num_drafts(spans, max_drafts, fixed), hi);
+  }
+}
+
+// The batch's load: the same request verifies fewer drafts in a batch of 16 than alone, since
+// the forward's fixed cost is shared and each row's cost is not.
+TEST(VerifyWidth, AFullerBatchVerifiesFewerDrafts) {
+  const VerifyWidthPolicy policy{VerifyWidthPolicy::Mode::kAdaptive, {}};  // the defaults
+  const std::vector<float> c = {0.9f, 0.8f, 0.7f, 0.6f, 0.5f, 0.5f, 0.5f};
+  const int alone = choose_num_draft(c, 7, policy);
+  const std::vector<std::span<const float>> sixteen(16, std::span<const float>(c));
+  const std::vector<int> max_drafts(16, 7);
+  const std::vector<int> batch = choose_num_drafts(sixteen, max_drafts, policy);
+  // p_k = 0.9, 0.72, 0.50, 0.30, 0.15, 0.076, 0.038. Alone, five drafts make 3.58 tokens for
+  // 1.3 decode steps (2.75 per step): the sixth, 0.076, is below 0.05 x 2.75. In a batch of 16
+  // the fixed cost is shared: two drafts each make 16 x 2.62 tokens for 1 + 0.05 x 48 = 3.4
+  // steps (12.3 per step), and the third, 0.50, is below 0.05 x 12.3 = 0.62.
+  EXPECT_EQ(alone, 5);
+  for (int w : batch) EXPECT_EQ(w, 2);  // equal requests, equal widths
+  std::printf("[ info ] widths alone %d, in a batch of 16 %d\n", alone, batch.front());
 }
 
 // ---- the drafter -------------------------------------------------------------------------------
@@ -183,7 +265,9 @@ TEST(DSparkDrafter, SamplingDraftsCarryTheMarkovBiasedDistributions) {
 
 TEST(DSparkDrafter, AdaptiveWidthSendsFewerDraftsForLowConfidence) {
   // Golden confidences (goldens.json): about 0.4 at L = 9, about 0.53 at L = 30; with 0.2 per
-  // verify row the best widths are 1 and 2 (tokens per cost 0.99 vs 0.96, 1.16 vs 1.12).
+  // verify row the best widths alone would be 1 and 2 (tokens per cost 0.99 vs 0.96, 1.16 vs
+  // 1.12); chosen together (one verify forward for both) the shared fixed cost makes each row
+  // dearer, and both send 1.
   const VerifyWidthPolicy policy{VerifyWidthPolicy::Mode::kAdaptive, {1.0, 0.2}};
   auto d = make(policy);
   ASSERT_TRUE(d->add_request(1, golden_prefix(10), {}).ok());
@@ -192,10 +276,14 @@ TEST(DSparkDrafter, AdaptiveWidthSendsFewerDraftsForLowConfidence) {
   ASSERT_TRUE(append(*d, 2, 0, 30).ok());
   std::vector<DraftSlot> slots = {{1, 4, {}, {}}, {2, 4, {}, {}}};
   ASSERT_TRUE(d->propose(slots).ok());
-  EXPECT_EQ(slots[0].tokens.size(), 1u);
-  EXPECT_EQ(slots[1].tokens.size(), 2u);
-  EXPECT_EQ(static_cast<int>(slots[1].tokens.size()),
-            choose_num_draft(d->last_confidences(2), 4, policy));
+  EXPECT_EQ(choose_num_draft(d->last_confidences(1), 4, policy), 1);
+  EXPECT_EQ(choose_num_draft(d->last_confidences(2), 4, policy), 2);
+  const std::span<const float> both[] = {d->last_confidences(1), d->last_confidences(2)};
+  const int max_drafts[] = {4, 4};
+  const std::vector<int> widths = choose_num_drafts(both, max_drafts, policy);
+  EXPECT_EQ(widths, (std::vector<int>{1, 1}));
+  EXPECT_EQ(static_cast<int>(slots[0].tokens.size()), widths[0]);
+  EXPECT_EQ(static_cast<int>(slots[1].tokens.size()), widths[1]);
   EXPECT_EQ(d->last_confidences(1).size(), 4u);  // every slot's, whatever was sent
   DSparkDrafterConfig bad_config;
   bad_config.width = {VerifyWidthPolicy::Mode::kAdaptive, {1.0, -1.0}};

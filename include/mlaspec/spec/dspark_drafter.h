@@ -10,8 +10,9 @@
 // propose: one backbone forward per request, then slots 1 .. n left to right: slot k's logits are
 // the backbone's plus the Markov bias of the token chosen for slot k - 1 (the anchor for slot 1);
 // greedy takes the argmax (no probs), sampling draws from process_logits(row, params) with
-// random_uniform(seed, L + k, kDraft) and returns those distributions as probs. n =
-// choose_num_draft(confidences, max_draft, width policy) (spec/verify_width.h): with kAdaptive a
+// random_uniform(seed, L + k, kDraft) and returns those distributions as probs. The n of the
+// step's requests come from choose_num_drafts(their confidences, max_drafts, width policy)
+// (spec/verify_width.h), chosen together since they share one verify forward: with kAdaptive a
 // request may send fewer drafts than others in the same step. last_confidences(id) are the
 // block's c_1 .. c_gamma.
 #pragma once
