@@ -43,8 +43,10 @@
 # the tensor-core expert GEMM ran; docs/perf has their tables): `--model-only --v2lite-bench` to
 # run the new DSparkCuda test and check knowledge.md's prediction for greedy-id steps (verify
 # batch 16 x 8 <= 34 ms), `--eval` for the sorted ragged verify's prediction, then the
-# branch cuda-chunk-1024 (merge into a scratch branch; --model-only --v2lite-bench; merge if the
-# model tests pass), then issue 40's fp8 kernels. Short of device time: GPU_CHECK_SECONDS=N.
+# branches written without a GPU, each merged into a scratch branch first: cuda-chunk-1024
+# (--model-only --v2lite-bench; merge if the model tests pass) and fp8tile-writer (--skip-bench
+# runs every GPU test, GpuKvWriter.* among them), then issue 40's fp8 kernels. Short of device
+# time: GPU_CHECK_SECONDS=N.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 t_start=$SECONDS
