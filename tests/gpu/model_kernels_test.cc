@@ -36,6 +36,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <numeric>
@@ -76,8 +77,16 @@ class WorstRatioReport : public ::testing::Environment {
 [[maybe_unused]] ::testing::Environment* const kReport =
     ::testing::AddGlobalTestEnvironment(new WorstRatioReport);
 
+// Fresh inputs every run (every bound here holds for any data); the seed is printed, and
+// MLASPEC_TEST_SEED=N replays a run.
 std::mt19937& rng() {
-  static std::mt19937 g(20261205);
+  static std::mt19937 g = [] {
+    const char* env = std::getenv("MLASPEC_TEST_SEED");
+    const uint32_t seed = env != nullptr ? static_cast<uint32_t>(std::strtoul(env, nullptr, 10))
+                                         : std::random_device{}();
+    std::printf("[kernels] seed %u (MLASPEC_TEST_SEED=%u replays it)\n", seed, seed);
+    return std::mt19937(seed);
+  }();
   return g;
 }
 
@@ -805,6 +814,30 @@ TEST(CudaModelKernels, RowInvariantGemm) {
   }
 }
 
+// The CPU reference of one expert's rows [r0, r0 + m) of a grouped GEMM (x [rows, K] as float,
+// the expert's bf16 w [N, K]): want = cpu::linear, bound = the f32 accumulation bound
+// 2 K eps sum_k |x w| per element.
+void expert_reference(const std::vector<float>& xr, const std::vector<uint16_t>& w, int64_t r0,
+                      int64_t m, int64_t N, int64_t K, std::vector<float>* want,
+                      std::vector<float>* bound) {
+  Matrix W;
+  W.rows = static_cast<int>(N);
+  W.cols = static_cast<int>(K);
+  W.data = from_bf16(w);
+  cpu::linear(xr.data() + r0 * K, m, W, want->data() + r0 * N);
+  for (int64_t r = 0; r < m; ++r) {
+    for (int64_t j = 0; j < N; ++j) {
+      float mag = 0.0f;
+      for (int64_t kk = 0; kk < K; ++kk) {
+        mag += std::fabs(xr[static_cast<size_t>((r0 + r) * K + kk)] *
+                         W.data[static_cast<size_t>(j * K + kk)]);
+      }
+      (*bound)[static_cast<size_t>((r0 + r) * N + j)] =
+          2 * static_cast<float>(K) * kEps * mag + 1e-30f;
+    }
+  }
+}
+
 // The grouped row-invariant GEMM over routed experts (plan_moe's touched list and row ranges):
 // bitwise equal to gemm_row_invariant per expert, and within the GEMM bound of cpu::linear.
 TEST(CudaModelKernels, GroupedRowInvariantGemm) {
@@ -892,22 +925,7 @@ TEST(CudaModelKernels, GroupedRowInvariantGemm) {
         const std::vector<float> one = download<float>(dy1);
         ASSERT_EQ(0, std::memcmp(one.data(), got.data() + r0 * sh.N, one.size() * sizeof(float)))
             << tag << ": expert " << e << " differs from gemm_row_invariant";
-        Matrix W;
-        W.rows = static_cast<int>(sh.N);
-        W.cols = static_cast<int>(sh.K);
-        W.data = from_bf16(w[static_cast<size_t>(e)]);
-        cpu::linear(xr.data() + r0 * sh.K, m, W, want.data() + r0 * sh.N);
-        for (int64_t r = 0; r < m; ++r) {
-          for (int64_t j = 0; j < sh.N; ++j) {
-            float mag = 0.0f;
-            for (int64_t kk = 0; kk < sh.K; ++kk) {
-              mag += std::fabs(xr[static_cast<size_t>((r0 + r) * sh.K + kk)] *
-                               W.data[static_cast<size_t>(j * sh.K + kk)]);
-            }
-            bound[static_cast<size_t>((r0 + r) * sh.N + j)] =
-                2 * static_cast<float>(sh.K) * kEps * mag + 1e-30f;
-          }
-        }
+        expert_reference(xr, w[static_cast<size_t>(e)], r0, m, sh.N, sh.K, &want, &bound);
       }
       ASSERT_EQ(b[static_cast<size_t>(sh.E)], n) << tag;
       expect_near_all(got, want, bound, "grouped_gemm " + tag);
@@ -999,22 +1017,7 @@ TEST(CudaModelKernels, GroupedTensorCoreGemm) {
         const int64_t r0 = b[static_cast<size_t>(e)], m = b[static_cast<size_t>(e) + 1] - r0;
         if (m == 0) continue;
         if (sample.size() < 3) sample.emplace_back(e, r0 + m - 1);
-        Matrix W;
-        W.rows = static_cast<int>(sh.N);
-        W.cols = static_cast<int>(sh.K);
-        W.data = from_bf16(w[static_cast<size_t>(e)]);
-        cpu::linear(xr.data() + r0 * sh.K, m, W, want.data() + r0 * sh.N);
-        for (int64_t r = 0; r < m; ++r) {
-          for (int64_t j = 0; j < sh.N; ++j) {
-            float mag = 0.0f;
-            for (int64_t kk = 0; kk < sh.K; ++kk) {
-              mag += std::fabs(xr[static_cast<size_t>((r0 + r) * sh.K + kk)] *
-                               W.data[static_cast<size_t>(j * sh.K + kk)]);
-            }
-            bound[static_cast<size_t>((r0 + r) * sh.N + j)] =
-                2 * static_cast<float>(sh.K) * kEps * mag + 1e-30f;
-          }
-        }
+        expert_reference(xr, w[static_cast<size_t>(e)], r0, m, sh.N, sh.K, &want, &bound);
       }
       expect_near_all(got, want, bound, "grouped_tc " + tag);
       // Row-invariance: a sampled row routed alone (T = 1, k = 1) gives the same bits.
