@@ -21,6 +21,8 @@
 #include <vector>
 
 #include "mlaspec/attention/reference.h"
+
+#include "mlaspec/attention/cpu_caps.h"
 #include "mlaspec/core/fp8_tile.h"
 #include "mlaspec/core/parallel.h"
 
@@ -45,10 +47,14 @@ struct KvReader {
   float scale;
   const int32_t* table_row;  // this request's block_table row
 
+  // The pool slot of key position `pos`.
+  int64_t slot(int64_t pos) const {
+    return int64_t{table_row[pos / page_size]} * page_size + pos % page_size;
+  }
+
   // Copies the 576 values of key position `pos` into `dst` as float (scales applied).
   void row(int64_t pos, float* dst) const {
-    const int64_t page = table_row[pos / page_size];
-    const int64_t slot = page * page_size + pos % page_size;
+    const int64_t slot = this->slot(pos);
     if (dtype == DType::kFP8Tile) {
       // fp8_tile_row_value's arithmetic (code * its block's scale; rope bf16), the scales loaded
       // once per row.
@@ -473,8 +479,7 @@ float fp8_math_q(const float* q_row, float* q8) {
 
 // Key position `pos` of an fp8_e4m3 pool as its e4m3 values, unscaled.
 void fp8_code_row(const KvReader& r, int64_t pos, float* dst) {
-  const int64_t page = r.table_row[pos / r.page_size];
-  const uint8_t* src = r.base + (page * r.page_size + pos % r.page_size) * kHeadDimQK;
+  const uint8_t* src = r.base + r.slot(pos) * kHeadDimQK;
   const auto& lut = fp8_table();
   for (int d = 0; d < kHeadDimQK; ++d) dst[d] = lut[src[d]];
 }
@@ -592,10 +597,9 @@ float cpu_verify_row(const VerifyArgs& a, int64_t b, int64_t i, int64_t h, float
 
 Status cpu_verify_fp8_math(const VerifyArgs& a) {
   MLASPEC_RETURN_IF_ERROR(validate_verify_args(a, Device::kCPU));
-  if (a.kv.pages.dtype() != DType::kFP8E4M3) {
-    return unsupported("fp8-math mode is for fp8 KV; kv dtype is " +
-                       std::string(dtype_name(a.kv.pages.dtype())));
-  }
+  VerifyOptions fp8_math;
+  fp8_math.fp8_math = true;
+  MLASPEC_RETURN_IF_ERROR(can_serve(kCpuReferenceCaps, shape_of(a, fp8_math)));  // fp8 KV only
   for_each_row(
       a, 0, std::numeric_limits<int64_t>::max(),
       [&](const RowRef& r, int64_t begin, int64_t end, const float* q_row, const KvReader& reader) {

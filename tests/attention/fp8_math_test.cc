@@ -136,6 +136,38 @@ TEST(Fp8Math, ZeroQueryRowGivesTheMeanOfVisibleValues) {
   expect_within_bound(p, &seen);
 }
 
+// P is rounded to e4m3 (as p * 448) and the weights normalized by the rounded sum: two keys, the
+// second at p = 0.3 of the first, so p * 448 = 134.4 rounds to 128 and the output is
+// (448 V_0 + 128 V_1) / 576, where exact math gives (V_0 + 0.3 V_1) / 1.3. Q has one nonzero value,
+// which its own scale keeps exact, so only P's rounding is left to see.
+TEST(Fp8Math, RoundsPToE4m3AndNormalizesByTheRoundedSum) {
+  ProblemSpec s;
+  s.kv_dtype = DType::kFP8E4M3;
+  s.kv_scale = 1.0f;
+  s.num_heads = 1;
+  s.page_size = 16;
+  s.seq_lens = {2};
+  s.seed = 3;
+  Problem p = make_problem(s);
+  const uint8_t one = float_to_fp8e4m3_bits(1.0f);
+  for (int j = 0; j < 2; ++j) {
+    const int64_t slot = int64_t{p.block_table[0]} * s.page_size + j;
+    uint8_t* row = p.kv.data() + slot * kHeadDimQK;
+    std::fill(row, row + kHeadDimQK, uint8_t{0});
+    row[0] = j == 0 ? one : 0;  // scores: sm * q_0 for key 0, 0 for key 1
+    row[1 + j] = one;           // V_j = e_{1 + j}
+  }
+  std::fill(p.q.begin(), p.q.end(), uint16_t{0});
+  p.q[0] = float_to_bf16_bits(-std::log(0.3f) / p.sm_scale);
+  Outputs o(p);
+  ASSERT_TRUE(run_fp8_math(o.args(p)).ok());
+  EXPECT_NEAR(bf16_bits_to_float(o.out[1]), 448.0 / 576, 0x1p-8);
+  EXPECT_NEAR(bf16_bits_to_float(o.out[2]), 128.0 / 576, 0x1p-8);
+  Outputs exact(p);
+  ASSERT_TRUE(make_cpu_reference_backend()->run(exact.args(p), VerifyOptions{}).ok());
+  EXPECT_NEAR(bf16_bits_to_float(exact.out[2]), 0.3 / 1.3, 0x1p-8);  // what rounding P moved
+}
+
 // Rows depend on their own q and visible keys only: a ragged call (q_len 1 next to 32, seq_len
 // == q_len) gives each request the bits it gets alone, and the mode differs from exact math.
 TEST(Fp8Math, RaggedRowsEqualEachRequestAloneAndDifferFromExactMath) {
@@ -202,6 +234,7 @@ TEST(Fp8Math, RefusedOnKvWithoutLayerScaledCodes) {
     EXPECT_EQ(st.code(), StatusCode::kUnsupported);
     EXPECT_EQ(st.message(),
               "fp8-math mode is for fp8 KV; kv dtype is " + std::string(dtype_name(kv)));
+    EXPECT_EQ(cpu_verify_fp8_math(o.args(p)).message(), st.message());  // called directly too
     EXPECT_TRUE(std::all_of(o.out.begin(), o.out.end(), [](uint16_t v) { return v == 0xffff; }));
   }
 }
