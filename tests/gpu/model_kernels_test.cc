@@ -814,6 +814,66 @@ TEST(CudaModelKernels, RowInvariantGemm) {
   }
 }
 
+// A grouped expert GEMM's shape: E experts of [N, K], k per token.
+struct ExpertShape {
+  std::string name;
+  int E, k;
+  int64_t N, K;
+};
+
+// E experts' random bf16 weights [N, K]: the host copies, the device copies and the device
+// table of their pointers (GroupedGemm::w).
+struct Experts {
+  std::vector<std::vector<uint16_t>> w;
+  std::vector<Buffer> dw;
+  std::vector<const uint16_t*> ptrs;
+  Buffer dptrs;
+};
+Experts random_experts(int E, int64_t N, int64_t K) {
+  Experts ex;
+  for (int e = 0; e < E; ++e) {
+    ex.w.push_back(to_bf16(randn(static_cast<size_t>(N * K), 0.05f)));
+    ex.dw.push_back(upload(ex.w.back()));
+    ex.ptrs.push_back(static_cast<const uint16_t*>(ex.dw.back().data()));
+  }
+  ex.dptrs = Buffer(ex.ptrs.size() * sizeof(const uint16_t*), Device::kCUDA);
+  throw_if_error(ex.dptrs.copy_from_host(ex.ptrs.data(), ex.ptrs.size() * sizeof(const uint16_t*)));
+  return ex;
+}
+
+// Routing of T tokens to k distinct experts of E each, skewed to the first 2k experts for even
+// tokens (so some experts get many rows and some none).
+std::vector<int32_t> random_routing(int64_t T, int k, int E) {
+  std::vector<int32_t> chosen(static_cast<size_t>(T * k));
+  std::vector<int> ids(static_cast<size_t>(E));
+  for (int64_t t = 0; t < T; ++t) {
+    std::iota(ids.begin(), ids.end(), 0);
+    const int pool = t % 2 == 0 ? std::min(E, 2 * k) : E;
+    std::shuffle(ids.begin(), ids.begin() + pool, rng());
+    for (int i = 0; i < k; ++i) chosen[static_cast<size_t>(t * k + i)] = ids[i];
+  }
+  return chosen;
+}
+
+// A grouped GEMM's arguments over device buffers: x [rows, K] bf16, the experts' pointer table,
+// plan_moe's begin and touched, y f32.
+gpu::GroupedGemm grouped_args(const Buffer& x, const Buffer& w, const Buffer& begin,
+                              const Buffer& touched, Buffer& y, int64_t T, int64_t N, int64_t K,
+                              int k, int E) {
+  gpu::GroupedGemm g;
+  g.x = static_cast<const uint16_t*>(x.data());
+  g.w = static_cast<const uint16_t* const*>(w.data());
+  g.begin = static_cast<const int32_t*>(begin.data());
+  g.touched = static_cast<const int32_t*>(touched.data());
+  g.y = y.data();
+  g.max_rows = T;
+  g.N = N;
+  g.K = K;
+  g.k = k;
+  g.experts = E;
+  return g;
+}
+
 // The CPU reference of one expert's rows [r0, r0 + m) of a grouped GEMM (x [rows, K] as float,
 // the expert's bf16 w [N, K]): want = cpu::linear, bound = the f32 accumulation bound
 // 2 K eps sum_k |x w| per element.
@@ -842,36 +902,17 @@ void expert_reference(const std::vector<float>& xr, const std::vector<uint16_t>&
 // bitwise equal to gemm_row_invariant per expert, and within the GEMM bound of cpu::linear.
 TEST(CudaModelKernels, GroupedRowInvariantGemm) {
   MLASPEC_SKIP_WITHOUT_GPU();
-  struct Shape {
-    std::string name;
-    int E, k;
-    int64_t N, K;
-  };
-  const std::vector<Shape> shapes = {{"V2-Lite gate_up", 64, 6, 2 * 1408, 2048},
-                                     {"V2-Lite down", 64, 6, 2048, 1408},
-                                     {"Kimi down", 384, 8, 1024, 544},
-                                     {"odd", 37, 5, 61, 257}};
-  for (const Shape& sh : shapes) {
-    std::vector<std::vector<uint16_t>> w(static_cast<size_t>(sh.E));
-    std::vector<Buffer> dw;
-    std::vector<const uint16_t*> ptrs;
-    for (int e = 0; e < sh.E; ++e) {
-      w[static_cast<size_t>(e)] = to_bf16(randn(static_cast<size_t>(sh.N * sh.K), 0.05f));
-      dw.push_back(upload(w[static_cast<size_t>(e)]));
-      ptrs.push_back(static_cast<const uint16_t*>(dw.back().data()));
-    }
-    Buffer dptrs(ptrs.size() * sizeof(const uint16_t*), Device::kCUDA);
-    throw_if_error(dptrs.copy_from_host(ptrs.data(), ptrs.size() * sizeof(const uint16_t*)));
+  const std::vector<ExpertShape> shapes = {{"V2-Lite gate_up", 64, 6, 2 * 1408, 2048},
+                                           {"V2-Lite down", 64, 6, 2048, 1408},
+                                           {"Kimi down", 384, 8, 1024, 544},
+                                           {"odd", 37, 5, 61, 257}};
+  for (const ExpertShape& sh : shapes) {
+    const Experts ex = random_experts(sh.E, sh.N, sh.K);
+    const auto& w = ex.w;
+    const auto& ptrs = ex.ptrs;
+    const Buffer& dptrs = ex.dptrs;
     for (int64_t T : {1, 2, 7, 16, 33, 128}) {  // 128: the runtime's grouped-path limit
-      // Routing: distinct experts per token, skewed to the first 2k experts for even tokens.
-      std::vector<int32_t> chosen(static_cast<size_t>(T * sh.k));
-      std::vector<int> ids(static_cast<size_t>(sh.E));
-      for (int64_t t = 0; t < T; ++t) {
-        std::iota(ids.begin(), ids.end(), 0);
-        const int pool = t % 2 == 0 ? std::min(sh.E, 2 * sh.k) : sh.E;
-        std::shuffle(ids.begin(), ids.begin() + pool, rng());
-        for (int i = 0; i < sh.k; ++i) chosen[static_cast<size_t>(t * sh.k + i)] = ids[i];
-      }
+      const std::vector<int32_t> chosen = random_routing(T, sh.k, sh.E);
       const int64_t n = T * sh.k, slots = gpu::touched_slots(T, sh.k, sh.E);
       const std::vector<float> weights(static_cast<size_t>(n), 1.0f);
       Buffer dc = upload(chosen), dwt = upload(weights);
@@ -887,17 +928,7 @@ TEST(CudaModelKernels, GroupedRowInvariantGemm) {
                       .ok());
       const std::vector<uint16_t> xb = to_bf16(randn(static_cast<size_t>(n * sh.K)));
       Buffer dx = upload(xb), dy = poisoned<float>(n * sh.N);
-      gpu::GroupedGemm g;
-      g.x = static_cast<const uint16_t*>(dx.data());
-      g.w = static_cast<const uint16_t* const*>(dptrs.data());
-      g.begin = static_cast<const int32_t*>(begin.data());
-      g.touched = static_cast<const int32_t*>(touched.data());
-      g.y = dy.data();
-      g.max_rows = T;
-      g.N = sh.N;
-      g.K = sh.K;
-      g.k = sh.k;
-      g.experts = sh.E;
+      gpu::GroupedGemm g = grouped_args(dx, dptrs, begin, touched, dy, T, sh.N, sh.K, sh.k, sh.E);
       ASSERT_TRUE(gpu::gemm_grouped_row_invariant(g, nullptr).ok());
       sync();
       const std::vector<float> got = download<float>(dy);
@@ -944,14 +975,9 @@ TEST(CudaModelKernels, GroupedTensorCoreGemm) {
   gpu::GroupedGemm bad;
   bad.max_rows = 1, bad.N = 61, bad.K = 257, bad.k = 1, bad.experts = 1;
   EXPECT_EQ(gpu::gemm_grouped_tc(bad, nullptr).code(), StatusCode::kInvalidArgument);
-  struct Shape {
-    std::string name;
-    int E, k;
-    int64_t N, K;
-  };
-  const std::vector<Shape> shapes = {{"V2-Lite gate_up", 64, 6, 2 * 1408, 2048},
-                                     {"V2-Lite down", 64, 6, 2048, 1408},
-                                     {"Kimi-like down", 384, 8, 1024, 544}};
+  const std::vector<ExpertShape> shapes = {{"V2-Lite gate_up", 64, 6, 2 * 1408, 2048},
+                                           {"V2-Lite down", 64, 6, 2048, 1408},
+                                           {"Kimi-like down", 384, 8, 1024, 544}};
   // plan_moe over `chosen` ([T, k] expert ids): the begin offsets and touched slots on the device.
   struct Plan {
     Buffer rows, begin, crow, cw, row_of, touched;
@@ -969,41 +995,18 @@ TEST(CudaModelKernels, GroupedTensorCoreGemm) {
         static_cast<int32_t*>(p.row_of.data()), static_cast<int32_t*>(p.touched.data()), nullptr));
     return p;
   };
-  for (const Shape& sh : shapes) {
-    std::vector<std::vector<uint16_t>> w(static_cast<size_t>(sh.E));
-    std::vector<Buffer> dw;
-    std::vector<const uint16_t*> ptrs;
-    for (int e = 0; e < sh.E; ++e) {
-      w[static_cast<size_t>(e)] = to_bf16(randn(static_cast<size_t>(sh.N * sh.K), 0.05f));
-      dw.push_back(upload(w[static_cast<size_t>(e)]));
-      ptrs.push_back(static_cast<const uint16_t*>(dw.back().data()));
-    }
-    Buffer dptrs(ptrs.size() * sizeof(const uint16_t*), Device::kCUDA);
-    throw_if_error(dptrs.copy_from_host(ptrs.data(), ptrs.size() * sizeof(const uint16_t*)));
+  for (const ExpertShape& sh : shapes) {
+    const Experts ex = random_experts(sh.E, sh.N, sh.K);
+    const auto& w = ex.w;
+    const Buffer& dptrs = ex.dptrs;
     for (int64_t T : {1, 3, 16, 33, 128}) {
-      std::vector<int32_t> chosen(static_cast<size_t>(T * sh.k));
-      std::vector<int> ids(static_cast<size_t>(sh.E));
-      for (int64_t t = 0; t < T; ++t) {  // distinct experts, skewed to a few for even tokens
-        std::iota(ids.begin(), ids.end(), 0);
-        const int pool = t % 2 == 0 ? std::min(sh.E, 2 * sh.k) : sh.E;
-        std::shuffle(ids.begin(), ids.begin() + pool, rng());
-        for (int i = 0; i < sh.k; ++i) chosen[static_cast<size_t>(t * sh.k + i)] = ids[i];
-      }
+      const std::vector<int32_t> chosen = random_routing(T, sh.k, sh.E);
       const int64_t n = T * sh.k;
       Plan p = plan(chosen, T, sh.k, sh.E);
       const std::vector<uint16_t> xb = to_bf16(randn(static_cast<size_t>(n * sh.K)));
       Buffer dx = upload(xb), dy = poisoned<float>(n * sh.N);
-      gpu::GroupedGemm g;
-      g.x = static_cast<const uint16_t*>(dx.data());
-      g.w = static_cast<const uint16_t* const*>(dptrs.data());
-      g.begin = static_cast<const int32_t*>(p.begin.data());
-      g.touched = static_cast<const int32_t*>(p.touched.data());
-      g.y = dy.data();
-      g.max_rows = T;
-      g.N = sh.N;
-      g.K = sh.K;
-      g.k = sh.k;
-      g.experts = sh.E;
+      gpu::GroupedGemm g =
+          grouped_args(dx, dptrs, p.begin, p.touched, dy, T, sh.N, sh.K, sh.k, sh.E);
       ASSERT_TRUE(gpu::gemm_grouped_tc(g, nullptr).ok());
       sync();
       const std::vector<float> got = download<float>(dy);
