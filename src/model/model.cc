@@ -89,7 +89,7 @@ Result<Model> Model::load(const std::filesystem::path& dir, const LoadOptions& o
   if (options.device == Device::kCUDA && options.mem_fraction > 0.0) {
     // The budget first, before any weight is read (bf16 on the device: 2 bytes per weight).
     const MemoryBudget budget = size_memory(*config, 2, options.target_kv_bytes,
-                                            options.draft_kv_bytes, kDefaultChunkTokens);
+                                            options.draft_kv_bytes, kDefaultCudaChunkTokens);
     Result<int64_t> available = gpu::CudaRuntime::available_bytes();
     if (!available.ok()) return available.status();
     MLASPEC_RETURN_IF_ERROR(check_memory(budget, *available, options.mem_fraction)
@@ -357,7 +357,7 @@ Result<ForwardOutput> Model::forward(std::span<const ForwardRequest> batch, kv::
   }
   // Each request in chunks of at most max_chunk tokens, in order.
   const int64_t max_chunk =
-      options.max_chunk_tokens > 0 ? options.max_chunk_tokens : kDefaultChunkTokens;
+      options.max_chunk_tokens > 0 ? options.max_chunk_tokens : kDefaultChunkTokens;  // CPU
   std::vector<Impl::PieceRef> pieces;
   for (size_t b = 0; b < batch.size(); ++b) {
     const int64_t n = static_cast<int64_t>(batch[b].tokens.size());

@@ -98,6 +98,9 @@ Result<Engine> Engine::create(model::Model target, std::unique_ptr<Drafter> draf
                               std::unique_ptr<model::RecurrentState> recurrent) {
   EngineConfig config = config_in;
   const model::ModelConfig& m = target.config();
+  if (config.prefill_chunk_tokens == 0) {
+    config.prefill_chunk_tokens = model::default_chunk_tokens(target.device());
+  }
   MLASPEC_RETURN_IF_ERROR(validate_config(config, m));
   if (config.kv_dtype == DType::kFP8Tile && target.device() != Device::kCPU) {
     // Said here, before any pool is allocated, rather than by the writer on the first prefill.

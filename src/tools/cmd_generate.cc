@@ -180,7 +180,7 @@ void run_generate(const GenerateCli& cli) {
     }
   };
 
-  const bool show_progress = prompt_len > config.prefill_chunk_tokens;
+  const bool show_progress = prompt_len > engine->config().prefill_chunk_tokens;
   Result<spec::RequestEvent> first = engine->prefill(*id, [&](int64_t done, int64_t total) {
     if (show_progress)
       std::fprintf(stderr, "\rprefill %lld / %lld tokens", (long long)done, (long long)total);

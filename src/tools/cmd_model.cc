@@ -449,7 +449,7 @@ void run_bench_model(const BenchModelCli& cli) {
     if (p > 0) prefills.push_back(p);
   }
   std::vector<int> chunks = cli.chunk_tokens;  // the prefill rows' chunk lengths
-  if (chunks.empty()) chunks.push_back(model::kDefaultChunkTokens);
+  if (chunks.empty()) chunks.push_back(model::default_chunk_tokens(dev));
   for (int n : chunks) {
     if (n < 1 || n > attn::kCpuReferenceCaps.max_q_len) {
       bad_input(out_of_range("--chunk-tokens " + std::to_string(n) + ": must be in [1, " +
@@ -668,8 +668,8 @@ void run_bench_model(const BenchModelCli& cli) {
     for (int64_t ctx : contexts) {
       const Requests one(1, ctx + max_q, 64);
       const double per_request = static_cast<double>(one.num_pages()) * one.page_size * token_bytes;
-      const int64_t chunk =
-          std::max<int64_t>({int64_t{model::kDefaultChunkTokens}, int64_t{batches.back()} * max_q});
+      const int64_t chunk = std::max<int64_t>(
+          {int64_t{model::default_chunk_tokens(dev)}, int64_t{batches.back()} * max_q});
       const double workspace =
           dev == Device::kCUDA
               ? static_cast<double>(model::scratch_bytes(c, chunk, one.per, 32).total() +
@@ -921,8 +921,9 @@ void add_model_commands(CLI::App& app) {
       ->capture_default_str();
   b->add_option("--chunk-tokens", bc->chunk_tokens,
                 "chunk lengths the prefill rows run in, each timed (1..1024; default: the "
-                "model's, " +
-                    std::to_string(model::kDefaultChunkTokens) + ")")
+                "device's, " +
+                    std::to_string(model::kDefaultChunkTokens) + " on cpu and " +
+                    std::to_string(model::kDefaultCudaChunkTokens) + " on cuda)")
       ->delimiter(',');
   b->add_option("--context", bc->contexts,
                 "tokens already in each request's KV, one group of rows per value (4k = 4096, "

@@ -29,7 +29,7 @@ struct ServeCli {
   std::string device = "cpu";
   int num_draft = 7;
   int kv_pages = 0;
-  int prefill_chunk = 256;
+  int prefill_chunk = 0;
   int64_t prefill_budget = 512;
   std::string served_model_name;
 };
@@ -144,8 +144,10 @@ void add_serve_command(CLI::App& app) {
                   "Target KV pool pages (0: max-running requests of the full context)")
       ->check(CLI::Range(0, 1 << 24))
       ->capture_default_str();
-  cmd->add_option("--prefill-chunk", cli->prefill_chunk, "Prompt tokens per prefill forward")
-      ->check(CLI::Range(1, 1024))
+  cmd->add_option("--prefill-chunk", cli->prefill_chunk,
+                  "Prompt tokens per prefill forward (0: the device's default, 256 on cpu and "
+                  "1024 on cuda)")
+      ->check(CLI::Range(0, 1024))
       ->capture_default_str();
   cmd->add_option("--prefill-budget", cli->prefill_budget,
                   "Prompt tokens prefilled per scheduler iteration before the running requests "

@@ -224,6 +224,20 @@ TEST(EnginePrefill, ChunksInterleavedWithStepsGiveTheSameTokens) {
   EXPECT_EQ(e.prefill_tokens(), 120);
 }
 
+// prefill_chunk_tokens 0 (the default) is the target device's chunk length, reported by config();
+// a length outside [1, 1024] is refused naming the value.
+TEST(EnginePrefill, ChunkLengthDefaultsToTheDevicesAndIsChecked) {
+  EXPECT_EQ(model::default_chunk_tokens(Device::kCPU), 256);
+  EXPECT_EQ(model::default_chunk_tokens(Device::kCUDA), 1024);
+  EngineConfig config;
+  EXPECT_EQ(config.prefill_chunk_tokens, 0);
+  EXPECT_EQ(make_engine(testing::kModels[0], nullptr, config).config().prefill_chunk_tokens, 256);
+  config.prefill_chunk_tokens = 1025;
+  Result<Engine> bad = Engine::create(load_model(testing::kModels[0]), nullptr, config);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(), "prefill_chunk_tokens 1025 is outside [1, 1024]");
+}
+
 // The deterministic forward is what makes the equality hold: verify row i of a block is bitwise
 // the decode step at that position (logits and the KV rows written).
 TEST(DeterministicForward, VerifyRowsEqualDecodeSteps) {

@@ -65,7 +65,7 @@ struct ForwardOptions {
   // Residual-stream outputs to return: layer l is the hidden state after decoder layer l
   // (transformers' output_hidden_states[l + 1]), before the final norm. Each in [0, layers).
   std::vector<int> capture_layers;
-  // Longest chunk of one request run through the layers at once; 0 = kDefaultChunkTokens.
+  // Longest chunk of one request run through the layers at once; 0 = default_chunk_tokens(device).
   int max_chunk_tokens = 0;
   // Validation mode: attention in f32 over the call's own tokens instead of the attention op, so
   // nothing is rounded to bf16 (the op's q / KV / output boundary) and the forward can be held to
@@ -103,9 +103,15 @@ struct CudaGraphStats {
   int64_t graph_passes = 0;  // passes run from graphs
 };
 
-// Prefill chunk length: at most the CPU reference attention's q_len limit (1024); 256 keeps the
-// per-chunk activations small.
+// Prefill chunk length, per device; at most the CPU reference attention's q_len limit (1024).
+// The CPU runtime's 256 keeps the per-chunk activations small. The CUDA runtime's 1024 fills the
+// GPU's GEMMs: an 8192-token DeepSeek-V2-Lite prompt takes 742 ms in 1024-token chunks against
+// 1654 ms in 256-token ones (H100, docs/perf/knowledge.md "Prefill chunk length").
 inline constexpr int kDefaultChunkTokens = 256;
+inline constexpr int kDefaultCudaChunkTokens = 1024;
+constexpr int default_chunk_tokens(Device device) {
+  return device == Device::kCUDA ? kDefaultCudaChunkTokens : kDefaultChunkTokens;
+}
 
 struct RequestOutput {
   int logit_rows = 0;
@@ -127,8 +133,8 @@ struct LoadOptions {
   Device device = Device::kCPU;
   // The up-front memory budget (kCUDA; model/footprint.h). When mem_fraction > 0 the load sizes
   // the device weights + the KV pools the caller will create (target_kv_bytes, draft_kv_bytes:
-  // KvPool bytes) + the runtime's workspace for chunks of kDefaultChunkTokens, and refuses, before
-  // reading any weight, a model whose total exceeds mem_fraction of the device's free memory
+  // KvPool bytes) + the runtime's workspace for chunks of kDefaultCudaChunkTokens, and refuses,
+  // before reading any weight, a model whose total exceeds mem_fraction of the device's free memory
   // (resource_exhausted naming the bytes needed, the bytes available and the parts).
   double mem_fraction = 0.0;
   int64_t target_kv_bytes = 0;

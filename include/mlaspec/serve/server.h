@@ -32,8 +32,9 @@ struct ServeOptions {
   DType kv_dtype = DType::kBF16;
   // Where the target runs: kCPU, or kCUDA (the CUDA model runtime; drafters stay on the CPU).
   Device device = Device::kCPU;
-  int kv_pages = 0;  // target pool pages; 0 = max_running requests of the full context
-  int prefill_chunk_tokens = 256;  // prompt tokens per prefill forward (spec::EngineConfig)
+  int kv_pages = 0;              // target pool pages; 0 = max_running requests of the full context
+  int prefill_chunk_tokens = 0;  // prompt tokens per prefill forward; 0 = the device's default
+                                 // (spec::EngineConfig)
   bool deterministic = true;
   std::string host = "127.0.0.1";
   int port = 8000;  // 0: any free port (port() tells which)

@@ -60,8 +60,10 @@ struct EngineConfig {
   int64_t max_tokens_per_request = 0;
   // Drafts per verify step (verify q_len = num_draft + 1); 0 or no drafter = plain decoding.
   int num_draft = 7;
-  // Prompt tokens per prefill forward (one progress report each); at most 1024.
-  int prefill_chunk_tokens = 256;
+  // Prompt tokens per prefill forward (one progress report each); at most 1024. 0 = the target's
+  // device default, model::default_chunk_tokens (256 on the CPU, 1024 on CUDA); Engine::config()
+  // reports the value in use.
+  int prefill_chunk_tokens = 0;
   // Row-invariant forwards (model::ForwardOptions::deterministic) for decode and verify steps, so
   // speculative greedy output equals plain greedy output token for token. Prefill chunks are the
   // same in both runs and keep the BLAS GEMMs.

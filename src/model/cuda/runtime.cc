@@ -87,7 +87,7 @@ Status Runtime::run_batch(std::span<const ForwardRequest> batch, kv::KvPool& poo
   deterministic_ = options.deterministic;
   fp8_math_attention_ = options.fp8_math_attention;
   const int64_t max_chunk =
-      options.max_chunk_tokens > 0 ? options.max_chunk_tokens : kDefaultChunkTokens;
+      options.max_chunk_tokens > 0 ? options.max_chunk_tokens : kDefaultCudaChunkTokens;
   for (size_t b = 0; b < batch.size(); ++b) {
     size_output(batch[b].logits, static_cast<int64_t>(batch[b].tokens.size()),
                 options.capture_layers.size(), c_.hidden_size, c_.vocab_size, &out[b]);
