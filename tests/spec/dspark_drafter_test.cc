@@ -300,5 +300,9 @@ TEST(EngineLossless, DSparkGreedyEqualsPlainGreedyWithFixedAndRaggedWidths) {
   testing::check_dspark_lossless(Device::kCPU);
 }
 
+TEST(EngineLossless, DSparkOnTheShippedBackboneAcceptsDraftsAndStaysLossless) {
+  testing::check_dspark_lossless_shipped(Device::kCPU);
+}
+
 }  // namespace
 }  // namespace mlaspec::spec

@@ -304,11 +304,12 @@ inline void check_lossless_greedy(const std::string& name, int num_prompts, int3
   }
 }
 
-// Wraps a drafter and counts the steps whose requests (those not near their token limit) sent
-// different numbers of drafts: ragged verify batches (DSpark's adaptive width).
+// Wraps a drafter and counts the steps whose requests (those not near their token limit: the
+// engine lets them draft at least `full` tokens, the drafter's block) sent different numbers of
+// drafts: ragged verify batches (DSpark's adaptive width).
 class WidthRecorder final : public Drafter {
  public:
-  explicit WidthRecorder(std::unique_ptr<Drafter> inner) : inner_(std::move(inner)) {}
+  WidthRecorder(std::unique_ptr<Drafter> inner, int full) : inner_(std::move(inner)), full_(full) {}
   std::string_view name() const override { return inner_->name(); }
   Status add_request(RequestId id, std::span<const int32_t> p,
                      const model::SamplingParams& s) override {
@@ -318,7 +319,7 @@ class WidthRecorder final : public Drafter {
     MLASPEC_RETURN_IF_ERROR(inner_->propose(batch));
     std::set<size_t> widths;
     for (const DraftSlot& s : batch) {
-      if (s.max_draft >= 4) widths.insert(s.tokens.size());  // requests not near their limit
+      if (s.max_draft >= full_) widths.insert(s.tokens.size());
     }
     ragged_steps_ += widths.size() > 1;
     return Status::Ok();
@@ -333,6 +334,7 @@ class WidthRecorder final : public Drafter {
 
  private:
   std::unique_ptr<Drafter> inner_;
+  int full_;
   int ragged_steps_ = 0;
 };
 
