@@ -16,7 +16,7 @@ struct KvWriteParams {
   int64_t row_elems = 0;
   int64_t num_slots = 0;
   bool fp8 = false;       // per-layer fp8_e4m3; else bf16 (bit copy) unless fp8_tile
-  bool fp8_tile = false;  // 656-byte per-tile-scaled rows (core/fp8_tile.h); host writer only
+  bool fp8_tile = false;  // 656-byte per-tile-scaled rows (core/fp8_tile.h)
   float scale = 1.0f;     // fp8 only
 };
 

@@ -86,12 +86,6 @@ Status write_rows(KvPool& pool, int layer, TensorView slots, TensorView rows,
     detail::write_rows_host(p);
     return Status::Ok();
   }
-  if (p.fp8_tile) {
-    return unsupported(ctx +
-                       ": the CUDA KV writer has no fp8_tile path yet (the per-tile-scaled "
-                       "layout is written and read on the CPU only); use a bf16 or "
-                       "fp8_e4m3 pool on cuda");
-  }
 #if defined(MLASPEC_WITH_CUDA)
   return detail::run_kv_write_rows(p, options.stream).with_context(ctx);
 #else

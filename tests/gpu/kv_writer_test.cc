@@ -1,6 +1,7 @@
 // The CUDA KV writer against the CPU writer, bitwise: random rows (including NaN, +-inf, huge,
-// tiny and arbitrary bit patterns), bf16 and fp8 pools with several scales, vectorized and scalar
-// kernel paths, poisoned pools so that any byte written outside the target slots shows.
+// tiny and arbitrary bit patterns), bf16 and fp8 pools with several scales, fp8_tile pools (a
+// scale per row block), vectorized and scalar kernel paths, poisoned pools so that any byte
+// written outside the target slots shows.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -117,7 +118,7 @@ void run_case(const WriterCase& c, uint64_t seed) {
   std::vector<bool> written(static_cast<size_t>(host.num_slots()), false);
   for (int32_t s : slots)
     if (s >= 0) written[static_cast<size_t>(s)] = true;
-  const int64_t row_bytes = re * dtype_size(c.dtype);
+  const int64_t row_bytes = host.row_bytes();
   for (int l = 0; l < 2; ++l) {
     for (int64_t s = 0; s < host.num_slots(); ++s) {
       if (written[static_cast<size_t>(s)]) continue;
@@ -141,6 +142,8 @@ TEST(GpuKvWriter, MatchesCpuBitwise) {
       {KvLayout::gqa(2, 12), DType::kFP8E4M3, 0.5f, 0, 120},
       {KvLayout::gqa(1, 3), DType::kFP8E4M3, 2.0f, 0, 120},  // row of 6: scalar path
       {KvLayout::gqa(1, 3), DType::kBF16, 1.0f, 1, 120},
+      {KvLayout::mla(), DType::kFP8Tile, 1.0f, 0, 300},  // per-row scales (scale unused)
+      {KvLayout::mla(), DType::kFP8Tile, 1.0f, 5, 150},  // odd row stride
   };
   uint64_t seed = 1;
   for (const WriterCase& c : cases) {

@@ -11,8 +11,8 @@
 //                 tiny values                ->  e4m3 subnormals (2^-9 steps), or +-0 (sign kept)
 //               Reading back gives code * s.
 //   fp8_tile pool: per row, one scale per 128 latent values and the rope kept in bf16: the rules
-//               are in core/fp8_tile.h (encode_fp8_tile_row). Host pools only for now: a CUDA
-//               pool's write_rows returns kUnsupported saying so.
+//               are in core/fp8_tile.h (encode_fp8_tile_row); the CUDA writer calls the same
+//               functions per value (a warp per 128-value block), so its bytes are the host's.
 // The CPU and CUDA writers call the same MLASPEC_HD function (encode_kv_value below), so they
 // produce identical bytes for every input.
 #pragma once

@@ -6,11 +6,17 @@
 // address allow it, each thread moves 8 values at a time (16-byte bf16 loads, 8- or 16-byte
 // stores); otherwise one value at a time. The division x / scale must stay IEEE (no
 // --use_fast_math, no __fdividef): that is what makes CPU and GPU agree bitwise.
+//
+// fp8_tile pools (core/fp8_tile.h): one CTA per row too, warp k quantizing latent block k (lane
+// j takes values 4j .. 4j + 3): the block's amax by a warp max-reduction (exact, so any order
+// gives the host's value), its scale and codes through the same MLASPEC_HD functions as
+// encode_fp8_tile_row; threads 0..63 copy the rope's bf16 bits.
 #include <cuda_runtime.h>
 
 #include <string>
 
 #include "../write_params.h"
+#include "mlaspec/core/fp8_tile.h"
 #include "mlaspec/kvcache/writer.h"
 
 namespace mlaspec::kv::detail {
@@ -60,6 +66,39 @@ __global__ void kv_write_rows_kernel(KvWriteParams p) {
   }
 }
 
+constexpr int kTileThreads = 32 * kFp8TileBlocks;  // a warp per latent block
+static_assert(kFp8TileBlock == 32 * 4 && kFp8TileRope <= kTileThreads);
+
+__global__ void kv_write_tile_rows_kernel(KvWriteParams p) {
+  const int64_t i = blockIdx.x;
+  const int32_t slot = p.slots[i];
+  if (slot < 0 || slot >= p.num_slots) return;
+  const uint16_t* gSrc = p.rows + i * p.row_stride;
+  uint8_t* gDst = static_cast<uint8_t*>(p.layer_base) + int64_t{slot} * kFp8TileRowBytes;
+  const int blk = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int base = blk * kFp8TileBlock + 4 * lane;
+  uint16_t x[4];
+  float amax = 0.0f;
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    x[k] = gSrc[base + k];
+    const uint16_t a = x[k] & 0x7fffu;
+    if (a < 0x7f80u) amax = fmaxf(amax, bf16_bits_to_float(a));  // finite values only
+  }
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
+  const float scale = fp8_tile_scale(amax);
+  uint32_t codes = 0;
+#pragma unroll
+  for (int k = 0; k < 4; ++k) codes |= uint32_t{encode_fp8_tile_value(x[k], scale)} << (8 * k);
+  *reinterpret_cast<uint32_t*>(gDst + base) = codes;  // rows are 16-byte aligned, base % 4 == 0
+  if (lane == 0) *reinterpret_cast<float*>(gDst + kFp8TileScaleOffset + 4 * blk) = scale;
+  if (threadIdx.x < kFp8TileRope) {
+    reinterpret_cast<uint16_t*>(gDst + kFp8TileRopeOffset)[threadIdx.x] =
+        gSrc[kFp8TileLatent + threadIdx.x];
+  }
+}
+
 bool aligned(const void* ptr, int64_t bytes) {
   return reinterpret_cast<uintptr_t>(ptr) % static_cast<uintptr_t>(bytes) == 0;
 }
@@ -79,7 +118,14 @@ Status run_kv_write_rows(const KvWriteParams& p, void* stream) {
   const dim3 grid(static_cast<unsigned>(p.n));
   const dim3 block(kThreads);
   auto s = static_cast<cudaStream_t>(stream);
-  if (p.fp8) {
+  if (p.fp8_tile) {
+    if (p.row_elems != kFp8TileRowValues) {
+      return invalid_argument("write_rows: fp8_tile rows hold " +
+                              std::to_string(kFp8TileRowValues) + " values, not " +
+                              std::to_string(p.row_elems));
+    }
+    kv_write_tile_rows_kernel<<<grid, kTileThreads, 0, s>>>(p);
+  } else if (p.fp8) {
     if (vec)
       kv_write_rows_kernel<true, true><<<grid, block, 0, s>>>(p);
     else
