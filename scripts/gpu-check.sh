@@ -46,7 +46,9 @@
 # branches written without a GPU, each merged into a scratch branch first: cuda-chunk-1024
 # (--model-only --v2lite-bench; merge if the model tests pass) and fp8tile-writer (--skip-bench
 # runs every GPU test, GpuKvWriter.* among them), then issue 40's fp8 kernels. Short of device
-# time: GPU_CHECK_SECONDS=N.
+# time: GPU_CHECK_SECONDS=N. AB_ENV="VAR=VALUE" adds, after --v2lite-bench's rows, a
+# bench-model run (batch 1/8/16, q_len 2/8) with that environment variable set (an A/B of a
+# runtime switch such as MLASPEC_GROUPED_TC_MIN_TOKENS).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 t_start=$SECONDS
@@ -223,6 +225,16 @@ if [[ -n $real_case ]]; then
         --json "$RES/bench-model-$real_case-det.json" > "$RES/bench-model-$real_case-det.txt" 2>&1 ||
         status=1
       grep -E "^\| (decode|verify)" "$RES/bench-model-$real_case-det.txt"
+    fi
+    if [[ -n ${AB_ENV:-} ]] && (($(left) > 60)); then
+      # An A/B of a runtime switch (AB_ENV="VAR=VALUE", e.g. MLASPEC_GROUPED_TC_MIN_TOKENS=0)
+      # against the default rows above, same machine, same checkpoint.
+      log "bench-model with $AB_ENV on $real_case ($(left) s left)"
+      timeout $(($(left) - 10)) env "$AB_ENV" build-gpu/mlaspec bench-model --model "$dir" \
+        --device cuda --context $ctx --batch 1,8,16 --q-len 2,8 --prefill 0 --reps 5 \
+        --json "$RES/bench-model-$real_case-ab.json" > "$RES/bench-model-$real_case-ab.txt" 2>&1 ||
+        status=1
+      grep -E "^\| (decode|verify)" "$RES/bench-model-$real_case-ab.txt"
     fi
   fi
   rm -rf "$dir"

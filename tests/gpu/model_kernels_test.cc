@@ -964,50 +964,45 @@ TEST(CudaModelKernels, GroupedRowInvariantGemm) {
   }
 }
 
-// The grouped expert GEMM on tensor cores (default mode): every routed row within the f32
+// plan_moe over `chosen` ([T, k] expert ids): the begin offsets and touched slots on the device.
+struct MoePlan {
+  Buffer rows, begin, crow, cw, row_of, touched;
+};
+MoePlan plan_routing(const std::vector<int32_t>& chosen, int64_t T, int k, int E) {
+  const int64_t n = T * k, slots = gpu::touched_slots(T, k, E);
+  const std::vector<float> weights(static_cast<size_t>(n), 1.0f);
+  Buffer dc = upload(chosen), dwt = upload(weights);
+  MoePlan p{poisoned<int32_t>(n), poisoned<int32_t>(E + 1), poisoned<int32_t>(n),
+            poisoned<float>(n),   poisoned<int32_t>(n),     poisoned<int32_t>(slots)};
+  throw_if_error(gpu::plan_moe(
+      static_cast<const int32_t*>(dc.data()), static_cast<const float*>(dwt.data()), T, k, E,
+      static_cast<int32_t*>(p.rows.data()), static_cast<int32_t*>(p.begin.data()),
+      static_cast<int32_t*>(p.crow.data()), static_cast<float*>(p.cw.data()),
+      static_cast<int32_t*>(p.row_of.data()), static_cast<int32_t*>(p.touched.data()), nullptr));
+  return p;
+}
+
+using GroupedKernel = Status (*)(const gpu::GroupedGemm&, void*);
+
+// A default-mode grouped expert GEMM (`kernel`, named `name`): every routed row within the f32
 // accumulation bound of the CPU's linear, every output written (poisoned y), and each row bitwise
 // what the same row gives routed alone (a one-token pass to its expert): the row-invariance that
-// makes a token's result independent of its batchmates. Shapes the kernel cannot take are refused.
-TEST(CudaModelKernels, GroupedTensorCoreGemm) {
-  MLASPEC_SKIP_WITHOUT_GPU();
-  EXPECT_FALSE(gpu::grouped_tc_fits(61, 256));
-  EXPECT_FALSE(gpu::grouped_tc_fits(64, 257));
-  gpu::GroupedGemm bad;
-  bad.max_rows = 1, bad.N = 61, bad.K = 257, bad.k = 1, bad.experts = 1;
-  EXPECT_EQ(gpu::gemm_grouped_tc(bad, nullptr).code(), StatusCode::kInvalidArgument);
-  const std::vector<ExpertShape> shapes = {{"V2-Lite gate_up", 64, 6, 2 * 1408, 2048},
-                                           {"V2-Lite down", 64, 6, 2048, 1408},
-                                           {"Kimi-like down", 384, 8, 1024, 544}};
-  // plan_moe over `chosen` ([T, k] expert ids): the begin offsets and touched slots on the device.
-  struct Plan {
-    Buffer rows, begin, crow, cw, row_of, touched;
-  };
-  auto plan = [](const std::vector<int32_t>& chosen, int64_t T, int k, int E) {
-    const int64_t n = T * k, slots = gpu::touched_slots(T, k, E);
-    const std::vector<float> weights(static_cast<size_t>(n), 1.0f);
-    Buffer dc = upload(chosen), dwt = upload(weights);
-    Plan p{poisoned<int32_t>(n), poisoned<int32_t>(E + 1), poisoned<int32_t>(n),
-           poisoned<float>(n),   poisoned<int32_t>(n),     poisoned<int32_t>(slots)};
-    throw_if_error(gpu::plan_moe(
-        static_cast<const int32_t*>(dc.data()), static_cast<const float*>(dwt.data()), T, k, E,
-        static_cast<int32_t*>(p.rows.data()), static_cast<int32_t*>(p.begin.data()),
-        static_cast<int32_t*>(p.crow.data()), static_cast<float*>(p.cw.data()),
-        static_cast<int32_t*>(p.row_of.data()), static_cast<int32_t*>(p.touched.data()), nullptr));
-    return p;
-  };
+// makes a token's result independent of its batchmates.
+void check_grouped_kernel(const std::string& name, GroupedKernel kernel,
+                          const std::vector<ExpertShape>& shapes, const std::vector<int64_t>& Ts) {
   for (const ExpertShape& sh : shapes) {
     const Experts ex = random_experts(sh.E, sh.N, sh.K);
     const auto& w = ex.w;
     const Buffer& dptrs = ex.dptrs;
-    for (int64_t T : {1, 3, 16, 33, 128}) {
+    for (int64_t T : Ts) {
       const std::vector<int32_t> chosen = random_routing(T, sh.k, sh.E);
       const int64_t n = T * sh.k;
-      Plan p = plan(chosen, T, sh.k, sh.E);
+      MoePlan p = plan_routing(chosen, T, sh.k, sh.E);
       const std::vector<uint16_t> xb = to_bf16(randn(static_cast<size_t>(n * sh.K)));
       Buffer dx = upload(xb), dy = poisoned<float>(n * sh.N);
       gpu::GroupedGemm g =
           grouped_args(dx, dptrs, p.begin, p.touched, dy, T, sh.N, sh.K, sh.k, sh.E);
-      ASSERT_TRUE(gpu::gemm_grouped_tc(g, nullptr).ok());
+      ASSERT_TRUE(kernel(g, nullptr).ok());
       sync();
       const std::vector<float> got = download<float>(dy);
       const std::vector<int32_t> b = download<int32_t>(p.begin);
@@ -1022,10 +1017,10 @@ TEST(CudaModelKernels, GroupedTensorCoreGemm) {
         if (sample.size() < 3) sample.emplace_back(e, r0 + m - 1);
         expert_reference(xr, w[static_cast<size_t>(e)], r0, m, sh.N, sh.K, &want, &bound);
       }
-      expect_near_all(got, want, bound, "grouped_tc " + tag);
+      expect_near_all(got, want, bound, name + " " + tag);
       // Row-invariance: a sampled row routed alone (T = 1, k = 1) gives the same bits.
       for (const auto& [e, r] : sample) {
-        Plan p1 = plan({e}, 1, 1, sh.E);
+        MoePlan p1 = plan_routing({e}, 1, 1, sh.E);
         const std::vector<uint16_t> x1(xb.begin() + r * sh.K, xb.begin() + (r + 1) * sh.K);
         Buffer dx1 = upload(x1), dy1 = poisoned<float>(sh.N);
         gpu::GroupedGemm g1 = g;
@@ -1035,14 +1030,107 @@ TEST(CudaModelKernels, GroupedTensorCoreGemm) {
         g1.y = dy1.data();
         g1.max_rows = 1;
         g1.k = 1;
-        ASSERT_TRUE(gpu::gemm_grouped_tc(g1, nullptr).ok());
+        ASSERT_TRUE(kernel(g1, nullptr).ok());
         sync();
         const std::vector<float> alone = download<float>(dy1);
         ASSERT_EQ(0, std::memcmp(alone.data(), got.data() + r * sh.N, alone.size() * sizeof(float)))
-            << tag << ": expert " << e << " row " << r << " differs from the row routed alone";
+            << name << " " << tag << ": expert " << e << " row " << r
+            << " differs from the row routed alone";
       }
     }
   }
+}
+
+// The grouped expert GEMM on tensor cores (default mode, passes of >= kGroupedTcMinTokens).
+// Shapes the kernel cannot take are refused.
+TEST(CudaModelKernels, GroupedTensorCoreGemm) {
+  MLASPEC_SKIP_WITHOUT_GPU();
+  EXPECT_FALSE(gpu::grouped_tc_fits(61, 256));
+  EXPECT_FALSE(gpu::grouped_tc_fits(64, 257));
+  gpu::GroupedGemm bad;
+  bad.max_rows = 1, bad.N = 61, bad.K = 257, bad.k = 1, bad.experts = 1;
+  EXPECT_EQ(gpu::gemm_grouped_tc(bad, nullptr).code(), StatusCode::kInvalidArgument);
+  check_grouped_kernel("grouped_tc", gpu::gemm_grouped_tc,
+                       {{"V2-Lite gate_up", 64, 6, 2 * 1408, 2048},
+                        {"V2-Lite down", 64, 6, 2048, 1408},
+                        {"Kimi-like down", 384, 8, 1024, 544}},
+                       {1, 3, 16, 33, 128});
+}
+
+// The grouped GEMV (default mode, passes of fewer tokens), including column counts that leave a
+// warp's last columns empty and experts with more rows than one row group.
+TEST(CudaModelKernels, GroupedGemv) {
+  MLASPEC_SKIP_WITHOUT_GPU();
+  EXPECT_FALSE(gpu::grouped_gemv_fits(64, 257));
+  EXPECT_TRUE(gpu::grouped_gemv_fits(61, 256));
+  gpu::GroupedGemm bad;
+  bad.max_rows = 1, bad.N = 64, bad.K = 257, bad.k = 1, bad.experts = 1;
+  EXPECT_EQ(gpu::gemm_grouped_gemv(bad, nullptr).code(), StatusCode::kInvalidArgument);
+  check_grouped_kernel("grouped_gemv", gpu::gemm_grouped_gemv,
+                       {{"V2-Lite gate_up", 64, 6, 2 * 1408, 2048},
+                        {"V2-Lite down", 64, 6, 2048, 1408},
+                        {"Kimi-like down", 384, 8, 1024, 544},
+                        {"odd N", 37, 5, 61, 264}},
+                       {1, 2, 5, 16, 31});
+}
+
+// Timings (printed, not asserted): the three grouped expert kernels on DeepSeek-V2-Lite's
+// gate_up shape with uniform routing, per pass size, as µs per call and GB/s of the touched
+// experts' weights (each read once): where the runtime's kGroupedTcMinTokens should sit.
+TEST(CudaModelKernels, GroupedGemmTimings) {
+  MLASPEC_SKIP_WITHOUT_GPU();
+  const ExpertShape sh{"V2-Lite gate_up", 64, 6, 2 * 1408, 2048};
+  const Experts ex = random_experts(sh.E, sh.N, sh.K);
+  cudaEvent_t t0, t1;
+  ASSERT_EQ(cudaEventCreate(&t0), cudaSuccess);
+  ASSERT_EQ(cudaEventCreate(&t1), cudaSuccess);
+  const std::vector<std::pair<std::string, GroupedKernel>> kernels = {
+      {"row_invariant", gpu::gemm_grouped_row_invariant},
+      {"gemv", gpu::gemm_grouped_gemv},
+      {"tc", gpu::gemm_grouped_tc}};
+  for (int64_t T : {1, 2, 4, 8, 16, 32, 64, 128}) {
+    std::vector<int32_t> chosen(static_cast<size_t>(T * sh.k));
+    std::vector<int> ids(static_cast<size_t>(sh.E));
+    std::vector<bool> used(static_cast<size_t>(sh.E), false);
+    for (int64_t t = 0; t < T; ++t) {
+      std::iota(ids.begin(), ids.end(), 0);
+      std::shuffle(ids.begin(), ids.end(), rng());
+      for (int i = 0; i < sh.k; ++i) {
+        chosen[static_cast<size_t>(t * sh.k + i)] = ids[static_cast<size_t>(i)];
+        used[static_cast<size_t>(ids[static_cast<size_t>(i)])] = true;
+      }
+    }
+    const int64_t touched = std::count(used.begin(), used.end(), true);
+    MoePlan p = plan_routing(chosen, T, sh.k, sh.E);
+    Buffer dx = upload(to_bf16(randn(static_cast<size_t>(T * sh.k * sh.K))));
+    Buffer dy = poisoned<float>(T * sh.k * sh.N);
+    const gpu::GroupedGemm g =
+        grouped_args(dx, ex.dptrs, p.begin, p.touched, dy, T, sh.N, sh.K, sh.k, sh.E);
+    std::string line = "[kernels] grouped timings " + sh.name + " T " + std::to_string(T) + " (" +
+                       std::to_string(touched) + " experts):";
+    for (const auto& [name, kernel] : kernels) {
+      for (int i = 0; i < 3; ++i) ASSERT_TRUE(kernel(g, nullptr).ok());  // warm-up
+      std::vector<float> ms;
+      for (int i = 0; i < 20; ++i) {
+        ASSERT_EQ(cudaEventRecord(t0), cudaSuccess);
+        ASSERT_TRUE(kernel(g, nullptr).ok());
+        ASSERT_EQ(cudaEventRecord(t1), cudaSuccess);
+        ASSERT_EQ(cudaEventSynchronize(t1), cudaSuccess);
+        float v = 0;
+        ASSERT_EQ(cudaEventElapsedTime(&v, t0, t1), cudaSuccess);
+        ms.push_back(v);
+      }
+      std::sort(ms.begin(), ms.end());
+      const double us = 1e3 * ms[ms.size() / 2];
+      const double gbs = static_cast<double>(touched * sh.N * sh.K * 2) / (us * 1e3);
+      char buf[96];
+      std::snprintf(buf, sizeof buf, " %s %.1f us (%.0f GB/s)", name.c_str(), us, gbs);
+      line += buf;
+    }
+    std::printf("%s\n", line.c_str());
+  }
+  cudaEventDestroy(t0);
+  cudaEventDestroy(t1);
 }
 
 }  // namespace

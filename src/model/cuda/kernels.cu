@@ -550,6 +550,85 @@ __global__ void __launch_bounds__(kTcWarps * 32)
   }
 }
 
+// The grouped GEMV (default mode, a row or a few per expert): a warp per kGemvCols columns of one
+// touched expert (blockIdx.z a slot of the touched list), its rows kGemvRows at a time. Lane l
+// owns the 8-value chunks l, l + 32, ... of K (K % 8 == 0): per chunk it loads the kGemvCols
+// weight rows' 16 bytes (independent loads, in flight together) and each row's x chunk (L1 / L2
+// after the first column tile), then the 32 lanes fold each (row, column) sum by a butterfly.
+constexpr int kGemvWarps = 8;
+constexpr int kGemvCols = 4;
+constexpr int kGemvRows = 4;
+
+template <typename TY>
+__global__ void __launch_bounds__(kGemvWarps * 32)
+    gemm_grouped_gemv_kernel(const uint16_t* x, const uint16_t* const* ws, const int32_t* begin,
+                             const int32_t* touched, TY* y, int64_t N, int64_t K) {
+  const int e = touched[blockIdx.z];
+  if (e < 0) return;
+  const int64_t b = begin[e], n = begin[e + 1] - b;
+  const int lane = threadIdx.x % 32;
+  const int64_t j0 = (int64_t{blockIdx.x} * kGemvWarps + threadIdx.x / 32) * kGemvCols;
+  if (j0 >= N) return;
+  const int cols = static_cast<int>(N - j0 < kGemvCols ? N - j0 : kGemvCols);
+  const uint16_t* w = ws[e] + j0 * K;
+  const int64_t chunks = K / kChunk;
+  for (int64_t t0 = 0; t0 < n; t0 += kGemvRows) {
+    const int rows = static_cast<int>(n - t0 < kGemvRows ? n - t0 : kGemvRows);
+    const uint16_t* xr = x + (b + t0) * K;
+    float acc[kGemvRows][kGemvCols];
+#pragma unroll
+    for (int r = 0; r < kGemvRows; ++r) {
+#pragma unroll
+      for (int c = 0; c < kGemvCols; ++c) acc[r][c] = 0.0f;
+    }
+#pragma unroll 2
+    for (int64_t ch = lane; ch < chunks; ch += 32) {
+      float wv[kGemvCols][kChunk];
+#pragma unroll
+      for (int c = 0; c < kGemvCols; ++c) {
+        if (c < cols) {
+          load8(w + c * K + ch * kChunk, true, wv[c]);
+        } else {
+#pragma unroll
+          for (int i = 0; i < kChunk; ++i) wv[c][i] = 0.0f;
+        }
+      }
+#pragma unroll
+      for (int r = 0; r < kGemvRows; ++r) {
+        if (r < rows) {
+          float xv[kChunk];
+          load8(xr + r * K + ch * kChunk, true, xv);
+#pragma unroll
+          for (int c = 0; c < kGemvCols; ++c) {
+#pragma unroll
+            for (int i = 0; i < kChunk; ++i) acc[r][c] = fmaf(xv[i], wv[c][i], acc[r][c]);
+          }
+        }
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < kGemvRows; ++r) {
+#pragma unroll
+      for (int c = 0; c < kGemvCols; ++c) {
+#pragma unroll
+        for (int m = 16; m >= 1; m /= 2) {
+          acc[r][c] += __shfl_xor_sync(0xffffffffu, acc[r][c], m);
+        }
+      }
+    }
+    // Every lane holds every sum; lane r * kGemvCols + c stores (r, c).
+#pragma unroll
+    for (int r = 0; r < kGemvRows; ++r) {
+#pragma unroll
+      for (int c = 0; c < kGemvCols; ++c) {
+        if (lane == r * kGemvCols + c && r < rows && c < cols) {
+          store(y, (b + t0 + r) * N + j0 + c, acc[r][c]);
+        }
+      }
+    }
+  }
+}
+
 template <typename TX, typename TW, typename TY>
 Status launch_ri(const RowInvariantGemm& g, cudaStream_t s) {
   const dim3 grid(blocks_for(g.N, kWarps), blocks_for(g.T, kRows), static_cast<unsigned>(g.batch));
@@ -818,6 +897,33 @@ Status gemm_grouped_row_invariant(const GroupedGemm& g, void* stream) {
         g.x, g.K, g.w, g.begin, g.touched, static_cast<uint16_t*>(g.y), g.N, g.N, g.K);
   }
   return launched("gemm_grouped_row_invariant");
+}
+
+bool grouped_gemv_fits(int64_t N, int64_t K) {
+  return N > 0 && K > 0 && K % kChunk == 0;
+}
+
+Status gemm_grouped_gemv(const GroupedGemm& g, void* stream) {
+  const int64_t slots = touched_slots(g.max_rows, g.k, g.experts);
+  if (g.max_rows == 0 || g.N == 0 || slots == 0) return Status::Ok();
+  if (!grouped_gemv_fits(g.N, g.K)) {
+    return invalid_argument("gemm_grouped_gemv: K " + std::to_string(g.K) +
+                            " must be a positive multiple of " + std::to_string(kChunk));
+  }
+  if (slots > 65535) {
+    return invalid_argument("gemm_grouped_gemv: " + std::to_string(slots) +
+                            " expert slots exceed the grid's 65535");
+  }
+  const dim3 grid(blocks_for(g.N, kGemvWarps * kGemvCols), 1, static_cast<unsigned>(slots));
+  const cudaStream_t s = as_stream(stream);
+  if (g.y_type == GemmType::kF32) {
+    gemm_grouped_gemv_kernel<float><<<grid, kGemvWarps * 32, 0, s>>>(
+        g.x, g.w, g.begin, g.touched, static_cast<float*>(g.y), g.N, g.K);
+  } else {
+    gemm_grouped_gemv_kernel<uint16_t><<<grid, kGemvWarps * 32, 0, s>>>(
+        g.x, g.w, g.begin, g.touched, static_cast<uint16_t*>(g.y), g.N, g.K);
+  }
+  return launched("gemm_grouped_gemv");
 }
 
 bool grouped_tc_fits(int64_t N, int64_t K) {

@@ -1,11 +1,13 @@
 // SwiGLU MLPs and MoE on the GPU (the CPU runtime's mlp.cc / moe.cc). Routing: the router
-// logits (f32, the row-invariant kernel) go to the route kernel (cpu::route_token's rule, ties and
-// groups broken as on the CPU) and the plan kernel (plan_moe_groups, ../gpu_plan.h) on the device.
-// Then a gather of the routed rows and the experts' SwiGLU GEMMs: for calls of up to
-// kGroupedMoeMaxTokens tokens (and always in deterministic mode) two grouped GEMMs over every
-// touched expert, nothing coming back to the host (tensor cores in default mode where the shapes
-// allow, gemm_grouped_tc; the CUDA-core row-invariant kernel in deterministic mode); for longer
-// chunks the experts' row counts come back and cuBLAS GEMMs run per touched expert. Last, a combine
+// logits (f32: cuBLAS, or the row-invariant kernel in deterministic mode) go to the route kernel
+// (cpu::route_token's rule, ties and groups broken as on the CPU) and the plan kernel
+// (plan_moe_groups, ../gpu_plan.h) on the device. Then a gather of the routed rows and the experts'
+// SwiGLU GEMMs: for calls of up to kGroupedMoeMaxTokens tokens (and always in deterministic mode)
+// two grouped GEMMs over every touched expert, nothing coming back to the host (in default mode
+// tensor cores from kGroupedTcMinTokens tokens, gemm_grouped_tc, and the grouped GEMV below that;
+// the CUDA-core row-invariant kernel in deterministic mode); for longer chunks the experts' row
+// counts come back and cuBLAS GEMMs run per touched expert (cublasGemmGroupedBatchedEx, which
+// would take them in one call, refuses bf16 x bf16 -> f32 on the H100's cuBLAS). Last, a combine
 // that sums each token's experts in ascending expert order, then the shared experts.
 #include <algorithm>
 
@@ -82,12 +84,18 @@ Status Runtime::moe(int layer, int64_t T) {
     g.K = hidden;
     g.k = k;
     g.experts = E;
-    // Default mode: tensor cores (row-invariant too, in another order); deterministic mode keeps
-    // the CUDA-core kernel, whose order every pass of the model shares.
-    const bool tc =
-        !deterministic_ && grouped_tc_fits(2 * inter, hidden) && grouped_tc_fits(hidden, inter);
+    // Default mode: tensor cores (row-invariant too, in another order) from
+    // kGroupedTcMinTokens tokens, the grouped GEMV below that (a row or a few per expert);
+    // deterministic mode keeps the CUDA-core row-invariant kernel, whose order every pass of the
+    // model shares.
+    const bool tc = !deterministic_ && T >= grouped_tc_min_tokens_ &&
+                    grouped_tc_fits(2 * inter, hidden) && grouped_tc_fits(hidden, inter);
+    const bool gemv = !deterministic_ && !tc && grouped_gemv_fits(2 * inter, hidden) &&
+                      grouped_gemv_fits(hidden, inter);
     auto grouped_gemm = [&](const GroupedGemm& gg) {
-      return tc ? gemm_grouped_tc(gg, stream_) : gemm_grouped_row_invariant(gg, stream_);
+      if (tc) return gemm_grouped_tc(gg, stream_);
+      if (gemv) return gemm_grouped_gemv(gg, stream_);
+      return gemm_grouped_row_invariant(gg, stream_);
     };
     MLASPEC_RETURN_IF_ERROR(grouped_gemm(g));
     MLASPEC_RETURN_IF_ERROR(silu_mul(at<float>(gu_), N, inter, at<uint16_t>(act_), stream_));

@@ -15,8 +15,8 @@
 // copy per pass, and the logits and captured hidden states downloaded in one copy each. Everything
 // runs on the runtime's stream; passes of at most kCudaGraphMaxTokens rows replay the work
 // between attention calls from CUDA graphs ("CUDA graphs" below).
-// GEMMs: cuBLAS (bf16 in, f32 accumulate) by default; the row-invariant kernel (kernels.h) in
-// deterministic mode and for the MoE router, which runs in f32 as transformers' does. The residual
+// GEMMs: cuBLAS (bf16 in, f32 accumulate; the MoE router in plain f32, as transformers' runs) by
+// default; the row-invariant kernel (kernels.h) in deterministic mode. The residual
 // stream, norms, RoPE and the router's inputs stay f32; every GEMM input is bf16. In deterministic
 // mode a request's results are therefore bitwise the same alone or fused with any others (every
 // kernel's per-row arithmetic is independent of the pass's rows, and attention is in deterministic
@@ -40,17 +40,23 @@ namespace mlaspec::model::gpu {
 
 Status gemm(cublasHandle_t blas, bool deterministic, const RowInvariantGemm& g) {
   if (g.T == 0 || g.N == 0) return Status::Ok();
-  if (deterministic || g.w_type == GemmType::kF32) {
+  // f32 x f32 (the MoE router) goes to cuBLAS in plain f32 (CUBLAS_COMPUTE_32F, no TF32) in
+  // default mode: at a 1024-token prefill chunk the row-invariant kernel's warp per column is a
+  // small grid for a [1024 x 2048] x [2048 x 64] product. Mixed f32 / bf16 operands only the
+  // row-invariant kernel takes.
+  const bool f32 = g.w_type == GemmType::kF32 && g.x_type == GemmType::kF32;
+  if (deterministic || (g.w_type == GemmType::kF32 && !f32)) {
     cudaStream_t stream = nullptr;  // the handle's stream: the kernel runs where cuBLAS would
     MLASPEC_RETURN_IF_ERROR(cublas_status(cublasGetStream(blas, &stream), "cublasGetStream"));
     return gemm_row_invariant(g, stream);
   }
+  const cudaDataType_t in = f32 ? CUDA_R_32F : CUDA_R_16BF;
   const float alpha = 1.0f, beta = 0.0f;
   return cublas_status(
       cublasGemmStridedBatchedEx(
           blas, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(g.N), static_cast<int>(g.T),
-          static_cast<int>(g.K), &alpha, g.w, CUDA_R_16BF, static_cast<int>(g.ldw), g.stride_w, g.x,
-          CUDA_R_16BF, static_cast<int>(g.ldx), g.stride_x, &beta, g.y,
+          static_cast<int>(g.K), &alpha, g.w, in, static_cast<int>(g.ldw), g.stride_w, g.x, in,
+          static_cast<int>(g.ldx), g.stride_x, &beta, g.y,
           g.y_type == GemmType::kF32 ? CUDA_R_32F : CUDA_R_16BF, static_cast<int>(g.ldy),
           g.stride_y, g.batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
       "cublasGemmStridedBatchedEx [" + str(g.T) + " x " + str(g.K) + "] @ [" + str(g.K) + " x " +

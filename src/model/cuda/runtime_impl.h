@@ -28,6 +28,13 @@ inline constexpr int64_t kAttentionBlock = 32;
 // expert after copying the experts' row counts to the host. Deterministic mode always takes the
 // grouped path (bitwise the per-expert row-invariant GEMMs).
 inline constexpr int64_t kGroupedMoeMaxTokens = 128;
+// Default mode: grouped passes of fewer tokens than this take the grouped GEMV (kernels.h), not
+// tensor cores. Measured on an H100 (CudaModelKernels.GroupedGemmTimings, DeepSeek-V2-Lite's
+// gate_up, uniform routing): the GEMV moves the touched weights at 1.7-2.4 TB/s up to 16 tokens
+// and 1.8 at 32 (tensor cores: 1.0-1.6; the row-invariant kernel 1.2-1.9); from 64 tokens the
+// tensor cores lead (1.66 TB/s against 1.15). The crossover interpolates to ~38 tokens.
+// MLASPEC_GROUPED_TC_MIN_TOKENS=N sets it for the process (A/B timing; 0: always tensor cores).
+inline constexpr int64_t kGroupedTcMinTokens = 40;
 
 inline std::string str(int64_t v) {
   return std::to_string(v);
@@ -269,6 +276,7 @@ class Runtime final : public CudaRuntime {
   Buffer x_, hf_, hb_, delta_, shared_, qa_, qab_, q_, ckv_, kvr_, qn_, qatt_, o_, lse_, heads_,
       gu_, act_, xs_, ys_, router_logits_, chosen_, rweights_, row_of_, begin_, gidx_, cpos_, cw_,
       touched_, logits_, argmax_;
+  int64_t grouped_tc_min_tokens_ = kGroupedTcMinTokens;  // MLASPEC_GROUPED_TC_MIN_TOKENS
   // The pass's int32 inputs, one upload: tokens [T], positions [T], slots [T], logit rows [rows],
   // then the attention plan's seq_lens and block table.
   Buffer ints_;

@@ -126,6 +126,15 @@ Status Runtime::init(const cpu::Rope& rope) {
       cuda_status(cudaEventCreateWithFlags(&uploaded_, cudaEventDisableTiming), "cudaEventCreate"));
   const char* graphs_env = std::getenv("MLASPEC_CUDA_GRAPHS");
   graphs_on_ = graphs_env == nullptr || std::string(graphs_env) != "0";
+  if (const char* tc_env = std::getenv("MLASPEC_GROUPED_TC_MIN_TOKENS")) {
+    char* end = nullptr;
+    const long long v = std::strtoll(tc_env, &end, 10);
+    if (end == tc_env || *end != '\0' || v < 0) {
+      return invalid_argument(std::string("MLASPEC_GROUPED_TC_MIN_TOKENS=") + tc_env +
+                              ": not a token count >= 0");
+    }
+    grouped_tc_min_tokens_ = v;
+  }
   MLASPEC_RETURN_IF_ERROR(upload_matrix(embed_, host_.embed_tokens));
   if (!host_.lm_head.empty()) MLASPEC_RETURN_IF_ERROR(upload_matrix(head_, host_.lm_head));
   MLASPEC_RETURN_IF_ERROR(upload_vec(norm_, host_.norm));
