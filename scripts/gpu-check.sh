@@ -48,7 +48,8 @@
 # runs every GPU test, GpuKvWriter.* among them), then issue 40's fp8 kernels. Short of device
 # time: GPU_CHECK_SECONDS=N. AB_ENV="VAR=VALUE" adds, after --v2lite-bench's rows, a
 # bench-model run (batch 1/8/16, q_len 2/8) with that environment variable set (an A/B of a
-# runtime switch such as MLASPEC_GROUPED_TC_MIN_TOKENS).
+# runtime switch such as MLASPEC_GROUPED_TC_MIN_TOKENS). V2LITE_BENCH_ARGS="--context 4096
+# --batch 1 ..." replaces --v2lite-bench's row options (and skips its deterministic rows).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 t_start=$SECONDS
@@ -212,12 +213,14 @@ if [[ -n $real_case ]]; then
     log "bench-model --device cuda on $real_case ($(left) s left)"
     ctx=4096 batches=1,8,16,64 prefill=256,1024,8192 chunks=256,512,1024
     [[ $real_case == kimi ]] && ctx=1024 batches=1,8 prefill=256,1024 chunks=256
+    # V2LITE_BENCH_ARGS replaces the rows' options (a short call: the rows a change moves).
+    rows=(--context $ctx --batch $batches --q-len 2,4,8,16 --prefill $prefill --chunk-tokens $chunks)
+    [[ -n ${V2LITE_BENCH_ARGS:-} ]] && read -ra rows <<< "$V2LITE_BENCH_ARGS"
     timeout $(($(left) - 10)) build-gpu/mlaspec bench-model --model "$dir" --device cuda \
-      --context $ctx --batch $batches --q-len 2,4,8,16 --prefill $prefill --chunk-tokens $chunks \
-      --reps 5 --profile \
+      "${rows[@]}" --reps 5 --profile \
       --json "$RES/bench-model-$real_case.json" > "$RES/bench-model-$real_case.txt" 2>&1 || status=1
     grep -vE "^\[mlaspec info\]" "$RES/bench-model-$real_case.txt" | tail -70
-    if (($(left) > 90)); then
+    if (($(left) > 90)) && [[ -z ${V2LITE_BENCH_ARGS:-} ]]; then
       # What deterministic mode (row-invariant GEMMs, the engine's default) costs at this size.
       log "bench-model --deterministic on $real_case ($(left) s left)"
       timeout $(($(left) - 10)) build-gpu/mlaspec bench-model --model "$dir" --device cuda \
