@@ -39,16 +39,19 @@
 #   (combined, the stages run in this order: --model-only, --eval, --ragged, --serve-bench,
 #   --long-context (which ends the call), --v2lite / --kimi)
 #   --model-only --v2lite   both stages in one call (model tests first), ~500 s with a cold build
-# The next GPU session's plan (2026-12-05, an H100: ragged, eval, serve, V2-Lite long context and
-# the tensor-core expert GEMM ran; docs/perf has their tables): `--model-only --v2lite-bench` to
-# run the new DSparkCuda test and check knowledge.md's prediction for greedy-id steps (verify
-# batch 16 x 8 <= 34 ms), `--eval` for the sorted ragged verify's prediction, then the
-# branches written without a GPU, each merged into a scratch branch first: cuda-chunk-1024
-# (--model-only --v2lite-bench; merge if the model tests pass) and fp8tile-writer (--skip-bench
-# runs every GPU test, GpuKvWriter.* among them), then issue 40's fp8 kernels. Short of device
+# The next GPU session's plan (2026-12-05, seventh session: DSparkCuda, the fp8_tile writer, the
+# grouped GEMV and 1024-token chunks ran and are on main): (1) branch plan-fast (plan_moe in
+# O(T * k), 2 launches per expert on the long path), merged into a scratch branch:
+# MODEL_TESTS='CudaModelKernels.PlanMoe:CudaModelKernels.MoeCombine:*CudaForward*'
+# V2LITE_BENCH_ARGS="--context 4096 --batch 1,16 --q-len 8,16 --prefill 1024,8192
+# --chunk-tokens 1024" --model-only --v2lite-bench; merge if they pass (predicted: the 8192-token
+# prefill 555 -> <= 420 ms); (2) AB_ENV=MLASPEC_GROUPED_MAX_TOKENS=512 --v2lite-bench (predicted:
+# verify batch 16 x 16 77.5 -> <= 55 ms; raise kGroupedMoeMaxTokens if it holds); (3) --eval, the
+# sorted ragged verify's prediction; (4) issue 40's fp8 kernels (fp8_tile attention, fp8 math).
+# Short of device
 # time: GPU_CHECK_SECONDS=N. AB_ENV="VAR=VALUE" adds, after --v2lite-bench's rows, a
-# bench-model run (batch 1/8/16, q_len 2/8) with that environment variable set (an A/B of a
-# runtime switch such as MLASPEC_GROUPED_TC_MIN_TOKENS). V2LITE_BENCH_ARGS="--context 4096
+# bench-model run (batch 1/8/16, q_len 2/8/16, or V2LITE_BENCH_ARGS's rows) with that environment
+# variable set (an A/B of a runtime switch such as MLASPEC_GROUPED_TC_MIN_TOKENS). V2LITE_BENCH_ARGS="--context 4096
 # --batch 1 ..." replaces --v2lite-bench's row options (and skips its deterministic rows).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -233,8 +236,10 @@ if [[ -n $real_case ]]; then
       # An A/B of a runtime switch (AB_ENV="VAR=VALUE", e.g. MLASPEC_GROUPED_TC_MIN_TOKENS=0)
       # against the default rows above, same machine, same checkpoint.
       log "bench-model with $AB_ENV on $real_case ($(left) s left)"
+      ab_rows=(--context $ctx --batch 1,8,16 --q-len 2,8,16 --prefill 0)
+      [[ -n ${V2LITE_BENCH_ARGS:-} ]] && ab_rows=("${rows[@]}")
       timeout $(($(left) - 10)) env "$AB_ENV" build-gpu/mlaspec bench-model --model "$dir" \
-        --device cuda --context $ctx --batch 1,8,16 --q-len 2,8 --prefill 0 --reps 5 \
+        --device cuda "${ab_rows[@]}" --reps 5 \
         --json "$RES/bench-model-$real_case-ab.json" > "$RES/bench-model-$real_case-ab.txt" 2>&1 ||
         status=1
       grep -E "^\| (decode|verify)" "$RES/bench-model-$real_case-ab.txt"

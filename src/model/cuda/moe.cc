@@ -53,7 +53,7 @@ Status Runtime::moe(int layer, int64_t T) {
   ra.bias = d.router_bias.size > 0 ? d.router_bias.ptr() : nullptr;
   MLASPEC_RETURN_IF_ERROR(
       route(at<float>(router_logits_), T, ra, at<int32_t>(chosen_), at<float>(rweights_), stream_));
-  const bool grouped = deterministic_ || T <= kGroupedMoeMaxTokens;
+  const bool grouped = deterministic_ || T <= grouped_max_tokens_;
   MLASPEC_RETURN_IF_ERROR(plan_moe(at<int32_t>(chosen_), at<float>(rweights_), T, k, E,
                                    at<int32_t>(gidx_), at<int32_t>(begin_), at<int32_t>(cpos_),
                                    at<float>(cw_), at<int32_t>(row_of_),

@@ -26,7 +26,9 @@ inline constexpr int64_t kAttentionBlock = 32;
 // q_len 8) run their routed experts through the grouped row-invariant GEMM (kernels.h), with no
 // host round trip (so CUDA graphs can hold them); longer chunks launch cuBLAS GEMMs per touched
 // expert after copying the experts' row counts to the host. Deterministic mode always takes the
-// grouped path (bitwise the per-expert row-invariant GEMMs).
+// grouped path (bitwise the per-expert row-invariant GEMMs). MLASPEC_GROUPED_MAX_TOKENS=N (N in
+// [kCudaGraphMaxTokens, 1024]) sets it for the process: an A/B of the grouped path on longer
+// passes (knowledge.md, "The grouped path beyond 128 tokens").
 inline constexpr int64_t kGroupedMoeMaxTokens = 128;
 // Default mode: grouped passes of fewer tokens than this take the grouped GEMV (kernels.h), not
 // tensor cores. Measured on an H100 (CudaModelKernels.GroupedGemmTimings, DeepSeek-V2-Lite's
@@ -277,6 +279,7 @@ class Runtime final : public CudaRuntime {
       gu_, act_, xs_, ys_, router_logits_, chosen_, rweights_, row_of_, begin_, gidx_, cpos_, cw_,
       touched_, logits_, argmax_;
   int64_t grouped_tc_min_tokens_ = kGroupedTcMinTokens;  // MLASPEC_GROUPED_TC_MIN_TOKENS
+  int64_t grouped_max_tokens_ = kGroupedMoeMaxTokens;    // MLASPEC_GROUPED_MAX_TOKENS
   // The pass's int32 inputs, one upload: tokens [T], positions [T], slots [T], logit rows [rows],
   // then the attention plan's seq_lens and block table.
   Buffer ints_;

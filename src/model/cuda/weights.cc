@@ -126,15 +126,23 @@ Status Runtime::init(const cpu::Rope& rope) {
       cuda_status(cudaEventCreateWithFlags(&uploaded_, cudaEventDisableTiming), "cudaEventCreate"));
   const char* graphs_env = std::getenv("MLASPEC_CUDA_GRAPHS");
   graphs_on_ = graphs_env == nullptr || std::string(graphs_env) != "0";
-  if (const char* tc_env = std::getenv("MLASPEC_GROUPED_TC_MIN_TOKENS")) {
+  // A/B switches of the MoE's grouped path (runtime_impl.h), read once per load.
+  auto env_tokens = [](const char* name, int64_t lo, int64_t hi, int64_t* out) {
+    const char* env = std::getenv(name);
+    if (env == nullptr) return Status::Ok();
     char* end = nullptr;
-    const long long v = std::strtoll(tc_env, &end, 10);
-    if (end == tc_env || *end != '\0' || v < 0) {
-      return invalid_argument(std::string("MLASPEC_GROUPED_TC_MIN_TOKENS=") + tc_env +
-                              ": not a token count >= 0");
+    const long long v = std::strtoll(env, &end, 10);
+    if (end == env || *end != '\0' || v < lo || v > hi) {
+      return invalid_argument(std::string(name) + "=" + env + ": not a token count in [" +
+                              std::to_string(lo) + ", " + std::to_string(hi) + "]");
     }
-    grouped_tc_min_tokens_ = v;
-  }
+    *out = v;
+    return Status::Ok();
+  };
+  MLASPEC_RETURN_IF_ERROR(
+      env_tokens("MLASPEC_GROUPED_TC_MIN_TOKENS", 0, int64_t{1} << 30, &grouped_tc_min_tokens_));
+  MLASPEC_RETURN_IF_ERROR(env_tokens("MLASPEC_GROUPED_MAX_TOKENS", kCudaGraphMaxTokens,
+                                     kDefaultCudaChunkTokens, &grouped_max_tokens_));
   MLASPEC_RETURN_IF_ERROR(upload_matrix(embed_, host_.embed_tokens));
   if (!host_.lm_head.empty()) MLASPEC_RETURN_IF_ERROR(upload_matrix(head_, host_.lm_head));
   MLASPEC_RETURN_IF_ERROR(upload_vec(norm_, host_.norm));
