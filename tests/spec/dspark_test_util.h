@@ -28,6 +28,26 @@
 
 namespace mlaspec::spec::testing {
 
+// One speculative run against plain greedy's: the same outputs, no errors, drafts sent, tau at
+// least min_tau; ragged steps (requests of one step verifying different widths) exactly when the
+// widths are adaptive.
+inline void check_dspark_run(const RunResult& got, const RunResult& want, bool adaptive, int ragged,
+                             const char* label, Device device, double min_tau) {
+  EXPECT_EQ(got.outputs, want.outputs);
+  for (const Status& e : got.errors) EXPECT_TRUE(e.ok()) << e.message();
+  EXPECT_GT(got.stats.drafted, 0);
+  EXPECT_GE(got.stats.accept_length(), min_tau);
+  if (adaptive) {
+    EXPECT_GT(ragged, 0);
+  } else {
+    EXPECT_EQ(ragged, 0);
+  }
+  std::printf("[ info ] %s on %s, %s: tau %.2f, acceptance %.2f, drafted %lld, ragged steps %d\n",
+              label, std::string(device_name(device)).c_str(), adaptive ? "adaptive" : "fixed",
+              got.stats.accept_length(), got.stats.acceptance_rate(),
+              static_cast<long long>(got.stats.drafted), ragged);
+}
+
 // On kCUDA the target and the drafter's DFlash backbone both run on the GPU (the heads on the
 // host, from the backbone's downloaded logits and hidden states).
 inline void check_dspark_lossless(Device device) {
@@ -58,20 +78,7 @@ inline void check_dspark_lossless(Device device) {
     Result<Engine> spec = Engine::create(std::move(target), std::move(recorder), config);
     ASSERT_TRUE(spec.ok()) << spec.status().message();
     const auto got = run_engine(*spec, prompts, {}, 24);
-    EXPECT_EQ(got.outputs, want.outputs);
-    for (const Status& e : got.errors) EXPECT_TRUE(e.ok()) << e.message();
-    EXPECT_GT(got.stats.drafted, 0);
-    if (adaptive) {
-      EXPECT_GT(*ragged, 0);  // requests of one step verified different widths
-    } else {
-      EXPECT_EQ(*ragged, 0);
-    }
-    std::printf(
-        "[ info ] dspark on %s, %s: tau %.2f, acceptance %.2f, drafted %lld, ragged steps "
-        "%d\n",
-        std::string(device_name(device)).c_str(), adaptive ? "adaptive" : "fixed",
-        got.stats.accept_length(), got.stats.acceptance_rate(),
-        static_cast<long long>(got.stats.drafted), *ragged);
+    check_dspark_run(got, want, adaptive, *ragged, "dspark", device, 1.0);
   }
 }
 
@@ -143,22 +150,9 @@ inline void check_dspark_lossless_shipped(Device device) {
     Result<Engine> spec = Engine::create(std::move(target), std::move(recorder), sconfig);
     ASSERT_TRUE(spec.ok()) << spec.status().message();
     const auto got = run_engine(*spec, prompts, {}, new_tokens, stop);
-    EXPECT_EQ(got.outputs, want.outputs);
-    for (const Status& e : got.errors) EXPECT_TRUE(e.ok()) << e.message();
     // Fixed: the backbone's tau on these problems, ~7.5; adaptive cuts blocks at low
     // confidences (3.2-5.1 over seeds).
-    EXPECT_GE(got.stats.accept_length(), adaptive ? 2.0 : 5.0);
-    if (adaptive) {
-      EXPECT_GT(*ragged, 0);
-    } else {
-      EXPECT_EQ(*ragged, 0);
-    }
-    std::printf(
-        "[ info ] dspark shipped on %s, %s: tau %.2f, acceptance %.2f, drafted %lld, ragged "
-        "steps %d\n",
-        std::string(device_name(device)).c_str(), adaptive ? "adaptive" : "fixed",
-        got.stats.accept_length(), got.stats.acceptance_rate(),
-        static_cast<long long>(got.stats.drafted), *ragged);
+    check_dspark_run(got, want, adaptive, *ragged, "dspark shipped", device, adaptive ? 2.0 : 5.0);
   }
 }
 
