@@ -14,11 +14,13 @@ Result<LoadedEngine> load_engine(const ServeOptions& options) {
   if (!fs::is_directory(options.model_dir)) {
     return not_found("--model " + options.model_dir + " is not a directory");
   }
-  if (options.draft != "dflash" && options.draft != "ngram" && options.draft != "none") {
-    return invalid_argument("--draft " + options.draft + " is not one of dflash, ngram, none");
+  if (options.draft != "dflash" && options.draft != "dspark" && options.draft != "ngram" &&
+      options.draft != "none") {
+    return invalid_argument("--draft " + options.draft +
+                            " is not one of dflash, dspark, ngram, none");
   }
-  if (options.draft == "dflash" && options.draft_model_dir.empty()) {
-    return invalid_argument("--draft dflash needs --draft-model DIR");
+  if ((options.draft == "dflash" || options.draft == "dspark") && options.draft_model_dir.empty()) {
+    return invalid_argument("--draft " + options.draft + " needs --draft-model DIR");
   }
   Result<tokenizer::Tokenizer> tok = tokenizer::Tokenizer::from_path(options.model_dir);
   if (!tok.ok()) return tok.status().with_context("tokenizer of --model " + options.model_dir);
@@ -42,6 +44,7 @@ Result<LoadedEngine> load_engine(const ServeOptions& options) {
   Result<spec::MadeDrafter> made =
       spec::make_drafter({.kind = options.draft,
                           .model_dir = options.draft_model_dir,
+                          .verify_width = options.verify_width,
                           .num_draft = options.num_draft,
                           .max_requests = max_running,
                           .max_tokens_per_request = mc.max_position_embeddings,

@@ -58,7 +58,8 @@ Metrics::Metrics()
     : ttft_(latency_bounds()),
       itl_(latency_bounds()),
       e2e_(latency_bounds()),
-      accept_length_({1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, 32}) {}
+      accept_length_({1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, 32}),
+      verify_width_({0, 1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 32}) {}
 
 void Metrics::count_request(const std::string& outcome) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -82,9 +83,10 @@ void Metrics::record_itl(double seconds) {
   itl_.observe(seconds);
 }
 
-void Metrics::record_accept_length(int64_t tokens_per_step) {
+void Metrics::record_step(int64_t tokens, int64_t drafted) {
   std::lock_guard<std::mutex> lock(mu_);
-  accept_length_.observe(static_cast<double>(tokens_per_step));
+  accept_length_.observe(static_cast<double>(tokens));
+  verify_width_.observe(static_cast<double>(drafted));
 }
 
 void Metrics::count_prefill_chunk() {
@@ -136,6 +138,10 @@ std::string Metrics::render() const {
   e2e_.render("mlaspec_request_latency_seconds", "From arrival to the last token", out);
   accept_length_.render("mlaspec_accept_length",
                         "Tokens a request gained per verify step (accepted drafts + 1)", out);
+  verify_width_.render("mlaspec_verify_width",
+                       "Drafts a request sent per verify step (its verify q_len - 1; 0 for a plain "
+                       "decode step): the drafter's width choice",
+                       out);
   scalar(out, "mlaspec_requests_running", "Requests admitted to the engine", "gauge",
          gauges_.running);
   scalar(out, "mlaspec_requests_waiting", "Requests queued for admission", "gauge",

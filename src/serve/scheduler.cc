@@ -370,8 +370,9 @@ void Scheduler::run_step() {
   for (const spec::RequestEvent& ev : out->events) {
     for (auto& a : running_) {
       if (a->ended || a->id != ev.id) continue;
-      if (!ev.tokens.empty())
-        metrics_->record_accept_length(static_cast<int64_t>(ev.tokens.size()));
+      if (!ev.tokens.empty()) {
+        metrics_->record_step(static_cast<int64_t>(ev.tokens.size()), ev.drafted);
+      }
       deliver(*a, ev);
       break;
     }

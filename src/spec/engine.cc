@@ -515,6 +515,7 @@ Result<StepOutput> Engine::step() {
         continue;
       }
       const int32_t num_draft = static_cast<int32_t>(slot.tokens.size());
+      ev.drafted = num_draft;
       const int32_t kept = emit(id, r, acc->tokens, ev);
       // Emitted token i was decided by verify row i (the rows past it are not read).
       add_logprobs(r, verified->requests[k].logits, kept, ev);

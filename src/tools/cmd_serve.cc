@@ -28,6 +28,7 @@ struct ServeCli {
   std::string kv = "bf16";
   std::string device = "cpu";
   int num_draft = 7;
+  std::string verify_width = "fixed";
   int kv_pages = 0;
   int prefill_chunk = 0;
   int64_t prefill_budget = 512;
@@ -63,6 +64,8 @@ void run_serve(const ServeCli& cli) {
     }
   }
   o.num_draft = cli.num_draft;
+  o.verify_width = cli.verify_width == "adaptive" ? spec::VerifyWidthPolicy::Mode::kAdaptive
+                                                  : spec::VerifyWidthPolicy::Mode::kFixed;
   o.kv_dtype = kv_dtypes_option(cli.kv).at(0);
   o.device = cli.device == "cuda" ? Device::kCUDA : Device::kCPU;
   o.kv_pages = cli.kv_pages;
@@ -107,11 +110,17 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--model", cli->model, "Model directory (Hugging Face layout)")
       ->capture_default_str();
   cmd->add_option("--draft", cli->draft,
-                  "Drafter: dflash (--draft-model), ngram or none; default dflash with the "
-                  "drafter/ beside the model when present (the shipped pair), else ngram")
-      ->check(CLI::IsMember({"ngram", "dflash", "none"}));
+                  "Drafter: dflash or dspark (--draft-model), ngram or none; default dflash with "
+                  "the drafter/ beside the model when present (the shipped pair), else ngram")
+      ->check(CLI::IsMember({"ngram", "dflash", "dspark", "none"}));
   cmd->add_option("--draft-model", cli->draft_model,
-                  "With --draft dflash: the drafter's directory");
+                  "With --draft dflash / dspark: the drafter's directory");
+  cmd->add_option("--verify-width", cli->verify_width,
+                  "With --draft dspark: fixed (verify every draft) or adaptive (widths chosen per "
+                  "request and step from the confidences and the batch; docs/dspark.md); the "
+                  "mlaspec_verify_width metric shows them")
+      ->check(CLI::IsMember({"fixed", "adaptive"}))
+      ->capture_default_str();
   cmd->add_option("--host", cli->host, "Address to listen on")->capture_default_str();
   cmd->add_option("--port", cli->port, "Port (0: any free port)")
       ->check(CLI::Range(0, 65535))

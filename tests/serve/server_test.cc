@@ -9,14 +9,17 @@
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <limits>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -545,6 +548,18 @@ TEST(ServeHttp, ModelsHealthMetrics) {
         "mlaspec_attention_rows_total{backend=\"cpu_reference\"} "}) {
     EXPECT_NE(m->body.find(needle), std::string::npos) << needle << "\n" << m->body;
   }
+  // Every step's verify width is recorded beside its accept length; DFlash sends at most
+  // num_draft (7) drafts, and at least one step sent all 7.
+  auto metric = [&](const std::string& name) {
+    const size_t i = m->body.find(name + " ");
+    EXPECT_NE(i, std::string::npos) << name << "\n" << m->body;
+    return i == std::string::npos ? -1.0 : std::stod(m->body.substr(i + name.size() + 1));
+  };
+  const double steps = metric("mlaspec_accept_length_count");
+  EXPECT_GT(steps, 0);
+  EXPECT_EQ(metric("mlaspec_verify_width_count"), steps);
+  EXPECT_EQ(metric("mlaspec_verify_width_bucket{le=\"7\"}"), steps);
+  EXPECT_LT(metric("mlaspec_verify_width_bucket{le=\"6\"}"), steps);
   // The CPU server's attention all ran on the reference: at least one call per layer per token.
   const std::string calls = "mlaspec_attention_calls_total{backend=\"cpu_reference\"} ";
   const size_t at = m->body.find(calls);
@@ -554,6 +569,142 @@ TEST(ServeHttp, ModelsHealthMetrics) {
   ASSERT_TRUE(unknown);
   EXPECT_EQ(unknown->status, 404);
   EXPECT_EQ(json::parse(unknown->body)["error"]["code"], "not_found");
+}
+
+// A DSpark checkpoint for the shipped target in `dir`: the shipped DFlash backbone's weights
+// (models/drafter, copied) with no Markov head and a random confidence head c_k = sigmoid(w . h_k
+// + bias), w ~ N(0, 1 / hidden) (f32, in a shard of its own, both shards listed by
+// model.safetensors.index.json).
+void write_shipped_dspark(const std::filesystem::path& dir, uint32_t seed, float bias) {
+  namespace fs = std::filesystem;
+  fs::create_directories(dir);
+  const fs::path drafter = fs::path(models()) / "drafter";
+  fs::copy_file(drafter / "model.safetensors", dir / "backbone.safetensors",
+                fs::copy_options::overwrite_existing);
+  std::ifstream cfg_in(drafter / "config.json");
+  json cfg = json::parse(cfg_in);
+  cfg["model_type"] = "dspark";
+  cfg["markov_rank"] = 0;
+  cfg["confidence_head"] = true;
+  std::ofstream(dir / "config.json") << cfg.dump(2);
+  // The backbone shard's tensor names, from its header (8-byte little-endian length, then JSON).
+  std::ifstream bb(dir / "backbone.safetensors", std::ios::binary);
+  uint64_t n = 0;
+  bb.read(reinterpret_cast<char*>(&n), 8);
+  std::string header(n, ' ');
+  bb.read(header.data(), static_cast<std::streamsize>(n));
+  const json tensors = json::parse(header);
+  json index;
+  for (auto it = tensors.begin(); it != tensors.end(); ++it) {
+    if (it.key() != "__metadata__") index["weight_map"][it.key()] = "backbone.safetensors";
+  }
+  index["weight_map"]["confidence.weight"] = "heads.safetensors";
+  index["weight_map"]["confidence.bias"] = "heads.safetensors";
+  std::ofstream(dir / "model.safetensors.index.json") << index.dump(2);
+  const int hidden = cfg["hidden_size"].get<int>();
+  std::vector<float> w(static_cast<size_t>(hidden) + 1);
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f / std::sqrt(static_cast<float>(hidden)));
+  for (int i = 0; i < hidden; ++i) w[static_cast<size_t>(i)] = normal(rng);
+  w[static_cast<size_t>(hidden)] = bias;
+  json h;
+  h["confidence.weight"] = {
+      {"dtype", "F32"}, {"shape", {1, hidden}}, {"data_offsets", {0, 4 * hidden}}};
+  h["confidence.bias"] = {
+      {"dtype", "F32"}, {"shape", {1}}, {"data_offsets", {4 * hidden, 4 * hidden + 4}}};
+  std::string hs = h.dump();
+  hs.resize((hs.size() + 7) / 8 * 8, ' ');
+  const uint64_t hn = hs.size();
+  std::ofstream out(dir / "heads.safetensors", std::ios::binary);
+  out.write(reinterpret_cast<const char*>(&hn), 8);
+  out.write(hs.data(), static_cast<std::streamsize>(hs.size()));
+  out.write(reinterpret_cast<const char*>(w.data()), static_cast<std::streamsize>(4 * w.size()));
+}
+
+// The per-bucket (not cumulative) counts of a Prometheus histogram in `body`, by bound.
+std::map<std::string, double> histogram_counts(const std::string& body, const std::string& name) {
+  std::map<std::string, double> out;
+  double before = 0;
+  size_t pos = 0;
+  const std::string key = name + "_bucket{le=\"";
+  while ((pos = body.find(key, pos)) != std::string::npos) {
+    const size_t q = body.find('"', pos + key.size());
+    const std::string le = body.substr(pos + key.size(), q - pos - key.size());
+    const double cumulative = std::stod(body.substr(body.find(' ', q) + 1));
+    out[le] = cumulative - before;
+    before = cumulative;
+    pos = q;
+  }
+  return out;
+}
+
+// A histogram's `_sum / _count` in a /metrics body.
+double histogram_mean(const std::string& body, const std::string& name) {
+  auto value = [&](const std::string& key) {
+    const size_t i = body.find(key + " ");
+    EXPECT_NE(i, std::string::npos) << key;
+    return i == std::string::npos ? 0.0 : std::stod(body.substr(i + key.size() + 1));
+  };
+  const double count = value(name + "_count");
+  return count > 0 ? value(name + "_sum") / count : 0.0;
+}
+
+// serve --draft dspark on the shipped target, fixed and adaptive widths: the texts equal plain
+// greedy's, and the mlaspec_verify_width histogram shows the widths (one per step, beside its
+// accept length): adaptive sends fewer drafts per step on average than fixed, and more than one
+// width.
+TEST(ServeHttp, DSparkWidthsShowInMetricsAndKeepGreedyText) {
+  const uint32_t seed = std::random_device{}();
+  std::printf("[ info ] dspark confidence head seed %u\n", seed);
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("mlaspec-serve-dspark-" + std::to_string(seed));
+  // Confidences around sigmoid(0) = 0.5: the adaptive rule stops a block once the product of
+  // its confidences no longer pays for a verify row (a few drafts in), where fixed sends all 7.
+  write_shipped_dspark(dir, seed, 0.0f);
+  ServeOptions plain_options = options(1);
+  plain_options.draft = "none";
+  Reference plain(plain_options);
+  const std::vector<std::string> prompts = heldout_prompts(4);
+  double mean_width[2] = {0, 0};
+  for (const auto mode :
+       {spec::VerifyWidthPolicy::Mode::kFixed, spec::VerifyWidthPolicy::Mode::kAdaptive}) {
+    const bool adaptive = mode == spec::VerifyWidthPolicy::Mode::kAdaptive;
+    SCOPED_TRACE(adaptive ? "adaptive" : "fixed");
+    ServeOptions o = options(4);
+    o.draft = "dspark";
+    o.draft_model_dir = dir.string();
+    o.verify_width = mode;
+    std::unique_ptr<Server> s = start(o);
+    ASSERT_TRUE(s);
+    for (const std::string& prompt : prompts) {
+      httplib::Result r =
+          post(s->port(), "/v1/completions", json{{"prompt", prompt}, {"max_tokens", 48}}.dump());
+      ASSERT_TRUE(r);
+      ASSERT_EQ(r->status, 200) << r->body;
+      EXPECT_EQ(json::parse(r->body)["choices"][0]["text"], plain.text(prompt, 48)) << prompt;
+    }
+    httplib::Client cli("127.0.0.1", s->port());
+    httplib::Result m = cli.Get("/metrics");
+    ASSERT_TRUE(m);
+    const auto widths = histogram_counts(m->body, "mlaspec_verify_width");
+    const auto gains = histogram_counts(m->body, "mlaspec_accept_length");
+    double steps = 0, width_steps = 0;
+    int distinct = 0;
+    for (const auto& [le, c] : gains) steps += c;
+    for (const auto& [le, c] : widths) {
+      width_steps += c;
+      distinct += c > 0 ? 1 : 0;
+    }
+    EXPECT_GT(steps, 0) << m->body;
+    EXPECT_EQ(width_steps, steps) << m->body;
+    if (adaptive) EXPECT_GE(distinct, 2) << m->body;
+    mean_width[adaptive] = histogram_mean(m->body, "mlaspec_verify_width");
+  }
+  std::printf("[ info ] mean verify width: fixed %.2f, adaptive %.2f\n", mean_width[0],
+              mean_width[1]);
+  EXPECT_GT(mean_width[0], 6.0);  // 7 but near each request's token limit
+  EXPECT_LT(mean_width[1], mean_width[0] - 0.5);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(ServeHttp, ThirtyTwoConcurrentStreamsGetTheirOwnText) {

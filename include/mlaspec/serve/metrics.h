@@ -60,7 +60,9 @@ class Metrics {
   void record_done(int64_t prompt_tokens, int64_t completion_tokens, double e2e_seconds);
   void record_ttft(double seconds);
   void record_itl(double seconds);
-  void record_accept_length(int64_t tokens_per_step);
+  // One request's verify (or decode) step: the tokens it gained and the drafts it sent (its
+  // verify width, which DSpark's scheduler chooses per request and step).
+  void record_step(int64_t tokens, int64_t drafted);
   void count_prefill_chunk();  // one Engine::prefill_chunk call
   void count_preemption();     // a running request sent back to the queue
   void set_gauges(EngineGauges gauges);
@@ -79,6 +81,7 @@ class Metrics {
   Histogram itl_;
   Histogram e2e_;
   Histogram accept_length_;
+  Histogram verify_width_;
   EngineGauges gauges_;
 };
 

@@ -18,6 +18,7 @@
 #include "mlaspec/core/tensor.h"
 #include "mlaspec/serve/metrics.h"
 #include "mlaspec/serve/scheduler.h"
+#include "mlaspec/spec/verify_width.h"
 
 namespace mlaspec::serve {
 
@@ -26,9 +27,12 @@ bool server_available();
 
 struct ServeOptions {
   std::string model_dir;         // config.json, safetensors, tokenizer.json, tokenizer_config.json
-  std::string draft = "dflash";  // dflash, ngram or none
-  std::string draft_model_dir;   // with dflash
-  int num_draft = 7;             // dflash: at most the checkpoint's block size - 1
+  std::string draft = "dflash";  // dflash, dspark, ngram or none
+  std::string draft_model_dir;   // with dflash / dspark
+  int num_draft = 7;             // dflash / dspark: at most the checkpoint's block size - 1
+  // dspark: every draft verified (kFixed) or widths chosen per request and step from the
+  // confidences and the batch (kAdaptive; spec/verify_width.h).
+  spec::VerifyWidthPolicy::Mode verify_width = spec::VerifyWidthPolicy::Mode::kFixed;
   DType kv_dtype = DType::kBF16;
   // Where the target runs: kCPU, or kCUDA (the CUDA model runtime; drafters stay on the CPU).
   Device device = Device::kCPU;

@@ -101,6 +101,9 @@ struct RequestEvent {
   RequestId id = 0;
   std::vector<int32_t> tokens;          // emitted this time, in order
   std::vector<TokenLogprobs> logprobs;  // GenerationRequest::logprobs >= 0: one per token
+  // Drafts this step verified for the request (its verify q_len - 1; 0 for a plain decode step
+  // or a prefill's first token): the width the drafter's policy chose (DSpark's scheduler).
+  int32_t drafted = 0;
   bool finished = false;
   FinishReason reason = FinishReason::kNone;
   Status error;  // not ok: the request failed in this step (pages freed; batchmates unaffected)
