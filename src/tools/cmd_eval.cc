@@ -133,8 +133,7 @@ void run_eval_command(const EvalCli& cli) {
   std::vector<spec::Engine> engines;
   for (const std::string& d : drafts) {
     espec.draft = d;
-    espec.verify_width = cli.verify_width == "adaptive" ? spec::VerifyWidthPolicy::Mode::kAdaptive
-                                                        : spec::VerifyWidthPolicy::Mode::kFixed;
+    espec.verify_width = verify_width_mode(cli.verify_width);
     Result<spec::Engine> e = spec::make_engine(espec);
     if (!e.ok()) bad_input(e.status());
     log_debug("eval: " + e->describe());
@@ -274,10 +273,7 @@ void add_eval_command(CLI::App& app) {
   cmd->add_option("--draft-model", cli->draft_model,
                   "With --draft dflash / dspark: the drafter's directory")
       ->capture_default_str();
-  cmd->add_option("--verify-width", cli->verify_width,
-                  "With --draft dspark: fixed or adaptive verify widths (docs/dspark.md)")
-      ->check(CLI::IsMember({"fixed", "adaptive"}))
-      ->capture_default_str();
+  add_verify_width_option(*cmd, &cli->verify_width);
   cmd->add_option("--data", cli->data,
                   "Held-out problems, JSON lines with prompt and answer (the first -n are run)")
       ->capture_default_str();

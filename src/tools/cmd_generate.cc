@@ -134,16 +134,15 @@ void run_generate(const GenerateCli& cli) {
   config.fp8_math_attention = cli.fp8_math;
   config.max_requests = 1;
   config.max_tokens_per_request = prompt_len + cli.max_tokens;
-  Result<spec::MadeDrafter> made = spec::make_drafter(
-      {.kind = cli.draft,
-       .model_dir = cli.draft_model,
-       .verify_width = cli.verify_width == "adaptive" ? spec::VerifyWidthPolicy::Mode::kAdaptive
-                                                      : spec::VerifyWidthPolicy::Mode::kFixed,
-       .num_draft = cli.num_draft,
-       .max_requests = config.max_requests,
-       .max_tokens_per_request = config.max_tokens_per_request,
-       .target_kv_dtype = config.kv_dtype},
-      *model);
+  Result<spec::MadeDrafter> made =
+      spec::make_drafter({.kind = cli.draft,
+                          .model_dir = cli.draft_model,
+                          .verify_width = verify_width_mode(cli.verify_width),
+                          .num_draft = cli.num_draft,
+                          .max_requests = config.max_requests,
+                          .max_tokens_per_request = config.max_tokens_per_request,
+                          .target_kv_dtype = config.kv_dtype},
+                         *model);
   if (!made.ok()) bad_input(made.status());
   config.num_draft = made->num_draft;
   std::unique_ptr<spec::Drafter> drafter = std::move(made->drafter);
@@ -284,12 +283,7 @@ void add_generate_command(CLI::App& app) {
   cmd->add_option("--draft-model", cli->draft_model,
                   "With --draft dflash / dspark: the drafter's directory (config.json, "
                   "safetensors)");
-  cmd->add_option("--verify-width", cli->verify_width,
-                  "With --draft dspark: fixed (verify every draft) or adaptive (per request, the "
-                  "width with the most expected tokens per verify cost from the confidences; "
-                  "docs/dspark.md)")
-      ->check(CLI::IsMember({"fixed", "adaptive"}))
-      ->capture_default_str();
+  add_verify_width_option(*cmd, &cli->verify_width);
   auto* prompt = cmd->add_option("--prompt", cli->prompt, "Prompt text");
   auto* file = cmd->add_option("--prompt-file", cli->prompt_file, "Read the prompt from a file");
   prompt->excludes(file);

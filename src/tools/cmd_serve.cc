@@ -64,8 +64,7 @@ void run_serve(const ServeCli& cli) {
     }
   }
   o.num_draft = cli.num_draft;
-  o.verify_width = cli.verify_width == "adaptive" ? spec::VerifyWidthPolicy::Mode::kAdaptive
-                                                  : spec::VerifyWidthPolicy::Mode::kFixed;
+  o.verify_width = verify_width_mode(cli.verify_width);
   o.kv_dtype = kv_dtypes_option(cli.kv).at(0);
   o.device = cli.device == "cuda" ? Device::kCUDA : Device::kCPU;
   o.kv_pages = cli.kv_pages;
@@ -115,12 +114,7 @@ void add_serve_command(CLI::App& app) {
       ->check(CLI::IsMember({"ngram", "dflash", "dspark", "none"}));
   cmd->add_option("--draft-model", cli->draft_model,
                   "With --draft dflash / dspark: the drafter's directory");
-  cmd->add_option("--verify-width", cli->verify_width,
-                  "With --draft dspark: fixed (verify every draft) or adaptive (widths chosen per "
-                  "request and step from the confidences and the batch; docs/dspark.md); the "
-                  "mlaspec_verify_width metric shows them")
-      ->check(CLI::IsMember({"fixed", "adaptive"}))
-      ->capture_default_str();
+  add_verify_width_option(*cmd, &cli->verify_width);
   cmd->add_option("--host", cli->host, "Address to listen on")->capture_default_str();
   cmd->add_option("--port", cli->port, "Port (0: any free port)")
       ->check(CLI::Range(0, 65535))

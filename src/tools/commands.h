@@ -6,6 +6,7 @@
 
 #include "mlaspec/core/dtype.h"
 #include "mlaspec/core/status.h"
+#include "mlaspec/spec/verify_width.h"
 
 namespace CLI {
 class App;
@@ -38,5 +39,10 @@ class InputError : public Error {
 // The KV dtypes of a `--kv bf16|fp8|both` option; anything else throws mlaspec::Error naming the
 // value.
 std::vector<DType> kv_dtypes_option(const std::string& kv);
+
+// `--verify-width fixed|adaptive` on `cmd` (generate, eval, serve: DSpark's width policy, into
+// `value`, default fixed), and the mode it names.
+void add_verify_width_option(CLI::App& cmd, std::string* value);
+spec::VerifyWidthPolicy::Mode verify_width_mode(const std::string& value);
 
 }  // namespace mlaspec::tools
