@@ -40,8 +40,8 @@
 #   --long-context (which ends the call), --v2lite / --kimi)
 #   --model-only --v2lite   both stages in one call (model tests first), ~500 s with a cold build
 # The next GPU session's plan (2026-12-05, seventh session: DSparkCuda, the fp8_tile writer, the
-# grouped GEMV and 1024-token chunks ran and are on main): (1) branch plan-fast (plan_moe in
-# O(T * k), 2 launches per expert on the long path), merged into a scratch branch:
+# grouped GEMV and 1024-token chunks ran and are on main): (1) dev/pending/plan-fast.patch
+# (plan_moe in O(T * k), 2 launches per expert on the long path; dev/pending/README.md), applied:
 # MODEL_TESTS='CudaModelKernels.PlanMoe:CudaModelKernels.MoeCombine:*CudaForward*'
 # V2LITE_BENCH_ARGS="--context 4096 --batch 1,16 --q-len 8,16 --prefill 1024,8192
 # --chunk-tokens 1024" --model-only --v2lite-bench; merge if they pass (predicted: the 8192-token
