@@ -1041,15 +1041,24 @@ void check_grouped_kernel(const std::string& name, GroupedKernel kernel,
   }
 }
 
+// A grouped kernel refuses an [N, K] expert shape it cannot take (kInvalidArgument), with or
+// without rows to run.
+void expect_refuses(GroupedKernel kernel, int64_t N, int64_t K) {
+  gpu::GroupedGemm bad;
+  bad.N = N, bad.K = K, bad.k = 1, bad.experts = 1;
+  for (int64_t rows : {0, 1}) {
+    bad.max_rows = rows;
+    EXPECT_EQ(kernel(bad, nullptr).code(), StatusCode::kInvalidArgument) << N << " x " << K;
+  }
+}
+
 // The grouped expert GEMM on tensor cores (default mode, passes of >= kGroupedTcMinTokens).
 // Shapes the kernel cannot take are refused.
 TEST(CudaModelKernels, GroupedTensorCoreGemm) {
   MLASPEC_SKIP_WITHOUT_GPU();
   EXPECT_FALSE(gpu::grouped_tc_fits(61, 256));
   EXPECT_FALSE(gpu::grouped_tc_fits(64, 257));
-  gpu::GroupedGemm bad;
-  bad.max_rows = 1, bad.N = 61, bad.K = 257, bad.k = 1, bad.experts = 1;
-  EXPECT_EQ(gpu::gemm_grouped_tc(bad, nullptr).code(), StatusCode::kInvalidArgument);
+  expect_refuses(gpu::gemm_grouped_tc, 61, 257);
   check_grouped_kernel("grouped_tc", gpu::gemm_grouped_tc,
                        {{"V2-Lite gate_up", 64, 6, 2 * 1408, 2048},
                         {"V2-Lite down", 64, 6, 2048, 1408},
@@ -1063,9 +1072,7 @@ TEST(CudaModelKernels, GroupedGemv) {
   MLASPEC_SKIP_WITHOUT_GPU();
   EXPECT_FALSE(gpu::grouped_gemv_fits(64, 257));
   EXPECT_TRUE(gpu::grouped_gemv_fits(61, 256));
-  gpu::GroupedGemm bad;
-  bad.max_rows = 1, bad.N = 64, bad.K = 257, bad.k = 1, bad.experts = 1;
-  EXPECT_EQ(gpu::gemm_grouped_gemv(bad, nullptr).code(), StatusCode::kInvalidArgument);
+  expect_refuses(gpu::gemm_grouped_gemv, 64, 257);
   check_grouped_kernel("grouped_gemv", gpu::gemm_grouped_gemv,
                        {{"V2-Lite gate_up", 64, 6, 2 * 1408, 2048},
                         {"V2-Lite down", 64, 6, 2048, 1408},

@@ -8,6 +8,7 @@
 
 #include <climits>
 #include <string>
+#include <type_traits>
 
 #include "kernels.h"
 
@@ -880,23 +881,32 @@ Status plan_moe(const int32_t* chosen, const float* weights, int64_t T, int k, i
   return launched("plan_moe");
 }
 
-Status gemm_grouped_row_invariant(const GroupedGemm& g, void* stream) {
+// The grouped expert GEMMs' shared launch: the grid's expert slots (touched_slots; 0 = nothing to
+// do), refused past the grid's 65535, and `launch(grid_z, y)` with y typed by g.y_type.
+template <typename Launch>
+Status launch_grouped(const GroupedGemm& g, const char* name, Launch&& launch) {
   const int64_t slots = touched_slots(g.max_rows, g.k, g.experts);
   if (g.max_rows == 0 || g.N == 0 || slots == 0) return Status::Ok();
   if (slots > 65535) {
-    return invalid_argument("gemm_grouped_row_invariant: " + std::to_string(slots) +
+    return invalid_argument(std::string(name) + ": " + std::to_string(slots) +
                             " expert slots exceed the grid's 65535");
   }
-  const dim3 grid(blocks_for(g.N, kWarps), 1, static_cast<unsigned>(slots));
-  const cudaStream_t s = as_stream(stream);
+  const auto z = static_cast<unsigned>(slots);
   if (g.y_type == GemmType::kF32) {
-    gemm_grouped_ri_kernel<float><<<grid, kWarps * 32, 0, s>>>(
-        g.x, g.K, g.w, g.begin, g.touched, static_cast<float*>(g.y), g.N, g.N, g.K);
+    launch(z, static_cast<float*>(g.y));
   } else {
-    gemm_grouped_ri_kernel<uint16_t><<<grid, kWarps * 32, 0, s>>>(
-        g.x, g.K, g.w, g.begin, g.touched, static_cast<uint16_t*>(g.y), g.N, g.N, g.K);
+    launch(z, static_cast<uint16_t*>(g.y));
   }
-  return launched("gemm_grouped_row_invariant");
+  return launched(name);
+}
+
+Status gemm_grouped_row_invariant(const GroupedGemm& g, void* stream) {
+  return launch_grouped(g, "gemm_grouped_row_invariant", [&](unsigned z, auto* y) {
+    using TY = std::remove_pointer_t<decltype(y)>;
+    gemm_grouped_ri_kernel<TY>
+        <<<dim3(blocks_for(g.N, kWarps), 1, z), kWarps * 32, 0, as_stream(stream)>>>(
+            g.x, g.K, g.w, g.begin, g.touched, y, g.N, g.N, g.K);
+  });
 }
 
 bool grouped_gemv_fits(int64_t N, int64_t K) {
@@ -904,26 +914,16 @@ bool grouped_gemv_fits(int64_t N, int64_t K) {
 }
 
 Status gemm_grouped_gemv(const GroupedGemm& g, void* stream) {
-  const int64_t slots = touched_slots(g.max_rows, g.k, g.experts);
-  if (g.max_rows == 0 || g.N == 0 || slots == 0) return Status::Ok();
   if (!grouped_gemv_fits(g.N, g.K)) {
     return invalid_argument("gemm_grouped_gemv: K " + std::to_string(g.K) +
                             " must be a positive multiple of " + std::to_string(kChunk));
   }
-  if (slots > 65535) {
-    return invalid_argument("gemm_grouped_gemv: " + std::to_string(slots) +
-                            " expert slots exceed the grid's 65535");
-  }
-  const dim3 grid(blocks_for(g.N, kGemvWarps * kGemvCols), 1, static_cast<unsigned>(slots));
-  const cudaStream_t s = as_stream(stream);
-  if (g.y_type == GemmType::kF32) {
-    gemm_grouped_gemv_kernel<float><<<grid, kGemvWarps * 32, 0, s>>>(
-        g.x, g.w, g.begin, g.touched, static_cast<float*>(g.y), g.N, g.K);
-  } else {
-    gemm_grouped_gemv_kernel<uint16_t><<<grid, kGemvWarps * 32, 0, s>>>(
-        g.x, g.w, g.begin, g.touched, static_cast<uint16_t*>(g.y), g.N, g.K);
-  }
-  return launched("gemm_grouped_gemv");
+  return launch_grouped(g, "gemm_grouped_gemv", [&](unsigned z, auto* y) {
+    using TY = std::remove_pointer_t<decltype(y)>;
+    gemm_grouped_gemv_kernel<TY>
+        <<<dim3(blocks_for(g.N, kGemvWarps * kGemvCols), 1, z), kGemvWarps * 32, 0,
+           as_stream(stream)>>>(g.x, g.w, g.begin, g.touched, y, g.N, g.K);
+  });
 }
 
 bool grouped_tc_fits(int64_t N, int64_t K) {
@@ -931,27 +931,17 @@ bool grouped_tc_fits(int64_t N, int64_t K) {
 }
 
 Status gemm_grouped_tc(const GroupedGemm& g, void* stream) {
-  const int64_t slots = touched_slots(g.max_rows, g.k, g.experts);
-  if (g.max_rows == 0 || g.N == 0 || slots == 0) return Status::Ok();
   if (!grouped_tc_fits(g.N, g.K)) {
     return invalid_argument("gemm_grouped_tc: N " + std::to_string(g.N) + " and K " +
                             std::to_string(g.K) + " must be multiples of " +
                             std::to_string(kTcCols) + " and 16");
   }
-  if (slots > 65535) {
-    return invalid_argument("gemm_grouped_tc: " + std::to_string(slots) +
-                            " expert slots exceed the grid's 65535");
-  }
-  const dim3 grid(static_cast<unsigned>(g.N / kTcCols), 1, static_cast<unsigned>(slots));
-  const cudaStream_t s = as_stream(stream);
-  if (g.y_type == GemmType::kF32) {
-    gemm_grouped_tc_kernel<float><<<grid, kTcWarps * 32, 0, s>>>(
-        g.x, g.w, g.begin, g.touched, static_cast<float*>(g.y), g.N, g.K);
-  } else {
-    gemm_grouped_tc_kernel<uint16_t><<<grid, kTcWarps * 32, 0, s>>>(
-        g.x, g.w, g.begin, g.touched, static_cast<uint16_t*>(g.y), g.N, g.K);
-  }
-  return launched("gemm_grouped_tc");
+  return launch_grouped(g, "gemm_grouped_tc", [&](unsigned z, auto* y) {
+    using TY = std::remove_pointer_t<decltype(y)>;
+    gemm_grouped_tc_kernel<TY>
+        <<<dim3(static_cast<unsigned>(g.N / kTcCols), 1, z), kTcWarps * 32, 0, as_stream(stream)>>>(
+            g.x, g.w, g.begin, g.touched, y, g.N, g.K);
+  });
 }
 
 Status gemm_row_invariant(const RowInvariantGemm& g, void* stream) {
