@@ -987,9 +987,11 @@ using GroupedKernel = Status (*)(const gpu::GroupedGemm&, void*);
 // A default-mode grouped expert GEMM (`kernel`, named `name`): every routed row within the f32
 // accumulation bound of the CPU's linear, every output written (poisoned y), and each row bitwise
 // what the same row gives routed alone (a one-token pass to its expert): the row-invariance that
-// makes a token's result independent of its batchmates.
+// makes a token's result independent of its batchmates. With `same_bits_as`, also bitwise that
+// kernel's output on the same call.
 void check_grouped_kernel(const std::string& name, GroupedKernel kernel,
-                          const std::vector<ExpertShape>& shapes, const std::vector<int64_t>& Ts) {
+                          const std::vector<ExpertShape>& shapes, const std::vector<int64_t>& Ts,
+                          GroupedKernel same_bits_as = nullptr) {
   for (const ExpertShape& sh : shapes) {
     const Experts ex = random_experts(sh.E, sh.N, sh.K);
     const auto& w = ex.w;
@@ -1018,6 +1020,16 @@ void check_grouped_kernel(const std::string& name, GroupedKernel kernel,
         expert_reference(xr, w[static_cast<size_t>(e)], r0, m, sh.N, sh.K, &want, &bound);
       }
       expect_near_all(got, want, bound, name + " " + tag);
+      if (same_bits_as != nullptr) {
+        Buffer dy2 = poisoned<float>(n * sh.N);
+        gpu::GroupedGemm g2 = g;
+        g2.y = dy2.data();
+        ASSERT_TRUE(same_bits_as(g2, nullptr).ok());
+        sync();
+        const std::vector<float> other = download<float>(dy2);
+        ASSERT_EQ(0, std::memcmp(other.data(), got.data(), got.size() * sizeof(float)))
+            << name << " " << tag << ": not bitwise the other kernel's output";
+      }
       // Row-invariance: a sampled row routed alone (T = 1, k = 1) gives the same bits.
       for (const auto& [e, r] : sample) {
         MoePlan p1 = plan_routing({e}, 1, 1, sh.E);
@@ -1067,7 +1079,8 @@ TEST(CudaModelKernels, GroupedTensorCoreGemm) {
 }
 
 // The grouped GEMV (default mode, passes of fewer tokens), including column counts that leave a
-// warp's last columns empty and experts with more rows than one row group.
+// warp's last columns empty and experts with more rows than one row group; bitwise the grouped
+// row-invariant kernel (the same order of operations per sum).
 TEST(CudaModelKernels, GroupedGemv) {
   MLASPEC_SKIP_WITHOUT_GPU();
   EXPECT_FALSE(gpu::grouped_gemv_fits(64, 257));
@@ -1078,7 +1091,7 @@ TEST(CudaModelKernels, GroupedGemv) {
                         {"V2-Lite down", 64, 6, 2048, 1408},
                         {"Kimi-like down", 384, 8, 1024, 544},
                         {"odd N", 37, 5, 61, 264}},
-                       {1, 2, 5, 16, 31});
+                       {1, 2, 5, 16, 31}, gpu::gemm_grouped_row_invariant);
 }
 
 // Timings (printed, not asserted): the three grouped expert kernels on DeepSeek-V2-Lite's
