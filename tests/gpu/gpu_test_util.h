@@ -6,6 +6,10 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
 #include <vector>
 
 #include "mlaspec/core/status.h"
@@ -21,6 +25,15 @@ inline bool have_gpu() {
 // Skips the current test on a machine without a CUDA device.
 #define MLASPEC_SKIP_WITHOUT_GPU() \
   if (!::mlaspec::testing::have_gpu()) GTEST_SKIP() << "no CUDA device"
+
+// A fresh seed for a test's random inputs, printed under `who`; MLASPEC_TEST_SEED=N replays a run.
+inline uint32_t fresh_seed(const char* who) {
+  const char* env = std::getenv("MLASPEC_TEST_SEED");
+  const uint32_t seed = env != nullptr ? static_cast<uint32_t>(std::strtoul(env, nullptr, 10))
+                                       : std::random_device{}();
+  std::printf("[%s] seed %u (MLASPEC_TEST_SEED=%u replays it)\n", who, seed, seed);
+  return seed;
+}
 
 template <typename T>
 Buffer upload(const std::vector<T>& v) {

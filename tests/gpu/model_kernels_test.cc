@@ -80,13 +80,7 @@ class WorstRatioReport : public ::testing::Environment {
 // Fresh inputs every run (every bound here holds for any data); the seed is printed, and
 // MLASPEC_TEST_SEED=N replays a run.
 std::mt19937& rng() {
-  static std::mt19937 g = [] {
-    const char* env = std::getenv("MLASPEC_TEST_SEED");
-    const uint32_t seed = env != nullptr ? static_cast<uint32_t>(std::strtoul(env, nullptr, 10))
-                                         : std::random_device{}();
-    std::printf("[kernels] seed %u (MLASPEC_TEST_SEED=%u replays it)\n", seed, seed);
-    return std::mt19937(seed);
-  }();
+  static std::mt19937 g(testing::fresh_seed("kernels"));
   return g;
 }
 
