@@ -7,7 +7,9 @@ then: completions and chat completions, streaming and not, greedy; each text mus
 come back in the shapes the client parses (completions and chat, streaming and not: one entry per
 token, the greedy token the most likely one, streamed equal to non-streamed); an out-of-range
 top_logprobs raises the client's BadRequestError; `mlaspec bench-serve` completes its requests
-against the same server.
+against the same server. Then the same texts from `serve --draft dspark --verify-width adaptive`
+(a DSpark checkpoint written here: the shipped DFlash backbone and a random confidence head), with
+every step's verify width in /metrics.
 
 Exit 77 (ctest: skipped) when `openai` cannot be imported; scripts/install-deps.sh installs it.
 
@@ -16,6 +18,9 @@ Exit 77 (ctest: skipped) when `openai` cannot be imported; scripts/install-deps.
 import argparse
 import json
 import os
+import random
+import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -38,16 +43,80 @@ def generate(mlaspec, prompt):
     return json.loads(out.stdout)["text"]
 
 
-def start_server(mlaspec, log):
+def start_server(mlaspec, log, extra=()):
     proc = subprocess.Popen(
         [mlaspec, "serve", "--model", os.path.join(MODELS, "target"), "--port", "0",
-         "--max-running", "4", "--served-model-name", "tiny"],
+         "--max-running", "4", "--served-model-name", "tiny", *extra],
         stdout=subprocess.PIPE, stderr=log, text=True)
     line = proc.stdout.readline()
     if "listening on " not in line:
         proc.kill()
         raise SystemExit("serve did not start: " + line)
     return proc, line.strip().split("listening on ")[1]
+
+
+def write_dspark(path):
+    """A DSpark checkpoint for the shipped target: models/drafter's weights (no Markov head) and a
+    random confidence head around 0.5 in a shard of its own, listed by an index."""
+    drafter = os.path.join(MODELS, "drafter")
+    backbone = os.path.join(path, "backbone.safetensors")
+    shutil.copy(os.path.join(drafter, "model.safetensors"), backbone)
+    with open(os.path.join(drafter, "config.json")) as f:
+        cfg = json.load(f)
+    cfg.update(model_type="dspark", markov_rank=0, confidence_head=True)
+    with open(os.path.join(path, "config.json"), "w") as f:
+        json.dump(cfg, f)
+    with open(backbone, "rb") as f:
+        names = json.loads(f.read(struct.unpack("<Q", f.read(8))[0]))
+    weight_map = {k: "backbone.safetensors" for k in names if k != "__metadata__"}
+    weight_map["confidence.weight"] = weight_map["confidence.bias"] = "heads.safetensors"
+    with open(os.path.join(path, "model.safetensors.index.json"), "w") as f:
+        json.dump({"weight_map": weight_map}, f)
+    h = cfg["hidden_size"]
+    w = [random.gauss(0.0, h ** -0.5) for _ in range(h)] + [0.0]
+    header = json.dumps({
+        "confidence.weight": {"dtype": "F32", "shape": [1, h], "data_offsets": [0, 4 * h]},
+        "confidence.bias": {"dtype": "F32", "shape": [1], "data_offsets": [4 * h, 4 * h + 4]}})
+    header += " " * (-len(header) % 8)
+    with open(os.path.join(path, "heads.safetensors"), "wb") as f:
+        f.write(struct.pack("<Q", len(header)) + header.encode() + struct.pack(f"<{h + 1}f", *w))
+
+
+def check_dspark(mlaspec, expected, check):
+    """serve --draft dspark --verify-width adaptive: the client's texts equal generate's, and
+    /metrics counts one verify width per step."""
+    import openai
+    import urllib.request
+    with tempfile.TemporaryDirectory() as ckpt, tempfile.TemporaryFile(mode="w+") as log:
+        write_dspark(ckpt)
+        proc, url = start_server(mlaspec, log, ["--draft", "dspark", "--draft-model", ckpt,
+                                                "--verify-width", "adaptive"])
+        try:
+            client = openai.OpenAI(base_url=url + "/v1", api_key="none", max_retries=0,
+                                   timeout=60)
+            c = client.completions.create(model="tiny", prompt=CHAT_PROMPT,
+                                          max_tokens=MAX_TOKENS, temperature=0)
+            check("dspark completion text", c.choices[0].text, expected)
+            text = ""
+            for chunk in client.chat.completions.create(
+                    model="tiny", messages=[{"role": "user", "content": QUESTION}],
+                    max_tokens=MAX_TOKENS, temperature=0, stream=True):
+                if chunk.choices and chunk.choices[0].delta.content:
+                    text += chunk.choices[0].delta.content
+            check("dspark streamed chat text", text, expected)
+            metrics = urllib.request.urlopen(url + "/metrics", timeout=10).read().decode()
+            counts = {line.split()[0]: float(line.split()[1]) for line in metrics.splitlines()
+                      if line.startswith(("mlaspec_verify_width_count",
+                                          "mlaspec_accept_length_count"))}
+            widths = counts.get("mlaspec_verify_width_count", 0)
+            check("dspark: a verify width per step",
+                  widths > 0 and widths == counts.get("mlaspec_accept_length_count"), True)
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
 
 
 def check_logprobs(client, check, failures):
@@ -177,6 +246,7 @@ def main():
             if failures:
                 log.seek(0)
                 sys.stderr.write(log.read()[-4000:])
+    check_dspark(mlaspec, expected_completion, check)
     for f in failures:
         print("FAIL: " + f)
     return 1 if failures else 0
