@@ -52,7 +52,10 @@
 # time: GPU_CHECK_SECONDS=N. AB_ENV="VAR=VALUE" adds, after --v2lite-bench's rows, a
 # bench-model run (batch 1/8/16, q_len 2/8/16, or V2LITE_BENCH_ARGS's rows) with that environment
 # variable set (an A/B of a runtime switch such as MLASPEC_GROUPED_TC_MIN_TOKENS). V2LITE_BENCH_ARGS="--context 4096
-# --batch 1 ..." replaces --v2lite-bench's row options (and skips its deterministic rows).
+# --batch 1 ..." replaces --v2lite-bench's row options (and skips its deterministic rows unless
+# V2LITE_DET=1). AB_ARGS="--context 4096 ..." replaces the A/B run's row options.
+# V2LITE_CHECK_ARGS="--fp8 --speed" passes options to scripts/v2lite_check.py (--v2lite).
+# V2LITE_NSYS="--batch 1 --q-len 8" adds an Nsight Systems trace of those rows (per-kernel sums).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 t_start=$SECONDS
@@ -207,6 +210,8 @@ if [[ -n $real_case ]]; then
   limit=$(($(left) - 150))  # keeps ~150 s for bench-model on the same checkpoint
   ((limit < 240)) && limit=$(($(left) - 10))
   check=(--keep --timeout 330 --json "$RES/$real_case.json")
+  # V2LITE_CHECK_ARGS="--fp8 --speed": also the fp8 checkpoint and transformers' timings.
+  [[ -n ${V2LITE_CHECK_ARGS:-} ]] && read -ra extra <<< "$V2LITE_CHECK_ARGS" && check+=("${extra[@]}")
   ((bench_only)) && check=(--make-only)  # the checkpoint only, for bench-model
   timeout "$limit" python3 scripts/v2lite_check.py --case "$real_case" \
     --mlaspec build-gpu/mlaspec --dir "$dir" "${check[@]}" \
@@ -223,7 +228,7 @@ if [[ -n $real_case ]]; then
       "${rows[@]}" --reps 5 --profile \
       --json "$RES/bench-model-$real_case.json" > "$RES/bench-model-$real_case.txt" 2>&1 || status=1
     grep -vE "^\[mlaspec info\]" "$RES/bench-model-$real_case.txt" | tail -70
-    if (($(left) > 90)) && [[ -z ${V2LITE_BENCH_ARGS:-} ]]; then
+    if (($(left) > 90)) && [[ -z ${V2LITE_BENCH_ARGS:-} || -n ${V2LITE_DET:-} ]]; then
       # What deterministic mode (row-invariant GEMMs, the engine's default) costs at this size.
       log "bench-model --deterministic on $real_case ($(left) s left)"
       timeout $(($(left) - 10)) build-gpu/mlaspec bench-model --model "$dir" --device cuda \
@@ -238,11 +243,31 @@ if [[ -n $real_case ]]; then
       log "bench-model with $AB_ENV on $real_case ($(left) s left)"
       ab_rows=(--context $ctx --batch 1,8,16 --q-len 2,8,16 --prefill 0)
       [[ -n ${V2LITE_BENCH_ARGS:-} ]] && ab_rows=("${rows[@]}")
+      [[ -n ${AB_ARGS:-} ]] && read -ra ab_rows <<< "$AB_ARGS"
       timeout $(($(left) - 10)) env "$AB_ENV" build-gpu/mlaspec bench-model --model "$dir" \
         --device cuda "${ab_rows[@]}" --reps 5 \
         --json "$RES/bench-model-$real_case-ab.json" > "$RES/bench-model-$real_case-ab.txt" 2>&1 ||
         status=1
       grep -E "^\| (decode|verify)" "$RES/bench-model-$real_case-ab.txt"
+    fi
+    if [[ -n ${V2LITE_NSYS:-} ]] && (($(left) > 90)); then
+      # Where a step's GPU time goes, kernel by kernel (V2LITE_NSYS="--batch 1 --q-len 8"): an
+      # Nsight Systems trace of bench-model's rows (graphs on), summarised per kernel.
+      nsys=$(command -v nsys || ls /usr/local/cuda/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys \
+        2>/dev/null | head -1)
+      if [[ -n $nsys ]]; then
+        log "nsys on bench-model $V2LITE_NSYS ($(left) s left)"
+        read -ra nsys_rows <<< "$V2LITE_NSYS"
+        timeout $(($(left) - 30)) "$nsys" profile -t cuda,nvtx --cuda-graph-trace=node -o "$RES/nsys-$real_case" --force-overwrite true \
+          build-gpu/mlaspec bench-model --model "$dir" --device cuda --context $ctx \
+          "${nsys_rows[@]}" --prefill 0 --reps 5 > "$RES/nsys-run.txt" 2>&1 || status=1
+        "$nsys" stats -r cuda_gpu_kern_sum,cuda_api_sum,cuda_gpu_trace --format csv \
+          -o "$RES/nsys-$real_case" "$RES/nsys-$real_case.nsys-rep" > "$RES/nsys-stats.txt" 2>&1
+        rm -f "$RES/nsys-$real_case.sqlite"
+        head -40 "$RES"/nsys-"$real_case"_cuda_gpu_kern_sum.csv 2>/dev/null
+      else
+        log "no nsys on this machine"
+      fi
     fi
   fi
   rm -rf "$dir"

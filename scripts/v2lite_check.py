@@ -8,6 +8,7 @@ transformers saved, and the two runtimes' logits compared.
     python3 scripts/v2lite_check.py --case tiny-v2 --device cpu --mlaspec-device cpu \
         --mlaspec build/mlaspec          # the same steps at toy size, on a CPU-only machine
     python3 scripts/v2lite_check.py --case v2lite --dir /tmp/x --make-only   # steps 1-2 only
+    python3 scripts/v2lite_check.py --case v2lite --fp8 --speed   # also fp8 weights, and timings
 
 Steps (each timed and printed; scripts/gpu-check.sh --v2lite runs it under a time limit):
   1. the config (v2lite: DeepSeek-V2-Lite's config.json - 27 layers, hidden 2048, 16 heads,
@@ -25,6 +26,21 @@ Steps (each timed and printed; scripts/gpu-check.sh --v2lite runs it under a tim
      same tokens, logits written as raw f32;
   5. the table: per row, max |mlaspec - ref| / max |ref| against both references, and whether the
      argmax agrees (with the reference's top-2 gap, so a disagreement on a near-tie shows as one).
+
+--fp8 (issue 33's "also with fp8 block-scaled weights made from them"): before step 2 every
+projection weight of the layers (q/kv/o, the dense MLP, every expert; not the embeddings, lm_head,
+router or norms) is quantized to e4m3 in 128 x 128 blocks with a power-of-two scale per block
+(the smallest with |w| / scale <= 448), and the model keeps the dequantized values code x scale,
+which bf16 holds exactly. After step 5 the saved checkpoint is rewritten as DeepSeek's fp8 format
+(`weight` F8_E4M3 + `weight_scale_inv` F32 per block, `quantization_config` fp8 / e4m3 /
+[128, 128]) in <dir>-fp8, each tensor checked to dequantize bitwise to the bf16 one, and mlaspec
+runs on it: its logits are held to the same bound against the same references (the weights are
+the same values), and compared with its logits from the bf16 checkpoint.
+
+--speed times transformers' bf16 model on the GPU on the same weights, for bench-model's table
+(issue 33: "against transformers on the same weights in the same run"): a decode step and a
+q_len 8 verify step at batch 1 after a --speed-context prompt (median of 5, the cache cut back
+after each), and a prefill of that prompt. Eager attention, the model as transformers builds it.
 
 Bound: the CUDA runtime's stated bound against the CPU runtime is 3e-2 of the row's largest
 |logit| (docs/model.md, "CUDA runtime": bf16 at every GEMM input, f32 accumulation); against
@@ -149,6 +165,157 @@ def compare(name, got, ref):
     return rows
 
 
+def is_quantized(name, ndim):
+    """The projections DeepSeek's fp8 checkpoints keep in e4m3: every 2-D (or fused 3-D expert)
+    weight inside the layers but the router's gate and the norms."""
+    return ("layers." in name and ndim >= 2 and not name.endswith("norm.weight")
+            and not name.endswith("mlp.gate.weight"))
+
+
+def quantize_blocks(w, block=128):
+    """w [..., out, in] -> (e4m3 codes, f32 scales [..., ceil(out/block), ceil(in/block)]): each
+    block's scale is the smallest power of two with max |w| / scale <= 448 (1 for a block of
+    zeros), so code x scale is exact in bf16 and in f32."""
+    *lead, rows, cols = w.shape
+    br, bc = -(-rows // block), -(-cols // block)
+    wf = w.float()
+    padded = torch.nn.functional.pad(wf, (0, bc * block - cols, 0, br * block - rows))
+    amax = padded.reshape(*lead, br, block, bc, block).abs().amax(dim=(-3, -1))
+    scale = torch.where(amax > 0, torch.exp2(torch.ceil(torch.log2(amax / 448.0))),
+                        torch.ones_like(amax))
+    full = scale.repeat_interleave(block, -2).repeat_interleave(block, -1)[..., :rows, :cols]
+    return (wf / full).to(torch.float8_e4m3fn), scale
+
+
+def dequantize_blocks(codes, scale, block=128):
+    rows, cols = codes.shape[-2:]
+    full = scale.repeat_interleave(block, -2).repeat_interleave(block, -1)[..., :rows, :cols]
+    return codes.float() * full
+
+
+def quantize_model(model):
+    """Every projection weight replaced by its e4m3 block-quantized value (exact in bf16)."""
+    n = 0
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if is_quantized(name, p.dim()):
+                codes, scale = quantize_blocks(p)
+                p.copy_(dequantize_blocks(codes, scale).to(p.dtype))
+                n += p.numel()
+    return n
+
+
+def write_fp8_checkpoint(src, dst):
+    """src's safetensors shards rewritten with every projection weight as e4m3 codes + f32
+    weight_scale_inv (DeepSeek's fp8 layout), the rest as saved; returns (bytes, seconds). Each
+    tensor must dequantize bitwise to the saved one (its values are already code x scale)."""
+    from safetensors import safe_open
+    from safetensors.torch import save_file
+    t = time.time()
+    shutil.rmtree(dst, ignore_errors=True)
+    os.makedirs(dst)
+    weight_map = {}
+    for shard in sorted(n for n in os.listdir(src) if n.endswith(".safetensors")):
+        out = {}
+        with safe_open(os.path.join(src, shard), framework="pt") as f:
+            for name in f.keys():
+                w = f.get_tensor(name)
+                if is_quantized(name, w.dim()):
+                    codes, scale = quantize_blocks(w)
+                    back = dequantize_blocks(codes, scale).to(w.dtype)
+                    if not torch.equal(back.view(torch.int16), w.view(torch.int16)):
+                        raise RuntimeError(f"{name}: e4m3 codes x scales do not give the saved "
+                                           "bf16 values back")
+                    out[name] = codes.contiguous()
+                    out[name + "_scale_inv"] = scale.contiguous()
+                else:
+                    out[name] = w
+        save_file(out, os.path.join(dst, shard), metadata={"format": "pt"})
+        weight_map.update({k: shard for k in out})
+    with open(os.path.join(dst, "model.safetensors.index.json"), "w") as f:
+        json.dump({"metadata": {}, "weight_map": weight_map}, f)
+    with open(os.path.join(src, "config.json")) as f:
+        cj = json.load(f)
+    cj["quantization_config"] = {"quant_method": "fp8", "fmt": "e4m3",
+                                 "activation_scheme": "dynamic", "weight_block_size": [128, 128]}
+    with open(os.path.join(dst, "config.json"), "w") as f:
+        json.dump(cj, f, indent=2, sort_keys=True)
+    size = sum(os.path.getsize(os.path.join(dst, n)) for n in os.listdir(dst))
+    return size, time.time() - t
+
+
+def time_transformers(model, vocab, context, reps=5):
+    """transformers' bf16 model on its device: a prefill of `context` random tokens, then decode
+    (1 token) and verify (8 tokens) steps after it, each the median of `reps` with the cache cut
+    back to `context` after each; seconds."""
+    dev = next(model.parameters()).device
+    sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
+    g = torch.Generator().manual_seed(7)
+    ids = torch.randint(0, vocab, (1, context), generator=g).to(dev)
+    res = {}
+    with torch.no_grad():
+        sync()
+        t = time.time()
+        out = model(ids, use_cache=True)
+        sync()
+        res["prefill_s"] = time.time() - t
+        cache = out.past_key_values
+        for label, q in (("decode_s", 1), ("verify8_s", 8)):
+            times = []
+            for _ in range(reps):
+                step = torch.randint(0, vocab, (1, q), generator=g).to(dev)
+                sync()
+                t = time.time()
+                model(step, past_key_values=cache, use_cache=True)
+                sync()
+                times.append(time.time() - t)
+                cache.crop(-q)  # back to `context` tokens (a negative count removes)
+            res[label] = sorted(times)[len(times) // 2]
+        del out, cache
+    return res
+
+
+def run_mlaspec(args, model_dir, tokens, logits_path, vocab):
+    """`mlaspec model-logits` on model_dir: (logits [rows, vocab] f32 or None, seconds)."""
+    cmd = [args.mlaspec, "model-logits", "--model", model_dir, "--device", args.mlaspec_device,
+           "--tokens", tokens, "--out", logits_path]
+    if args.mlaspec_device == "cuda":
+        cmd += ["--mem-fraction", "0.95"]
+    log("running " + " ".join(cmd))
+    t = time.time()
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
+    took = time.time() - t
+    sys.stdout.write(p.stdout)
+    if p.returncode != 0:
+        sys.stdout.write(p.stderr[-4000:])
+        log(f"mlaspec failed (exit {p.returncode})")
+        return None, took
+    got = torch.frombuffer(bytearray(open(logits_path, "rb").read()),
+                           dtype=torch.float32).reshape(-1, vocab)
+    return got, took
+
+
+def verdict(label, rows, hf):
+    """Prints the rows' table; True when the f32 rows hold the bound and the argmax rule."""
+    print(f"\n| {label} row | ref | max abs err / max abs logit | argmax equal | "
+          f"ref top-2 gap / max abs logit |")
+    print("|---|---|---|---|---|")
+    for r in rows + hf:
+        print(f"| {'prefill' if r['row'] == 0 else 'decode ' + str(r['row'])} | {r['ref']} | "
+              f"{r['rel_err']:.2e} | {'yes' if r['argmax_equal'] else 'NO'} | "
+              f"{r['top2_gap']:.2e} |")
+    f32_rows = [r for r in rows if r["ref"] == "f32"]
+    worst = max(r["rel_err"] for r in f32_rows)
+    agree = sum(r["argmax_equal"] for r in f32_rows)
+    # A disagreement counts only where the reference's top-2 gap exceeds twice the error.
+    bad_argmax = [r for r in f32_rows if not r["argmax_equal"] and r["top2_gap"] > 2 * r["rel_err"]]
+    ok = worst <= BOUND_REL and not bad_argmax
+    print(f"\n{label}: max rel error vs transformers f32 {worst:.2e} (bound {BOUND_REL:g}); "
+          f"argmax {agree}/{len(f32_rows)} rows equal; transformers' own bf16 vs f32: "
+          f"{max(r['rel_err'] for r in hf):.2e} -> {'PASS' if ok else 'FAIL'}")
+    return ok
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--case", choices=sorted(CASES), default="v2lite")
@@ -165,12 +332,19 @@ def main():
     ap.add_argument("--make-only", action="store_true",
                     help="only steps 1-2: build and save the checkpoint to --dir (kept), then exit "
                          "(scripts/long_context.py makes its V2-Lite-shaped model this way)")
+    ap.add_argument("--fp8", action="store_true",
+                    help="weights quantized to e4m3 128x128 blocks; mlaspec also loads them from "
+                         "an fp8 checkpoint (<dir>-fp8)")
+    ap.add_argument("--speed", action="store_true",
+                    help="also time transformers' bf16 decode / verify / prefill on the weights")
+    ap.add_argument("--speed-context", type=int, default=4096)
     args = ap.parse_args()
     if args.make_only:
         args.keep = True
 
     case = CASES[args.case]
     out_dir = args.dir or f"/tmp/mlaspec-{args.case}"
+    fp8_dir = out_dir.rstrip("/") + "-fp8"
     shutil.rmtree(out_dir, ignore_errors=True)
     os.makedirs(out_dir)
     timings = {}
@@ -199,6 +373,21 @@ def main():
         timings["build_s"] = time.time() - t
         log(f"{args.case}: {params / 1e9:.2f} B parameters built on {args.device} in bf16 "
             f"({timings['build_s']:.1f} s)")
+        if args.fp8:
+            t = time.time()
+            n = quantize_model(model)
+            timings["quantize_s"] = time.time() - t
+            log(f"fp8: {n / 1e9:.2f} B projection weights quantized to e4m3 128x128 blocks "
+                f"({timings['quantize_s']:.1f} s)")
+        speed = {}
+        if args.speed:
+            speed = time_transformers(model, config.vocab_size, args.speed_context)
+            log(f"transformers bf16 at S = {args.speed_context}: decode {speed['decode_s'] * 1e3:.1f} ms, "
+                f"verify q_len 8 {speed['verify8_s'] * 1e3:.1f} ms, prefill {args.speed_context} "
+                f"tokens {speed['prefill_s'] * 1e3:.0f} ms")
+            gc.collect()
+            if args.device == "cuda":
+                torch.cuda.empty_cache()
 
         t = time.time()
         model.save_pretrained(out_dir, max_shard_size="5GB")
@@ -251,21 +440,9 @@ def main():
         with open(tokens, "w") as f:
             json.dump({"prompt": ids[:args.prompt_len], "decode": ids[args.prompt_len:]}, f)
         logits_path = os.path.join(out_dir, "mlaspec_logits.f32")
-        cmd = [args.mlaspec, "model-logits", "--model", out_dir, "--device", args.mlaspec_device,
-               "--tokens", tokens, "--out", logits_path]
-        if args.mlaspec_device == "cuda":
-            cmd += ["--mem-fraction", "0.95"]
-        log("running " + " ".join(cmd))
-        t = time.time()
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
-        timings["mlaspec_s"] = time.time() - t
-        sys.stdout.write(p.stdout)
-        if p.returncode != 0:
-            sys.stdout.write(p.stderr[-4000:])
-            log(f"mlaspec failed (exit {p.returncode})")
+        got, timings["mlaspec_s"] = run_mlaspec(args, out_dir, tokens, logits_path, vocab)
+        if got is None:
             return 1
-        got = torch.frombuffer(bytearray(open(logits_path, "rb").read()),
-                               dtype=torch.float32).reshape(-1, vocab)
         if got.shape != ref_f32.shape:
             log(f"mlaspec wrote {tuple(got.shape)} logits, expected {tuple(ref_f32.shape)}")
             return 1
@@ -274,31 +451,42 @@ def main():
 
         rows = compare("f32", got, ref_f32) + compare("bf16", got, ref_bf16)
         hf = compare("hf bf16 vs f32", ref_bf16, ref_f32)
-        print(f"\n| {args.case} row | ref | max abs err / max abs logit | argmax equal | "
-              f"ref top-2 gap / max abs logit |")
-        print("|---|---|---|---|---|")
-        for r in rows + hf:
-            print(f"| {'prefill' if r['row'] == 0 else 'decode ' + str(r['row'])} | {r['ref']} | "
-                  f"{r['rel_err']:.2e} | {'yes' if r['argmax_equal'] else 'NO'} | "
-                  f"{r['top2_gap']:.2e} |")
-        f32_rows = [r for r in rows if r["ref"] == "f32"]
-        worst = max(r["rel_err"] for r in f32_rows)
-        agree = sum(r["argmax_equal"] for r in f32_rows)
-        # A disagreement counts only where the reference's top-2 gap exceeds twice the error.
-        bad_argmax = [r for r in f32_rows if not r["argmax_equal"] and r["top2_gap"] > 2 * r["rel_err"]]
-        ok = worst <= BOUND_REL and not bad_argmax
-        print(f"\n{args.case}: max rel error vs transformers f32 {worst:.2e} (bound {BOUND_REL:g}); "
-              f"argmax {agree}/{len(f32_rows)} rows equal; transformers' own bf16 vs f32: "
-              f"{max(r['rel_err'] for r in hf):.2e} -> {'PASS' if ok else 'FAIL'}")
+        ok = verdict(args.case + (" (bf16 checkpoint of the fp8 values)" if args.fp8 else ""),
+                     rows, hf)
+        fp8 = {}
+        if args.fp8:
+            fp8_bytes, timings["fp8_write_s"] = write_fp8_checkpoint(out_dir, fp8_dir)
+            log(f"fp8 checkpoint: {fp8_bytes / 1e9:.1f} GB in {fp8_dir} "
+                f"({timings['fp8_write_s']:.1f} s)")
+            got8, timings["mlaspec_fp8_s"] = run_mlaspec(
+                args, fp8_dir, tokens, os.path.join(fp8_dir, "mlaspec_logits.f32"), vocab)
+            if got8 is None or got8.shape != ref_f32.shape:
+                log("mlaspec on the fp8 checkpoint failed")
+                return 1
+            rows8 = compare("f32", got8, ref_f32) + compare("bf16", got8, ref_bf16)
+            ok8 = verdict(args.case + " fp8 checkpoint", rows8, hf)
+            same = torch.equal(got8, got)
+            diff = (got8 - got).abs().max().item() / ref_f32.abs().max().item()
+            print(f"mlaspec on the fp8 checkpoint vs on the bf16 one (the same values): "
+                  f"{'bitwise equal' if same else f'max rel diff {diff:.2e}'}")
+            fp8 = dict(bytes=fp8_bytes, rows=rows8, pass_=ok8, bitwise_equal_to_bf16=same)
+            ok = ok and ok8
+        if speed:
+            print(f"transformers bf16 (same weights, eager attention, S = {args.speed_context}): "
+                  f"decode {speed['decode_s'] * 1e3:.1f} ms, verify q_len 8 "
+                  f"{speed['verify8_s'] * 1e3:.1f} ms, prefill {speed['prefill_s'] * 1e3:.0f} ms")
         print("timings: " + ", ".join(f"{k} {v:.1f}" for k, v in timings.items()))
         if args.json:
             with open(args.json, "w") as f:
                 json.dump(dict(case=args.case, params=params, bytes=size, timings=timings,
-                               rows=rows, hf_bf16_vs_f32=hf, pass_=ok), f, indent=1)
+                               rows=rows, hf_bf16_vs_f32=hf, pass_=ok, fp8=fp8,
+                               transformers_speed=dict(speed, context=args.speed_context)),
+                          f, indent=1)
         return 0 if ok else 1
     finally:
         if not args.keep:
             shutil.rmtree(out_dir, ignore_errors=True)
+            shutil.rmtree(fp8_dir, ignore_errors=True)
 
 
 if __name__ == "__main__":
