@@ -106,8 +106,8 @@ Result<Engine> Engine::create(model::Model target, std::unique_ptr<Drafter> draf
     // Said here, before any pool is allocated, rather than by the writer on the first prefill.
     return unsupported(
         "target kv fp8_tile on " + std::string(device_name(target.device())) +
-        ": no CUDA backend or KV writer handles the per-tile-scaled fp8 layout yet (the guard "
-        "refuses it); use --kv bf16 or fp8 on cuda, or run the CPU runtime");
+        ": the engine's CUDA path is not enabled for the per-tile-scaled fp8 layout yet; use "
+        "--kv bf16 or fp8 on cuda, or run the CPU runtime");
   }
   if (config.fp8_math_attention && config.kv_dtype != DType::kFP8E4M3) {
     return invalid_argument("fp8-math attention needs kv fp8 (fp8_e4m3); kv is " +

@@ -41,31 +41,43 @@ TEST(Guard, CpuReferenceServesAnyPageSizeAndBothDtypes) {
             "kv dtype f32 is not readable by cpu_reference (reads bf16|fp8_e4m3|fp8_tile)");
 }
 
-// The per-tile-scaled layout: the CPU reference reads it; each CUDA backend refuses it by name,
-// saying it is not fp8_e4m3 and what to do (no backend may read it as something else).
-TEST(Guard, Fp8TileIsServedByTheReferenceOnlyAndRefusedWithItsReason) {
+// The per-tile-scaled layout: the CPU reference and both CUDA backends read it (their caps list it
+// by name, apart from fp8_e4m3), over every shape their caps give; kv_scale must stay 1 (validate).
+// A backend whose caps lack it still refuses it with the reason, saying it is not fp8_e4m3.
+TEST(Guard, Fp8TileIsServedByTheReferenceAndTheCudaBackends) {
   EXPECT_TRUE(can_serve(kCpuReferenceCaps, shape(3, 128, DType::kFP8Tile, 1)).ok());
   for (const BackendCaps* c : {&cuda::kFoldCaps, &cuda::kRowwiseCaps}) {
     SCOPED_TRACE(std::string(c->name));
-    ASSERT_TRUE(can_serve(*c, shape(8, 16, DType::kFP8E4M3)).ok());
-    const Status st = can_serve(*c, shape(8, 16, DType::kFP8Tile));
-    EXPECT_EQ(st.code(), StatusCode::kUnsupported);
-    EXPECT_EQ(st.message(), "kv dtype fp8_tile is not readable by " + std::string(c->name) +
-                                " (reads bf16|fp8_e4m3); fp8_tile is the per-tile-scaled layout "
-                                "(656-byte rows, one f32 scale per 128 latent values), which " +
-                                std::string(c->name) +
-                                " has no kernel for: use a bf16 or fp8_e4m3 pool, or the "
-                                "cpu_reference backend");
+    EXPECT_TRUE(can_serve(*c, shape(8, 16, DType::kFP8E4M3)).ok());
+    for (int q : {1, 7, 32}) {
+      for (int h : {8, 16, 128}) {
+        for (int page : {16, 32, 64}) {
+          EXPECT_TRUE(can_serve(*c, shape(q, h, DType::kFP8Tile, page)).ok())
+              << "q " << q << " H " << h << " page " << page;
+        }
+      }
+    }
+    EXPECT_EQ(can_serve(*c, shape(8, 16, DType::kFP8Tile, 8)).code(), StatusCode::kUnsupported);
+    EXPECT_NE(describe_caps(*c).find("kv bf16|fp8_e4m3|fp8_tile"), std::string::npos);
   }
+  BackendCaps no_tile = cuda::kFoldCaps;
+  no_tile.kv_dtypes = dtype_bit(DType::kBF16) | dtype_bit(DType::kFP8E4M3);
+  const Status st = can_serve(no_tile, shape(8, 16, DType::kFP8Tile));
+  EXPECT_EQ(st.code(), StatusCode::kUnsupported);
+  EXPECT_EQ(st.message(),
+            "kv dtype fp8_tile is not readable by cuda_fold (reads bf16|fp8_e4m3); fp8_tile is the "
+            "per-tile-scaled layout (656-byte rows, one f32 scale per 128 latent values), which "
+            "cuda_fold has no kernel for: use a bf16 or fp8_e4m3 pool, or the cpu_reference "
+            "backend");
   EXPECT_EQ(shape(1, 16, DType::kFP8Tile).to_string(), "B=1,H=16,q=1,S=4096,kv=fp8tile,page=64");
   EXPECT_NE(describe_caps(kCpuReferenceCaps).find("kv bf16|fp8_e4m3|fp8_tile"), std::string::npos);
 }
 
 TEST(Guard, DescribeCaps) {
-  EXPECT_EQ(
-      describe_caps(cuda::kFoldCaps),
-      "device cuda, q_len 1..32, H 8..128, batch <= 512, seq_len <= 16777216, kv "
-      "bf16|fp8_e4m3, page 16|32|64, deterministic yes, fp8-math no, split-kv yes, ragged yes");
+  EXPECT_EQ(describe_caps(cuda::kFoldCaps),
+            "device cuda, q_len 1..32, H 8..128, batch <= 512, seq_len <= 16777216, kv "
+            "bf16|fp8_e4m3|fp8_tile, page 16|32|64, deterministic yes, fp8-math no, split-kv yes, "
+            "ragged yes");
 }
 
 // The CUDA backends do not offer fp8 math yet: each must refuse the option by name (a backend that

@@ -110,7 +110,8 @@ void run_case(DType dtype, int page_size, const char* backend_name) {
   ASSERT_TRUE(lse_dev.copy_to_host(lse.data(), lse.size() * 4).ok());
   attn::VerifyArgs h = a;
   h.q = TensorView(q.data(), DType::kBF16, {B, Q, H, attn::kHeadDimQK});
-  h.kv.pages = TensorView(layer_host.data(), dtype, {ps.num_pages, page_size, attn::kHeadDimQK});
+  h.kv.pages =
+      TensorView(layer_host.data(), dtype, {ps.num_pages, page_size, attn::kv_row_width(dtype)});
   h.block_table = host_view.value().block_table;
   h.seq_lens = host_view.value().seq_lens;
   h.block_table_host = TensorView();
@@ -132,7 +133,7 @@ void run_case(DType dtype, int page_size, const char* backend_name) {
 TEST(PoolAttention, CudaBackendsReadThePoolsViews) {
   MLASPEC_SKIP_WITHOUT_GPU();
   for (const char* name : {"cuda_fold", "cuda_rowwise"}) {
-    for (DType dt : {DType::kBF16, DType::kFP8E4M3}) {
+    for (DType dt : {DType::kBF16, DType::kFP8E4M3, DType::kFP8Tile}) {
       for (int page : {16, 64}) run_case(dt, page, name);
     }
   }

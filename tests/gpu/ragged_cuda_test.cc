@@ -1,7 +1,7 @@
 // Ragged verify on the CUDA backends (requests with different q_len in one call: one uniform
 // launch per run of equal q_len, attention/verify.h for_each_uniform_run), over a sweep (H 16 ..
-// 128, pages 16 and 64, bf16 and fp8, q_len 1 mixed with 32, seq_len == q_len, ragged contexts),
-// fresh random inputs (the seed is printed) and poisoned outputs:
+// 128, pages 16, 32 and 64, bf16, fp8 and fp8_tile, q_len 1 mixed with 32, seq_len == q_len, ragged
+// contexts), fresh random inputs (the seed is printed) and poisoned outputs:
 //   - cuda_fold and cuda_rowwise within the uniform sweep's bounds of the CPU reference's ragged
 //     result, every element written;
 //   - fold == rowwise bitwise in default and deterministic mode;
@@ -83,8 +83,8 @@ struct RaggedProblem {
     a.block_table_host =
         TensorView(p.block_table.data() + b0 * p.max_pages, DType::kI32, {B, p.max_pages});
     a.seq_lens_host = TensorView(p.seq_lens.data() + b0, DType::kI32, {B});
-    a.kv.pages =
-        TensorView(dkv.data(), s.kv_dtype, {p.num_pages, s.page_size, kHeadDimQK}, Device::kCUDA);
+    a.kv.pages = TensorView(dkv.data(), s.kv_dtype,
+                            {p.num_pages, s.page_size, kv_row_width(s.kv_dtype)}, Device::kCUDA);
     a.block_table = TensorView(static_cast<int32_t*>(dbt.data()) + b0 * p.max_pages, DType::kI32,
                                {B, p.max_pages}, Device::kCUDA);
     a.seq_lens =
@@ -145,9 +145,11 @@ TEST(CudaRaggedVerify, MatchesReferenceFoldEqualsRowwiseEachRequestEqualsAlone) 
   std::printf("[ragged cuda] seed %u\n", seed);
   std::mt19937_64 rng(seed);
   const std::vector<Sweep> sweep = {
-      {16, 64, DType::kBF16, {1, 32, 5, 5, 1}}, {16, 16, DType::kFP8E4M3, {8, 3, 32}},
-      {64, 64, DType::kBF16, {2, 2, 7}},        {128, 16, DType::kFP8E4M3, {1, 32}},
-      {128, 64, DType::kBF16, {4, 1, 4, 1, 4}}, {32, 32, DType::kBF16, {32, 32, 1}},
+      {16, 64, DType::kBF16, {1, 32, 5, 5, 1}},    {16, 16, DType::kFP8E4M3, {8, 3, 32}},
+      {64, 64, DType::kBF16, {2, 2, 7}},           {128, 16, DType::kFP8E4M3, {1, 32}},
+      {128, 64, DType::kBF16, {4, 1, 4, 1, 4}},    {32, 32, DType::kBF16, {32, 32, 1}},
+      {16, 32, DType::kFP8Tile, {1, 32, 5, 5, 1}}, {8, 16, DType::kFP8Tile, {9, 1, 31}},
+      {128, 64, DType::kFP8Tile, {2, 17, 1}},
   };
   std::unique_ptr<Backend> fold = make_cuda_fold_backend().value();
   std::unique_ptr<Backend> rowwise = make_cuda_rowwise_backend().value();

@@ -18,6 +18,7 @@
 #include "launch.h"
 #include "mlaspec/attention/backend.h"
 #include "mlaspec/core/cuda_device.h"
+#include "mlaspec/core/fp8_tile.h"
 #include "mlaspec/core/log.h"
 #include "plan.h"
 #include "traits.h"
@@ -47,9 +48,11 @@ Status init_kernels_once() {
   static cudaError_t err = cudaSuccess;
   std::call_once(flag, [] {
     const cudaError_t errs[] = {
-        init_verify_kernel<uint16_t, 16>(), init_verify_kernel<uint16_t, 32>(),
-        init_verify_kernel<uint16_t, 64>(), init_verify_kernel<uint8_t, 16>(),
-        init_verify_kernel<uint8_t, 32>(),  init_verify_kernel<uint8_t, 64>()};
+        init_verify_kernel<uint16_t, 16>(),  init_verify_kernel<uint16_t, 32>(),
+        init_verify_kernel<uint16_t, 64>(),  init_verify_kernel<uint8_t, 16>(),
+        init_verify_kernel<uint8_t, 32>(),   init_verify_kernel<uint8_t, 64>(),
+        init_verify_kernel<Fp8TileKv, 16>(), init_verify_kernel<Fp8TileKv, 32>(),
+        init_verify_kernel<Fp8TileKv, 64>()};
     for (cudaError_t e : errs) {
       if (e != cudaSuccess && err == cudaSuccess) err = e;
     }
@@ -78,19 +81,20 @@ EncodeTiledFn encode_tiled_fn() {
   return fn;
 }
 
-// A 2D tensor map over `rows` rows of 576 columns from t's data, `row_bytes` apart, one box = 64
-// columns x `box_rows` rows. `what` and t's description name the tensor in an error; nothing is
-// formatted on success (this runs on every call).
+// A 2D tensor map over `rows` rows of `cols` columns (default 576) from t's data, `row_bytes`
+// apart, one box = `box_cols` (default 64) columns x `box_rows` rows. `what` and t's description
+// name the tensor in an error; nothing is formatted on success (this runs on every call).
 Status encode_rows_tensor_map(CUtensorMapDataType type, const TensorView& t, int64_t rows,
                               int64_t row_bytes, uint32_t box_rows, CUtensorMapSwizzle swizzle,
-                              const char* what, unsigned char (&out)[128]) {
+                              const char* what, unsigned char (&out)[128],
+                              int64_t cols = kHeadDimQK, uint32_t box_cols = 64) {
   static_assert(sizeof(CUtensorMap) == 128);
   EncodeTiledFn fn = encode_tiled_fn();
   if (fn == nullptr)
     return internal_error("cuTensorMapEncodeTiled is not available from the driver");
-  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(kHeadDimQK), static_cast<cuuint64_t>(rows)};
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
   const cuuint64_t strides[1] = {static_cast<cuuint64_t>(row_bytes)};
-  const cuuint32_t box[2] = {64, box_rows};
+  const cuuint32_t box[2] = {box_cols, box_rows};
   const cuuint32_t elem_strides[2] = {1, 1};
   CUtensorMap map;
   const CUresult r =
@@ -107,12 +111,28 @@ Status encode_rows_tensor_map(CUtensorMapDataType type, const TensorView& t, int
 // The pool as a 2D tensor [num_pages * page_size rows, 576 columns]; one box = 64 columns x one
 // page of rows. bf16: 128 B per box row, 128B-swizzled as the kernel's wgmma expects; fp8: 64 B
 // of raw codes per box row, unswizzled (the kernel dequantises them into the swizzled layout).
-Status encode_kv_tensor_map(const TensorView& pages, DType kv_dtype, unsigned char (&out)[128]) {
+// fp8_tile: three maps over the pool's bytes [num_pages * page_size rows, 656 columns], one page
+// of rows per box: `out` 64 columns of codes (as fp8's), `scales` the 16 scale bytes (column 512,
+// plain), `rope` the 128 rope bytes (column 528, 128B-swizzled as bf16's rope block).
+Status encode_kv_tensor_map(const TensorView& pages, DType kv_dtype, unsigned char (&out)[128],
+                            unsigned char (&scales)[128], unsigned char (&rope)[128]) {
+  const int64_t rows = pages.size(0) * pages.size(1);
+  const auto box_rows = static_cast<uint32_t>(pages.size(1));
+  if (kv_dtype == DType::kFP8Tile) {
+    constexpr auto u8 = CU_TENSOR_MAP_DATA_TYPE_UINT8;
+    constexpr int64_t w = kFp8TileRowBytes;
+    MLASPEC_RETURN_IF_ERROR(encode_rows_tensor_map(u8, pages, rows, w, box_rows,
+                                                   CU_TENSOR_MAP_SWIZZLE_NONE, "KV codes", out, w));
+    MLASPEC_RETURN_IF_ERROR(encode_rows_tensor_map(u8, pages, rows, w, box_rows,
+                                                   CU_TENSOR_MAP_SWIZZLE_NONE, "KV scales", scales,
+                                                   w, 4 * kFp8TileBlocks));
+    return encode_rows_tensor_map(u8, pages, rows, w, box_rows, CU_TENSOR_MAP_SWIZZLE_128B,
+                                  "KV rope", rope, w, 2 * kFp8TileRope);
+  }
   const bool fp8 = kv_dtype == DType::kFP8E4M3;
   return encode_rows_tensor_map(
-      fp8 ? CU_TENSOR_MAP_DATA_TYPE_UINT8 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, pages,
-      pages.size(0) * pages.size(1), int64_t{kHeadDimQK} * (fp8 ? 1 : 2),
-      static_cast<uint32_t>(pages.size(1)),
+      fp8 ? CU_TENSOR_MAP_DATA_TYPE_UINT8 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, pages, rows,
+      int64_t{kHeadDimQK} * (fp8 ? 1 : 2), box_rows,
       fp8 ? CU_TENSOR_MAP_SWIZZLE_NONE : CU_TENSOR_MAP_SWIZZLE_128B, "KV pages", out);
 }
 
@@ -156,9 +176,10 @@ Status check_layout(const VerifyArgs& a) {
     return unsupported("q, out and the KV pages must be 16-byte aligned");
   }
   const TensorView& pg = a.kv.pages;
-  if (pg.stride(2) != 1 || pg.stride(1) != kHeadDimQK || pg.stride(0) != pg.size(1) * kHeadDimQK) {
-    return unsupported("KV pages must be contiguous [num_pages, page_size, 576]; got " +
-                       pg.describe());
+  const int64_t width = kv_row_width(pg.dtype());
+  if (pg.stride(2) != 1 || pg.stride(1) != width || pg.stride(0) != pg.size(1) * width) {
+    return unsupported("KV pages must be contiguous [num_pages, page_size, " +
+                       std::to_string(width) + "]; got " + pg.describe());
   }
   if (a.block_table.stride(1) != 1 || a.seq_lens.stride(0) != 1) {
     return unsupported("block_table rows and seq_lens must be contiguous");
@@ -173,6 +194,21 @@ cudaError_t launch_kernel(bool narrow, const VerifyParams& p, int cluster, int g
                           cudaStream_t stream) {
   return narrow ? run_verify_narrow_kernel<KvT, PAGE>(p, grid_y, stream)
                 : run_verify_kernel<KvT, PAGE>(p, cluster, grid_y, stream);
+}
+// One KV type at the call's page size (16, 32 or 64; the caller checked).
+template <typename KvT>
+cudaError_t launch_for_page(int page_size, bool narrow, const VerifyParams& p, int cluster,
+                            int grid_y, cudaStream_t stream) {
+  switch (page_size) {
+    case 16:
+      return launch_kernel<KvT, 16>(narrow, p, cluster, grid_y, stream);
+    case 32:
+      return launch_kernel<KvT, 32>(narrow, p, cluster, grid_y, stream);
+    case 64:
+      return launch_kernel<KvT, 64>(narrow, p, cluster, grid_y, stream);
+    default:
+      return cudaErrorInvalidValue;
+  }
 }
 
 class CudaVerifyBackend final : public Backend {
@@ -295,8 +331,10 @@ class CudaVerifyBackend final : public Backend {
   // split copies its own raw codes (the second read mostly hits L2, and fp8 moves half the bytes),
   // so no CTA waits for its partner's release of a stage before the next copy. Measured on an
   // H200 without clusters: fp8 fold 4-5% faster on every compute row, bf16 up to 5% slower.
+  // fp8_tile too (its kernels load each CTA's rope themselves, as fp8's raw codes).
   static int max_cluster(DType kv) {
-    return kv == DType::kFP8E4M3 ? std::min(kMaxCluster, kMaxClusterFp8) : kMaxCluster;
+    return kv == DType::kFP8E4M3 || kv == DType::kFP8Tile ? std::min(kMaxCluster, kMaxClusterFp8)
+                                                          : kMaxCluster;
   }
   // Fold geometry: plan.h's fold_geometry (clusters of kPreferredCluster, or another size up to
   // max_cluster(kv) where that runs strictly more splits at once). Rowwise runs the same plan.
@@ -310,7 +348,8 @@ class CudaVerifyBackend final : public Backend {
                 VerifyParams& p, cudaStream_t stream) {
     const int batch = shape.batch, q_len = shape.q_len, heads = shape.num_heads;
     const int rows = q_len * heads;
-    MLASPEC_RETURN_IF_ERROR(encode_kv_tensor_map(args.kv.pages, shape.kv_dtype, p.kv_tmap));
+    MLASPEC_RETURN_IF_ERROR(encode_kv_tensor_map(args.kv.pages, shape.kv_dtype, p.kv_tmap,
+                                                 p.kv_scale_tmap, p.kv_rope_tmap));
     // The 64-row bf16 kernel copies Q with TMA where its rows are uniformly spaced.
     p.q_tma = 0;
     if (shape.kv_dtype == DType::kBF16 && q_rows_uniform(args.q)) {
@@ -372,23 +411,23 @@ class CudaVerifyBackend final : public Backend {
     p.score_scale_log2 = args.sm_scale * kv_scale * 1.4426950408889634f;
     p.out_scale = kv_scale;
 
+    if (shape.page_size != 16 && shape.page_size != 32 && shape.page_size != 64) {
+      return internal_error("page size " + std::to_string(shape.page_size) +
+                            " passed the guard but has no kernel instantiation");
+    }
     cudaError_t err = cudaErrorInvalidValue;
-    const bool fp8 = shape.kv_dtype == DType::kFP8E4M3;
-    switch (shape.page_size) {
-      case 16:
-        err = fp8 ? launch_kernel<uint8_t, 16>(narrow, p, cluster, grid_y, stream)
-                  : launch_kernel<uint16_t, 16>(narrow, p, cluster, grid_y, stream);
+    switch (shape.kv_dtype) {
+      case DType::kBF16:
+        err = launch_for_page<uint16_t>(shape.page_size, narrow, p, cluster, grid_y, stream);
         break;
-      case 32:
-        err = fp8 ? launch_kernel<uint8_t, 32>(narrow, p, cluster, grid_y, stream)
-                  : launch_kernel<uint16_t, 32>(narrow, p, cluster, grid_y, stream);
+      case DType::kFP8E4M3:
+        err = launch_for_page<uint8_t>(shape.page_size, narrow, p, cluster, grid_y, stream);
         break;
-      case 64:
-        err = fp8 ? launch_kernel<uint8_t, 64>(narrow, p, cluster, grid_y, stream)
-                  : launch_kernel<uint16_t, 64>(narrow, p, cluster, grid_y, stream);
+      case DType::kFP8Tile:
+        err = launch_for_page<Fp8TileKv>(shape.page_size, narrow, p, cluster, grid_y, stream);
         break;
       default:
-        return internal_error("page size " + std::to_string(shape.page_size) +
+        return internal_error("kv dtype " + std::string(dtype_name(shape.kv_dtype)) +
                               " passed the guard but has no kernel instantiation");
     }
     return cuda_status(err, "verify kernel launch");

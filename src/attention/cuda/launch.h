@@ -10,7 +10,11 @@
 
 namespace mlaspec::attn::cuda {
 
-// KvT: uint16_t (bf16) or uint8_t (fp8 e4m3); PAGE_SIZE: 16, 32 or 64.
+// The KV type tag of the fp8_tile instantiations (656-byte rows: e4m3 codes, one f32 scale per
+// 128 of them, bf16 rope; include/mlaspec/core/fp8_tile.h).
+struct Fp8TileKv {};
+
+// KvT: uint16_t (bf16), uint8_t (fp8 e4m3) or Fp8TileKv (fp8_tile); PAGE_SIZE: 16, 32 or 64.
 // init_ raises the kernel's dynamic shared-memory limit; call once before the first launch
 // (never during stream capture). run_ launches grid (plan.total_groups, grid_y) in clusters of
 // (1, cluster, 1) on `stream`.

@@ -406,6 +406,21 @@ __device__ __forceinline__ void fp8x16_to_f16x16(const uint4& chunk, uint32_t (&
   }
 }
 
+// An f16x2 word -> its two halves as f32 (exact; NaN stays NaN), low half first.
+__device__ __forceinline__ void unpack_f16x2(uint32_t v, float& lo, float& hi) {
+  asm("{\n\t.reg .b16 l, h;\n\tmov.b32 {l, h}, %2;\n\tcvt.f32.f16 %0, l;\n\t"
+      "cvt.f32.f16 %1, h;\n\t}"
+      : "=f"(lo), "=f"(hi)
+      : "r"(v));
+}
+
+// 4-byte shared-memory load by 32-bit shared address (volatile, as ld_shared_v4).
+__device__ __forceinline__ float ld_shared_f32(uint32_t addr) {
+  float v;
+  asm volatile("ld.shared.f32 %0, [%1];" : "=f"(v) : "r"(addr) : "memory");
+  return v;
+}
+
 // 16-byte shared-memory accesses by 32-bit shared address (generic pointers cost a 64-bit address
 // computation per access). Volatile with a memory clobber: never moved across barrier waits.
 __device__ __forceinline__ uint4 ld_shared_v4(uint32_t addr) {

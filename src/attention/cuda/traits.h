@@ -22,7 +22,10 @@ struct CommonTraits {
   static constexpr int64_t kMaxSeqLen = int64_t{1} << 24;  // 16,777,216 tokens
   // Page sizes the kernels are instantiated for.
   static constexpr uint64_t kPageSizeMask = (1u << 4) | (1u << 5) | (1u << 6);  // 16, 32, 64
-  static constexpr uint32_t kKvDtypes = dtype_bit(DType::kBF16) | dtype_bit(DType::kFP8E4M3);
+  // fp8_tile (656-byte rows, one f32 scale per 128 latent values) is served by its own
+  // instantiations of both kernels (bf16 math over codes expanded with their block scales).
+  static constexpr uint32_t kKvDtypes =
+      dtype_bit(DType::kBF16) | dtype_bit(DType::kFP8E4M3) | dtype_bit(DType::kFP8Tile);
 };
 
 struct FoldTraits : CommonTraits {

@@ -95,8 +95,9 @@ inline void set_split_groups(SplitPlan* plan, int batch, int group_size) {
 
 struct VerifyParams {
   // CUtensorMap (opaque here) of the KV pool (bf16 or fp8 codes) viewed as [num_pages *
-  // page_size, 576], boxes of 64 columns x page_size rows (bf16 128B-swizzled, fp8 plain): the
-  // sm90 kernel's only view of the KV.
+  // page_size, 576] (fp8_tile: bytes [num_pages * page_size, 656]), boxes of 64 columns x
+  // page_size rows (bf16 128B-swizzled, fp8 plain): the 64-row kernel's view of the KV (fp8_tile:
+  // of its codes; kv_scale_tmap and kv_rope_tmap below are its other two).
   alignas(64) unsigned char kv_tmap[128];
   // CUtensorMap of Q (bf16) as [B * q_len * H rows, 576] when its rows are uniformly spaced
   // (q_tma = 1; the host checks the strides), boxes of 64 columns x 64 rows, 128B-swizzled like
@@ -128,6 +129,12 @@ struct VerifyParams {
   float score_scale_log2;   // sm_scale * kv_scale * log2(e)
   float out_scale;          // kv_scale (fp8 codes are unscaled in the MMAs)
   SplitPlan plan;
+  // fp8_tile only (the 64-row kernel), over the same [rows, 656] bytes as kv_tmap: boxes of 16
+  // columns (the four f32 scales, column 512, plain) and of 128 columns (the 64 bf16 rope values,
+  // column 528, 128B-swizzled as bf16's rope block) x page_size rows. Last, so that the other
+  // kernels' parameter offsets do not move.
+  alignas(64) unsigned char kv_scale_tmap[128];
+  alignas(64) unsigned char kv_rope_tmap[128];
 };
 
 struct CombineParams {

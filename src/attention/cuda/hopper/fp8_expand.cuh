@@ -89,6 +89,28 @@ __device__ __forceinline__ void expand_chunks(const uint4 (&v)[NC], Store&& stor
   }
 }
 
+// fp8_tile: a thread's 16 e4m3 codes of one 128-value block -> sixteen bf16 of float(code) *
+// scale, in o[0..7] as fp8x16_to_f16x16 orders them (o[j] = values 2j, 2j + 1, low half first):
+// each code exactly to f16 and f32, one IEEE f32 multiply (no flush of subnormals), rounded to the
+// nearest bf16. That is the CPU reference's value (fp8_tile_row_value) wherever it is a bf16:
+// code x 2^e has at most 4 significant bits, the lowest at or above 2^(e-9), so every power-of-two
+// scale from 2^-124 up (every block the pool writers give an amax above ~2^-117) is exact, up to
+// the writer's largest scale 2^120 with its saturated codes (240 x 2^120 is a bf16). Smaller
+// scales lose only bits below bf16's subnormal step 2^-133; a scale that is not a power of two
+// (a pool not written by mlaspec) rounds the value to bf16 (2^-9 relative). NaN codes or scales
+// give NaN, as in the reference; keys that must not count pass scale 0 with zero codes.
+template <bool kHighOperand>
+__device__ __forceinline__ void fp8x16_to_bf16x16_scaled(const uint4& chunk, float scale,
+                                                         uint32_t (&o)[8]) {
+  ptx::fp8x16_to_f16x16<kHighOperand>(chunk, o);
+#pragma unroll
+  for (int j = 0; j < 8; ++j) {
+    float lo, hi;
+    ptx::unpack_f16x2(o[j], lo, hi);
+    o[j] = ptx::pack_bf16x2(__fmul_rn(lo, scale), __fmul_rn(hi, scale));
+  }
+}
+
 // fp8: where raw V block j (j < 8, dense [64 keys x 64 codes]) of a tile lands
 // in its stage: the V-left half, blocks 4..7 first, then 0..3. The f16 blocks 0, 1 then overwrite
 // only raw 4..7 and the f16 blocks 2, 3 only raw 0..3 (sm90::expand_tile).
@@ -98,22 +120,28 @@ __device__ __forceinline__ uint32_t raw_v_off(int j) {
 }
 
 // fp8: expands a tile's raw codes into the stage's swizzled f16 tile (exact; kv_scale is folded
-// into the score and output scales), run by the NUM_DEQUANT_THREADS threads of the producer
-// warpgroup, publishing each block to the consumers (full[blk]) as soon as it is written. Keys
-// valid..63 are written as zeros (never copied, or past seq_len in the last page; 0 * NaN would be
-// NaN in P V); kMasked = false for a whole tile, which loads without the per-key mask.
-// The raw codes land in the V-left half (raw_v_off) and the rope slot `rope_raw` once WG0 of every
-// CTA has freed the V-left half, about one product before WG1 frees the V-right + rope half, so
-// the V-left half is expanded before that: each thread first holds its share of raw V 4..7 in
-// registers, then (a named barrier `bar` between every thread's reads and the writes over them)
-// expands raw 0, 1 into f16 blocks 0, 1 (over raw 4..7) and raw 2, 3 into blocks 2, 3 (over raw
-// 0..3). The V-right + rope half is written from the held registers and the rope slot once
-// empty_r says this CTA's WG1 is done with the stage's previous tile there (empty_l: and WG0,
-// whose P V-left read the P over the rope block; complete already, as the raw codes landed).
-template <typename KT, bool kMasked>
-__device__ __forceinline__ void expand_tile(uint32_t stage, uint32_t rope_raw, int valid, int dtid,
+// into the score and output scales; fp8_tile: into bf16 of code x its block's scale), run by the
+// NUM_DEQUANT_THREADS threads of the producer warpgroup, publishing each block to the consumers
+// (full[blk]) as soon as it is written. Keys valid..63 are written as zeros (never copied, or past
+// seq_len in the last page; 0 * NaN would be NaN in P V; fp8_tile: scale 0 too, as the bytes may
+// be NaN); kMasked = false for a whole tile, which loads without the per-key mask.
+// The raw codes land in the V-left half (raw_v_off) and the slot `aux` (fp8: the raw rope codes;
+// fp8_tile: the scales, 16 bytes per key) once WG0 of every CTA has freed the V-left half, about
+// one product before WG1 frees the V-right + rope half, so the V-left half is expanded before
+// that: each thread first holds its share of raw V 4..7 in registers, then (a named barrier `bar`
+// between every thread's reads and the writes over them) expands raw 0, 1 into f16 blocks 0, 1
+// (over raw 4..7) and raw 2, 3 into blocks 2, 3 (over raw 0..3). The V-right + rope half is
+// written from the held registers and the rope slot once empty_r says this CTA's WG1 is done with
+// the stage's previous tile there (empty_l: and WG0, whose P V-left read the P over the rope
+// block; complete already, as the raw codes landed). fp8_tile's rope is no expansion: at that
+// point issue_rope() (the caller's) copies it by TMA straight into the rope block, completing
+// full[8] itself; keys past valid keep whatever the block held (their scores are masked; only V,
+// blocks 0..7, meets P's zeros).
+template <typename KT, bool kMasked, typename IssueRope>
+__device__ __forceinline__ void expand_tile(uint32_t stage, uint32_t aux, int valid, int dtid,
                                             uint64_t* full, uint64_t* raw, uint64_t* empty_l,
-                                            uint64_t* empty_r, uint32_t phase, uint32_t bar) {
+                                            uint64_t* empty_r, uint32_t phase, uint32_t bar,
+                                            IssueRope&& issue_rope) {
   constexpr int PB = KT::BLOCK_N * 4 / KT::NUM_DEQUANT_THREADS;  // 16-code chunks per thread
   static_assert(PB * KT::NUM_DEQUANT_THREADS == KT::BLOCK_N * 4);
   // Chunk k of a block (k < PB) is 16-code chunk c = dtid + k * NUM_DEQUANT_THREADS: key c / 4,
@@ -128,13 +156,27 @@ __device__ __forceinline__ void expand_tile(uint32_t stage, uint32_t rope_raw, i
   };
   auto expand_store = [&](const uint4(&v)[PB], int blk) {
     const uint32_t out = stage + blk * KT::BLOCK_BYTES;
-    expand_chunks<true>(v, [&](int k, const uint32_t(&o)[8]) {
+    auto store = [&](int k, const uint32_t(&o)[8]) {
       // 16 codes = f16 chunks 2q, 2q + 1 of the key's 128-byte row in the block.
       const int c = dtid + k * KT::NUM_DEQUANT_THREADS;
       const int key = c >> 2, q = c & 3;
       ptx::st_shared_v4(out + sw128(key, 2 * q), o[0], o[1], o[2], o[3]);
       ptx::st_shared_v4(out + sw128(key, 2 * q + 1), o[4], o[5], o[6], o[7]);
-    });
+    };
+    if constexpr (KT::kTile) {
+#pragma unroll
+      for (int k = 0; k < PB; ++k) {
+        const int key = (dtid + k * KT::NUM_DEQUANT_THREADS) >> 2;
+        // Column block blk holds latent values 64 blk..: scale blk / 2 of the key's row.
+        float scale = ptx::ld_shared_f32(aux + key * KT::SCALE_BOX_ROW_BYTES + (blk >> 1) * 4);
+        if (kMasked && key >= valid) scale = 0.f;
+        uint32_t o[8];
+        fp8x16_to_bf16x16_scaled<true>(v[k], scale, o);
+        store(k, o);
+      }
+    } else {
+      expand_chunks<true>(v, store);
+    }
   };
   // Generic-proxy writes that wgmma (async proxy) reads next, then the blocks are the consumers'.
   auto publish = [&](int blk0, int blk1) {
@@ -163,12 +205,15 @@ __device__ __forceinline__ void expand_tile(uint32_t stage, uint32_t rope_raw, i
   publish(2, VH);
   ptx::mbar_wait(empty_r, phase ^ 1);
   ptx::mbar_wait(empty_l, phase ^ 1);
+  if constexpr (KT::kTile) issue_rope();
 #pragma unroll
   for (int j = 0; j < VH; ++j) expand_store(held[j], VH + j);
   publish(VH, 2 * VH);
-  load(v[0], rope_raw);
-  expand_store(v[0], 2 * VH);
-  publish(2 * VH, 2 * VH + 1);
+  if constexpr (!KT::kTile) {
+    load(v[0], aux);
+    expand_store(v[0], 2 * VH);
+    publish(2 * VH, 2 * VH + 1);
+  }
 }
 
 }  // namespace sm90

@@ -148,7 +148,7 @@ __global__ void __launch_bounds__(NT::NUM_THREADS, 1)
         // one bulk copy reads it in full lines (2-D boxes would read 64-byte pieces of each
         // token's row, nine column blocks apart in time).
         const auto* pool = static_cast<const uint8_t*>(p.kv_pages);
-        constexpr int PAGE_BYTES = NT::PAGE_SIZE * NT::D_QK;
+        constexpr int PAGE_BYTES = NT::PAGE_SIZE * NT::ROW_BYTES;
         for (int it = 0; it < n_tiles; ++it) {
           const int r = it % NT::RAW_TILES;
           const int key0 = kv_begin + it * NT::BLOCK_N;
@@ -170,37 +170,101 @@ __global__ void __launch_bounds__(NT::NUM_THREADS, 1)
       const int dtid = threadIdx.x - NT::PRODUCER_WARP * 32 - group * NT::NUM_DEQUANT_THREADS;
       constexpr int NB = NT::DEQUANT_BLOCKS;
       constexpr int PER_BLOCK = NT::BLOCK_N * 4 / NT::NUM_DEQUANT_THREADS;  // 16-code chunks
-#pragma unroll 1
-      for (int L0 = group * NB; L0 < total; L0 += NT::DEQUANT_GROUPS * NB) {
-        const int valid =
-            min(NT::BLOCK_N, seq_len - kv_begin - (L0 / NT::COL_BLOCKS) * NT::BLOCK_N);
-        uint4 v[NB * PER_BLOCK];
-        const int it = L0 / NT::COL_BLOCKS, r = it % NT::RAW_TILES;
-        ptx::mbar_wait(&raw_full[r], (it / NT::RAW_TILES) & 1);
-        const uint32_t raw = s_raw + r * NT::RAW_TILE_BYTES;
+      // fp8_tile: one step's blocks from raw row bytes to bf16 slots: NCB code blocks (chunk m of
+      // a block: key c / 4, codes 16 (c % 4).. for c = dtid + 128 m, times the key's scale for
+      // the block), then, where NCB < NB, the rope block (chunk m: key c / 8, bf16 values
+      // 8 (c % 8).., copied as they are). Keys valid..63 as zeros: codes and scale (the bytes
+      // may be NaN).
+      auto tile_step = [&](auto ncb_c, int L0, int valid, uint32_t raw) {
+        constexpr int NCB = decltype(ncb_c)::value;
+        constexpr int RC = NB > NCB ? 2 * PER_BLOCK : 0;  // rope chunks per thread (8 per key)
+        const int blk0 = L0 % NT::COL_BLOCKS;
+        uint4 v[NCB * PER_BLOCK];
+        float sc[NCB * PER_BLOCK];
+        uint4 rope[RC > 0 ? RC : 1];
 #pragma unroll
-        for (int k = 0; k < NB * PER_BLOCK; ++k) {
-          const int blk = (L0 + k / PER_BLOCK) % NT::COL_BLOCKS;
+        for (int k = 0; k < NCB * PER_BLOCK; ++k) {
+          const int blk = blk0 + k / PER_BLOCK;
           const int c = dtid + (k % PER_BLOCK) * NT::NUM_DEQUANT_THREADS;
-          const int key = c >> 2, q = c & 3;  // codes 64 blk + 16 q .. + 15 of the key's row
-          v[k] = key < valid ? ptx::ld_shared_v4(raw + key * NT::D_QK + blk * 64 + q * 16)
-                             : make_uint4(0, 0, 0, 0);
+          const int key = c >> 2, q = c & 3;
+          const uint32_t row = raw + key * NT::ROW_BYTES;
+          const bool in = key < valid;
+          v[k] = in ? ptx::ld_shared_v4(row + blk * 64 + q * 16) : make_uint4(0, 0, 0, 0);
+          sc[k] = in ? ptx::ld_shared_f32(row + kFp8TileScaleOffset + (blk >> 1) * 4) : 0.f;
+        }
+#pragma unroll
+        for (int m = 0; m < RC; ++m) {
+          const int c = dtid + m * NT::NUM_DEQUANT_THREADS;
+          const int key = c >> 3;
+          rope[m] =
+              key < valid
+                  ? ptx::ld_shared_v4(raw + key * NT::ROW_BYTES + kFp8TileRopeOffset + (c & 7) * 16)
+                  : make_uint4(0, 0, 0, 0);
         }
 #pragma unroll
         for (int j = 0; j < NB; ++j) {
           const int L = L0 + j;
           ptx::mbar_wait(&empty_bar[slot_of(L)], use_parity(L) ^ 1);
         }
-        auto store = [&](int k, const uint32_t(&o)[8]) {
-          // 16 codes = f16 chunks 2q, 2q + 1 of the key's 128-byte row in the block.
-          const int L = L0 + k / PER_BLOCK;
+#pragma unroll
+        for (int k = 0; k < NCB * PER_BLOCK; ++k) {
           const int c = dtid + (k % PER_BLOCK) * NT::NUM_DEQUANT_THREADS;
           const int key = c >> 2, q = c & 3;
-          const uint32_t out = s_slot + slot_of(L) * NT::BLOCK_BYTES;
+          const uint32_t out = s_slot + slot_of(L0 + k / PER_BLOCK) * NT::BLOCK_BYTES;
+          uint32_t o[8];
+          sm90::fp8x16_to_bf16x16_scaled<false>(v[k], sc[k], o);
           ptx::st_shared_v4(out + sm90::sw128(key, 2 * q), o[0], o[1], o[2], o[3]);
           ptx::st_shared_v4(out + sm90::sw128(key, 2 * q + 1), o[4], o[5], o[6], o[7]);
-        };
-        sm90::expand_chunks<false>(v, store);
+        }
+#pragma unroll
+        for (int m = 0; m < RC; ++m) {
+          const int c = dtid + m * NT::NUM_DEQUANT_THREADS;
+          const uint32_t out = s_slot + slot_of(L0 + NCB) * NT::BLOCK_BYTES;
+          ptx::st_shared_v4(out + sm90::sw128(c >> 3, c & 7), rope[m].x, rope[m].y, rope[m].z,
+                            rope[m].w);
+        }
+      };
+#pragma unroll 1
+      for (int L0 = group * NB; L0 < total; L0 += NT::DEQUANT_GROUPS * NB) {
+        const int valid =
+            min(NT::BLOCK_N, seq_len - kv_begin - (L0 / NT::COL_BLOCKS) * NT::BLOCK_N);
+        const int it = L0 / NT::COL_BLOCKS, r = it % NT::RAW_TILES;
+        ptx::mbar_wait(&raw_full[r], (it / NT::RAW_TILES) & 1);
+        const uint32_t raw = s_raw + r * NT::RAW_TILE_BYTES;
+        if constexpr (NT::kTile) {
+          // A tile's steps are blocks 0..2, 3..5, 6..8 (COL_BLOCKS % NB == 0): the last one ends
+          // with the rope.
+          if (L0 % NT::COL_BLOCKS == NT::COL_BLOCKS - NB) {
+            tile_step(std::integral_constant<int, NB - 1>{}, L0, valid, raw);
+          } else {
+            tile_step(std::integral_constant<int, NB>{}, L0, valid, raw);
+          }
+        } else {
+          uint4 v[NB * PER_BLOCK];
+#pragma unroll
+          for (int k = 0; k < NB * PER_BLOCK; ++k) {
+            const int blk = (L0 + k / PER_BLOCK) % NT::COL_BLOCKS;
+            const int c = dtid + (k % PER_BLOCK) * NT::NUM_DEQUANT_THREADS;
+            const int key = c >> 2, q = c & 3;  // codes 64 blk + 16 q .. + 15 of the key's row
+            v[k] = key < valid ? ptx::ld_shared_v4(raw + key * NT::ROW_BYTES + blk * 64 + q * 16)
+                               : make_uint4(0, 0, 0, 0);
+          }
+#pragma unroll
+          for (int j = 0; j < NB; ++j) {
+            const int L = L0 + j;
+            ptx::mbar_wait(&empty_bar[slot_of(L)], use_parity(L) ^ 1);
+          }
+          auto store = [&](int k, const uint32_t(&o)[8]) {
+            // 16 codes = f16 chunks 2q, 2q + 1 of the key's 128-byte row in the block.
+            const int L = L0 + k / PER_BLOCK;
+            const int c = dtid + (k % PER_BLOCK) * NT::NUM_DEQUANT_THREADS;
+            const int key = c >> 2, q = c & 3;
+            const uint32_t out = s_slot + slot_of(L) * NT::BLOCK_BYTES;
+            ptx::st_shared_v4(out + sm90::sw128(key, 2 * q), o[0], o[1], o[2], o[3]);
+            ptx::st_shared_v4(out + sm90::sw128(key, 2 * q + 1), o[4], o[5], o[6], o[7]);
+          };
+          sm90::expand_chunks<false>(v, store);
+        }
         // Generic-proxy writes that wgmma (async proxy) reads next; the same fence orders this
         // thread's reads of the raw tile before the bulk copy that refills it (async proxy too:
         // an arrival alone does not wait for the loads, and without the fence the refill raced
@@ -229,7 +293,7 @@ __global__ void __launch_bounds__(NT::NUM_THREADS, 1)
     const auto* q = static_cast<const uint16_t*>(p.q);
     constexpr int CHUNKS_PER_ROW = NT::D_QK / 8;                                  // 72
     constexpr int PER_THREAD = NT::ROWS * CHUNKS_PER_ROW / NT::CONSUMER_THREADS;  // 9
-    if constexpr (NT::kFp8) {
+    if constexpr (NT::kScaledQ) {
       // Eight adjacent lanes per row, scaled into f16.
       static_assert(NT::CONSUMER_THREADS == 8 * NT::ROWS);
       const int row = tid >> 3, part = tid & 7;
@@ -288,7 +352,8 @@ __global__ void __launch_bounds__(NT::NUM_THREADS, 1)
   auto row_ssl = [&](float(&ssl)[4]) {
 #pragma unroll
     for (int k = 0; k < 4; ++k) {
-      ssl[k] = NT::kFp8 ? p.score_scale_log2 * sQinv[sm90::narrow_row(t, k)] : p.score_scale_log2;
+      ssl[k] =
+          NT::kScaledQ ? p.score_scale_log2 * sQinv[sm90::narrow_row(t, k)] : p.score_scale_log2;
     }
   };
   const uint32_t sQ_addr = ptx::smem_addr(sQ);

@@ -5,32 +5,51 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
+#include "../launch.h"
 #include "../ptx.cuh"
 #include "../traits.h"
+#include "mlaspec/core/fp8_tile.h"
 
 namespace mlaspec::attn::cuda {
 
 // The arithmetic of a KV dtype, one definition for both kernels (a row's bits must not depend on
-// which of them serves it). fp8's MMAs take f16 operands: its codes expand exactly to f16 with one
-// cvt per two codes, Q is scaled per row by a power of two into f16's range (sm90::q_row_scale),
-// and P enters the MMAs times P_SCALE, undone in the epilogue (both exact, so the bits of a row
-// depend only on its own inputs).
+// which of them serves it). KvT: uint16_t (bf16 rows), uint8_t (fp8 e4m3 codes, one scale per
+// layer) or Fp8TileKv (fp8_tile rows: e4m3 codes with one f32 scale per 128, bf16 rope).
+// fp8_e4m3's MMAs take f16 operands: its codes expand exactly to f16 with one cvt per two codes, Q
+// is scaled per row by a power of two into f16's range (sm90::q_row_scale), and P enters the MMAs
+// times P_SCALE, undone in the epilogue (both exact, so the bits of a row depend only on its own
+// inputs). fp8_tile's are bf16's (Q and P unscaled): its codes expand to bf16(code * block scale),
+// exact for the pool writer's power-of-two scales from 2^-124 up (sm90::fp8x16_to_bf16x16_scaled).
 template <typename KvT>
 struct KvMath {
-  static constexpr ptx::MmaType MMA = sizeof(KvT) == 1 ? ptx::MmaType::kF16 : ptx::MmaType::kBf16;
-  // fp8: P <= 2^RESCALE_SLACK = 2^8 enters the MMAs as f16(P * 2^7) <= 2^15, below f16's max;
-  // f16 normals hold P down to 2^-21, subnormals to 2^-31.
-  static constexpr float P_SCALE = sizeof(KvT) == 1 ? 128.f : 1.f;
+  static constexpr bool kTile = std::is_same_v<KvT, Fp8TileKv>;
+  static constexpr bool kF16 = std::is_same_v<KvT, uint8_t>;  // fp8_e4m3
+  static_assert(kTile || kF16 || std::is_same_v<KvT, uint16_t>, "KV: bf16, fp8_e4m3 or fp8_tile");
+  // Codes in the pool, expanded into the MMA operands in shared memory by producer warps.
+  static constexpr bool kCodes = kTile || kF16;
+  static constexpr ptx::MmaType MMA = kF16 ? ptx::MmaType::kF16 : ptx::MmaType::kBf16;
+  // fp8_e4m3: P <= 2^RESCALE_SLACK = 2^8 enters the MMAs as f16(P * 2^7) <= 2^15, below f16's
+  // max; f16 normals hold P down to 2^-21, subnormals to 2^-31.
+  static constexpr float P_SCALE = kF16 ? 128.f : 1.f;
   // How far (log2 units) a tile's max may exceed a row's running max before the running max
-  // moves (sm90::next_max): P = 2^(s - m) then stays at or below 2^RESCALE_SLACK (8 for both).
+  // moves (sm90::next_max): P = 2^(s - m) then stays at or below 2^RESCALE_SLACK (8 for all).
   static constexpr int RESCALE_SLACK = 8;
+  // Bytes of one token's row in the pool.
+  static constexpr int ROW_BYTES =
+      kTile ? kFp8TileRowBytes : CommonTraits::kHeadDimQK * (kF16 ? 1 : 2);
 };
 
 template <typename KvT, int PAGE_SIZE_>
 struct Sm90Traits {
-  using Kv = KvT;  // uint16_t: bf16 bits; uint8_t: fp8 e4m3 codes
-  static constexpr bool kFp8 = sizeof(KvT) == 1;
+  using Kv = KvT;  // uint16_t: bf16 bits; uint8_t: fp8 e4m3 codes; Fp8TileKv: fp8_tile rows
+  // fp8 supply (fp8_e4m3 or fp8_tile): raw codes land by TMA and the producer warpgroup expands
+  // them; kTile: fp8_tile (bf16 math, per-block scales, the rope copied as bf16); kScaledQ:
+  // fp8_e4m3 (f16 math, Q scaled per row).
+  static constexpr bool kFp8 = KvMath<KvT>::kCodes;
+  static constexpr bool kTile = KvMath<KvT>::kTile;
+  static constexpr bool kScaledQ = KvMath<KvT>::kF16;
   static constexpr int PAGE_SIZE = PAGE_SIZE_;
   static constexpr int D_QK = CommonTraits::kHeadDimQK;
   static constexpr int D_V = CommonTraits::kHeadDimV;
@@ -45,7 +64,8 @@ struct Sm90Traits {
   static constexpr float P_SCALE = KvMath<KvT>::P_SCALE;
   static constexpr int RESCALE_SLACK = KvMath<KvT>::RESCALE_SLACK;
   // fp8's producer warpgroup also dequantises, holding half a tile's raw codes in registers
-  // (sm90::expand_tile; the consumers fit in 216).
+  // (sm90::expand_tile; the consumers fit in 216). fp8_tile the same (ptxas 13: its producer
+  // spills 4 bytes at 72; 64 / 224 and 80 / 208 spill more).
   static constexpr int PRODUCER_REGS = kFp8 ? 72 : 40;
   static constexpr int CONSUMER_REGS = kFp8 ? 216 : 232;
 
@@ -53,7 +73,7 @@ struct Sm90Traits {
   static constexpr int BLOCK_BYTES = BLOCK_M * 128;  // one [64 x 128 B] swizzled block
   static constexpr int TILE_BYTES = COL_BLOCKS * BLOCK_BYTES;
   // One TMA box = 64 columns x one page: 128 B (bf16, swizzled) or 64 B (fp8 codes) per row.
-  static constexpr int BOX_ROW_BYTES = 64 * static_cast<int>(sizeof(KvT));
+  static constexpr int BOX_ROW_BYTES = kFp8 ? 64 : 128;
   static constexpr int COPY_BLOCK_BYTES = BLOCK_N * BOX_ROW_BYTES;  // one column block of a tile
   // fp8: the raw codes of a tile land as dense [64 keys x 64 B] blocks, those of V (blocks 0..7)
   // in the stage's V-left half (sm90::raw_v_off), the rope block's in the stage's slot of the P1
@@ -71,11 +91,17 @@ struct Sm90Traits {
   // fp8: then 1 / Q's scale per row [64] (RED_QINV floats in).
   static constexpr int RED_LF = 5 * BLOCK_M;
   static constexpr int RED_QINV = 6 * BLOCK_M;
-  static constexpr int RED_BYTES = (kFp8 ? 7 : 6) * BLOCK_M * 4;
+  static constexpr int RED_BYTES = (kScaledQ ? 7 : 6) * BLOCK_M * 4;
   // P of the pair's second tile (WG1's, read by WG0's P V): its own [64 x 128 B] block, so that
   // stage 1's V-right + rope half is free as soon as WG1's P V of it is done. fp8 puts P1 over
   // t1's rope block and lands each stage's raw rope codes here instead ([STAGES][64 keys x 64 B]).
+  // fp8_tile lands no raw rope (its rope comes by TMA straight into the stage's rope block once
+  // the V-right + rope half is free, sm90::expand_tile) and each stage's scales here instead
+  // ([STAGES][64 keys x 16 B], the row's bytes 512..527: one box of SCALE_BOX_ROW_BYTES per page).
   static constexpr int P1_BYTES = BLOCK_BYTES;
+  static constexpr int SCALE_BOX_ROW_BYTES = 4 * kFp8TileBlocks;
+  static constexpr int SCALE_STAGE_BYTES = BLOCK_N * SCALE_BOX_ROW_BYTES;
+  static constexpr int ROPE_BOX_ROW_BYTES = 2 * kFp8TileRope;  // 128: one swizzled row
   // Full barriers: one per column block and stage (Q K^T starts on the first block while the
   // rest of the tile is still landing). fp8 adds two copy barriers per stage: raw blocks 0, 1,
   // 4..8 landed; raw blocks 2, 3 landed (the two steps of sm90::expand_tile).
@@ -116,6 +142,9 @@ struct Sm90Traits {
   static_assert(!kFp8 || (COPY_BLOCK_BYTES * 2 == BLOCK_BYTES && V_HALF * 2 == COL_BLOCKS - 1 &&
                           STAGES * COPY_BLOCK_BYTES <= P1_BYTES),
                 "fp8: raw V blocks 0..7 fill the V-left half, both raw rope blocks the P1 block");
+  static_assert(!kTile || (STAGES * SCALE_STAGE_BYTES <= P1_BYTES && ROPE_BOX_ROW_BYTES == 128 &&
+                           kFp8TileRopeOffset % 16 == 0 && kFp8TileScaleOffset == 8 * 64),
+                "fp8_tile: the scales fit the P1 block; the rope lands as bf16's rope block");
   // setmaxnreg moves registers between warpgroups inside the CTA's launch allocation (65536 /
   // NUM_THREADS per thread, in steps of 8): a consumer increase larger than what the producer
   // gives back would wait forever.
@@ -127,7 +156,9 @@ struct Sm90Traits {
 template <typename KvT, int PAGE_SIZE_>
 struct NarrowTraits {
   using Kv = KvT;
-  static constexpr bool kFp8 = sizeof(KvT) == 1;
+  static constexpr bool kFp8 = KvMath<KvT>::kCodes;  // as Sm90Traits
+  static constexpr bool kTile = KvMath<KvT>::kTile;
+  static constexpr bool kScaledQ = KvMath<KvT>::kF16;
   static constexpr ptx::MmaType MMA = KvMath<KvT>::MMA;  // the 64-row kernel's arithmetic
   static constexpr float P_SCALE = KvMath<KvT>::P_SCALE;
   static constexpr int RESCALE_SLACK = KvMath<KvT>::RESCALE_SLACK;
@@ -153,22 +184,24 @@ struct NarrowTraits {
   static constexpr int DEQUANT_GROUPS = 2;
   static constexpr int COPY_WARP = kFp8 ? 4 + 4 * DEQUANT_GROUPS : PRODUCER_WARP;
   static constexpr int NUM_THREADS = kFp8 ? 512 : CONSUMER_THREADS + 32;
-  static constexpr int CONSUMER_REGS = 232, DEQUANT_REGS = 104, COPY_REGS = 40;
+  // fp8_tile's expansion holds scales and the rope's chunks too: 112 (ptxas 13 spills at 104).
+  static constexpr int CONSUMER_REGS = 232, DEQUANT_REGS = kTile ? 112 : 104, COPY_REGS = 40;
   // setmaxnreg moves registers between warpgroups inside the CTA's launch allocation
   // (65536 / NUM_THREADS per thread, in steps of 8): a consumer increase larger than what the
   // others give back would wait forever.
   static_assert(!kFp8 ||
                 CONSUMER_REGS * 128 + DEQUANT_REGS * 128 * DEQUANT_GROUPS + COPY_REGS * 128 <=
                     (65536 / NUM_THREADS) / 8 * 8 * NUM_THREADS);
-  static constexpr int BOX_ROW_BYTES = 64 * static_cast<int>(sizeof(KvT));
-  // fp8: a tile's raw codes as the pool holds them, token-major [64 keys x 576 B] (whole pages,
-  // one 1-D bulk copy each).
-  static constexpr int RAW_TILE_BYTES = BLOCK_N * D_QK;
-  // Ring depths: bf16 fills RING_BYTES with slots; fp8 splits it between f16 slots (the
-  // consumers hold up to 9, the two expanding warpgroups fill 6 more) and two raw tiles, which
-  // the copy warp fills ahead of the expansion.
+  static constexpr int BOX_ROW_BYTES = kFp8 ? 64 : 128;
+  // fp8: a tile's raw rows as the pool holds them, token-major [64 keys x ROW_BYTES] (576 B, or
+  // fp8_tile's 656 B with scales and bf16 rope; whole pages, one 1-D bulk copy each).
+  static constexpr int ROW_BYTES = KvMath<KvT>::ROW_BYTES;
+  static constexpr int RAW_TILE_BYTES = BLOCK_N * ROW_BYTES;
+  // Ring depths: bf16 fills RING_BYTES with slots; fp8 splits it between expanded slots (the
+  // consumers hold up to 9, the two expanding warpgroups fill 6 more; fp8_tile's larger raw
+  // tiles leave 4 more) and two raw tiles, which the copy warp fills ahead of the expansion.
   static constexpr int RING_BYTES = 192 * 1024;
-  static constexpr int SLOTS = kFp8 ? 15 : RING_BYTES / BLOCK_BYTES;
+  static constexpr int SLOTS = kFp8 ? (kTile ? 13 : 15) : RING_BYTES / BLOCK_BYTES;
   static constexpr int RAW_TILES = kFp8 ? (RING_BYTES - SLOTS * BLOCK_BYTES) / RAW_TILE_BYTES : 0;
   static constexpr int DEQUANT_BLOCKS = 3;  // fp8 blocks expanded per step (a tile is 3 steps)
   // P buffers: P0, P1 and bf16's P0 * scale1 (the 64-row kernel's WG1 input for V0R).
@@ -182,7 +215,7 @@ struct NarrowTraits {
   // float: max [2][4 warps][16], scale [2][16], denominator [16], fp8's 1 / Q scale [16].
   static constexpr int OFF_RED = OFF_PF + 2 * PF_BYTES;
   static constexpr int RED_QINV = 2 * 4 * ROWS + 2 * ROWS + ROWS;  // floats in
-  static constexpr int RED_BYTES = (RED_QINV + (kFp8 ? ROWS : 0)) * 4;
+  static constexpr int RED_BYTES = (RED_QINV + (kScaledQ ? ROWS : 0)) * 4;
   static constexpr int OFF_BAR = OFF_RED + RED_BYTES;
   // full [SLOTS], empty [SLOTS], raw full [RAW_TILES], raw empty [RAW_TILES]
   static constexpr int NUM_BARS = 2 * SLOTS + 2 * RAW_TILES;
@@ -196,7 +229,10 @@ struct NarrowTraits {
   static_assert(OUT_STRIDE % 4 == 0 && D_V % 128 == 0, "the epilogue's stores read float4 rows");
   static_assert(BLOCK_N % PAGE_SIZE == 0 && BLOCK_N / PAGE_SIZE <= 32, "one copy lane per page");
   static_assert(COL_BLOCKS % DEQUANT_BLOCKS == 0 && (!kFp8 || RAW_TILES >= 2));
-  static_assert((PAGE_SIZE * D_QK) % 16 == 0, "bulk copies move multiples of 16 bytes");
+  static_assert((PAGE_SIZE * ROW_BYTES) % 16 == 0 && RAW_TILE_BYTES % 16 == 0 &&
+                    ROW_BYTES % 16 == 0,
+                "bulk copies move multiples of 16 bytes to 16-byte aligned rows");
+  static_assert(SLOTS >= COL_BLOCKS, "the consumers hold a whole tile's blocks");
   static_assert(D_QK == 576 && D_V == 512 && COL_BLOCKS == 9);
 };
 

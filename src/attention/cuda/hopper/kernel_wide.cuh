@@ -120,8 +120,10 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
   if (threadIdx.x == 0) {
     for (int s = 0; s < KT::STAGES; ++s) {
       for (int blk = 0; blk < KT::COL_BLOCKS; ++blk) {
-        // bf16: the copies' complete_tx; fp8: every dequantising thread, after its share.
-        ptx::mbar_init(&full_bar[s * KT::FULL_BARS + blk], KT::kFp8 ? KT::NUM_DEQUANT_THREADS : 1);
+        // bf16: the copies' complete_tx; fp8: every dequantising thread, after its share
+        // (fp8_tile's rope block: its TMA's complete_tx).
+        const bool copied = !KT::kFp8 || (KT::kTile && blk == KT::COL_BLOCKS - 1);
+        ptx::mbar_init(&full_bar[s * KT::FULL_BARS + blk], copied ? 1 : KT::NUM_DEQUANT_THREADS);
       }
       if constexpr (KT::kFp8) {
         for (int g = 0; g < KT::RAW_BARS / KT::STAGES; ++g) ptx::mbar_init(&raw_bar[s * 2 + g], 1);
@@ -157,13 +159,13 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
 
     // Q rows -> sQ (swizzled); rows past the tile are never written back (zero when loaded here,
     // other rows' Q or zero when copied by the producer's boxes).
-    // fp8: 1 / the Q scale of each row (sm90::q_row_scale).
+    // fp8_e4m3: 1 / the Q scale of each row (sm90::q_row_scale). fp8_tile loads Q as bf16 does.
     float* sQinv = sRed + KT::RED_QINV;
     {
       const auto* q = static_cast<const uint16_t*>(p.q);
       constexpr int CHUNKS_PER_ROW = KT::D_QK / 8;
       constexpr int PER_THREAD = KT::BLOCK_M * CHUNKS_PER_ROW / KT::NUM_CONSUMER_THREADS;  // 18
-      if constexpr (KT::kFp8) {
+      if constexpr (KT::kScaledQ) {
         // Four adjacent lanes per row, scaled into f16.
         static_assert(KT::NUM_CONSUMER_THREADS == 4 * KT::BLOCK_M);
         const int row = tid >> 2, part = tid & 3, r = row_begin + row;
@@ -218,7 +220,7 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
     // loop spill.
     auto row_ssl = [&](float(&ssl)[2]) {
       for (int k = 0; k < 2; ++k) {
-        ssl[k] = KT::kFp8 ? p.score_scale_log2 * sQinv[r_loc[k]] : p.score_scale_log2;
+        ssl[k] = KT::kScaledQ ? p.score_scale_log2 * sQinv[r_loc[k]] : p.score_scale_log2;
       }
     };
 
@@ -555,9 +557,9 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
           // plain loads in batches, each batch's loads issued before the previous batch is folded
           // and stored. One at a time behind each column's store (a volatile __ldcg, or a store
           // the compiler cannot tell from the loads) each load costs a whole L2 round trip, ~25
-          // µs per split on an H200. Batches of 8 (fp8: 4, ptxas spills otherwise).
+          // µs per split on an H200. Batches of 8 (fp8: 4, fp8_tile: 2; ptxas spills otherwise).
           const float2* state = reinterpret_cast<const float2*>(o);
-          constexpr int kBatch = KT::kFp8 ? 4 : 8;
+          constexpr int kBatch = KT::kTile ? 2 : KT::kFp8 ? 4 : 8;
           auto load_batch = [&](int n0, float2(&v)[kBatch]) {
 #pragma unroll
             for (int j = 0; j < kBatch; ++j) {

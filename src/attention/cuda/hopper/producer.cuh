@@ -48,7 +48,14 @@ __device__ __forceinline__ void wide_producer(
     const uint32_t block_bytes = pages * KT::PAGE_SIZE * KT::BOX_ROW_BYTES;
     ptx::mbar_wait(empty, phase ^ 1);
     // Every CTA of the cluster receives every box of the block (multicast).
-    if constexpr (KT::kFp8) {
+    if constexpr (KT::kTile) {
+      // As fp8's, but block 8 is the scales' box: 16 B per key.
+      if (lane < 2) {
+        const uint32_t scale_bytes = pages * KT::PAGE_SIZE * KT::SCALE_BOX_ROW_BYTES;
+        ptx::mbar_arrive_expect_tx(&raw_bar[s * 2 + lane],
+                                   lane == 0 ? 6 * block_bytes + scale_bytes : 2 * block_bytes);
+      }
+    } else if constexpr (KT::kFp8) {
       // raw_bar[s][0]: raw blocks 0, 1, 4..8 (7 blocks, lane 0); [s][1]: raw blocks 2, 3 (lane
       // 1).
       if (lane < 2)
@@ -67,17 +74,26 @@ __device__ __forceinline__ void wide_producer(
         continue;
       uint8_t* dst = stage + blk * KT::COPY_BLOCK_BYTES;
       uint64_t* bar = &full_bar[s * KT::FULL_BARS + blk];
-      if constexpr (KT::kFp8) {
+      const void* tmap = p.kv_tmap;
+      if constexpr (KT::kTile) {
+        // Column 512 of an fp8_tile row: its scales (the rope comes in sm90::expand_tile).
+        const bool scales = blk == 2 * KT::V_HALF;
+        dst = scales ? smem + KT::OFF_P1 + s * KT::SCALE_STAGE_BYTES +
+                           j * KT::PAGE_SIZE * KT::SCALE_BOX_ROW_BYTES
+                     : stage + sm90::raw_v_off<KT>(blk) + j * KT::PAGE_SIZE * KT::BOX_ROW_BYTES;
+        bar = &raw_bar[s * 2 + (blk == 2 || blk == 3 ? 1 : 0)];
+        if (scales) tmap = p.kv_scale_tmap;
+      } else if constexpr (KT::kFp8) {
         dst = blk < 2 * KT::V_HALF ? stage + sm90::raw_v_off<KT>(blk)
                                    : smem + KT::OFF_P1 + s * KT::COPY_BLOCK_BYTES;
         bar = &raw_bar[s * 2 + (blk == 2 || blk == 3 ? 1 : 0)];
       }
-      dst += j * KT::PAGE_SIZE * KT::BOX_ROW_BYTES;
+      if constexpr (!KT::kTile) dst += j * KT::PAGE_SIZE * KT::BOX_ROW_BYTES;
       const int row = page_of[k] * KT::PAGE_SIZE;
       if (n_cta == 1) {
-        ptx::tma_load_2d(dst, p.kv_tmap, blk * 64, row, bar, kv_policy);
+        ptx::tma_load_2d(dst, tmap, blk * 64, row, bar, kv_policy);
       } else {
-        ptx::tma_load_2d_multicast(dst, p.kv_tmap, blk * 64, row, bar, mcast_mask, kv_policy);
+        ptx::tma_load_2d_multicast(dst, tmap, blk * 64, row, bar, mcast_mask, kv_policy);
       }
     }
   };
@@ -157,22 +173,48 @@ __device__ __forceinline__ void wide_producer(
       }
       const int dtid = threadIdx.x - KT::PRODUCER_WARP * 32;
       const uint32_t st_addr = ptx::smem_addr(sStage);
-      const uint32_t rope_addr = ptx::smem_addr(smem + KT::OFF_P1);
+      const uint32_t aux_addr = ptx::smem_addr(smem + KT::OFF_P1);
       for (int it = 0; it < n_tiles; ++it) {
         const int s = it % KT::STAGES;
         const uint32_t phase = (it / KT::STAGES) & 1;
         if (copier && it >= KT::STAGES) issue_tile(it);
         const int valid = min(KT::BLOCK_N, seq_len - kv_begin - it * KT::BLOCK_N);
         const uint32_t stage = st_addr + s * KT::STAGE_BYTES;
-        const uint32_t rope = rope_addr + s * KT::COPY_BLOCK_BYTES;
+        // fp8: the stage's raw rope codes; fp8_tile: its scales.
+        const uint32_t aux =
+            aux_addr + s * (KT::kTile ? KT::SCALE_STAGE_BYTES : KT::COPY_BLOCK_BYTES);
         uint64_t* full = &full_bar[s * KT::FULL_BARS];
         uint64_t* empty = &empty_bar[s * KT::EMPTY_BARS];
+        // fp8_tile: the tile's rope, one 128B-swizzled box per page (lane j of the copying warp:
+        // page j) straight into the stage's rope block, completing its full barrier (count 1).
+        // Whole pages, as the codes; this CTA's own copy (the block is freed locally).
+        int32_t rope_page = 0;
+        const int pages = (valid + KT::PAGE_SIZE - 1) / KT::PAGE_SIZE;
+        if constexpr (KT::kTile) {
+          if (copier && lane < pages) {
+            rope_page = __ldg(&bt[(kv_begin + it * KT::BLOCK_N) / KT::PAGE_SIZE + lane]);
+          }
+        }
+        auto issue_rope = [&] {
+          if (!copier) return;
+          if (lane == 0) {
+            ptx::mbar_arrive_expect_tx(&full[KT::COL_BLOCKS - 1],
+                                       pages * KT::PAGE_SIZE * KT::ROPE_BOX_ROW_BYTES);
+          }
+          __syncwarp();
+          if (lane < pages) {
+            ptx::tma_load_2d(sStage + s * KT::STAGE_BYTES + KT::ROPE_OFF +
+                                 lane * KT::PAGE_SIZE * KT::ROPE_BOX_ROW_BYTES,
+                             p.kv_rope_tmap, kFp8TileRopeOffset, rope_page * KT::PAGE_SIZE,
+                             &full[KT::COL_BLOCKS - 1], kv_policy);
+          }
+        };
         if (valid >= KT::BLOCK_N) {
-          sm90::expand_tile<KT, false>(stage, rope, valid, dtid, full, &raw_bar[s * 2], empty,
-                                       empty + 1, phase, 6);
+          sm90::expand_tile<KT, false>(stage, aux, valid, dtid, full, &raw_bar[s * 2], empty,
+                                       empty + 1, phase, 6, issue_rope);
         } else {
-          sm90::expand_tile<KT, true>(stage, rope, valid, dtid, full, &raw_bar[s * 2], empty,
-                                      empty + 1, phase, 6);
+          sm90::expand_tile<KT, true>(stage, aux, valid, dtid, full, &raw_bar[s * 2], empty,
+                                      empty + 1, phase, 6, issue_rope);
         }
       }
     }

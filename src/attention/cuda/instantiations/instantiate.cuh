@@ -1,6 +1,7 @@
 // Defines the launcher specialisations of launch.h for one (KV dtype, page size): the 64-row and
 // the narrow verify kernels. Each file in
-// this folder instantiates one pair, so the six kernel variants compile in parallel.
+// this folder instantiates one pair, so the nine kernel variants (bf16, fp8_e4m3, fp8_tile x 3 page
+// sizes) compile in parallel.
 #pragma once
 
 #include "../hopper/kernel_narrow.cuh"
