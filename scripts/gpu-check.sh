@@ -141,7 +141,8 @@ grep -E "mlaspec: (CUDA|NCCL)" "$RES/build.log" | sed 's/^-- //' | tee -a "$RES/
 if ((model_only)); then
   log "CUDA model runtime tests"
   # MODEL_TESTS narrows the filter (a short call: the tests of what changed).
-  build-gpu/tests/gpu_tests \
+  # MODEL_TESTS_SECONDS bounds them (a hang then still leaves the later stages their time).
+  timeout "${MODEL_TESTS_SECONDS:-$(($(left) - 30))}" build-gpu/tests/gpu_tests \
     --gtest_filter="${MODEL_TESTS:-*CudaForward*:CudaModel*:CudaEngine*:DFlashCuda*:DSparkCuda*:CudaRaggedVerify*:DcpCuda.Ragged*}" \
     > "$RES/model-tests.log" 2>&1 || status=1
   grep -E "^\[(cuda vs cpu|chunked|engine|perf|dflash|kernels)|FAILED|PASSED" "$RES/model-tests.log"
