@@ -102,13 +102,6 @@ Result<Engine> Engine::create(model::Model target, std::unique_ptr<Drafter> draf
     config.prefill_chunk_tokens = model::default_chunk_tokens(target.device());
   }
   MLASPEC_RETURN_IF_ERROR(validate_config(config, m));
-  if (config.kv_dtype == DType::kFP8Tile && target.device() != Device::kCPU) {
-    // Said here, before any pool is allocated, rather than by the writer on the first prefill.
-    return unsupported(
-        "target kv fp8_tile on " + std::string(device_name(target.device())) +
-        ": the engine's CUDA path is not enabled for the per-tile-scaled fp8 layout yet; use "
-        "--kv bf16 or fp8 on cuda, or run the CPU runtime");
-  }
   if (config.fp8_math_attention && config.kv_dtype != DType::kFP8E4M3) {
     return invalid_argument("fp8-math attention needs kv fp8 (fp8_e4m3); kv is " +
                             std::string(dtype_name(config.kv_dtype)));

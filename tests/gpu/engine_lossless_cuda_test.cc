@@ -44,5 +44,14 @@ TEST(CudaEngineLossless, HundredsOfPromptsEveryDrafterAtBatch1_8_16) {
   EXPECT_GE(served, 5);
 }
 
+// fp8 and fp8_tile target pools on the GPU (the CUDA KV writer and both verify backends read
+// either): speculative greedy equals plain greedy on the same pool dtype (goldens of >= 8 heads,
+// the CUDA backends' minimum).
+TEST(CudaEngineLossless, Fp8TargetKv) {
+  MLASPEC_SKIP_WITHOUT_GPU();
+  testing::check_fp8_kv_lossless(Device::kCUDA,
+                                 {"v3_qlora_moe_yarn", "kimi_k2_fp8", "v2_lite_greedy"});
+}
+
 }  // namespace
 }  // namespace mlaspec::spec

@@ -109,22 +109,8 @@ TEST(EngineLossless, RaggedBatchesEqualEachRequestAlone) {
 // Per-layer fp8 and per-tile fp8 (fp8_tile) target pools: speculative greedy equals plain greedy
 // on the same pool dtype.
 TEST(EngineLossless, Fp8TargetKv) {
-  for (const DType kv : {DType::kFP8E4M3, DType::kFP8Tile}) {
-    EngineConfig fp8;
-    fp8.kv_dtype = kv;
-    for (const std::string name : {"v3_qlora_moe_yarn", "kimi_k2_fp8", "v3_generate_bytelevel"}) {
-      SCOPED_TRACE(name + " " + std::string(dtype_name(kv)));
-      Engine plain = make_engine(name, nullptr, fp8);
-      const int32_t vocab = plain.model().config().vocab_size;
-      const auto prompts = mixed_prompts(6, vocab, 33);
-      const auto want = run_engine(plain, prompts, {}, 16);
-      Engine spec = make_engine(name, std::make_unique<NgramDrafter>(*NgramDrafter::create()), fp8);
-      EXPECT_EQ(run_engine(spec, prompts, {}, 16).outputs, want.outputs);
-      Engine oracle = make_engine(
-          name, std::make_unique<OracleDrafter>(answers(prompts, want.outputs), false, vocab), fp8);
-      EXPECT_EQ(run_engine(oracle, prompts, {}, 16).outputs, want.outputs);
-    }
-  }
+  testing::check_fp8_kv_lossless(Device::kCPU,
+                                 {"v3_qlora_moe_yarn", "kimi_k2_fp8", "v3_generate_bytelevel"});
 }
 
 // Logprobs come from the row that decided each token: one entry per emitted token, the chosen

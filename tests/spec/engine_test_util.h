@@ -254,6 +254,29 @@ inline std::map<std::vector<int32_t>, std::vector<int32_t>> answers(
   return m;
 }
 
+// Per-layer fp8 and per-tile fp8 (fp8_tile) target pools on `device`: speculative greedy (the
+// n-gram drafter, and the oracle) equals plain greedy on the same pool dtype, on `models`.
+inline void check_fp8_kv_lossless(Device device, const std::vector<std::string>& models) {
+  for (const DType kv : {DType::kFP8E4M3, DType::kFP8Tile}) {
+    EngineConfig fp8;
+    fp8.kv_dtype = kv;
+    for (const std::string& name : models) {
+      SCOPED_TRACE(name + " " + std::string(dtype_name(kv)));
+      Engine plain = make_engine(name, nullptr, fp8, device);
+      const int32_t vocab = plain.model().config().vocab_size;
+      const auto prompts = mixed_prompts(6, vocab, 33);
+      const auto want = run_engine(plain, prompts, {}, 16);
+      Engine spec =
+          make_engine(name, std::make_unique<NgramDrafter>(*NgramDrafter::create()), fp8, device);
+      EXPECT_EQ(run_engine(spec, prompts, {}, 16).outputs, want.outputs);
+      Engine oracle = make_engine(
+          name, std::make_unique<OracleDrafter>(answers(prompts, want.outputs), false, vocab), fp8,
+          device);
+      EXPECT_EQ(run_engine(oracle, prompts, {}, 16).outputs, want.outputs);
+    }
+  }
+}
+
 // Plain greedy, then the same prompts with an oracle (always right), always-wrong, random
 // (one-hot and with q) and n-gram drafter: every output must be plain greedy's. The target runs
 // on `device`, `batch` requests at a time.
