@@ -153,6 +153,11 @@ if ((model_only)); then
       --device $dev --prompt "$P" > "$RES/generate-$dev.txt" 2>&1 || status=1
     tail -3 "$RES/generate-$dev.txt"
   done
+  # fp8_tile KV end to end on the GPU (the CUDA writer, both verify backends, the engine).
+  log "generate --device cuda --kv fp8tile (shipped pair, dflash)"
+  build-gpu/mlaspec generate --model models/target --draft dflash --draft-model models/drafter \
+    --device cuda --kv fp8tile --prompt "$P" > "$RES/generate-cuda-fp8tile.txt" 2>&1 || status=1
+  tail -3 "$RES/generate-cuda-fp8tile.txt"
   log "bench-model --device cuda (shipped target)"
   timeout 120 build-gpu/mlaspec bench-model --model models/target --device cuda --context 512 \
     --profile --json "$RES/bench-model-target.json" > "$RES/bench-model-target.txt" 2>&1 || status=1
