@@ -249,6 +249,18 @@ int64_t available_bytes(Device dev) {
   return int64_t{sysconf(_SC_AVPHYS_PAGES)} * sysconf(_SC_PAGESIZE);
 }
 
+// Device memory in use (total - free) on the CUDA device, or -1 (the CPU runtime: not tracked).
+int64_t device_bytes_in_use(Device dev) {
+#if defined(MLASPEC_WITH_CUDA)
+  size_t free = 0, total = 0;
+  if (dev == Device::kCUDA && cudaMemGetInfo(&free, &total) == cudaSuccess) {
+    return static_cast<int64_t>(total - free);
+  }
+#endif
+  (void)dev;
+  return -1;
+}
+
 std::string gb(double bytes) {
   char b[32];
   if (bytes >= 1e9) {
@@ -474,6 +486,10 @@ void run_bench_model(const BenchModelCli& cli) {
   if (!loaded.ok()) bad_input(loaded.status().with_context("model " + cli.model));
   model::Model& m = *loaded;
   const double load_s = seconds_since(t0);
+  // GPU memory in use after the load (the weights, the process's CUDA context) and the most seen
+  // when a row group ends (with the KV pools and scratch buffers), for the run's last line.
+  const int64_t mem_after_load = device_bytes_in_use(dev);
+  int64_t mem_most = mem_after_load;
   const model::ModelConfig& c = m.config();
   if (max_prefill > c.max_position_embeddings ||
       (max_context + max_q > c.max_position_embeddings && !cli.beyond_max_position)) {
@@ -558,6 +574,7 @@ void run_bench_model(const BenchModelCli& cli) {
   // --json holds the rows so far after every (KV dtype, context) group: a run cut short by a time
   // limit (scripts/long_context.py gives each call one) still leaves what it measured.
   auto save_partial = [&] {
+    mem_most = std::max(mem_most, device_bytes_in_use(dev));
     if (!json_file) return;
     nlohmann::json so_far = nlohmann::json::array();
     for (const Row& r : rows) so_far.push_back(row_json(r));
@@ -880,6 +897,13 @@ void run_bench_model(const BenchModelCli& cli) {
       "the backends the step's attention calls ran on. context by: how the KV context was "
       "made (prefill: real forwards; writer: random rows through kv::write_rows, for timing)\n");
   if (!profiles.empty()) std::fputs(profiles.c_str(), stdout);
+  if (mem_after_load >= 0) {
+    std::printf(
+        "GPU memory in use (cudaMemGetInfo: total - free, all processes): %s after the load, "
+        "%s at most at the end of a row group (KV pools and scratch included)\n",
+        gb(static_cast<double>(mem_after_load)).c_str(),
+        gb(static_cast<double>(std::max(mem_most, device_bytes_in_use(dev)))).c_str());
+  }
   if (json_file) throw_if_error(json_file->write_and_close(out.dump(2) + "\n"));
   if (any_error) throw Error(internal_error("bench-model: some rows failed (see above)"));
 }
