@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Writes docs/perf/h200.md, the current H200 page, from a scripts/gpu-check.sh results folder (the
 unpacked gpu-check.tgz): standard set (default and deterministic; bf16's fastest reps beside the
-medians, with the clock during the benches when the run sampled it), fp8/bf16 ratios, both
+medians, with the clock during the benches when the run sampled it), fp8/bf16 ratios (and
+fp8tile/bf16, fp8tile/fp8 when the run timed fp8tile), both
 sweeps, auto's picks and regret, PERF.md's targets checked one by one, the dispatch calibration
 report and the DCP table.
 
@@ -37,6 +38,12 @@ def t(row, backend):
 
 def field(config, key):
     return int(config.split(key + "=")[1].split(",")[0])
+
+
+def kv(row):
+    """The row's KV dtype as bench writes it (bf16, fp8, fp8tile): exact, as "kv=fp8" is also a
+    prefix of "kv=fp8tile"."""
+    return row.get("kv") or row["config"].split("kv=")[1].split(",")[0]
 
 
 def best(row):
@@ -84,7 +91,7 @@ def main():
     p("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in std["results"]:
         f, w, i = t(r, "cuda_fold"), t(r, "cuda_rowwise"), r["index"]
-        bf = "kv=bf16" in r["config"]
+        bf = kv(r) == "bf16"
         fm = FLASHMLA[i] if bf else None
         a = r.get("auto", {})
         p(f"| {i} | {r['config']} | {r['floor_us']:.1f} | {f:.1f} | {100 * r['floor_us'] / f:.0f}% | "
@@ -106,7 +113,7 @@ def main():
     p("| # | config | fold fastest µs | fold median µs | fast reps | rowwise fastest µs | FlashMLA µs | FlashMLA / best fastest |")
     p("|---|---|---|---|---|---|---|---|")
     for r in std["results"]:
-        if "kv=bf16" not in r["config"]:
+        if kv(r) != "bf16":
             continue
         i, fo, ro = r["index"], r.get("cuda_fold", {}), r.get("cuda_rowwise", {})
         samples = fo.get("samples_us")
@@ -123,13 +130,19 @@ def main():
         b = base[r["config"].replace(",det", "")]
         p(f"| {r['index']} | {r['config']} | {t(r, 'cuda_fold'):.1f} | {t(r, 'cuda_rowwise'):.1f} | "
           f"{t(r, 'cuda_fold') / t(b, 'cuda_fold'):.2f} | {t(r, 'cuda_rowwise') / t(b, 'cuda_rowwise'):.2f} |")
-    bf16 = [r for r in std["results"] if "kv=bf16" in r["config"]]
-    fp8 = [r for r in std["results"] if "kv=fp8" in r["config"]]
-    p("\n## fp8 / bf16 time ratio (default mode)\n")
-    p("| # | fold | rowwise |")
-    p("|---|---|---|")
-    for a, b in zip(bf16, fp8):
-        p(f"| {a['index']} | {t(b, 'cuda_fold') / t(a, 'cuda_fold'):.2f} | {t(b, 'cuda_rowwise') / t(a, 'cuda_rowwise'):.2f} |")
+    bf16 = [r for r in std["results"] if kv(r) == "bf16"]
+    fp8 = [r for r in std["results"] if kv(r) == "fp8"]
+    tile = [r for r in std["results"] if kv(r) == "fp8tile"]
+    # fp8tile's tables only when the run timed it (bench --kv all or a list naming it).
+    for name, num, den in (("fp8 / bf16", fp8, bf16), ("fp8tile / bf16", tile, bf16),
+                           ("fp8tile / fp8", tile, fp8)):
+        if not num or not den:
+            continue
+        p(f"\n## {name} time ratio (default mode)\n")
+        p("| # | fold | rowwise |")
+        p("|---|---|---|")
+        for a, b in zip(den, num):
+            p(f"| {a['index']} | {t(b, 'cuda_fold') / t(a, 'cuda_fold'):.2f} | {t(b, 'cuda_rowwise') / t(a, 'cuda_rowwise'):.2f} |")
     p("\n## S sweep (B=1, H=16, q_len=8)\n")
     if ss is None:
         p("Not measured in this run.")
@@ -137,9 +150,9 @@ def main():
         p("| S | kv | floor µs | fold µs | rowwise µs | fold/rowwise | auto | regret | FlashMLA µs |")
         p("|---|---|---|---|---|---|---|---|---|")
     for r in ss["results"] if ss else []:
-        S, bf = field(r["config"], "S"), "kv=bf16" in r["config"]
+        S, bf = field(r["config"], "S"), kv(r) == "bf16"
         a = r.get("auto", {})
-        p(f"| {S} | {'bf16' if bf else 'fp8'} | {r['floor_us']:.1f} | {t(r, 'cuda_fold'):.1f} | "
+        p(f"| {S} | {kv(r)} | {r['floor_us']:.1f} | {t(r, 'cuda_fold'):.1f} | "
           f"{t(r, 'cuda_rowwise'):.1f} | {t(r, 'cuda_fold') / t(r, 'cuda_rowwise'):.2f} | "
           f"{a.get('backend', '-')} | {100 * a.get('regret', 0):.1f}% | {FLASHMLA_S[S] if bf else '—'} |")
     p("\n## q_len sweep (B=1, H=16, S=131072)\n")
@@ -149,8 +162,8 @@ def main():
         p("| q_len | bf16 fold µs | bf16 rowwise µs | fp8 fold µs | fp8 rowwise µs | FlashMLA µs (bf16) |")
         p("|---|---|---|---|---|---|")
     qres = qs["results"] if qs else []
-    qb = {field(r["config"], "q"): r for r in qres if "kv=bf16" in r["config"]}
-    q8 = {field(r["config"], "q"): r for r in qres if "kv=fp8" in r["config"]}
+    qb = {field(r["config"], "q"): r for r in qres if kv(r) == "bf16"}
+    q8 = {field(r["config"], "q"): r for r in qres if kv(r) == "fp8"}
     for q in sorted(qb):
         p(f"| {q} | {t(qb[q], 'cuda_fold'):.1f} | {t(qb[q], 'cuda_rowwise'):.1f} | "
           f"{t(q8[q], 'cuda_fold'):.1f} | {t(q8[q], 'cuda_rowwise'):.1f} | {FLASHMLA_Q.get(q, '')} |")
@@ -176,7 +189,8 @@ def main():
         p(f"| time(q=8) ≤ 1.4 × time(q=1) at B=1, H=16, S=128k | {r18:.2f}× | {yn(r18 <= 1.4)} |")
     else:
         p("| time(q=8) ≤ 1.4 × time(q=1) at B=1, H=16, S=128k | not measured (no q_len sweep) | — |")
-    s4 = [r for r in ss["results"] if "S=4096,kv=bf16" in r["config"]] if ss else []
+    s4 = [r for r in ss["results"] if field(r["config"], "S") == 4096 and kv(r) == "bf16"] \
+        if ss else []
     if s4:
         p(f"| S=4k call ≤ 10 µs | {best(s4[0]):.1f} µs | {yn(best(s4[0]) <= 10)} |")
     else:

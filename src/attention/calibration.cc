@@ -28,7 +28,7 @@ double stored_us(double us) {
 }
 
 std::string kv_short(DType t) {
-  return t == DType::kFP8E4M3 ? "fp8" : std::string(dtype_name(t));
+  return std::string(kv_dtype_label(t));
 }
 
 }  // namespace

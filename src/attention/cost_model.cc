@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <sstream>
 
@@ -292,13 +293,15 @@ double roofline_work(const CostFeatures& f) {
   return std::max(f.kv_mb * 1e6, f.gflops * 1e9 / kFlopsPerByte);
 }
 
-}  // namespace
+// An estimate `at_us` made for a shape of roofline work `w_at`, carried to a shape of work `w`:
+// the part beyond the fixed cost scales with the work.
+double scaled_by_work(double at_us, double fixed_us, double w_at, double w) {
+  if (!(w_at > 0)) return at_us;
+  return fixed_us + std::max(0.0, at_us - fixed_us) * (w / w_at);
+}
 
-std::optional<double> CostModel::estimate_us(std::string_view backend, KvReadPattern pattern,
-                                             const VerifyShape& shape) const {
-  const CostEntry* e =
-      find(backend, shape.kv_dtype, shape.num_heads, shape.q_len, shape.deterministic);
-  if (!e) return std::nullopt;
+// The estimate of `shape` from entry `e` (find()'s for the shape's dtype), as estimate_us says.
+double estimate_with(const CostEntry* e, KvReadPattern pattern, const VerifyShape& shape) {
   // The entry's own H and q_len, at the call's batch and context.
   VerifyShape own = shape;
   if (e->heads > 0) own.num_heads = e->heads;
@@ -316,11 +319,50 @@ std::optional<double> CostModel::estimate_us(std::string_view backend, KvReadPat
   // two its slope stands for: at one (H, q_len) both grow with S together and the fit keeps one
   // of them, so scaling by the fitted terms priced cuda_fold at H = 128, q_len 1 like q_len 2
   // (its fit put the cost on the KV bytes, which q_len does not change), 2x too high.
-  const double w_own = roofline_work(cost_features(own, pattern));
-  if (!(w_own > 0)) return at_own;
+  return scaled_by_work(at_own, e->terms.fixed_us, roofline_work(cost_features(own, pattern)),
+                        roofline_work(cost_features(shape, pattern)));
+}
+
+}  // namespace
+
+const CostEntry* CostModel::entry_for(std::string_view backend, const VerifyShape& shape) const {
+  const CostEntry* e =
+      find(backend, shape.kv_dtype, shape.num_heads, shape.q_len, shape.deterministic);
+  if (e || shape.kv_dtype != DType::kFP8Tile) return e;
+  return find(backend, DType::kFP8E4M3, shape.num_heads, shape.q_len, shape.deterministic);
+}
+
+std::optional<CostEstimate> CostModel::estimate(std::string_view backend, KvReadPattern pattern,
+                                                const VerifyShape& shape) const {
+  const CostEntry* e = entry_for(backend, shape);
+  if (!e) return std::nullopt;
+  if (e->kv_dtype == shape.kv_dtype) return CostEstimate{estimate_with(e, pattern, shape), {}};
+  // fp8_tile without entries of its own: the fp8_e4m3 estimate of the same shape, its time beyond
+  // the fixed part scaled by the ratio of the two shapes' work at the roofline, i.e. by the KV
+  // bytes 656 / 576 where the shape is memory-bound and not at all where it is compute-bound. The
+  // fp8_tile kernels are the fp8_e4m3 kernels' supply and pipeline (TMA of e4m3 codes, expanding
+  // producer warps) with the bf16 kernels' MMAs, which run at fp8_e4m3's f16 rate on Hopper; what
+  // the model cannot see is the expansion's extra multiply per value and the scale loads.
+  VerifyShape fp8 = shape;
+  fp8.kv_dtype = e->kv_dtype;
+  const double at_fp8 = estimate_with(e, pattern, fp8);
+  const double w_fp8 = roofline_work(cost_features(fp8, pattern));
   const double w = roofline_work(cost_features(shape, pattern));
-  const double fixed = e->terms.fixed_us;
-  return fixed + std::max(0.0, at_own - fixed) * (w / w_own);
+  CostEstimate out;
+  out.us = scaled_by_work(at_fp8, e->terms.fixed_us, w_fp8, w);
+  char note[200];
+  std::snprintf(note, sizeof note,
+                "uncalibrated: no fp8tile entry; the fp8 estimate %.1f us, x%.3f beyond its fixed "
+                "%.1f us (roofline work: KV bytes 656/576 where memory-bound)",
+                at_fp8, w_fp8 > 0 ? w / w_fp8 : 1.0, e->terms.fixed_us);
+  out.derived = note;
+  return out;
+}
+
+std::optional<double> CostModel::estimate_us(std::string_view backend, KvReadPattern pattern,
+                                             const VerifyShape& shape) const {
+  std::optional<CostEstimate> e = estimate(backend, pattern, shape);
+  return e ? std::optional<double>(e->us) : std::nullopt;
 }
 
 std::string Crossover::to_string() const {
@@ -360,9 +402,7 @@ Crossover find_crossover(const CostModel& model, std::string_view backend_a, KvR
   std::vector<int64_t> scan = {lo, hi};
   if (shape.batch == 1) {
     for (std::string_view name : {backend_a, backend_b}) {
-      const CostEntry* e =
-          model.find(name, shape.kv_dtype, shape.num_heads, shape.q_len, shape.deterministic);
-      for (const CurvePoint& p : e->curve) {
+      for (const CurvePoint& p : model.entry_for(name, shape)->curve) {
         for (int64_t s : {p.seq_len - 1, p.seq_len, p.seq_len + 1}) {
           if (s >= lo && s <= hi) scan.push_back(s);
         }

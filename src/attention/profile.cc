@@ -27,8 +27,7 @@ constexpr int kProfileVersion = 3;
 constexpr int kOldestProfileVersion = 1;
 
 std::string kv_key(DType t) {
-  if (t == DType::kFP8Tile) return "fp8tile";
-  return t == DType::kFP8E4M3 ? "fp8" : std::string(dtype_name(t));
+  return std::string(kv_dtype_label(t));
 }
 
 std::string short_dump(const json& v) {

@@ -178,10 +178,14 @@ std::string Decision::explain() const {
   for (const auto& v : verdicts) {
     const std::string verdict =
         v.status.ok() ? (v.kernel.empty() ? "ok" : "ok (" + v.kernel + ")") : v.status.message();
+    const std::string est = fmt_us(v.est_us) + (v.est_derived.empty() ? "" : "*");
     std::snprintf(line, sizeof line, "  %-*s  %-10s  %s%s\n", static_cast<int>(w),
-                  std::string(v.name).c_str(), fmt_us(v.est_us).c_str(), verdict.c_str(),
+                  std::string(v.name).c_str(), est.c_str(), verdict.c_str(),
                   v.index == backend_index ? "   <- pick" : "");
     os << line;
+  }
+  for (const auto& v : verdicts) {
+    if (!v.est_derived.empty()) os << "  * " << v.name << ": " << v.est_derived << "\n";
   }
   if (backend_index >= 0) os << "pick: " << backend << " (" << reason << ")\n";
   return os.str();
@@ -231,7 +235,10 @@ Decision Dispatcher::evaluate(const VerifyShape& shape, const SelectOptions& opt
     BackendVerdict& v = d.verdicts[i];
     v.index = i;
     v.name = e.caps.name;
-    v.est_us = model_.estimate_us(e.caps.name, e.kv_reads, shape);
+    if (std::optional<CostEstimate> est = model_.estimate(e.caps.name, e.kv_reads, shape)) {
+      v.est_us = est->us;
+      v.est_derived = std::move(est->derived);
+    }
     const Status avail = registry_.availability(i);
     Status serve = can_serve(e.caps, shape);
     if (device && e.caps.device != *device) {
@@ -277,6 +284,7 @@ Result<Decision> Dispatcher::select(const VerifyShape& shape, const SelectOption
     d.backend_index = *idx;
     d.backend = v.name;
     d.est_us = v.est_us;
+    d.est_derived = v.est_derived;
     d.forced = true;
     d.reason = "requested explicitly";
     if (!options.quiet) log_first_decision(shape, d);
@@ -308,6 +316,7 @@ Result<Decision> Dispatcher::select(const VerifyShape& shape, const SelectOption
   d.backend_index = best;
   d.backend = d.verdicts[best].name;
   d.est_us = d.verdicts[best].est_us;
+  d.est_derived = d.verdicts[best].est_derived;
   std::ostringstream why;
   if (capable == 1) {
     why << "auto: the only capable backend";
@@ -318,7 +327,7 @@ Result<Decision> Dispatcher::select(const VerifyShape& shape, const SelectOption
     why << "auto: cheapest of " << capable << " capable by the cost model";
     for (const auto& v : d.verdicts) {
       if (v.index == best || !v.est_us || !candidate(v)) continue;
-      why << "; " << v.name << " " << fmt_us(v.est_us);
+      why << "; " << v.name << " " << fmt_us(v.est_us) << (v.est_derived.empty() ? "" : "*");
     }
   }
   if (registry_.caps(best).device == Device::kCPU && !options.assume_available && !options.quiet &&
@@ -343,8 +352,9 @@ void Dispatcher::log_first_decision(const VerifyShape& s, const Decision& d) {
     if (!logged_buckets_.insert(key).second) return;
   }
   log_info("attention dispatch: " + s.to_string() + " -> " + std::string(d.backend) + " (est " +
-           fmt_us(d.est_us) + "; " + d.reason + ") [first time for this backend in bucket S~2^" +
-           std::to_string(log2s) + "]");
+           fmt_us(d.est_us) + (d.est_derived.empty() ? "" : " [" + d.est_derived + "]") + "; " +
+           d.reason + ") [first time for this backend in bucket S~2^" + std::to_string(log2s) +
+           "]");
 }
 
 void Dispatcher::record_call(int index, const VerifyShape& shape) {

@@ -48,11 +48,8 @@ Status host_metadata(const TensorView& tensor, const TensorView& host_copy, cons
 
 std::string VerifyShape::to_string() const {
   std::ostringstream os;
-  os << "B=" << batch << ",H=" << num_heads << ",q=" << q_len << ",S=" << max_seq_len << ",kv="
-     << (kv_dtype == DType::kFP8E4M3   ? "fp8"
-         : kv_dtype == DType::kFP8Tile ? "fp8tile"
-                                       : std::string(dtype_name(kv_dtype)))
-     << ",page=" << page_size;
+  os << "B=" << batch << ",H=" << num_heads << ",q=" << q_len << ",S=" << max_seq_len
+     << ",kv=" << kv_dtype_label(kv_dtype) << ",page=" << page_size;
   if (deterministic) os << ",det";
   if (fp8_math) os << ",fp8math";
   if (ragged) os << ",ragged";

@@ -44,10 +44,7 @@ std::string BenchConfig::to_string() const {
     os << *std::min_element(q_lens.begin(), q_lens.end()) << ".." << q_len << "(T=" << query_rows()
        << ")";
   }
-  os << ",S=" << seq_len << ",kv="
-     << (kv_dtype == DType::kFP8E4M3   ? "fp8"
-         : kv_dtype == DType::kFP8Tile ? "fp8tile"
-                                       : "bf16");
+  os << ",S=" << seq_len << ",kv=" << attn::kv_dtype_label(kv_dtype);
   if (page_size != 64) os << ",page=" << page_size;
   if (deterministic) os << ",det";
   if (num_splits > 0) os << ",splits=" << num_splits;
@@ -158,7 +155,7 @@ Floor roofline_floor(const BenchConfig& c, const Roofline& roof) {
   Floor f;
   f.flops = 2.0 * static_cast<double>(c.query_rows()) * c.num_heads *
             static_cast<double>(c.seq_len) * (attn::kHeadDimQK + attn::kHeadDimV);
-  f.bytes = static_cast<double>(c.batch) * c.seq_len * attn::kHeadDimQK * dtype_size(c.kv_dtype);
+  f.bytes = static_cast<double>(c.batch) * c.seq_len * attn::kv_row_bytes(c.kv_dtype);
   f.compute_us = 1e6 * f.flops / roof.flops_per_s;
   f.memory_us = 1e6 * f.bytes / roof.bytes_per_s;
   return f;
@@ -290,8 +287,9 @@ Result<Timing> time_backend(attn::Backend& backend, const BenchConfig& c, const 
   const bool on_device = dev == Device::kCUDA;
   const int64_t pages_per_req = (c.seq_len + c.page_size - 1) / c.page_size;
   const int64_t num_pages = pages_per_req * c.batch;
-  const int64_t kv_elems = num_pages * c.page_size * attn::kHeadDimQK;
-  const int64_t kv_bytes = kv_elems * dtype_size(c.kv_dtype);
+  // Rows of kv_row_width values: 576 bf16 or fp8_e4m3 values, or 656 bytes of fp8_tile.
+  const int64_t kv_width = attn::kv_row_width(c.kv_dtype);
+  const int64_t kv_bytes = num_pages * c.page_size * attn::kv_row_bytes(c.kv_dtype);
   const int64_t T = c.query_rows();
   const int64_t q_elems = T * c.num_heads * attn::kHeadDimQK;
   const int64_t out_elems = T * c.num_heads * attn::kHeadDimV;
@@ -311,6 +309,8 @@ Result<Timing> time_backend(attn::Backend& backend, const BenchConfig& c, const 
                        ? static_cast<int>(std::clamp<int64_t>(
                              (int64_t{400} << 20) / std::max<int64_t>(kv_bytes, 1), 2, 64))
                        : 1;
+  // fp8_e4m3 codes of value / 0.05 (the fill's N(0, 1) values use the e4m3 range); bf16 and
+  // fp8_tile (whose rows carry their own scales) are unscaled.
   const float kv_scale = c.kv_dtype == DType::kFP8E4M3 ? 0.05f : 1.0f;
 
   // Metadata: a shuffled page assignment (shared by all sets), host and device copies.
@@ -347,11 +347,12 @@ Result<Timing> time_backend(attn::Backend& backend, const BenchConfig& c, const 
     in[s].lse = Buffer(lse_elems * 4, dev);
     MLASPEC_RETURN_IF_ERROR(
         fill_random(in[s].q.data(), on_device, DType::kBF16, q_elems, 1000 + s));
+    // Every KV dtype holds the same values at one seed (fp8_tile: encoded from the bf16 rows).
     MLASPEC_RETURN_IF_ERROR(
-        fill_random(in[s].kv.data(), on_device, c.kv_dtype, kv_elems, 2000 + s, 1.0f, kv_scale));
+        fill_random_kv(in[s].kv.data(), on_device, c.kv_dtype, kv_bytes, 2000 + s, 1.0f, kv_scale));
     attn::VerifyArgs& a = args[s];
     a.q = buffer_view(in[s].q, DType::kBF16, attn::kHeadDimQK);
-    a.kv.pages = in[s].kv.view(c.kv_dtype, {num_pages, c.page_size, attn::kHeadDimQK});
+    a.kv.pages = in[s].kv.view(c.kv_dtype, {num_pages, c.page_size, kv_width});
     a.kv.kv_scale = kv_scale;
     if (on_device) {
       a.block_table = table_dev.view(DType::kI32, {c.batch, pages_per_req});
@@ -395,8 +396,7 @@ Result<Timing> time_backend(attn::Backend& backend, const BenchConfig& c, const 
       MLASPEC_RETURN_IF_ERROR(in[0].q.copy_to_host(q_host.data(), q_host.size() * 2));
       MLASPEC_RETURN_IF_ERROR(in[0].kv.copy_to_host(kv_host.data(), kv_host.size()));
       host.q = host_view(q_host.data(), DType::kBF16, attn::kHeadDimQK);
-      host.kv.pages =
-          TensorView(kv_host.data(), c.kv_dtype, {num_pages, c.page_size, attn::kHeadDimQK});
+      host.kv.pages = TensorView(kv_host.data(), c.kv_dtype, {num_pages, c.page_size, kv_width});
       host.block_table = table_host;
       host.seq_lens = lens_host;
       if (c.ragged()) {

@@ -1,9 +1,11 @@
 // `mlaspec bench`: times verify-attention backends with PERF.md's protocol and prints one table:
 // the roofline floor, each backend's median time and % of floor, and the ratio between backends
-// measured in the same run (and fp8/bf16 when both dtypes run).
+// measured in the same run (and each KV dtype against bf16, and fp8tile against fp8, when the run
+// times them).
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -151,6 +153,22 @@ void print_ratio_table(const std::string& title, const std::vector<attn::Backend
     }
     std::printf("\n");
   }
+}
+
+// The (numerator, denominator) positions in `dtypes` of the dtype ratio tables: each dtype over
+// bf16, then fp8tile over fp8, for those the run times.
+std::vector<std::pair<int, int>> kv_ratio_pairs(const std::vector<DType>& dtypes) {
+  auto at = [&](DType t) {
+    const auto it = std::find(dtypes.begin(), dtypes.end(), t);
+    return it == dtypes.end() ? -1 : static_cast<int>(it - dtypes.begin());
+  };
+  const int bf16 = at(DType::kBF16), fp8 = at(DType::kFP8E4M3), tile = at(DType::kFP8Tile);
+  std::vector<std::pair<int, int>> pairs;
+  for (int num : {fp8, tile}) {
+    if (num >= 0 && bf16 >= 0) pairs.emplace_back(num, bf16);
+  }
+  if (tile >= 0 && fp8 >= 0) pairs.emplace_back(tile, fp8);
+  return pairs;
 }
 
 void run_bench(const BenchCli& cli) {
@@ -309,7 +327,7 @@ void run_bench(const BenchCli& cli) {
   }
 
   nlohmann::json results = nlohmann::json::array();
-  // time[(dtype, config index in set)][backend] for the fp8/bf16 summary.
+  // time[(dtype, config index in set)][backend] for the dtype ratio tables.
   std::map<std::pair<int, size_t>, std::vector<double>> times;
 
   // Header.
@@ -344,6 +362,7 @@ void run_bench(const BenchCli& cli) {
                          (floor.memory_bound() ? "mem" : "flop") + " |";
       std::vector<double> t_us;
       nlohmann::json row = {{"config", c.to_string()},
+                            {"kv", attn::kv_dtype_label(c.kv_dtype)},
                             {"index", c.index},
                             {"floor_us", floor.us()},
                             {"memory_bound", floor.memory_bound()}};
@@ -415,13 +434,25 @@ void run_bench(const BenchCli& cli) {
     }
   }
 
-  if (dtypes.size() == 2) {
+  // Each KV dtype against bf16, and fp8tile against fp8 (the per-tile scales' cost over one scale
+  // per layer), on the same configs (every dtype runs the same set).
+  nlohmann::json kv_ratios = nlohmann::json::array();
+  for (const auto& [num, den] : kv_ratio_pairs(dtypes)) {
+    const std::string num_name(attn::kv_dtype_label(dtypes[num]));
+    const std::string den_name(attn::kv_dtype_label(dtypes[den]));
     std::vector<RatioRow> ratios;
-    for (size_t ci = 0; ci < configs[0].size(); ++ci) {
-      const std::string cfg = configs[0][ci].to_string();
-      ratios.push_back({cfg.substr(0, cfg.rfind(",kv=")), times[{1, ci}], times[{0, ci}]});
+    for (size_t ci = 0; ci < configs[num].size(); ++ci) {
+      const std::string cfg = configs[num][ci].to_string();
+      RatioRow r{cfg.substr(0, cfg.find(",kv=")), times[{num, ci}], times[{den, ci}]};
+      nlohmann::json j = {{"config", r.label}, {"num", num_name}, {"den", den_name}};
+      for (size_t k = 0; k < backends.size(); ++k) {
+        if (r.num[k] > 0 && r.den[k] > 0) j[std::string(backends[k]->name())] = r.num[k] / r.den[k];
+      }
+      kv_ratios.push_back(std::move(j));
+      ratios.push_back(std::move(r));
     }
-    print_ratio_table("fp8/bf16 time ratio (same config, same backend)", backends, ratios);
+    print_ratio_table(num_name + "/" + den_name + " time ratio (same config, same backend)",
+                      backends, ratios);
   }
 
   // Each ragged batch against the same requests padded to its largest width (the uniform row
@@ -454,7 +485,8 @@ void run_bench(const BenchCli& cli) {
                                                             {"bytes_per_s", roof.bytes_per_s},
                                                             {"flops_per_s", roof.flops_per_s},
                                                             {"set", set},
-                                                            {"results", results}}
+                                                            {"results", results},
+                                                            {"kv_ratios", kv_ratios}}
                                                  .dump(2) +
                                              "\n"));
   }
@@ -481,9 +513,10 @@ void add_bench_command(CLI::App& app) {
                   "qsweep (q_len 1..16), ssweep (S 4k..1M), ragged (per-request q_len, each "
                   "batch followed by its requests padded to the largest width), all (standard, "
                   "qsweep and ssweep)");
-  cmd->add_option("--kv", cli->kv, "KV dtype: bf16, fp8 or both")
-      ->check(CLI::IsMember({"bf16", "fp8", "both"}))
-      ->capture_default_str();
+  add_kv_dtypes_option(*cmd, &cli->kv,
+                       "KV dtype(s), each timed on the same configs: bf16, fp8 (one scale per "
+                       "layer), fp8tile (656-byte rows, one scale per 128 values), a "
+                       "comma-separated list (bf16,fp8tile), both (bf16,fp8) or all");
   cmd->add_option("--reps", cli->reps, "Timed repetitions (default 30 on cuda, 5 on cpu)")
       ->check(CLI::Range(1, 1000000));
   cmd->add_option("--warmup", cli->warmup, "Warm-up calls")

@@ -40,7 +40,7 @@ struct CalibrateCli {
   bool quick = false;
   std::vector<int> heads = {16, 128};
   std::vector<int> qlens = {1, 2, 4, 8};
-  std::string kv = "both";
+  std::string kv = "all";
   std::string modes = "both";                          // default, det or both
   std::vector<int> batches = {4, 16, 64};              // the batch grid's B (B > 1)
   std::vector<int64_t> batch_seqlens = {4096, 32768};  // ... and S
@@ -54,8 +54,7 @@ struct CalibrateCli {
 };
 
 std::string kv_short(DType t) {
-  if (t == DType::kFP8Tile) return "fp8tile";
-  return t == DType::kFP8E4M3 ? "fp8" : std::string(dtype_name(t));
+  return std::string(attn::kv_dtype_label(t));
 }
 
 using Point = attn::CalibrationPoint;
@@ -199,7 +198,7 @@ void run_calibrate(const CalibrateCli& cli) {
     return;
   }
   // The options are checked before the machine: a typo is reported as such, not as a missing GPU.
-  const std::vector<DType> dtypes = kv_dtypes_option(cli.kv);
+  const std::vector<DType> asked_dtypes = kv_dtypes_option(cli.kv);
   const std::vector<bool> modes = modes_option(cli.modes);
   if (!built_with_cuda()) {
     throw Error(unsupported(
@@ -215,6 +214,20 @@ void run_calibrate(const CalibrateCli& cli) {
     cuda_backends.push_back(i);
   }
   if (cuda_backends.empty()) throw Error(unsupported("calibrate: no CUDA backend is registered"));
+  // Each dtype measured must be read by some CUDA backend (their caps list fp8_tile since its
+  // kernels exist); `all` keeps those they read.
+  std::vector<DType> dtypes;
+  for (DType kv : asked_dtypes) {
+    const bool read = std::any_of(cuda_backends.begin(), cuda_backends.end(), [&](int b) {
+      return (reg->caps(b).kv_dtypes & attn::dtype_bit(kv)) != 0;
+    });
+    if (read) {
+      dtypes.push_back(kv);
+    } else if (cli.kv != "all") {
+      throw Error(unsupported("calibrate --kv " + cli.kv + ": no CUDA backend reads " +
+                              std::string(dtype_name(kv)) + " KV"));
+    }
+  }
   const std::string gpu = attn::detect_gpu_name();
   if (gpu.empty()) {
     throw Error(
@@ -411,8 +424,9 @@ void run_calibrate(const CalibrateCli& cli) {
     std::ostringstream f;
     f << "# Dispatch calibration on " << gpu << " (" << utc_now() << ")\n\n"
       << "Command: mlaspec calibrate" << (cli.quick ? " --quick" : "")
-      << (cli.modes != "both" ? " --modes " + cli.modes : std::string()) << "; median of "
-      << topts.reps << " CUDA-graph replays per point, page 64; B=1 curves"
+      << (cli.modes != "both" ? " --modes " + cli.modes : std::string())
+      << (cli.kv != "all" ? " --kv " + cli.kv : std::string()) << "; median of " << topts.reps
+      << " CUDA-graph replays per point, page 64; B=1 curves"
       << (batches.empty() || cli.batch_seqlens.empty()
               ? std::string(" (no batch grid)")
               : " and a batch grid per entry (B " + join(batches) + " x S " +
@@ -571,9 +585,9 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_option("--qlens", cli->qlens, "q_len values to measure")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
-  cmd->add_option("--kv", cli->kv, "KV dtype: bf16, fp8 or both")
-      ->check(CLI::IsMember({"bf16", "fp8", "both"}))
-      ->capture_default_str();
+  add_kv_dtypes_option(*cmd, &cli->kv,
+                       "KV dtype(s) to measure: bf16, fp8, fp8tile, a comma-separated list, both "
+                       "(bf16,fp8) or all (every KV dtype the CUDA backends read)");
   cmd->add_option("--modes", cli->modes,
                   "Modes to measure: default, det (deterministic: fixed split chunks, priced "
                   "apart) or both")

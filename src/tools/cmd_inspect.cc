@@ -26,15 +26,14 @@ struct InspectCli {
 };
 
 std::string kv_short(DType t) {
-  if (t == DType::kFP8Tile) return "fp8tile";
-  return t == DType::kFP8E4M3 ? "fp8" : std::string(dtype_name(t));
+  return std::string(attn::kv_dtype_label(t));
 }
 
 void print_model(const attn::CostModel& m) {
   std::printf(
       "\ncost model entries (t = fixed + us/MB * KV MB read + us/GFLOP * GFLOPs; B=1 inside the "
       "measured S range: the measured curve, log-log interpolated):\n");
-  std::printf("  %-14s %-5s %5s %4s %-7s %9s %9s %10s %11s %12s %7s  %s\n", "backend", "kv", "H",
+  std::printf("  %-14s %-7s %5s %4s %-7s %9s %9s %10s %11s %12s %7s  %s\n", "backend", "kv", "H",
               "q", "mode", "fixed us", "us/MB", "eff TB/s", "us/GFLOP", "eff TFLOP/s", "fit rms",
               "curve");
   for (const attn::CostEntry& e : m.entries()) {
@@ -57,7 +56,7 @@ void print_model(const attn::CostModel& m) {
                " points)";
     }
     std::printf(
-        "  %-14s %-5s %5s %4s %-7s %9.2f %9.4f %10.2f %11.4f %12.1f %7s  %s\n", e.backend.c_str(),
+        "  %-14s %-7s %5s %4s %-7s %9.2f %9.4f %10.2f %11.4f %12.1f %7s  %s\n", e.backend.c_str(),
         kv_short(e.kv_dtype).c_str(), e.heads ? std::to_string(e.heads).c_str() : "any",
         e.q_len ? std::to_string(e.q_len).c_str() : "any", e.deterministic ? "det" : "default",
         e.terms.fixed_us, e.terms.us_per_mb, tbs, e.terms.us_per_gflop, tfs, rms, curve.c_str());
@@ -71,12 +70,18 @@ void print_crossovers(const attn::BackendRegistry& reg, const attn::CostModel& m
   std::printf(
       "\ncrossover by the cost model (B=1): the backend estimated cheaper below the crossover S, "
       "and the one from there on:\n");
-  std::printf("  %-5s %5s %4s %-7s  %s\n", "kv", "H", "q", "mode", "crossover");
-  // The grid the profile was calibrated on: every (mode, kv, H, q_len) with a cuda_fold entry.
+  std::printf("  %-8s %5s %4s %-7s  %s\n", "kv", "H", "q", "mode", "crossover");
+  // The grid the profile was calibrated on: every (mode, kv, H, q_len) with a cuda_fold entry;
+  // fp8tile's (derived from fp8's, marked *) too while the profile has no fp8tile entry.
   std::set<std::tuple<bool, int, int, int>> grid;
+  const bool tile_calibrated = m.find("cuda_fold", DType::kFP8Tile, 16) != nullptr;
   for (const attn::CostEntry& e : m.entries()) {
-    if (e.backend == "cuda_fold" && e.heads > 0 && e.q_len > 0)
+    if (e.backend == "cuda_fold" && e.heads > 0 && e.q_len > 0) {
       grid.emplace(e.deterministic, static_cast<int>(e.kv_dtype), e.heads, e.q_len);
+      if (e.kv_dtype == DType::kFP8E4M3 && !tile_calibrated) {
+        grid.emplace(e.deterministic, static_cast<int>(DType::kFP8Tile), e.heads, e.q_len);
+      }
+    }
   }
   for (const auto& [det, kv, h, q] : grid) {
     attn::VerifyShape s;
@@ -88,8 +93,15 @@ void print_crossovers(const attn::BackendRegistry& reg, const attn::CostModel& m
     const attn::Crossover c =
         attn::find_crossover(m, "cuda_rowwise", reg.entry(row.value()).kv_reads, "cuda_fold",
                              reg.entry(fold.value()).kv_reads, s);
-    std::printf("  %-5s %5d %4d %-7s  %s\n", kv_short(s.kv_dtype).c_str(), h, q,
-                det ? "det" : "default", c.to_string().c_str());
+    const bool derived = s.kv_dtype == DType::kFP8Tile && !tile_calibrated;
+    std::printf("  %-8s %5d %4d %-7s  %s\n", (kv_short(s.kv_dtype) + (derived ? "*" : "")).c_str(),
+                h, q, det ? "det" : "default", c.to_string().c_str());
+  }
+  if (!tile_calibrated) {
+    std::printf(
+        "  * uncalibrated: fp8tile estimated from the fp8 entries, the time beyond the fixed cost "
+        "scaled by the roofline work (KV bytes 656/576 where memory-bound); `mlaspec calibrate "
+        "--kv fp8tile` measures it\n");
   }
 }
 
@@ -173,10 +185,14 @@ void run_inspect(const InspectCli& cli) {
     auto hypo = disp.select(*shape, all);
     std::printf("\nwith the CUDA backends available (%s model):\n", cost.model.machine().c_str());
     if (hypo.ok()) {
-      const std::string& kernel = hypo.value().verdicts[hypo.value().backend_index].kernel;
-      std::printf("  pick: %s%s, est %.1f us (%s)\n", std::string(hypo.value().backend).c_str(),
-                  kernel.empty() ? "" : (" (" + kernel + ")").c_str(),
-                  hypo.value().est_us.value_or(0), hypo.value().reason.c_str());
+      const attn::Decision& h = hypo.value();
+      const std::string& kernel = h.verdicts[h.backend_index].kernel;
+      char est[32] = "no cost-model estimate";
+      if (h.est_us) std::snprintf(est, sizeof est, "est %.1f us", *h.est_us);
+      std::printf("  pick: %s%s, %s%s (%s)\n", std::string(h.backend).c_str(),
+                  kernel.empty() ? "" : (" (" + kernel + ")").c_str(), est,
+                  h.est_derived.empty() ? "" : (" [" + h.est_derived + "]").c_str(),
+                  h.reason.c_str());
     } else {
       std::printf("  no pick: %s\n", hypo.status().message().c_str());
     }

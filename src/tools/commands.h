@@ -36,9 +36,14 @@ class InputError : public Error {
   using Error::Error;
 };
 
-// The KV dtypes of a `--kv bf16|fp8|both` option; anything else throws mlaspec::Error naming the
-// value.
+// The KV dtypes of a `--kv` option, in the order given: one of bf16, fp8, fp8tile (or fp8_tile),
+// a comma-separated list of them (bf16,fp8tile), both (bf16,fp8) or all (bf16,fp8,fp8tile).
+// Anything else, or a dtype named twice, throws mlaspec::Error (invalid_argument) naming the value.
+// Commands that take one dtype restrict the option to single names before this is called.
 std::vector<DType> kv_dtypes_option(const std::string& kv);
+// `--kv DTYPES` (the list syntax above) on `cmd`, into `value`, checked by the option parser so a
+// bad value is refused before anything runs ("--kv: ...").
+void add_kv_dtypes_option(CLI::App& cmd, std::string* value, const std::string& help);
 
 // `--verify-width fixed|adaptive` on `cmd` (generate, eval, serve: DSpark's width policy, into
 // `value`, default fixed), and the mode it names.

@@ -1,17 +1,66 @@
 // Option parsing shared by several subcommands.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <sstream>
+
 #include "mlaspec/core/status.h"
 #include "tools/commands.h"
 
 namespace mlaspec::tools {
 
+namespace {
+
+// kv_dtypes_option's parse: the dtypes, or the reason the value is refused.
+Result<std::vector<DType>> parse_kv_dtypes(const std::string& kv) {
+  if (kv == "both") return std::vector<DType>{DType::kBF16, DType::kFP8E4M3};
+  if (kv == "all") return std::vector<DType>{DType::kBF16, DType::kFP8E4M3, DType::kFP8Tile};
+  std::vector<DType> out;
+  std::stringstream items(kv);
+  for (std::string item; std::getline(items, item, ',');) {
+    DType t;
+    if (item == "bf16") {
+      t = DType::kBF16;
+    } else if (item == "fp8") {
+      t = DType::kFP8E4M3;
+    } else if (item == "fp8tile" || item == "fp8_tile") {
+      t = DType::kFP8Tile;
+    } else {
+      const std::string in = item == kv ? "" : " in \"" + kv + "\"";
+      return invalid_argument("\"" + item + "\" is not a KV dtype" + in +
+                              " (expected bf16, fp8, fp8tile, a comma-separated list of them, "
+                              "both = bf16,fp8, or all = bf16,fp8,fp8tile)");
+    }
+    if (std::find(out.begin(), out.end(), t) != out.end()) {
+      return invalid_argument("\"" + kv + "\" names " + item + " twice");
+    }
+    out.push_back(t);
+  }
+  if (out.empty() || kv.back() == ',') {
+    return invalid_argument("\"" + kv +
+                            "\" has an empty item (expected bf16, fp8, fp8tile, a "
+                            "comma-separated list of them, both or all)");
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<DType> kv_dtypes_option(const std::string& kv) {
-  if (kv == "bf16") return {DType::kBF16};
-  if (kv == "fp8") return {DType::kFP8E4M3};
-  if (kv == "fp8tile" || kv == "fp8_tile") return {DType::kFP8Tile};
-  if (kv == "both") return {DType::kBF16, DType::kFP8E4M3};
-  throw Error(invalid_argument("--kv " + kv + " is not bf16, fp8, fp8tile or both"));
+  Result<std::vector<DType>> r = parse_kv_dtypes(kv);
+  if (!r.ok()) throw Error(r.status().with_context("--kv"));
+  return r.value();
+}
+
+void add_kv_dtypes_option(CLI::App& cmd, std::string* value, const std::string& help) {
+  cmd.add_option("--kv", *value, help)
+      ->check(
+          [](const std::string& v) {
+            Result<std::vector<DType>> r = parse_kv_dtypes(v);
+            return r.ok() ? std::string() : r.status().message();
+          },
+          "KV dtypes")
+      ->capture_default_str();
 }
 
 void add_verify_width_option(CLI::App& cmd, std::string* value) {

@@ -374,6 +374,30 @@ TEST(Dispatch, DecisionListsEveryBackendWithEstimates) {
   EXPECT_CONTAINS(text, "pick: cuda_fold");
 }
 
+// A profile without fp8_tile entries prices fp8_tile calls from the fp8 ones, and the decision says
+// so: the estimate is marked and each such backend gets a note naming where it came from.
+TEST(Dispatch, Fp8TileEstimatesDerivedFromFp8AreMarked) {
+  FakeCudaWorld w;
+  Dispatcher d(w.reg, test_model());
+  auto dec = d.select(uniform_shape(1, 16, 8, 131072, DType::kFP8Tile), quiet_on_cuda());
+  ASSERT_TRUE(dec.ok()) << dec.status().to_string();
+  for (int i : {1, 2}) {
+    ASSERT_TRUE(dec->verdicts[i].est_us.has_value()) << i;
+    EXPECT_GT(*dec->verdicts[i].est_us, 0.0);
+    EXPECT_CONTAINS(dec->verdicts[i].est_derived, "uncalibrated: no fp8tile entry");
+  }
+  EXPECT_EQ(dec->est_derived, dec->verdicts[dec->backend_index].est_derived);
+  const std::string text = dec->explain();
+  EXPECT_CONTAINS(text, " us*");
+  EXPECT_CONTAINS(text, "* cuda_fold: uncalibrated: no fp8tile entry; the fp8 estimate");
+  EXPECT_CONTAINS(text, "* cuda_rowwise: uncalibrated");
+  // bf16 and fp8 calls are priced by their own entries: nothing marked.
+  auto fp8 = d.select(uniform_shape(1, 16, 8, 131072, DType::kFP8E4M3), quiet_on_cuda());
+  ASSERT_TRUE(fp8.ok());
+  EXPECT_TRUE(fp8->est_derived.empty());
+  EXPECT_EQ(fp8->explain().find('*'), std::string::npos) << fp8->explain();
+}
+
 // Which CUDA kernel serves a shape (traits.h): the narrow one when every row tile holds at most
 // 16 rows, the 64-row one otherwise; the decision names it per backend.
 TEST(Dispatch, ExplainNamesTheCudaKernel) {

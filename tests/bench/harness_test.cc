@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include "mlaspec/bench/harness.h"
 #include "mlaspec/bench/random_fill.h"
+#include "mlaspec/core/fp8_tile.h"
 
 namespace mlaspec::bench {
 namespace {
@@ -22,10 +24,14 @@ TEST(Roofline, FloorsMatchPerfMdTable) {
   }
   EXPECT_TRUE(roofline_floor(cfgs[0], h200).memory_bound());
   EXPECT_FALSE(roofline_floor(cfgs[8], h200).memory_bound());
-  // fp8 halves the bytes.
+  // fp8 halves the bytes; fp8_tile reads 656 bytes per token (codes, scales, bf16 rope).
   const auto fp8 = standard_configs(DType::kFP8E4M3);
   EXPECT_NEAR(roofline_floor(fp8[0], h200).memory_us, roofline_floor(cfgs[0], h200).memory_us / 2,
               1e-9);
+  const auto tile = standard_configs(DType::kFP8Tile);
+  EXPECT_EQ(roofline_floor(tile[2], h200).bytes, 1048576.0 * 656);
+  EXPECT_EQ(roofline_floor(tile[2], h200).flops, roofline_floor(cfgs[2], h200).flops);
+  EXPECT_EQ(tile[2].to_string(), "B=1,H=16,q=8,S=1048576,kv=fp8tile");
 }
 
 // What `bench` warns about before a long CPU run: PERF.md's GPU rows take minutes on a CPU even
@@ -107,6 +113,84 @@ TEST(RandomFill, DeterministicNonZeroAndUnitScale) {
   EXPECT_NE(a, b);
 }
 
+// The KV fill counts bytes of whole rows; the element fill refuses the row format.
+TEST(RandomFill, KvFillTakesWholeRowsOnly) {
+  std::vector<uint8_t> buf(3 * 656 + 1);
+  const Status partial = fill_random_kv(buf.data(), false, DType::kFP8Tile, 3 * 656 + 1, 1);
+  EXPECT_EQ(partial.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(partial.message().find("1969 bytes is not a whole number of fp8_tile KV rows (656 "
+                                   "bytes each)"),
+            std::string::npos)
+      << partial.message();
+  EXPECT_EQ(fill_random_kv(buf.data(), false, DType::kBF16, 656, 1).code(),
+            StatusCode::kInvalidArgument);  // not a whole 1152-byte bf16 row
+  EXPECT_EQ(fill_random_kv(buf.data(), false, DType::kFP8Tile, 656, 1, 1.0f, 0.05f).code(),
+            StatusCode::kInvalidArgument);  // fp8_tile rows carry their own scales
+  EXPECT_EQ(fill_random_kv(buf.data(), false, DType::kF32, 576 * 4, 1).code(),
+            StatusCode::kInvalidArgument);
+  const Status rows = fill_random(buf.data(), false, DType::kFP8Tile, 656, 1);
+  EXPECT_EQ(rows.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(rows.message().find("use fill_random_kv"), std::string::npos) << rows.message();
+  EXPECT_TRUE(fill_random_kv(buf.data(), false, DType::kFP8Tile, 3 * 656, 1).ok());
+  EXPECT_TRUE(fill_random_kv(buf.data(), false, DType::kFP8Tile, 0, 1).ok());
+  // bf16 and fp8_e4m3 pools: exactly the element fill of their rows' values.
+  std::vector<uint16_t> a(2 * 576), b(2 * 576);
+  ASSERT_TRUE(fill_random_kv(a.data(), false, DType::kBF16, 2 * 1152, 5, 0.5f).ok());
+  ASSERT_TRUE(fill_random(b.data(), false, DType::kBF16, 2 * 576, 5, 0.5f).ok());
+  EXPECT_EQ(a, b);
+  std::vector<uint8_t> c(2 * 576), d(2 * 576);
+  ASSERT_TRUE(fill_random_kv(c.data(), false, DType::kFP8E4M3, 2 * 576, 5, 1.0f, 0.05f).ok());
+  ASSERT_TRUE(fill_random(d.data(), false, DType::kFP8E4M3, 2 * 576, 5, 1.0f, 0.05f).ok());
+  EXPECT_EQ(c, d);
+}
+
+// An fp8_tile pool holds the encoding of the bf16 pool of the same seed, row by row: read back
+// through the reference's decoder (fp8_tile_row_value) every latent value is within half an e4m3
+// step of the bf16 draw (relative 2^-4 for normal codes, 2^-10 of the scale for subnormal ones),
+// the rope is the draw itself, and each scale is the ue8m0 scale of its block.
+TEST(RandomFill, Fp8TileRowsEncodeTheBf16Draw) {
+  for (float stddev : {1.0f, 3e-3f, 1e4f}) {
+    constexpr int64_t kRows = 37;
+    std::vector<uint8_t> tile(kRows * kFp8TileRowBytes);
+    std::vector<uint16_t> bf16(kRows * kFp8TileRowValues);
+    ASSERT_TRUE(
+        fill_random_kv(tile.data(), false, DType::kFP8Tile, kRows * kFp8TileRowBytes, 9, stddev)
+            .ok());
+    ASSERT_TRUE(
+        fill_random(bf16.data(), false, DType::kBF16, kRows * kFp8TileRowValues, 9, stddev).ok());
+    for (int64_t r = 0; r < kRows; ++r) {
+      const uint8_t* row = tile.data() + r * kFp8TileRowBytes;
+      const uint16_t* x = bf16.data() + r * kFp8TileRowValues;
+      // The writer's encoding of the bf16 row, byte for byte.
+      uint8_t want[kFp8TileRowBytes];
+      encode_fp8_tile_row(x, want);
+      ASSERT_EQ(std::memcmp(row, want, kFp8TileRowBytes), 0) << "row " << r;
+      for (int k = 0; k < kFp8TileBlocks; ++k) {
+        float amax = 0;
+        for (int i = 0; i < kFp8TileBlock; ++i) {
+          amax = std::max(amax, std::fabs(bf16_bits_to_float(x[k * kFp8TileBlock + i])));
+        }
+        const float scale = fp8_tile_row_scale(row, k);
+        int e = 0;
+        EXPECT_EQ(std::frexp(scale, &e), 0.5f) << "scale " << scale << " is a power of two";
+        EXPECT_GT(amax / scale, 224.0f) << "row " << r << " block " << k;
+        EXPECT_LE(amax / scale, 448.0f) << "row " << r << " block " << k;
+      }
+      for (int d = 0; d < kFp8TileRowValues; ++d) {
+        const float want_v = bf16_bits_to_float(x[d]);
+        const float got = fp8_tile_row_value(row, d);
+        if (d >= kFp8TileLatent) {
+          EXPECT_EQ(got, want_v) << "rope " << d;
+          continue;
+        }
+        const float scale = fp8_tile_row_scale(row, d / kFp8TileBlock);
+        const float bound = std::max(std::fabs(want_v) * 0x1p-4f, scale * 0x1p-10f);
+        EXPECT_LE(std::fabs(got - want_v), bound) << "row " << r << " value " << d;
+      }
+    }
+  }
+}
+
 // time_backend on the CPU reference, checked against it first.
 Result<Timing> time_on_reference(const BenchConfig& c, int reps, int warmup) {
   auto backend = attn::make_cpu_reference_backend();
@@ -116,24 +200,31 @@ Result<Timing> time_on_reference(const BenchConfig& c, int reps, int warmup) {
   return time_backend(*backend, c, o);
 }
 
+// Every KV dtype (fp8_tile: 656-byte rows, kv_scale 1), at two page sizes.
 TEST(TimeBackend, CpuReferenceIsCheckedAndTimed) {
-  BenchConfig c;
-  c.q_len = 3;
-  c.num_heads = 8;
-  c.seq_len = 300;
-  c.kv_dtype = DType::kFP8E4M3;
-  Result<Timing> t = time_on_reference(c, 3, 1);
-  ASSERT_TRUE(t.ok()) << t.status().to_string();
-  EXPECT_TRUE(t.value().checked);
-  // The reference against its own fp32 rows: only the bf16 rounding of out remains (<= 2^-8).
-  EXPECT_LT(t.value().max_rel_err, std::ldexp(1.0, -8));
-  EXPECT_EQ(t.value().reps, 3);
-  EXPECT_GT(t.value().median_us, 0.0);
-  // Every rep's time, in order, bounded by the extremes.
-  ASSERT_EQ(t.value().samples_us.size(), 3u);
-  for (double us : t.value().samples_us) {
-    EXPECT_GE(us, t.value().min_us);
-    EXPECT_LE(us, t.value().max_us);
+  for (DType kv : {DType::kBF16, DType::kFP8E4M3, DType::kFP8Tile}) {
+    for (int page : {64, 16}) {
+      BenchConfig c;
+      c.batch = page == 16 ? 2 : 1;
+      c.q_len = 3;
+      c.num_heads = 8;
+      c.seq_len = 300;
+      c.kv_dtype = kv;
+      c.page_size = page;
+      Result<Timing> t = time_on_reference(c, 3, 1);
+      ASSERT_TRUE(t.ok()) << c.to_string() << ": " << t.status().to_string();
+      EXPECT_TRUE(t.value().checked);
+      // The reference against its own fp32 rows: only the bf16 rounding of out remains (<= 2^-8).
+      EXPECT_LT(t.value().max_rel_err, std::ldexp(1.0, -8)) << c.to_string();
+      EXPECT_EQ(t.value().reps, 3);
+      EXPECT_GT(t.value().median_us, 0.0);
+      // Every rep's time, in order, bounded by the extremes.
+      ASSERT_EQ(t.value().samples_us.size(), 3u);
+      for (double us : t.value().samples_us) {
+        EXPECT_GE(us, t.value().min_us);
+        EXPECT_LE(us, t.value().max_us);
+      }
+    }
   }
 }
 

@@ -142,6 +142,13 @@ Result<CostFit> fit_cost_terms(std::span<const CostSample> samples);
 
 // ---- A machine's model --------------------------------------------------------------------------
 
+// One call's estimate and, when it is not from an entry of the call's own KV dtype, how it was
+// derived (shown beside it by `inspect --explain` and the dispatch log).
+struct CostEstimate {
+  double us = 0;
+  std::string derived;  // empty: from the backend's own entry for this dtype
+};
+
 class CostModel {
  public:
   CostModel() = default;
@@ -174,8 +181,21 @@ class CostModel {
   // q_len differs from the shape's, that estimate (made at the entry's own H and q_len) is scaled
   // beyond its fixed part by the ratio of the shapes' work at the roofline (the larger of KV bytes
   // and FLOPs at the H200's balance).
+  //
+  // fp8_tile until calibrated: a backend without fp8_tile entries (of either mode) but with
+  // fp8_e4m3 ones is priced from them: the fp8_e4m3 estimate of the same shape, beyond its entry's
+  // fixed part scaled by the ratio of the shapes' roofline work, i.e. by 656 / 576 (the KV bytes
+  // per token) where memory-bound, 1 where compute-bound (its kernels are the fp8_e4m3 kernels'
+  // structure with bf16 MMAs). Calibrated fp8_tile entries, when the profile has any for the
+  // backend, always take precedence.
   std::optional<double> estimate_us(std::string_view backend, KvReadPattern pattern,
                                     const VerifyShape& shape) const;
+  // The entry estimate_us prices `shape` from: find()'s for the shape's dtype, mode, H and q_len,
+  // or for fp8_tile without entries of its own, fp8_e4m3's. nullptr if none.
+  const CostEntry* entry_for(std::string_view backend, const VerifyShape& shape) const;
+  // The same, saying whether the estimate was derived (CostEstimate::derived).
+  std::optional<CostEstimate> estimate(std::string_view backend, KvReadPattern pattern,
+                                       const VerifyShape& shape) const;
 
  private:
   std::string machine_;

@@ -103,6 +103,8 @@ struct BackendVerdict {
   // The device and the guard accept the shape (true even when the backend is unavailable here).
   bool capable = false;
   std::optional<double> est_us;  // nullopt: no cost model entry for this backend and dtype
+  std::string est_derived;       // how est_us was derived, if not from an entry of the shape's
+                                 // dtype (CostEstimate::derived; fp8_tile before calibration)
   std::string kernel;            // the kernel that would serve the shape (BackendEntry::kernel)
 };
 
@@ -110,11 +112,13 @@ struct Decision {
   int backend_index = -1;
   std::string_view backend;              // the pick
   std::optional<double> est_us;          // its estimate
+  std::string est_derived;               // how, if derived (BackendVerdict::est_derived)
   bool forced = false;                   // policy named the backend
   std::string reason;                    // one line: why this backend
   std::vector<BackendVerdict> verdicts;  // one per registered backend, registry order
   std::optional<Device> data_device;     // the device decided for (nullopt: forced, not given)
-  // Multi-line table: backend, verdict, estimate, the pick.
+  // Multi-line table: backend, verdict, estimate (marked * when derived, with a note per such
+  // backend below the table), the pick.
   std::string explain() const;
 };
 

@@ -56,6 +56,12 @@ constexpr int64_t kv_row_bytes(DType t) {
   return kv_row_width(t) * dtype_size(t);
 }
 
+// A KV dtype's short name, as the command line (`--kv`, `kv=`), shape strings and profiles write
+// it: "bf16", "fp8" (fp8_e4m3), "fp8tile" (fp8_tile); dtype_name for any other dtype.
+constexpr std::string_view kv_dtype_label(DType t) {
+  return t == DType::kFP8E4M3 ? "fp8" : t == DType::kFP8Tile ? "fp8tile" : dtype_name(t);
+}
+
 struct VerifyArgs {
   TensorView q;
   KvCacheView kv;

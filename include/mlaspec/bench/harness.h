@@ -60,7 +60,8 @@ struct Floor {
   bool memory_bound() const { return memory_us >= compute_us; }
 };
 // PERF.md: FLOPs = 2*T*H*S*(576+512) (T = B*q_len, or a ragged batch's query rows); bytes =
-// B*S*576*bytes_per_kv_element.
+// B*S*kv_row_bytes (576 values per token: 1152 bytes bf16, 576 fp8_e4m3; 656 fp8_tile, whose rows
+// add four f32 scales and keep the rope in bf16).
 Floor roofline_floor(const BenchConfig& cfg, const Roofline& roof);
 
 struct TimeOptions {
