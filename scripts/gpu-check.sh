@@ -54,6 +54,7 @@
 # variable set (an A/B of a runtime switch such as MLASPEC_GROUPED_TC_MIN_TOKENS). V2LITE_BENCH_ARGS="--context 4096
 # --batch 1 ..." replaces --v2lite-bench's row options (and skips its deterministic rows unless
 # V2LITE_DET=1). AB_ARGS="--context 4096 ..." replaces the A/B run's row options.
+# ATTN_BENCH="--set standard --kv bf16,fp8tile" adds an attention bench to --model-only.
 # V2LITE_CHECK_ARGS="--fp8 --speed" passes options to scripts/v2lite_check.py (--v2lite).
 # V2LITE_NSYS="--batch 1 --q-len 8" adds an Nsight Systems trace of those rows (per-kernel sums).
 set -uo pipefail
@@ -153,6 +154,15 @@ if ((model_only)); then
       --device $dev --prompt "$P" > "$RES/generate-$dev.txt" 2>&1 || status=1
     tail -3 "$RES/generate-$dev.txt"
   done
+  if [[ -n ${ATTN_BENCH:-} ]]; then
+    # ATTN_BENCH="--set standard --kv bf16,fp8tile": an attention bench in a model-only call.
+    log "bench --device cuda $ATTN_BENCH"
+    read -ra attn_args <<< "$ATTN_BENCH"
+    timeout "${ATTN_BENCH_SECONDS:-120}" build-gpu/mlaspec bench --device cuda "${attn_args[@]}" \
+      --json "$RES/attn-bench.json" > "$RES/attn-bench.txt" 2>&1 || status=1
+    grep -vE "^\[mlaspec info\]" "$RES/attn-bench.txt" | tail -45
+    pack
+  fi
   # fp8_tile KV end to end on the GPU (the CUDA writer, both verify backends, the engine).
   log "generate --device cuda --kv fp8tile (shipped pair, dflash)"
   build-gpu/mlaspec generate --model models/target --draft dflash --draft-model models/drafter \
