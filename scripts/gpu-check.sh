@@ -39,15 +39,18 @@
 #   (combined, the stages run in this order: --model-only, --eval, --ragged, --serve-bench,
 #   --long-context (which ends the call), --v2lite / --kimi)
 #   --model-only --v2lite   both stages in one call (model tests first), ~500 s with a cold build
-# The next GPU session's plan (2026-12-05, seventh session: DSparkCuda, the fp8_tile writer, the
-# grouped GEMV and 1024-token chunks ran and are on main): (1) dev/pending/plan-fast.patch
-# (plan_moe in O(T * k), 2 launches per expert on the long path; dev/pending/README.md), applied:
-# MODEL_TESTS='CudaModelKernels.PlanMoe:CudaModelKernels.MoeCombine:*CudaForward*'
-# V2LITE_BENCH_ARGS="--context 4096 --batch 1,16 --q-len 8,16 --prefill 1024,8192
-# --chunk-tokens 1024" --model-only --v2lite-bench; merge if they pass (predicted: the 8192-token
-# prefill 555 -> <= 420 ms); (2) AB_ENV=MLASPEC_GROUPED_MAX_TOKENS=512 --v2lite-bench (predicted:
-# verify batch 16 x 16 77.5 -> <= 55 ms; raise kGroupedMoeMaxTokens if it holds); (3) --eval, the
-# sorted ragged verify's prediction; (4) issue 40's fp8 kernels (fp8_tile attention, fp8 math).
+# The next GPU session's plan (2026-12-06, eighth session: no device could be started, so
+# everything below is compiled but not yet run): (1) one validation call, patches applied
+# (`git apply dev/pending/plan-fast.patch dev/pending/gemv-deterministic.patch`):
+# MODEL_TESTS='CudaVerifySmall.*:GpuBenchFill.*:CudaModelKernels.*:*CudaForward*:CudaEngine*:
+# DSparkCuda*:GpuKvWriter*:CudaVerify*:CudaRaggedVerify*:PoolAttention*:CudaFp8BlockGemm.*'
+# MODEL_TESTS_SECONDS=280 ATTN_BENCH="--set standard --kv bf16,fp8,fp8tile"
+# V2LITE_BENCH_ARGS="--context 4096 --batch 1,16 --q-len 8,16 --prefill 8192 --chunk-tokens 1024"
+# V2LITE_NSYS="--batch 1 --q-len 8" --model-only --v2lite-bench (the fp8_tile kernels, the fill,
+# the engine's fp8tile path, the two patches; the prefill prediction 555 -> <= 420 ms; an nsys
+# per-kernel profile of decode); (2) --v2lite with V2LITE_CHECK_ARGS="--fp8 --speed" (the
+# real-size check on fp8 block-scaled weights, transformers' timings); (3) V2LITE_DET=1 and
+# AB_ENV=MLASPEC_GROUPED_MAX_TOKENS=512 rows; (4) --eval; calibrate with --kv all.
 # Short of device
 # time: GPU_CHECK_SECONDS=N. AB_ENV="VAR=VALUE" adds, after --v2lite-bench's rows, a
 # bench-model run (batch 1/8/16, q_len 2/8/16, or V2LITE_BENCH_ARGS's rows) with that environment
