@@ -238,7 +238,7 @@ if [[ -n $real_case ]]; then
   grep -vE "^Writing|it/s\]" "$RES/$real_case-check.txt" | tail -40
   if [[ -f $dir/config.json ]] && (($(left) > 60)); then
     log "bench-model --device cuda on $real_case ($(left) s left)"
-    ctx=4096 batches=1,8,16,64 prefill=256,1024,8192 chunks=256,512,1024
+    ctx=4096 batches=1,8,16,64 prefill=256,1024,8192,32768 chunks=256,512,1024
     [[ $real_case == kimi ]] && ctx=1024 batches=1,8 prefill=256,1024 chunks=256
     # V2LITE_BENCH_ARGS replaces the rows' options (a short call: the rows a change moves).
     rows=(--context $ctx --batch $batches --q-len 2,4,8,16 --prefill $prefill --chunk-tokens $chunks)
