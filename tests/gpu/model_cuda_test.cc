@@ -107,13 +107,13 @@ Model& cached(const std::string& name, Device device) {
   return *slot;
 }
 
-// One request on its own pool (page size 16, pages in reverse order), poisoned before use.
+// One request on its own pool (page size 16, pages in reverse order, KV dtype `kv`), poisoned
+// before use.
 class Seq {
  public:
-  Seq(Model& m, int max_tokens) : model_(m) {
+  Seq(Model& m, int max_tokens, DType kv = DType::kBF16) : model_(m) {
     const int pages = (max_tokens + 15) / 16;
-    pool_ = std::make_unique<kv::KvPool>(
-        kv::KvPool::create(m.kv_pool_spec(pages, 16, DType::kBF16)).value());
+    pool_ = std::make_unique<kv::KvPool>(kv::KvPool::create(m.kv_pool_spec(pages, 16, kv)).value());
     throw_if_error(pool_->buffer().fill_bytes(0xff));
     for (int j = 0; j < pages; ++j) pages_.push_back(pages - 1 - j);
   }
@@ -374,14 +374,15 @@ class CudaForward : public ::testing::TestWithParam<std::string> {
 // with the criterion of the file comment.
 class Comparison {
  public:
+  // kv: every pool's dtype (the reference's, ours and the probes').
   Comparison(const std::string& name, Model& ours, int max_tokens, ForwardOptions o,
-             std::string tag)
+             std::string tag, DType kv = DType::kBF16)
       : ref_model_(cached(name, Device::kCPU)),
-        ref_(ref_model_, max_tokens),
-        ours_(ours, max_tokens),
+        ref_(ref_model_, max_tokens, kv),
+        ours_(ours, max_tokens, kv),
         options_(std::move(o)),
         tag_(std::move(tag)) {
-    for (int k = 0; k < kProbes; ++k) probes_.emplace_back(probe(name, k), max_tokens);
+    for (int k = 0; k < kProbes; ++k) probes_.emplace_back(probe(name, k), max_tokens, kv);
   }
 
   void step(const std::vector<int32_t>& toks, LogitsMode mode, const std::string& what) {
@@ -458,6 +459,24 @@ TEST_P(CudaForward, MatchesCpuRuntime) {
     o.deterministic = det;
     for (int l = 0; l < gpu.config().num_hidden_layers; ++l) o.capture_layers.push_back(l);
     Comparison c(name, gpu, 128, o, name + (det ? " deterministic" : " default"));
+    run_calls(c, seq);
+    c.finish("cuda vs cpu");
+  }
+}
+
+// fp8 and fp8_tile KV pools: the CUDA runtime (its KV writer quantizing on the device, the CUDA
+// backends reading the codes) against the CPU runtime on a pool of the same dtype, the same
+// criterion (the probes run on that dtype too, so a KV value near a rounding boundary of e4m3,
+// where the two runtimes' bf16 rows can land on different codes, shows as sensitivity), default
+// mode, the last layer's hidden states captured.
+TEST_P(CudaForward, MatchesCpuRuntimeOnFp8Kv) {
+  const std::string name = GetParam();
+  Model& gpu = cached(name, Device::kCUDA);
+  const std::vector<int32_t> seq = sequence(name, 100);
+  for (DType kv : {DType::kFP8E4M3, DType::kFP8Tile}) {
+    ForwardOptions o;
+    o.capture_layers.push_back(gpu.config().num_hidden_layers - 1);
+    Comparison c(name, gpu, 128, o, name + " kv " + std::string(dtype_name(kv)), kv);
     run_calls(c, seq);
     c.finish("cuda vs cpu");
   }

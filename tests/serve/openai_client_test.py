@@ -55,6 +55,14 @@ def start_server(mlaspec, log, extra=()):
     return proc, line.strip().split("listening on ")[1]
 
 
+def stop_server(proc):
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
 def write_dspark(path):
     """A DSpark checkpoint for the shipped target: models/drafter's weights (no Markov head) and a
     random confidence head around 0.5 in a shard of its own, listed by an index."""
@@ -112,11 +120,7 @@ def check_dspark(mlaspec, expected, check):
             check("dspark: a verify width per step",
                   widths > 0 and widths == counts.get("mlaspec_accept_length_count"), True)
         finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            stop_server(proc)
 
 
 def check_logprobs(client, check, failures):
@@ -238,11 +242,7 @@ def main():
             check("bench-serve completed",
                   (bench["completed"], bench["failed"]) if bench else run.stderr, (4, 0))
         finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            stop_server(proc)
             if failures:
                 log.seek(0)
                 sys.stderr.write(log.read()[-4000:])

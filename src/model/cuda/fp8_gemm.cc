@@ -181,23 +181,24 @@ Status Fp8BlockGemm::run(const uint8_t* x_codes, const float* x_scales, int64_t 
   }
   Result<Plan*> p = plan(T, w.N, w.K);
   if (!p.ok()) return p.status();
-  const std::string who = shape_name(T, w.N, w.K);
+  // Per call only the scale pointers change (the plan holds the rest); messages are formatted
+  // on failure only.
   const void* a_scale = w.scales.data();
   const void* b_scale = x_scales;
-  MLASPEC_RETURN_IF_ERROR(
-      lt_ok(cublasLtMatmulDescSetAttribute((*p)->op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &a_scale,
-                                           sizeof a_scale),
-            who + ": A scale"));
-  MLASPEC_RETURN_IF_ERROR(
-      lt_ok(cublasLtMatmulDescSetAttribute((*p)->op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &b_scale,
-                                           sizeof b_scale),
-            who + ": B scale"));
+  cublasStatus_t st = cublasLtMatmulDescSetAttribute((*p)->op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER,
+                                                     &a_scale, sizeof a_scale);
+  if (st == CUBLAS_STATUS_SUCCESS) {
+    st = cublasLtMatmulDescSetAttribute((*p)->op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &b_scale,
+                                        sizeof b_scale);
+  }
+  if (st != CUBLAS_STATUS_SUCCESS) return lt_ok(st, shape_name(T, w.N, w.K) + ": scale pointers");
   const float alpha = 1.0f, beta = 0.0f;
-  const cublasStatus_t st = cublasLtMatmul(lt(handle_), (*p)->op, &alpha, w.codes, (*p)->a, x_codes,
-                                           (*p)->b, &beta, y, (*p)->d, y, (*p)->d, &(*p)->algo,
-                                           workspace_.data(), workspace_.bytes(), stream);
+  st = cublasLtMatmul(lt(handle_), (*p)->op, &alpha, w.codes, (*p)->a, x_codes, (*p)->b, &beta, y,
+                      (*p)->d, y, (*p)->d, &(*p)->algo, workspace_.data(), workspace_.bytes(),
+                      stream);
   if (st != CUBLAS_STATUS_SUCCESS) {
-    return unsupported(who + ": cublasLtMatmul refused: " + status_name(st) + " on " + describe());
+    return unsupported(shape_name(T, w.N, w.K) + ": cublasLtMatmul refused: " + status_name(st) +
+                       " on " + describe());
   }
   return Status::Ok();
 }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "fp8_gemm.h"
+#include "kernels.h"
 #include "mlaspec/core/dtype.h"
 
 namespace mlaspec::model::gpu {
@@ -57,12 +58,7 @@ Status quantize_rows_fp8_128(const uint16_t* x_bf16, int64_t T, int64_t K, uint8
   }
   quantize_rows_fp8_128_kernel<<<static_cast<unsigned>(blocks), kWarpsPerBlock * 32, 0, stream>>>(
       x_bf16, T, K, codes, scales);
-  const cudaError_t err = cudaGetLastError();
-  if (err != cudaSuccess) {
-    return internal_error(std::string("quantize_rows_fp8_128 launch failed: ") +
-                          cudaGetErrorString(err));
-  }
-  return Status::Ok();
+  return launched("quantize_rows_fp8_128");
 }
 
 }  // namespace mlaspec::model::gpu

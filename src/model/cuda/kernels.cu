@@ -13,9 +13,6 @@
 #include "kernels.h"
 
 namespace mlaspec::model::gpu {
-namespace {
-
-using bf16 = __nv_bfloat16;
 
 Status launched(const char* what) {
   const cudaError_t err = cudaGetLastError();
@@ -24,6 +21,10 @@ Status launched(const char* what) {
   }
   return Status::Ok();
 }
+
+namespace {
+
+using bf16 = __nv_bfloat16;
 
 cudaStream_t as_stream(void* s) {
   return static_cast<cudaStream_t>(s);

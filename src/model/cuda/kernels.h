@@ -9,6 +9,9 @@
 
 namespace mlaspec::model::gpu {
 
+// The launch error of the kernel just launched (cudaGetLastError), as "<what> launch failed: ...".
+Status launched(const char* what);
+
 // x[t, :] = f32(table[tokens[t], :]) for t < T.
 Status embed(const uint16_t* table, const int32_t* tokens, int64_t T, int64_t hidden, float* x,
              void* stream);
