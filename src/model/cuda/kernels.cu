@@ -298,18 +298,28 @@ __global__ void __launch_bounds__(32)
 constexpr int kPlanThreads = 256;
 constexpr int kPlanMaxK = 16;
 
-// One block (plan_moe_groups).
+// One block (plan_moe_groups). Rows are numbered expert by expert and, within an expert, in
+// token order. Counts by shared-memory atomics; then the tokens go in chunks of kPlanThreads, a
+// thread per token: each thread marks its token's bit in the bitmap of each of its experts, and a
+// token's row within its expert is the expert's running count plus the marked tokens before it in
+// the chunk (popcounts). Each thread reads its token's k ids once: the first version scanned all
+// T * k ids per expert, 0.6 ms per call at 1024 tokens (a DeepSeek-V2-Lite prefill chunk).
+constexpr int kPlanWords = kPlanThreads / 32;  // bitmap words per expert
 __global__ void __launch_bounds__(kPlanThreads)
     plan_moe_kernel(const int32_t* chosen, const float* weights, int64_t T, int k, int E,
                     int32_t* rows, int32_t* expert_begin, int32_t* combine_row,
                     float* combine_weight, int32_t* row_of, int32_t* touched, int slots) {
   __shared__ int32_t begin[kRouteMaxExperts + 1];
+  __shared__ int32_t running[kRouteMaxExperts];
+  __shared__ uint32_t marks[kRouteMaxExperts][kPlanWords];
   const int64_t n = T * k;
   for (int e = threadIdx.x; e < E; e += blockDim.x) {
-    int32_t c = 0;
-    for (int64_t j = 0; j < n; ++j) c += chosen[j] == e ? 1 : 0;
-    begin[e + 1] = c;
+    begin[e + 1] = 0;
+    running[e] = 0;
+    for (int w = 0; w < kPlanWords; ++w) marks[e][w] = 0u;
   }
+  __syncthreads();
+  for (int64_t j = threadIdx.x; j < n; j += blockDim.x) atomicAdd(&begin[chosen[j] + 1], 1);
   __syncthreads();
   if (threadIdx.x == 0) {
     begin[0] = 0;
@@ -322,16 +332,40 @@ __global__ void __launch_bounds__(kPlanThreads)
   }
   __syncthreads();
   for (int e = threadIdx.x; e <= E; e += blockDim.x) expert_begin[e] = begin[e];
-  for (int e = threadIdx.x; e < E; e += blockDim.x) {
-    int32_t r = begin[e];
-    for (int64_t j = 0; j < n; ++j) {
-      if (chosen[j] != e) continue;
-      row_of[j] = r;
-      rows[r] = static_cast<int32_t>(j / k);
-      ++r;
+  const int word = threadIdx.x / 32;
+  const uint32_t below = (1u << (threadIdx.x % 32)) - 1u;  // this thread's earlier lanes
+  for (int64_t c = 0; c < T; c += kPlanThreads) {
+    const int64_t t = c + threadIdx.x;
+    int ids[kPlanMaxK];
+    if (t < T) {
+      for (int i = 0; i < k; ++i) {
+        ids[i] = chosen[t * k + i];
+        atomicOr(&marks[ids[i]][word], 1u << (threadIdx.x % 32));
+      }
     }
+    __syncthreads();
+    if (t < T) {
+      for (int i = 0; i < k; ++i) {
+        const int e = ids[i];
+        int before = __popc(marks[e][word] & below);
+        for (int w = 0; w < word; ++w) before += __popc(marks[e][w]);
+        const int32_t r = begin[e] + running[e] + before;
+        row_of[t * k + i] = r;
+        rows[r] = static_cast<int32_t>(t);
+      }
+    }
+    __syncthreads();  // every rank of the chunk is read before the counts move on
+    for (int e = threadIdx.x; e < E; e += blockDim.x) {
+      int add = 0;
+      for (int w = 0; w < kPlanWords; ++w) {
+        add += __popc(marks[e][w]);
+        marks[e][w] = 0u;
+      }
+      running[e] += add;
+    }
+    __syncthreads();
   }
-  __syncthreads();  // row_of (global) is visible to the whole block from here
+  // row_of (global) was written by other threads of the block: visible after the barrier above.
   for (int64_t t = threadIdx.x; t < T; t += blockDim.x) {
     int order[kPlanMaxK];
     for (int i = 0; i < k; ++i) {  // insertion sort by expert id (distinct per token)

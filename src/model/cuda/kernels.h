@@ -87,7 +87,7 @@ Status route(const float* logits, int64_t T, const RouteArgs& a, int32_t* chosen
 // (int32), combine_row / combine_weight [T * k] (a token's rows in ascending expert order),
 // row_of [T * k] (scratch: the row of each (t, i)) and, when not null, touched
 // [touched_slots(T, k, E)]: the experts with rows, ascending, then -1. E <= kRouteMaxExperts,
-// k <= 16.
+// k <= 16, a token's k experts distinct (as route gives them).
 inline int64_t touched_slots(int64_t T, int k, int E) {
   return T * k < E ? T * k : E;
 }

@@ -254,6 +254,9 @@ class Runtime final : public CudaRuntime {
                        const int32_t* seq_lens);
   Status mla_out(int layer, int64_t T);
   Status moe(int layer, int64_t T);
+  // A long pass's routed expert GEMMs (gate_up, SwiGLU, down) with the experts' row offsets
+  // `begin` [E + 1] on the host: cuBLAS per touched expert.
+  Status experts_long(const DLayer& d, const std::vector<int32_t>& begin);
   Status reserve(int64_t T, int64_t pages);
   // ensure() that counts reallocations (graphs hold the old addresses).
   Status grow(Buffer& b, size_t bytes);
