@@ -837,14 +837,38 @@ TEST(CudaVerifyBitwise, FoldEqualsRowwiseAllPolicies) {
   return ok ? ::testing::AssertionSuccess() << os.str() : ::testing::AssertionFailure() << os.str();
 }
 
+// The bf16 pool holding what the CUDA kernels read from an fp8_tile problem's rows:
+// bf16(float(code) * scale) for the latent values (f32 multiply, round to nearest even), the rope
+// as stored. Equal to the fp8_tile reference's values wherever those are bf16 (the writer's
+// power-of-two scales); for other scales it is the kernels' documented reading.
+Problem bf16_twin(const Problem& p) {
+  Problem t = p;
+  t.spec.kv_dtype = DType::kBF16;
+  const size_t rows = p.kv.size() / kFp8TileRowBytes;
+  t.kv.assign(rows * kHeadDimQK * 2, 0);
+  auto* dst = reinterpret_cast<uint16_t*>(t.kv.data());
+  for (size_t row = 0; row < rows; ++row) {
+    const uint8_t* src = p.kv.data() + row * kFp8TileRowBytes;
+    uint16_t* out = dst + row * kHeadDimQK;
+    for (int j = 0; j < kFp8TileLatent; ++j) {
+      float scale;
+      std::memcpy(&scale, src + kFp8TileScaleOffset + 4 * (j / kFp8TileBlock), 4);
+      out[j] = float_to_bf16_bits(fp8e4m3_bits_to_float(src[j]) * scale);
+    }
+    std::memcpy(out + kFp8TileLatent, src + kFp8TileRopeOffset, kFp8TileRope * 2);
+  }
+  return t;
+}
+
 // fp8_tile rows with blocks of very different magnitudes (per row and block around 2^-116, 2^-40,
 // 2^0 and 2^60, +-3 powers: scales from the writer's floor 2^-126 to 2^53, where the kernels'
 // bf16 operand drops the bits below 2^-133) and Q scaled per block by the inverse base, so every
 // block carries O(1) of each score; in each block a +-448 code and a subnormal code; NaN bytes in
 // every row past seq_len and in every page no request references. Then the same rows with scales
-// that are not powers of two (x [1, 2): a pool not written by mlaspec; the kernels round code x
-// scale to bf16, 2^-9 relative, within the bound). Both backends on both kernels at every page
-// size against the reference per output block, and against each other bitwise.
+// that are not powers of two (x [1, 2): a pool not written by mlaspec), where the kernels read
+// bf16(code x scale): against the reference on those bf16 values (bf16_twin), and within 1e-2 per
+// output block of the fp8_tile reference. Both backends on both kernels at every page size, and
+// against each other bitwise.
 TEST(CudaVerifyFp8Tile, ExtremeBlocksMatchReference) {
   MLASPEC_SKIP_WITHOUT_GPU();
   std::mt19937_64 rng(mlaspec::testing::fresh_seed("CudaVerifyFp8Tile.ExtremeBlocks"));
@@ -914,10 +938,34 @@ TEST(CudaVerifyFp8Tile, ExtremeBlocksMatchReference) {
         std::memcpy(sp, &sc, 4);
       }
     }
+    // The kernels read these values as bf16(float(code) * scale), not the reference's f32 product
+    // (2^-9 relative per value; scores of |q| |k| ~ 24 then move lse by up to ~0.04 on this data,
+    // measured on an H100): the reference of record for them is the CPU reference on a bf16 pool
+    // of exactly those values, held to the usual bound; against the fp8_tile reference, per
+    // output block, the outputs stay within 1e-2.
     const DeviceProblem d(p);
-    const auto [f, r] = check_backends(*fold, *rowwise, p, d, c.options(), what + " odd scales");
-    EXPECT_TRUE(close_per_block(f, run_cpu(p))) << "cuda_fold " << what << " odd scales";
-    EXPECT_TRUE(close_per_block(r, run_cpu(p))) << "cuda_rowwise " << what << " odd scales";
+    const Outputs f = run_gpu(*fold, p, d, c.options(), "fold " + what + " odd scales");
+    const Outputs r = run_gpu(*rowwise, p, d, c.options(), "rowwise " + what + " odd scales");
+    Problem twin_problem = bf16_twin(p);
+    const Outputs twin = run_cpu(twin_problem);
+    EXPECT_TRUE(close_to_reference(f, twin)) << "cuda_fold " << what << " odd scales";
+    EXPECT_TRUE(close_to_reference(r, twin)) << "cuda_rowwise " << what << " odd scales";
+    EXPECT_TRUE(bitwise_equal(f, r)) << "fold vs rowwise " << what << " odd scales";
+    const Outputs ref = run_cpu(p);
+    for (const Outputs* o : {&f, &r}) {
+      for (int k = 0; k < kFp8TileBlocks; ++k) {
+        double worst = 0, top = 0;
+        for (size_t row = 0; row * kHeadDimV < ref.out.size(); ++row) {
+          for (int i = 0; i < kFp8TileBlock; ++i) {
+            const size_t e = row * kHeadDimV + k * kFp8TileBlock + i;
+            const double want = bf16_bits_to_float(ref.out[e]);
+            top = std::max(top, std::fabs(want));
+            worst = std::max(worst, std::fabs(bf16_bits_to_float(o->out[e]) - want));
+          }
+        }
+        EXPECT_LE(worst, 1e-2 * top) << what << " odd scales, output block " << k;
+      }
+    }
   }
 }
 
