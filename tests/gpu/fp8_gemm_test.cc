@@ -8,12 +8,13 @@
 //   and x quantized by quantize_rows_fp8_128, against the f64 sum of the dequantized operands
 //   (exactly the math the fp8 GEMM does). Bound, per output: every product of two e4m3 codes is
 //   exact in f32; the GEMM sums K of them in f32 and applies each 128-block's two scales, then
-//   rounds to bf16, so |y - ref| <= (K + 3 ceil(K/128) + 2) 2^-24 S + 2^-8 |ref|, S = sum |terms|
-//   (f32 accumulation, the block scale products, half a bf16 ulp doubled). The error against the
-//   unquantized bf16 x (the cost of quantizing activations) is printed, not asserted. A shape
-//   cuBLASLt refuses fails the test with its message (the V2-Lite shapes) or is reported (the odd
-//   probe shapes, which measure its limits); on a mismatch the test names the scale layout the
-//   output does match.
+//   rounds to bf16, so |y - ref| <= ((K + 3 ceil(K/128) + 2) 2^-24 + 2^-12) S + 2^-8 |ref|,
+//   S = sum |terms| (f32 accumulation, the block scale products, the tensor cores' reduced-
+//   precision fp8 accumulation within a block (tolerance()), half a bf16 ulp doubled). The error
+//   against the unquantized bf16 x (the cost of quantizing activations) is printed, not asserted.
+//   A token count cuBLASLt refuses is printed (13.1 on an H100 refuses T 1 and 3 for every
+//   shape); each V2-Lite shape must run at some T. On a mismatch the test names the scale layout
+//   the output does match (the H100 run confirmed fp8_gemm.h's: the others are off by ~10^3).
 // - Timings (printed): quantize + fp8 GEMM, the fp8 GEMM alone, and cublasGemmEx bf16, per
 //   V2-Lite shape and token count, as PERF.md times: CUDA graphs of back-to-back calls rotating
 //   over weight copies larger than L2, median of 30 replays.
@@ -281,8 +282,14 @@ RefValue reference_under(const CaseData& c, const ScaleLayout& wl, const ScaleLa
   return r;
 }
 
+// The f32 terms of the file comment, plus 2^-12 S for the tensor cores' fp8 accumulation inside
+// a 128-wide K-block, which is not f32: Hopper's fp8 MMA keeps about 14 bits of its running sum
+// (DeepSeek-V3 report, §3.3.2) and cuBLASLt promotes to f32 once per block. Without this term one
+// output in ~10^5 exceeded the f32 bound by up to 3% (H100, cuBLASLt 13.1, T 128 and 1000);
+// 2^-12 S is the smallest power of two that covers that measured excess with margin.
 double tolerance(const RefValue& r, int64_t K) {
-  const double acc = static_cast<double>(K + 3 * fp8_blocks(K) + 2) * std::ldexp(1.0, -24);
+  const double acc =
+      static_cast<double>(K + 3 * fp8_blocks(K) + 2) * std::ldexp(1.0, -24) + std::ldexp(1.0, -12);
   return acc * r.sum_abs + std::ldexp(1.0, -8) * std::fabs(r.ref) + 1e-30;
 }
 

@@ -93,6 +93,12 @@ constexpr float kHiddenRel = 3e-2f;
 // (H100, 2026-12-06): the shipped target's fp8_tile rows that no probe moved reached 5.5e-2 in
 // the logits and 9.1e-2 in the hidden states against the plain 3e-2.
 constexpr float kFp8BoundFactor = 4.0f;
+// And up to kFp8StrayRows rows per check over their allowance, not kStrayRows: a code flip moves
+// a value 16x as far as a bf16 rounding does, so the near ties of MoE routing that the GPU's
+// rounding can flip and no probe happens to are that much wider. Measured (H100): two such rows
+// on v3_qlora_moe_yarn's fp8_tile pool (a verify row by 0.67, a tail row by 0.23), none on the
+// other models; a runtime bug moves nearly every row (RejectsAWrongRuntime: 94 of 100).
+constexpr int kFp8StrayRows = 3;
 
 const std::string kModels = std::string(MLASPEC_SOURCE_DIR) + "/models";
 const std::string kGolden = std::string(MLASPEC_SOURCE_DIR) + "/tests/data/models";
@@ -291,8 +297,9 @@ struct Errors {
     sensitive += e.sensitive;
   }
   // The criterion of the file comment.
-  void expect_pass(const std::string& what, bool need_plain_rows = true) const {
-    EXPECT_LE(over, kStrayRows) << what << ": " << over << " rows over their allowance";
+  void expect_pass(const std::string& what, bool need_plain_rows = true,
+                   int stray_rows = kStrayRows) const {
+    EXPECT_LE(over, stray_rows) << what << ": " << over << " rows over their allowance";
     if (!need_plain_rows) return;
     EXPECT_GE(rows - sensitive, kMinPlainFraction * rows)
         << what << ": " << sensitive << " of " << rows
@@ -445,8 +452,9 @@ class Comparison {
           "their allowance are checked\n",
           against, tag_.c_str());
     }
-    logits_.expect_pass(tag_ + " logits", !chaotic);
-    if (hidden_.rows > 0) hidden_.expect_pass(tag_ + " hidden", !chaotic);
+    const int strays = kv_ != DType::kBF16 ? kFp8StrayRows : kStrayRows;
+    logits_.expect_pass(tag_ + " logits", !chaotic, strays);
+    if (hidden_.rows > 0) hidden_.expect_pass(tag_ + " hidden", !chaotic, strays);
   }
 
  private:
