@@ -39,18 +39,19 @@
 #   (combined, the stages run in this order: --model-only, --eval, --ragged, --serve-bench,
 #   --long-context (which ends the call), --v2lite / --kimi)
 #   --model-only --v2lite   both stages in one call (model tests first), ~500 s with a cold build
-# The next GPU session's plan (2026-12-06, eighth session: no device could be started, so
-# everything below is compiled but not yet run): (1) one validation call, patches applied
-# (`git apply dev/pending/plan-fast.patch dev/pending/gemv-deterministic.patch`):
-# MODEL_TESTS='CudaVerifySmall.*:GpuBenchFill.*:CudaModelKernels.*:*CudaForward*:CudaEngine*:
-# DSparkCuda*:GpuKvWriter*:CudaVerify*:CudaRaggedVerify*:PoolAttention*:CudaFp8BlockGemm.*'
-# MODEL_TESTS_SECONDS=280 ATTN_BENCH="--set standard --kv bf16,fp8,fp8tile"
-# V2LITE_BENCH_ARGS="--context 4096 --batch 1,16 --q-len 8,16 --prefill 8192 --chunk-tokens 1024"
-# V2LITE_NSYS="--batch 1 --q-len 8" --model-only --v2lite-bench (the fp8_tile kernels, the fill,
-# the engine's fp8tile path, the two patches; the prefill prediction 555 -> <= 420 ms; an nsys
-# per-kernel profile of decode); (2) --v2lite with V2LITE_CHECK_ARGS="--fp8 --speed" (the
-# real-size check on fp8 block-scaled weights, transformers' timings); (3) V2LITE_DET=1 and
-# AB_ENV=MLASPEC_GROUPED_MAX_TOKENS=512 rows; (4) --eval; calibrate with --kv all.
+# The next GPU session's plan (2026-12-06, ninth session: two H100 calls ran; the fp8_tile kernels,
+# the MoE patches and the fp8 GEMM probe are validated; docs/perf/knowledge.md has the outcomes):
+# (1) one call with `git apply dev/pending/fp8-math.patch`: first the fp8-math smoke test under a
+# short timeout (MODEL_TESTS='CudaVerifySmall.Fp8MathSanitizerSweep:CudaFp8Math*:CudaVerifyErrors.*'
+# MODEL_TESTS_SECONDS=120 --model-only; a hang there is its new barriers), then in the same or the
+# next call MODEL_TESTS='CudaVerifyFp8Tile.*:CudaFp8BlockGemm.MatchesDequantizedReference:
+# *MatchesCpuRuntimeOnFp8Kv*:CudaVerifySmall.*:CudaFp8Math*:CudaVerify*:CudaRaggedVerify*:
+# CudaEngine*' ATTN_BENCH="--set standard --kv bf16,fp8 --fp8-math" --model-only (the three
+# revised criteria, fp8 math against its bound, fold == rowwise, the fp8math/bf16 table);
+# (2) a full `scripts/gpu-check.sh` on an H200 (calibrate --kv all, standard + deterministic,
+# sweeps) so scripts/perf_tables.py regenerates docs/perf/h200.md with the fp8tile (and, if the
+# patch landed, fp8math) tables; (3) --v2lite-bench with V2LITE_DET=1 (deterministic mode with the
+# GEMV: predicted decode batch 1 6.65 -> <= 6.0 ms, verify 16 x 8 112 -> <= 70 ms); (4) --eval.
 # Short of device
 # time: GPU_CHECK_SECONDS=N. AB_ENV="VAR=VALUE" adds, after --v2lite-bench's rows, a
 # bench-model run (batch 1/8/16, q_len 2/8/16, or V2LITE_BENCH_ARGS's rows) with that environment
