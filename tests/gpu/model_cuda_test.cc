@@ -517,8 +517,9 @@ TEST_P(CudaForward, MatchesCpuRuntimeOnFp8Kv) {
 // The criterion can fail: the CPU runtime on a copy of the checkpoint carrying a runtime-sized
 // mistake, held to the criterion in place of the CUDA runtime, is rejected. The mistakes: RoPE's
 // pair layout swapped (interleaved vs halves), routed_scaling_factor dropped, the kv_a_layernorm
-// weight not applied. (A norm eps of 1e-3 instead of 1e-6 moves these checkpoints' logits by 5e-3,
-// below any bound bf16 activations allow: no bound of this test can see it.) Needs no GPU.
+// weight not applied; on a bf16 pool and on an fp8_e4m3 one (fp8's wider criterion). (A norm eps of
+// 1e-3 instead of 1e-6 moves these checkpoints' logits by 5e-3, below any bound bf16 activations
+// allow: no bound of this test can see it.) Needs no GPU.
 TEST(CudaForwardCriterion, RejectsAWrongRuntime) {
   const std::string name = "v3_qlora_moe_yarn";
   const std::vector<int32_t> seq = sequence(name, 100);
@@ -544,15 +545,20 @@ TEST(CudaForwardCriterion, RejectsAWrongRuntime) {
     std::unique_ptr<Model> wrong = load_edited(name, "bug", bug.edit, bug.edit_config);
     ForwardOptions o;
     o.capture_layers = {0, wrong->config().num_hidden_layers - 1};
-    Comparison c(name, *wrong, 128, o, name + " with " + bug.what);
-    ::testing::TestPartResultArray failures;
-    {
-      ::testing::ScopedFakeTestPartResultReporter reporter(
-          ::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &failures);
-      run_calls(c, seq);
-      c.finish("wrong cpu vs cpu");
+    // The bf16 criterion and fp8's wider one (MatchesCpuRuntimeOnFp8Kv: 4x the bounds, 3 stray
+    // rows, no plain-row minimum where the reference is chaotic) must both reject it.
+    for (DType kv : {DType::kBF16, DType::kFP8E4M3}) {
+      const std::string tag = name + " with " + bug.what + " kv " + std::string(dtype_name(kv));
+      Comparison c(name, *wrong, 128, o, tag, kv);
+      ::testing::TestPartResultArray failures;
+      {
+        ::testing::ScopedFakeTestPartResultReporter reporter(
+            ::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &failures);
+        run_calls(c, seq);
+        c.finish("wrong cpu vs cpu");
+      }
+      EXPECT_GT(failures.size(), 0) << tag << " passed the criterion";
     }
-    EXPECT_GT(failures.size(), 0) << bug.what << " passed the criterion";
   }
 }
 

@@ -128,24 +128,25 @@ Status Runtime::experts_long(const DLayer& d, const std::vector<int32_t>& begin)
   const int E = c_.n_routed_experts;
   // gate_up per touched expert, one SwiGLU over every routed row, then down per touched expert:
   // 2 launches per expert where mlp() took 3 (the host launches are what this path waits on).
-  for (int e = 0; e < E; ++e) {
-    const int64_t b = begin[static_cast<size_t>(e)];
-    const int64_t n = begin[static_cast<size_t>(e) + 1] - b;
-    if (n == 0) continue;
-    MLASPEC_RETURN_IF_ERROR(linear(at<uint16_t>(xs_, b * hidden), n,
-                                   d.experts[static_cast<size_t>(e)].gate_up,
-                                   at<float>(gu_, b * 2 * inter), GemmType::kF32));
-  }
+  // gemm(e, first row, rows) for each touched expert.
+  auto per_expert = [&](const auto& gemm) {
+    for (int e = 0; e < E; ++e) {
+      const int64_t b = begin[static_cast<size_t>(e)];
+      const int64_t n = begin[static_cast<size_t>(e) + 1] - b;
+      if (n > 0) MLASPEC_RETURN_IF_ERROR(gemm(d.experts[static_cast<size_t>(e)], b, n));
+    }
+    return Status::Ok();
+  };
+  MLASPEC_RETURN_IF_ERROR(per_expert([&](const DMlp& x, int64_t b, int64_t n) {
+    return linear(at<uint16_t>(xs_, b * hidden), n, x.gate_up, at<float>(gu_, b * 2 * inter),
+                  GemmType::kF32);
+  }));
   MLASPEC_RETURN_IF_ERROR(
       silu_mul(at<float>(gu_), begin[static_cast<size_t>(E)], inter, at<uint16_t>(act_), stream_));
-  for (int e = 0; e < E; ++e) {
-    const int64_t b = begin[static_cast<size_t>(e)];
-    const int64_t n = begin[static_cast<size_t>(e) + 1] - b;
-    if (n == 0) continue;
-    MLASPEC_RETURN_IF_ERROR(linear(at<uint16_t>(act_, b * inter), n,
-                                   d.experts[static_cast<size_t>(e)].down,
-                                   at<float>(ys_, b * hidden), GemmType::kF32));
-  }
+  MLASPEC_RETURN_IF_ERROR(per_expert([&](const DMlp& x, int64_t b, int64_t n) {
+    return linear(at<uint16_t>(act_, b * inter), n, x.down, at<float>(ys_, b * hidden),
+                  GemmType::kF32);
+  }));
   return Status::Ok();
 }
 
