@@ -11,6 +11,9 @@
 #                             [--kimi] [--long-context[=target|v2lite]]
 #   --skip-tests  build, then calibrate + bench only      --skip-bench  build + tests only
 #   --quick       no q_len / S sweeps
+#   --no-calibrate  bench with the built-in profile of this GPU (data/profiles/) instead of
+#                 calibrating first (calibrate --kv all takes ~6.5 min on an H100: with it,
+#                 `--skip-tests --quick` no longer fits one 600 s device call)
 #   --model-only  build gpu_tests + mlaspec only; run the CUDA model runtime's tests (the
 #                 per-kernel tests CudaModelKernels.* against the CPU runtime's functions, then the
 #                 forward against the CPU runtime; they print their bounds, worst ratios and
@@ -39,19 +42,16 @@
 #   (combined, the stages run in this order: --model-only, --eval, --ragged, --serve-bench,
 #   --long-context (which ends the call), --v2lite / --kimi)
 #   --model-only --v2lite   both stages in one call (model tests first), ~500 s with a cold build
-# The next GPU session's plan (2026-12-06, ninth session: two H100 calls ran; the fp8_tile kernels,
-# the MoE patches and the fp8 GEMM probe are validated; docs/perf/knowledge.md has the outcomes):
-# (1) one call with `git apply dev/pending/fp8-math.patch`: first the fp8-math smoke test under a
-# short timeout (MODEL_TESTS='CudaVerifySmall.Fp8MathSanitizerSweep:CudaFp8Math*:CudaVerifyErrors.*'
-# MODEL_TESTS_SECONDS=120 --model-only; a hang there is its new barriers), then in the same or the
-# next call MODEL_TESTS='CudaVerifyFp8Tile.*:CudaFp8BlockGemm.MatchesDequantizedReference:
-# *MatchesCpuRuntimeOnFp8Kv*:CudaVerifySmall.*:CudaFp8Math*:CudaVerify*:CudaRaggedVerify*:
-# CudaEngine*' ATTN_BENCH="--set standard --kv bf16,fp8 --fp8-math" --model-only (the three
-# revised criteria, fp8 math against its bound, fold == rowwise, the fp8math/bf16 table);
-# (2) a full `scripts/gpu-check.sh` on an H200 (calibrate --kv all, standard + deterministic,
-# sweeps) so scripts/perf_tables.py regenerates docs/perf/h200.md with the fp8tile (and, if the
-# patch landed, fp8math) tables; (3) --v2lite-bench with V2LITE_DET=1 (deterministic mode with the
-# GEMV: predicted decode batch 1 6.65 -> <= 6.0 ms, verify 16 x 8 112 -> <= 70 ms); (4) --eval.
+# The next GPU session's plan (2026-12-06, tenth session: four H100 calls ran; fp8 math landed and
+# docs/perf/h100.md has every layout and mode; docs/perf/knowledge.md has the outcomes):
+# (1) on an H200: `--skip-tests --quick --no-calibrate` (the standard sets with --kv all
+# --fp8-math, auto on the built-in H200 profile), then scripts/perf_tables.py regenerates
+# docs/perf/h200.md; in another call `mlaspec calibrate --kv all --out data/profiles/nvidia-h200.json`
+# (~6.5 min on an H100) to refresh the built-in H200 profile (it predates fp8_tile);
+# (2) ncu on fp8 math's rows 0 and 2 (stall reasons of the producer and consumer warps: waits on
+# vt_full, the raw stage's full barriers, the pair's handoff) before changing its pipeline;
+# (3) --v2lite-bench with V2LITE_DET=1 (deterministic mode with the GEMV: predicted decode batch 1
+# 6.65 -> <= 6.0 ms, verify 16 x 8 112 -> <= 70 ms; its rows did not fit the tenth session's call).
 # Short of device
 # time: GPU_CHECK_SECONDS=N. AB_ENV="VAR=VALUE" adds, after --v2lite-bench's rows, a
 # bench-model run (batch 1/8/16, q_len 2/8/16, or V2LITE_BENCH_ARGS's rows) with that environment
@@ -75,13 +75,14 @@ OUT=${OUT:-$PWD/out}
 RES=${RES:-$OUT/results}
 mkdir -p "$OUT" "$RES"
 pack() { tar czf "$OUT/gpu-check.tgz" -C "$RES" . 2>/dev/null || true; }
-skip_tests=0 skip_bench=0 quick=0 model_only=0 real_case= bench_only=0 long_context=
+skip_tests=0 skip_bench=0 quick=0 no_calibrate=0 model_only=0 real_case= bench_only=0 long_context=
 run_eval=0 serve_bench=0 ragged_bench=0
 for a in "$@"; do
   case $a in
     --skip-tests) skip_tests=1 ;;
     --skip-bench) skip_bench=1 ;;
     --quick) quick=1 ;;
+    --no-calibrate) no_calibrate=1 ;;
     --model-only) model_only=1 ;;
     --v2lite) real_case=v2lite ;;
     --v2lite-bench) real_case=v2lite bench_only=1 ;;
@@ -347,14 +348,18 @@ if ((!skip_bench)); then
   reps=30
   # Calibrate the dispatch cost model first: every bench's auto column (the pick and its regret
   # against the backends measured in the same run) then uses this machine's fresh profile.
-  log "calibrate (full grid, both modes, batch grid) -> profile.json"
   profile=()
-  if $B calibrate --out "$RES/profile.json" --report "$RES/calibration.md" \
-       > "$RES/calibrate.log" 2>&1; then
-    profile=(--profile "$RES/profile.json")
+  if ((no_calibrate)); then
+    log "no calibration: auto uses the built-in profile of this GPU (data/profiles/)"
   else
-    status=1
-    tail -20 "$RES/calibrate.log"
+    log "calibrate (full grid, both modes, batch grid) -> profile.json"
+    if $B calibrate --out "$RES/profile.json" --report "$RES/calibration.md" \
+         > "$RES/calibrate.log" 2>&1; then
+      profile=(--profile "$RES/profile.json")
+    else
+      status=1
+      tail -20 "$RES/calibrate.log"
+    fi
   fi
   # The SM clock, power and clock event reasons every 100 ms while the benches run: after ~30-60
   # ms of back-to-back calls the driver's power cap lowers the clock, and the rows bound by tensor
@@ -367,8 +372,9 @@ if ((!skip_bench)); then
     smi_pid=$!
     trap 'kill "$smi_pid" 2> /dev/null' EXIT  # also when a time limit ends the script early
   fi
-  log "bench: standard set, bf16 + fp8"
-  $B bench --device cuda --set standard --kv both --reps $reps "${profile[@]}" \
+  # Every KV layout, and fp8 KV in fp8 math: the perf page's fp8/bf16, fp8tile and fp8math tables.
+  log "bench: standard set, bf16 + fp8 + fp8tile + fp8 math"
+  $B bench --device cuda --set standard --kv all --fp8-math --reps $reps "${profile[@]}" \
     --json "$RES/standard.json" > "$RES/bench-standard.txt" 2>&1 || status=1
   if ((!quick)); then
     log "bench: S sweep and q_len sweep (bf16 + fp8)"
@@ -378,7 +384,7 @@ if ((!skip_bench)); then
       --json "$RES/qsweep.json" > "$RES/bench-qsweep.txt" 2>&1 || status=1
   fi
   log "bench: standard set, deterministic"
-  $B bench --device cuda --set standard --kv both --deterministic --reps $reps "${profile[@]}" \
+  $B bench --device cuda --set standard --kv all --fp8-math --deterministic --reps $reps "${profile[@]}" \
     --json "$RES/standard-det.json" > "$RES/bench-standard-det.txt" 2>&1 || status=1
   [[ -n $smi_pid ]] && kill "$smi_pid" 2> /dev/null
   for f in "$RES"/bench-*.txt; do echo "=== $(basename "$f")"; cat "$f"; done

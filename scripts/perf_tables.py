@@ -41,8 +41,10 @@ def field(config, key):
 
 
 def kv(row):
-    """The row's KV dtype as bench writes it (bf16, fp8, fp8tile): exact, as "kv=fp8" is also a
-    prefix of "kv=fp8tile"."""
+    """The row's KV dtype as bench writes it (bf16, fp8, fp8tile), or fp8math for fp8 KV in fp8
+    math (bench --fp8-math): exact, as "kv=fp8" is also a prefix of "kv=fp8tile"."""
+    if row.get("fp8_math") or row["config"].endswith(",fp8math"):
+        return "fp8math"
     return row.get("kv") or row["config"].split("kv=")[1].split(",")[0]
 
 
@@ -71,9 +73,12 @@ def main():
     std, det = load("standard.json"), load("standard-det.json")
     ss, qs = optional("ssweep.json"), optional("qsweep.json")
     gpu = open(os.path.join(res, "gpu.txt")).read().splitlines()[1]
+    # FlashMLA's times are PERF.md's, measured on an H200: compared only on an H200.
+    on_h200 = "H200" in gpu
+    card = "H200" if on_h200 else gpu.split(",")[0].replace("NVIDIA ", "")
     out = []
     p = out.append
-    p("# H200 measurements\n")
+    p(f"# {card} measurements\n")
     p("<!-- Written by scripts/perf_tables.py from a scripts/gpu-check.sh run: regenerate, do not "
       "edit. What the numbers mean and why they are what they are: knowledge.md. -->\n")
     if args.note:
@@ -82,17 +87,22 @@ def main():
       "against the CPU reference first (sampled rows, poisoned outputs), then the median of 30 "
       "CUDA-graph replays of back-to-back calls, input sets rotated when the KV is under 200 MB, page "
       "size 64. Times are µs per call including the combine; host planning is outside the graph. "
-      "Floors use PERF.md's ceilings (4.21 TB/s, 757 TFLOP/s). FlashMLA times are PERF.md's table "
-      "(bf16 only), not re-measured in this run. `auto` is the dispatcher's pick (with the run's own "
-      "calibration: gpu-check calibrates before it benches) and its regret against the faster "
-      "backend measured here.\n")
+      "Floors use PERF.md's ceilings (4.21 TB/s, 757 TFLOP/s: the H200's). " +
+      ("FlashMLA times are PERF.md's table (bf16 only), not re-measured in this run. " if on_h200
+       else "FlashMLA's times (PERF.md's table) are H200 measurements and are left out on this "
+       "GPU, as are the targets stated against them. ") +
+      "`auto` is the dispatcher's pick " +
+      ("(with the run's own calibration: gpu-check calibrates before it benches)"
+       if os.path.exists(os.path.join(res, "calibration.md"))
+       else "(with the built-in profile of this GPU: the run did not calibrate, --no-calibrate)") +
+      " and its regret against the faster backend measured here.\n")
     p("## Standard set, default mode\n")
     p("| # | config | floor µs | fold µs | fold % floor | rowwise µs | rowwise % floor | fold/rowwise | auto | regret | FlashMLA µs | FlashMLA / best |")
     p("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in std["results"]:
         f, w, i = t(r, "cuda_fold"), t(r, "cuda_rowwise"), r["index"]
         bf = kv(r) == "bf16"
-        fm = FLASHMLA[i] if bf else None
+        fm = FLASHMLA[i] if bf and on_h200 else None
         a = r.get("auto", {})
         p(f"| {i} | {r['config']} | {r['floor_us']:.1f} | {f:.1f} | {100 * r['floor_us'] / f:.0f}% | "
           f"{w:.1f} | {100 * r['floor_us'] / w:.0f}% | {f / w:.2f} | {a.get('backend', '-')} | "
@@ -120,8 +130,9 @@ def main():
         fast = (f"{sum(x <= 1.02 * fo['min_us'] for x in samples)} of {len(samples)}"
                 if samples else "—")
         lo = min(fo["min_us"], ro["min_us"])
+        fm = (f"{FLASHMLA[i]:.1f} | {FLASHMLA[i] / lo:.2f}" if on_h200 else "— | —")
         p(f"| {i} | {r['config']} | {fo['min_us']:.1f} | {fo['median_us']:.1f} | {fast} | "
-          f"{ro['min_us']:.1f} | {FLASHMLA[i]:.1f} | {FLASHMLA[i] / lo:.2f} |")
+          f"{ro['min_us']:.1f} | {fm} |")
     base = {r["config"]: r for r in std["results"]}
     p("\n## Standard set, deterministic mode (fixed chunks: 1024 tokens per 64 heads)\n")
     p("| # | config | fold µs | rowwise µs | fold det/default | rowwise det/default |")
@@ -133,9 +144,11 @@ def main():
     bf16 = [r for r in std["results"] if kv(r) == "bf16"]
     fp8 = [r for r in std["results"] if kv(r) == "fp8"]
     tile = [r for r in std["results"] if kv(r) == "fp8tile"]
-    # fp8tile's tables only when the run timed it (bench --kv all or a list naming it).
+    math = [r for r in std["results"] if kv(r) == "fp8math"]
+    # fp8tile's and fp8math's tables only when the run timed them (bench --kv all, --fp8-math).
     for name, num, den in (("fp8 / bf16", fp8, bf16), ("fp8tile / bf16", tile, bf16),
-                           ("fp8tile / fp8", tile, fp8)):
+                           ("fp8tile / fp8", tile, fp8), ("fp8math / bf16", math, bf16),
+                           ("fp8math / fp8", math, fp8)):
         if not num or not den:
             continue
         p(f"\n## {name} time ratio (default mode)\n")
@@ -154,7 +167,7 @@ def main():
         a = r.get("auto", {})
         p(f"| {S} | {kv(r)} | {r['floor_us']:.1f} | {t(r, 'cuda_fold'):.1f} | "
           f"{t(r, 'cuda_rowwise'):.1f} | {t(r, 'cuda_fold') / t(r, 'cuda_rowwise'):.2f} | "
-          f"{a.get('backend', '-')} | {100 * a.get('regret', 0):.1f}% | {FLASHMLA_S[S] if bf else '—'} |")
+          f"{a.get('backend', '-')} | {100 * a.get('regret', 0):.1f}% | {FLASHMLA_S[S] if bf and on_h200 else '—'} |")
     p("\n## q_len sweep (B=1, H=16, S=131072)\n")
     if qs is None:
         p("Not measured in this run.")
@@ -166,14 +179,14 @@ def main():
     q8 = {field(r["config"], "q"): r for r in qres if kv(r) == "fp8"}
     for q in sorted(qb):
         p(f"| {q} | {t(qb[q], 'cuda_fold'):.1f} | {t(qb[q], 'cuda_rowwise'):.1f} | "
-          f"{t(q8[q], 'cuda_fold'):.1f} | {t(q8[q], 'cuda_rowwise'):.1f} | {FLASHMLA_Q.get(q, '')} |")
+          f"{t(q8[q], 'cuda_fold'):.1f} | {t(q8[q], 'cuda_rowwise'):.1f} | {FLASHMLA_Q.get(q, '') if on_h200 else '—'} |")
     p("\n## PERF.md targets against this run\n")
     p("| target | measured | met |")
     p("|---|---|---|")
     rows = {r["index"]: r for r in bf16}
     rows8 = {r["index"]: r for r in fp8}
     yn = lambda ok: "yes" if ok else "no"
-    for i in range(12):
+    for i in range(12) if on_h200 else ():
         need = 1.0 if i in (6, 8, 9) else 1.1
         sp = FLASHMLA[i] / best(rows[i])
         p(f"| row {i} bf16 ≥ {need:.1f}× FlashMLA | {sp:.2f}× ({best(rows[i]):.1f} µs vs {FLASHMLA[i]}) | {yn(sp >= need)} |")
@@ -184,6 +197,13 @@ def main():
     for i in (0, 3, 6):
         ratio = best(rows8[i]) / best(rows[i])
         p(f"| row {i} fp8 ≤ 0.6× bf16 | {ratio:.2f}× | {yn(ratio <= 0.6)} |")
+    worst8 = max(best(rows8[i]) / best(rows[i]) for i in range(12))
+    p(f"| fp8 ≤ 1.0× bf16 on every row | worst {worst8:.2f}× | {yn(worst8 <= 1.0)} |")
+    rows_m = {r["index"]: r for r in math}
+    for i in (1, 2, 4, 5, 11):
+        if i in rows_m:
+            ratio = best(rows_m[i]) / best(rows[i])
+            p(f"| row {i} fp8 math ≤ 0.55× bf16 | {ratio:.2f}× | {yn(ratio <= 0.55)} |")
     if qb:
         r18 = t(qb[8], "cuda_fold") / t(qb[1], "cuda_fold")
         p(f"| time(q=8) ≤ 1.4 × time(q=1) at B=1, H=16, S=128k | {r18:.2f}× | {yn(r18 <= 1.4)} |")

@@ -334,6 +334,30 @@ const CostEntry* CostModel::entry_for(std::string_view backend, const VerifyShap
 
 std::optional<CostEstimate> CostModel::estimate(std::string_view backend, KvReadPattern pattern,
                                                 const VerifyShape& shape) const {
+  if (shape.fp8_math) {
+    // fp8 math (VerifyOptions::fp8_math) has no entries of its own (profiles do not measure the
+    // mode yet): the exact-math estimate of the same fp8 shape, its time beyond the entry's fixed
+    // part scaled by the ratio of the two shapes' roofline work with the FLOPs at e4m3's tensor
+    // rate, twice the f16 rate fp8_e4m3's exact kernels run at: the MMA time halved where the
+    // shape is tensor-bound, unchanged where it is memory-bound (the same KV bytes).
+    VerifyShape exact = shape;
+    exact.fp8_math = false;
+    const CostEntry* e = entry_for(backend, exact);
+    std::optional<CostEstimate> base = estimate(backend, pattern, exact);
+    if (!e || !base) return std::nullopt;
+    const CostFeatures f = cost_features(exact, pattern);
+    const double w = roofline_work(f);
+    const double w8 = std::max(f.kv_mb * 1e6, f.gflops * 1e9 / (2 * kFlopsPerByte));
+    CostEstimate out;
+    out.us = scaled_by_work(base->us, e->terms.fixed_us, w, w8);
+    char note[200];
+    std::snprintf(note, sizeof note,
+                  "uncalibrated: fp8 math from the exact fp8 estimate %.1f us, x%.3f beyond its "
+                  "fixed %.1f us (e4m3 MMAs at twice the f16 rate where tensor-bound)",
+                  base->us, w > 0 ? w8 / w : 1.0, e->terms.fixed_us);
+    out.derived = base->derived.empty() ? note : std::string(note) + "; " + base->derived;
+    return out;
+  }
   const CostEntry* e = entry_for(backend, shape);
   if (!e) return std::nullopt;
   if (e->kv_dtype == shape.kv_dtype) return CostEstimate{estimate_with(e, pattern, shape), {}};

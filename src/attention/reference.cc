@@ -613,7 +613,7 @@ Status cpu_verify_fp8_math(const VerifyArgs& a) {
 }
 
 Fp8MathRowBound fp8_math_row_bound(const VerifyArgs& a, int64_t b, int64_t i, int64_t h,
-                                   double exact_lse) {
+                                   double exact_lse, Fp8MathSums sums) {
   const QueryRows rows(a);
   const RowRef r{b, i, rows.begin(b) + i, h};
   float q_row[kHeadDimQK], q8[kHeadDimQK], k[kHeadDimQK];
@@ -623,6 +623,13 @@ Fp8MathRowBound fp8_math_row_bound(const VerifyArgs& a, int64_t b, int64_t i, in
   const int64_t n = seq_len_of(a, b) - rows.q_len(b) + i + 1;
   const double u = 0x1p-24, sm = a.sm_scale;
   const double gamma = (kHeadDimQK + 4) * u / (1.0 - (kHeadDimQK + 4) * u);
+  // Tensor-core sums (reference.h): 18 k32 instructions accumulate S, each within 2^-12 of the
+  // magnitudes so far (1 + 2^-10: the partial sums' own errors), and P V loses 2 x 2^-12 of its
+  // products' magnitude per tile.
+  const bool tc = sums == Fp8MathSums::kHopperTensorCores;
+  const double acc_unit = 0x1p-12;
+  const double score_acc = tc ? (kHeadDimQK / 32) * acc_unit * (1.0 + 0x1p-10) : 0.0;
+  const double pv_acc = tc ? 2.0 * acc_unit : 0.0;
   double e_max = 0.0, v_max = 0.0;
   for (int64_t j = 0; j < n; ++j) {
     reader.row(j, k);
@@ -631,7 +638,7 @@ Fp8MathRowBound fp8_math_row_bound(const VerifyArgs& a, int64_t b, int64_t i, in
       err += std::fabs(double(q_row[d]) - s_q * q8[d]) * std::fabs(k[d]);
       mag += std::fabs(s_q * q8[d]) * std::fabs(k[d]);
     }
-    e_max = std::max(e_max, sm * (err + gamma * mag));
+    e_max = std::max(e_max, sm * (err + (gamma + score_acc) * mag));
     for (int d = 0; d < kHeadDimV; ++d) v_max = std::max(v_max, double(std::fabs(k[d])));
   }
   const double rel = 0x1p-4 + 0x1p-20, alpha = 0x1p-10 / double(kFp8MathPScale);
@@ -639,8 +646,8 @@ Fp8MathRowBound fp8_math_row_bound(const VerifyArgs& a, int64_t b, int64_t i, in
   const double p_rounding =
       floor > 0 ? 2.0 * (rel + nd * alpha) / floor : std::numeric_limits<double>::infinity();
   Fp8MathRowBound bound;
-  bound.lse_bound = e_max + nd * u + 1e-6 * (1.0 + std::fabs(exact_lse));
-  bound.out_bound = v_max * (std::expm1(2.0 * e_max) + p_rounding + nd * 0x1p-22 + 0x1p-8);
+  bound.lse_bound = e_max + nd * u + (tc ? 2e-6 : 1e-6) * (1.0 + std::fabs(exact_lse));
+  bound.out_bound = v_max * (std::expm1(2.0 * e_max) + p_rounding + nd * 0x1p-22 + 0x1p-8 + pv_acc);
   return bound;
 }
 

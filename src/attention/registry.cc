@@ -23,11 +23,13 @@ std::unique_ptr<BackendRegistry> BackendRegistry::with_builtin_backends() {
        []() -> Result<std::unique_ptr<Backend>> { return make_cpu_reference_backend(); }}));
   throw_if_error(reg->add({cuda::kFoldCaps, KvReadPattern::kOncePerRequest, &make_cuda_fold_backend,
                            [](const VerifyShape& s) {
-                             return std::string(cuda::kernel_name(false, s.q_len, s.num_heads));
+                             return std::string(
+                                 cuda::kernel_name(false, s.q_len, s.num_heads, s.fp8_math));
                            }}));
   throw_if_error(reg->add({cuda::kRowwiseCaps, KvReadPattern::kOncePerQueryToken,
                            &make_cuda_rowwise_backend, [](const VerifyShape& s) {
-                             return std::string(cuda::kernel_name(true, s.q_len, s.num_heads));
+                             return std::string(
+                                 cuda::kernel_name(true, s.q_len, s.num_heads, s.fp8_math));
                            }}));
   return reg;
 }
@@ -235,7 +237,11 @@ Decision Dispatcher::evaluate(const VerifyShape& shape, const SelectOptions& opt
     BackendVerdict& v = d.verdicts[i];
     v.index = i;
     v.name = e.caps.name;
-    if (std::optional<CostEstimate> est = model_.estimate(e.caps.name, e.kv_reads, shape)) {
+    // fp8 math is priced as e4m3 tensor-core math (CostModel::estimate) on a CUDA backend only;
+    // elsewhere (the CPU reference's row-by-row fp8 math) as the exact call of the same shape.
+    VerifyShape priced = shape;
+    if (e.caps.device != Device::kCUDA) priced.fp8_math = false;
+    if (std::optional<CostEstimate> est = model_.estimate(e.caps.name, e.kv_reads, priced)) {
       v.est_us = est->us;
       v.est_derived = std::move(est->derived);
     }

@@ -47,6 +47,7 @@ std::string BenchConfig::to_string() const {
   os << ",S=" << seq_len << ",kv=" << attn::kv_dtype_label(kv_dtype);
   if (page_size != 64) os << ",page=" << page_size;
   if (deterministic) os << ",det";
+  if (fp8_math) os << ",fp8math";
   if (num_splits > 0) os << ",splits=" << num_splits;
   return os.str();
 }
@@ -61,6 +62,7 @@ attn::VerifyShape BenchConfig::shape() const {
   s.max_seq_len = seq_len;
   s.total_kv = seq_len * batch;
   s.deterministic = deterministic;
+  s.fp8_math = fp8_math;
   s.ragged = ragged();
   s.total_q = query_rows();
   return s;
@@ -251,6 +253,9 @@ Status check_rows(const attn::VerifyArgs& host_args, const std::vector<uint16_t>
     sample.push_back(rng() % rows);
   std::vector<double> errs(sample.size(), 0.0);
   std::vector<double> lse_errs(sample.size(), 0.0);
+  // fp8 math: each sampled row within its fp8_math_row_bound (the tensor cores' sums, the looser
+  // of the two) of the exact f32 result, whose own error (~1e-6) the slack covers.
+  std::vector<std::string> out_of_bound(sample.size());
   parallel_for(0, static_cast<int64_t>(sample.size()), [&](int64_t k) {
     const int64_t r = sample[k];
     const int64_t h = r % c.num_heads, t = r / c.num_heads;
@@ -266,7 +271,35 @@ Status check_rows(const attn::VerifyArgs& host_args, const std::vector<uint16_t>
     }
     errs[k] = std::sqrt(num / std::max(den, 1e-30));
     lse_errs[k] = std::fabs(double(lse[r]) - ref_lse);
+    if (c.fp8_math) {
+      const attn::Fp8MathRowBound bound = attn::fp8_math_row_bound(
+          host_args, b, i, h, ref_lse, attn::Fp8MathSums::kHopperTensorCores);
+      double worst = 0, ref_max = 0;
+      for (int d = 0; d < attn::kHeadDimV; ++d) {
+        const double got = bf16_bits_to_float(out[r * attn::kHeadDimV + d]);
+        worst = std::max(worst, std::fabs(got - double(ref[d])));
+        ref_max = std::max(ref_max, std::fabs(double(ref[d])));
+      }
+      if (worst > bound.out_bound + 1e-5 * ref_max ||
+          lse_errs[k] > bound.lse_bound + 1e-5 * (1 + std::fabs(ref_lse))) {
+        out_of_bound[k] = "row " + std::to_string(r) + ": out error " + std::to_string(worst) +
+                          " (bound " + std::to_string(bound.out_bound) + "), lse error " +
+                          std::to_string(lse_errs[k]) + " (bound " +
+                          std::to_string(bound.lse_bound) + ")";
+      }
+    }
   });
+  if (c.fp8_math) {
+    *max_rel_err = *std::max_element(errs.begin(), errs.end());
+    for (const std::string& m : out_of_bound) {
+      if (!m.empty()) {
+        return internal_error(
+            "fp8-math output outside fp8_math_row_bound of the exact result for " + c.to_string() +
+            ": " + m);
+      }
+    }
+    return Status::Ok();
+  }
   *max_rel_err = *std::max_element(errs.begin(), errs.end());
   const double max_lse_err = *std::max_element(lse_errs.begin(), lse_errs.end());
   // bf16 output rounding alone gives ~3e-3; fp32 accumulation order differences are far smaller.
@@ -375,6 +408,7 @@ Result<Timing> time_backend(attn::Backend& backend, const BenchConfig& c, const 
   attn::VerifyOptions vopts;
   vopts.deterministic = c.deterministic;
   vopts.num_splits = c.num_splits;
+  vopts.fp8_math = c.fp8_math;
   MLASPEC_RETURN_IF_ERROR(backend.prepare(c.shape()));
 
   Timing t;

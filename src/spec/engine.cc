@@ -106,11 +106,6 @@ Result<Engine> Engine::create(model::Model target, std::unique_ptr<Drafter> draf
     return invalid_argument("fp8-math attention needs kv fp8 (fp8_e4m3); kv is " +
                             std::string(dtype_name(config.kv_dtype)));
   }
-  if (config.fp8_math_attention && target.device() != Device::kCPU) {
-    return unsupported("fp8-math attention on " + std::string(device_name(target.device())) +
-                       ": no CUDA attention backend offers the mode yet (the guard refuses it); "
-                       "run the CPU runtime, or drop fp8-math for exact math on fp8 KV");
-  }
   if (config.max_tokens_per_request == 0) config.max_tokens_per_request = m.max_position_embeddings;
   if (drafter == nullptr) config.num_draft = 0;
   const int64_t pages_per_request =

@@ -1,7 +1,7 @@
 // `mlaspec bench`: times verify-attention backends with PERF.md's protocol and prints one table:
 // the roofline floor, each backend's median time and % of floor, and the ratio between backends
-// measured in the same run (and each KV dtype against bf16, and fp8tile against fp8, when the run
-// times them).
+// measured in the same run (and each KV dtype against bf16, fp8tile against fp8, and fp8 KV in
+// fp8 math against bf16 and exact fp8, when the run times them).
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -41,6 +41,7 @@ struct BenchCli {
   int warmup = 3;
   bool no_check = false;
   bool deterministic = false;
+  bool fp8_math = false;  // also time fp8 KV in fp8 math (VerifyOptions::fp8_math)
   int num_splits = 0;
   std::string json_path;
   std::string profile;
@@ -101,19 +102,14 @@ Result<std::vector<bench::BenchConfig>> spec_configs(const std::vector<std::stri
     Result<attn::VerifyShape> shape = parse_shape_spec(spec);
     if (!shape.ok()) return shape.status().with_context("--config");
     const attn::VerifyShape& x = shape.value();
-    if (x.fp8_math) {
-      return invalid_argument(
-          "--config " + spec +
-          ": fp8math is not a bench mode yet (only cpu_reference serves it; no CUDA "
-          "backend has the mode)");
-    }
     out.push_back({.batch = x.batch,
                    .num_heads = x.num_heads,
                    .q_len = x.q_len,
                    .seq_len = x.max_seq_len,
                    .kv_dtype = kv,
                    .page_size = x.page_size,
-                   .deterministic = x.deterministic});
+                   .deterministic = x.deterministic,
+                   .fp8_math = x.fp8_math});
   }
   return out;
 }
@@ -155,19 +151,31 @@ void print_ratio_table(const std::string& title, const std::vector<attn::Backend
   }
 }
 
-// The (numerator, denominator) positions in `dtypes` of the dtype ratio tables: each dtype over
-// bf16, then fp8tile over fp8, for those the run times.
-std::vector<std::pair<int, int>> kv_ratio_pairs(const std::vector<DType>& dtypes) {
-  auto at = [&](DType t) {
-    const auto it = std::find(dtypes.begin(), dtypes.end(), t);
-    return it == dtypes.end() ? -1 : static_cast<int>(it - dtypes.begin());
+// What one pass over the configs times: a KV dtype, in exact math or (fp8 only) in fp8 math.
+struct KvVariant {
+  DType kv = DType::kBF16;
+  bool fp8_math = false;
+  std::string label() const { return fp8_math ? "fp8math" : std::string(attn::kv_dtype_label(kv)); }
+};
+
+// The (numerator, denominator) positions in `variants` of the ratio tables: each dtype over bf16,
+// fp8tile over fp8, and fp8 math over bf16 and over exact fp8, for those the run times.
+std::vector<std::pair<int, int>> kv_ratio_pairs(const std::vector<KvVariant>& variants) {
+  auto at = [&](DType t, bool math) {
+    for (size_t k = 0; k < variants.size(); ++k) {
+      if (variants[k].kv == t && variants[k].fp8_math == math) return static_cast<int>(k);
+    }
+    return -1;
   };
-  const int bf16 = at(DType::kBF16), fp8 = at(DType::kFP8E4M3), tile = at(DType::kFP8Tile);
+  const int bf16 = at(DType::kBF16, false), fp8 = at(DType::kFP8E4M3, false);
+  const int tile = at(DType::kFP8Tile, false), math = at(DType::kFP8E4M3, true);
   std::vector<std::pair<int, int>> pairs;
-  for (int num : {fp8, tile}) {
+  for (int num : {fp8, tile, math}) {
     if (num >= 0 && bf16 >= 0) pairs.emplace_back(num, bf16);
   }
-  if (tile >= 0 && fp8 >= 0) pairs.emplace_back(tile, fp8);
+  for (int num : {tile, math}) {
+    if (num >= 0 && fp8 >= 0) pairs.emplace_back(num, fp8);
+  }
   return pairs;
 }
 
@@ -221,17 +229,21 @@ void run_bench(const BenchCli& cli) {
           "); the table's \"auto picks\" column shows auto's choice for each config"));
     }
   }
-  const std::vector<DType> dtypes = kv_dtypes_option(cli.kv);
+  // Every --kv dtype in exact math, then (--fp8-math) fp8 KV in fp8 math on the same configs.
+  std::vector<KvVariant> dtypes;
+  for (DType kv : kv_dtypes_option(cli.kv)) dtypes.push_back({kv, false});
+  if (cli.fp8_math) dtypes.push_back({DType::kFP8E4M3, true});
   const std::string set = !cli.configs.empty() ? "custom"
                           : cli.set.empty()    ? (cuda ? "standard" : "small")
                                                : cli.set;
-  // The configs of every dtype, resolved (--set, --rows) before anything is measured.
+  // The configs of every variant, resolved (--set, --rows) before anything is measured.
   std::vector<std::vector<bench::BenchConfig>> configs;
-  for (DType kv : dtypes) {
-    Result<std::vector<bench::BenchConfig>> cfgs = selected_configs(cli, set, kv);
+  for (const KvVariant& v : dtypes) {
+    Result<std::vector<bench::BenchConfig>> cfgs = selected_configs(cli, set, v.kv);
     throw_if_error(cfgs.status());
     for (bench::BenchConfig& c : cfgs.value()) {
       c.deterministic = c.deterministic || cli.deterministic;
+      c.fp8_math = c.fp8_math || v.fp8_math;
       c.num_splits = cli.num_splits;
     }
     configs.push_back(std::move(cfgs.value()));
@@ -361,11 +373,9 @@ void run_bench(const BenchCli& cli) {
                          " | " + c.to_string() + " | " + floor_cell + " | " +
                          (floor.memory_bound() ? "mem" : "flop") + " |";
       std::vector<double> t_us;
-      nlohmann::json row = {{"config", c.to_string()},
-                            {"kv", attn::kv_dtype_label(c.kv_dtype)},
-                            {"index", c.index},
-                            {"floor_us", floor.us()},
-                            {"memory_bound", floor.memory_bound()}};
+      nlohmann::json row = {{"config", c.to_string()}, {"kv", attn::kv_dtype_label(c.kv_dtype)},
+                            {"fp8_math", c.fp8_math},  {"index", c.index},
+                            {"floor_us", floor.us()},  {"memory_bound", floor.memory_bound()}};
       for (const auto& b : backends) {
         Result<bench::Timing> t = bench::time_backend(*b, c, topts);
         if (!t.ok()) {
@@ -434,12 +444,13 @@ void run_bench(const BenchCli& cli) {
     }
   }
 
-  // Each KV dtype against bf16, and fp8tile against fp8 (the per-tile scales' cost over one scale
-  // per layer), on the same configs (every dtype runs the same set).
+  // Each KV dtype against bf16, fp8tile against fp8 (the per-tile scales' cost over one scale per
+  // layer), and fp8 math against bf16 and exact fp8, on the same configs (every variant runs the
+  // same set).
   nlohmann::json kv_ratios = nlohmann::json::array();
   for (const auto& [num, den] : kv_ratio_pairs(dtypes)) {
-    const std::string num_name(attn::kv_dtype_label(dtypes[num]));
-    const std::string den_name(attn::kv_dtype_label(dtypes[den]));
+    const std::string num_name = dtypes[num].label();
+    const std::string den_name = dtypes[den].label();
     std::vector<RatioRow> ratios;
     for (size_t ci = 0; ci < configs[num].size(); ++ci) {
       const std::string cfg = configs[num][ci].to_string();
@@ -534,6 +545,11 @@ void add_bench_command(CLI::App& app) {
       "[,det], inspect --explain's syntax; the KV dtype comes from --kv. Not with --set "
       "or --rows");
   cmd->add_flag("--deterministic", cli->deterministic, "Run the backends in deterministic mode");
+  cmd->add_flag(
+      "--fp8-math", cli->fp8_math,
+      "Also time fp8 KV in fp8 math (VerifyOptions::fp8_math: Q and P rounded to e4m3, "
+      "e4m3 tensor-core MMAs) on the same configs, checked within fp8_math_row_bound, and "
+      "print fp8math/bf16 and fp8math/fp8 ratio tables for the --kv dtypes timed");
   cmd->add_option("--num-splits", cli->num_splits,
                   "Split-KV splits per request for the CUDA backends (VerifyOptions::num_splits; "
                   "default 0: each backend chooses). For experiments on the split plan; not with "

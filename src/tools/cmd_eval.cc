@@ -284,7 +284,7 @@ void add_eval_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--fp8-math", cli->fp8_math,
                 "Target attention in fp8 math: Q and P rounded to e4m3 (not exact; its error "
-                "bound: docs/attention.md). Needs --kv fp8; CPU only today");
+                "bound: docs/attention.md). Needs --kv fp8");
   cmd->add_option(
          "--device", cli->device,
          "Where the target runs (cuda: the CUDA model runtime; a dflash / dspark drafter runs "

@@ -303,7 +303,7 @@ void add_generate_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--fp8-math", cli->fp8_math,
                 "Target attention in fp8 math: Q and P rounded to e4m3 (not exact; its error "
-                "bound: docs/attention.md). Needs --kv fp8; CPU only today");
+                "bound: docs/attention.md). Needs --kv fp8");
   cmd->add_option("--num-draft", cli->num_draft, "Drafts per verify step (verify q_len - 1)")
       ->check(CLI::Range(0, 64))
       ->capture_default_str();

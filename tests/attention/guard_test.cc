@@ -76,15 +76,16 @@ TEST(Guard, Fp8TileIsServedByTheReferenceAndTheCudaBackends) {
 TEST(Guard, DescribeCaps) {
   EXPECT_EQ(describe_caps(cuda::kFoldCaps),
             "device cuda, q_len 1..32, H 8..128, batch <= 512, seq_len <= 16777216, kv "
-            "bf16|fp8_e4m3|fp8_tile, page 16|32|64, deterministic yes, fp8-math no, split-kv yes, "
+            "bf16|fp8_e4m3|fp8_tile, page 16|32|64, deterministic yes, fp8-math yes, split-kv yes, "
             "ragged yes");
 }
 
-// The CUDA backends do not offer fp8 math yet: each must refuse the option by name (a backend that
-// ignored it would compute exact math while the caller believes otherwise), and the option on
-// bf16 KV is refused as meaningless. The CPU reference offers it
-// (tests/attention/fp8_math_test.cc).
-TEST(Guard, Fp8MathIsRefusedByEveryBackendThatLacksIt) {
+// fp8 math is opt-in and served only where a backend's caps offer it: the CPU reference
+// (tests/attention/fp8_math_test.cc) and both CUDA backends (their 64-row kernel's e4m3
+// instantiation, tests/gpu/fp8_math_cuda_test.cc), on fp8_e4m3 KV only. A backend without the mode
+// must refuse the option by name (one that ignored it would compute exact math while the caller
+// believes otherwise), and the option on bf16 or fp8_tile KV is refused as meaningless.
+TEST(Guard, Fp8MathIsServedWhereOfferedAndRefusedByName) {
   {
     VerifyShape s = shape(8, 16, DType::kFP8E4M3);
     s.fp8_math = true;
@@ -92,19 +93,29 @@ TEST(Guard, Fp8MathIsRefusedByEveryBackendThatLacksIt) {
   }
   for (const BackendCaps* c : {&cuda::kFoldCaps, &cuda::kRowwiseCaps}) {
     SCOPED_TRACE(std::string(c->name));
+    EXPECT_TRUE(c->fp8_math);
+    for (int q : {1, 8, 32}) {
+      for (int h : {8, 16, 128}) {
+        VerifyShape s = shape(q, h, DType::kFP8E4M3);
+        s.fp8_math = true;
+        EXPECT_TRUE(can_serve(*c, s).ok()) << s.to_string();
+        s.deterministic = true;
+        EXPECT_TRUE(can_serve(*c, s).ok()) << s.to_string();
+      }
+    }
     VerifyShape s = shape(8, 16, DType::kFP8E4M3);
-    ASSERT_TRUE(can_serve(*c, s).ok());
     s.fp8_math = true;
-    const Status st = can_serve(*c, s);
+    BackendCaps lacks = *c;
+    lacks.fp8_math = false;
+    const Status st = can_serve(lacks, s);
     EXPECT_EQ(st.code(), StatusCode::kUnsupported);
     EXPECT_EQ(st.message(), std::string(c->name) +
                                 " has no fp8-math mode (fp8 tensor-core math); run without "
                                 "fp8_math for exact math on fp8 KV");
-    BackendCaps offers = *c;
-    offers.fp8_math = true;
-    EXPECT_TRUE(can_serve(offers, s).ok());
     s.kv_dtype = DType::kBF16;
-    EXPECT_EQ(can_serve(offers, s).message(), "fp8-math mode is for fp8 KV; kv dtype is bf16");
+    EXPECT_EQ(can_serve(*c, s).message(), "fp8-math mode is for fp8 KV; kv dtype is bf16");
+    s.kv_dtype = DType::kFP8Tile;
+    EXPECT_EQ(can_serve(*c, s).message(), "fp8-math mode is for fp8 KV; kv dtype is fp8_tile");
   }
 }
 

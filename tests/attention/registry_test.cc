@@ -480,25 +480,51 @@ TEST(Dispatch, NoSilentFallbackToTheCpu) {
   EXPECT_CONTAINS(dec.status().message(), "cpu_reference runs on cpu");
 }
 
-// fp8 tensor-core math is opt-in and no backend offers it yet: auto must refuse the call with every
-// backend's reason, never hand it to a backend that would compute exact math instead.
-TEST(Dispatch, Fp8MathIsRefusedNotIgnored) {
+// fp8 tensor-core math is opt-in: auto serves it with a CUDA backend whose caps offer it, priced
+// from that backend's exact fp8 entries (profiles have no fp8-math entries yet: the estimate is
+// marked derived, and smaller where tensor-bound), and a backend without the mode refuses it by
+// name, never computing exact math in its place.
+TEST(Dispatch, Fp8MathIsServedWhereOfferedAndPricedFromTheFp8Entries) {
   FakeCudaWorld w;
   Dispatcher d(w.reg, test_model());
   VerifyShape s = uniform_shape(1, 16, 8, 131072);
   s.kv_dtype = DType::kFP8E4M3;
-  ASSERT_TRUE(d.select(s).ok());
+  auto exact = d.select(s, quiet_on_cuda());
+  ASSERT_TRUE(exact.ok());
   s.fp8_math = true;
-  auto dec = d.select(s);
-  ASSERT_FALSE(dec.ok());
-  EXPECT_EQ(dec.status().code(), StatusCode::kUnsupported);
-  EXPECT_CONTAINS(dec.status().message(),
+  auto dec = d.select(s, quiet_on_cuda());
+  ASSERT_TRUE(dec.ok()) << dec.status().to_string();
+  EXPECT_NE(dec->backend, "cpu_reference");
+  for (int i : {1, 2}) {
+    ASSERT_TRUE(dec->verdicts[i].est_us.has_value()) << i;
+    ASSERT_TRUE(exact->verdicts[i].est_us.has_value()) << i;
+    EXPECT_GT(*dec->verdicts[i].est_us, 0.0);
+    EXPECT_LE(*dec->verdicts[i].est_us, *exact->verdicts[i].est_us);
+    EXPECT_CONTAINS(dec->verdicts[i].est_derived, "uncalibrated: fp8 math from the exact fp8");
+  }
+  EXPECT_CONTAINS(dec->explain(), "e4m3 MMAs");
+  // A world whose CUDA backends lack the mode: refused with every backend's reason.
+  BackendRegistry lacking;
+  for (const BackendCaps* c : {&cuda::kFoldCaps, &cuda::kRowwiseCaps}) {
+    BackendCaps caps = *c;
+    caps.fp8_math = false;
+    throw_if_error(lacking.add({caps, KvReadPattern::kOncePerRequest, [caps]() {
+                                  return Result<std::unique_ptr<Backend>>(
+                                      std::unique_ptr<Backend>(new FakeBackend(caps, nullptr)));
+                                }}));
+  }
+  Dispatcher none(lacking, test_model());
+  auto refused = none.select(s, quiet_on_cuda());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kUnsupported);
+  EXPECT_CONTAINS(refused.status().message(),
                   "no attention backend can serve B=1,H=16,q=8,S=131072,"
                   "kv=fp8,page=64,fp8math");
-  EXPECT_CONTAINS(dec.status().message(), "cuda_fold has no fp8-math mode");
-  EXPECT_CONTAINS(dec.status().message(), "cuda_rowwise has no fp8-math mode");
-  Dispatcher forced(w.reg, test_model(), DispatchPolicy::parse("cuda_fold"));
-  EXPECT_CONTAINS(forced.select(s).status().message(), "cuda_fold has no fp8-math mode");
+  EXPECT_CONTAINS(refused.status().message(), "cuda_fold has no fp8-math mode");
+  EXPECT_CONTAINS(refused.status().message(), "cuda_rowwise has no fp8-math mode");
+  Dispatcher forced(lacking, test_model(), DispatchPolicy::parse("cuda_fold"));
+  EXPECT_CONTAINS(forced.select(s, quiet_on_cuda()).status().message(),
+                  "cuda_fold has no fp8-math mode");
 }
 
 // Every built-in backend declares a deterministic mode, so the guard's refusal is reached only

@@ -182,6 +182,11 @@ class CostModel {
   // beyond its fixed part by the ratio of the shapes' work at the roofline (the larger of KV bytes
   // and FLOPs at the H200's balance).
   //
+  // fp8 math (shape.fp8_math): profiles have no entries for the mode yet; it is priced from the
+  // backend's exact fp8_e4m3 estimate of the same shape, its time beyond the fixed part scaled by
+  // the roofline work with the FLOPs at e4m3's rate (twice f16's): the MMA time halved where
+  // tensor-bound. Always marked derived.
+  //
   // fp8_tile until calibrated: a backend without fp8_tile entries (of either mode) but with
   // fp8_e4m3 ones is priced from them: the fp8_e4m3 estimate of the same shape, beyond its entry's
   // fixed part scaled by the ratio of the shapes' roofline work, i.e. by 656 / 576 (the KV bytes

@@ -49,12 +49,30 @@ Status cpu_verify_fp8_math(const VerifyArgs& args);
 //   |lse - exact| <= lse_bound = E + 1e-6 (1 + |exact|)
 //   |out_d - exact_d| <= out_bound = max_jd |v_jd| * (e^(2E) - 1 + that sum + n 2^-23 + 2^-8)
 // (the last two: the f32 P·V sum and out's bf16 rounding). `args` must be valid and on the host.
+//
+// `sums` says how the implementation sums its products. kF32: in f32 (the CPU reference). The
+// CUDA backends (kHopperTensorCores) run the same roundings of Q and P, but sum on Hopper's e4m3
+// tensor cores, whose accumulator keeps about 13 fraction bits of the running sum (truncated; the
+// model used here: one k32 instruction returns C + sum of its 32 products within 2^-12 (|C| + sum
+// of their magnitudes), a factor 2 over the truncation for the addends' alignment), and they apply
+// the online softmax per 64-key tile and merge splits. Hence, with A = 2^-12:
+//   - S sums 18 instructions (576 / 32) in the accumulator: E gains sm_scale x 18 A x the row's
+//     sum_d |s_q q8_d| |k_jd| (the same magnitude gamma multiplies);
+//   - P V is summed from zero over each tile's 64 keys (two instructions) and added in f32, so
+//     the weights' products lose at most 2 A of their magnitude: out gains max|V| x 2^-11;
+//   - P is rounded against the running max, which the kernels keep exact (P <= 1): a key's weight
+//     keeps its relative 2^-4 and its absolute 2^-10 / 448 is relative to a max no larger than the
+//     row's, and each split normalises by its own rounded sum, so the P term above holds per split
+//     and, by the convexity of the merge, for the row; the merge's f32 steps (exp, log, weighted
+//     sums of normalised partials) add ~1e-6 of the lse, hence lse slack 2e-6 (1 + |exact|).
+// These are stated bounds, checked by the GPU tests (tests/gpu/fp8_math_cuda_test.cc).
+enum class Fp8MathSums { kF32, kHopperTensorCores };
 struct Fp8MathRowBound {
   double lse_bound = 0;
   double out_bound = 0;
 };
 Fp8MathRowBound fp8_math_row_bound(const VerifyArgs& args, int64_t b, int64_t i, int64_t h,
-                                   double exact_lse);
+                                   double exact_lse, Fp8MathSums sums = Fp8MathSums::kF32);
 
 // fp64 oracle for tests: out and lse as doubles, [B, q_len, H, 512] and [B, q_len, H] row-major
 // ([T, H, 512] and [T, H] for a ragged call).

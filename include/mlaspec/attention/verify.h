@@ -92,8 +92,8 @@ struct VerifyOptions {
   int num_splits = 0;
   // Opt-in fp8 tensor-core math for fp8_e4m3 KV (Q and P rounded to e4m3; its error bound:
   // reference.h fp8_math_row_bound; never the default). Only a backend whose caps offer it serves
-  // such a call (cpu_reference today); the others' guards refuse it with the reason, so none
-  // computes exact math in its place without saying so.
+  // such a call (cpu_reference, cuda_fold, cuda_rowwise); a backend without it refuses it with the
+  // reason, so none computes exact math in its place without saying so.
   bool fp8_math = false;
   // cudaStream_t for CUDA backends (nullptr = default stream).
   void* stream = nullptr;

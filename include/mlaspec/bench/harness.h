@@ -26,6 +26,9 @@ struct BenchConfig {
   int page_size = 64;
   bool deterministic = false;
   int num_splits = 0;  // VerifyOptions::num_splits (0: the backend chooses)
+  // VerifyOptions::fp8_math (fp8 KV only): e4m3 tensor-core math, checked against the exact
+  // reference within fp8_math_row_bound instead of the exact kernels' 1e-2.
+  bool fp8_math = false;
   // A ragged batch (VerifyArgs::q_indptr): request b's verify width, in request order; empty for
   // a uniform one. When set, batch == q_lens.size() and q_len is the largest (ragged_config()
   // keeps them so).
@@ -34,7 +37,8 @@ struct BenchConfig {
   int64_t query_rows() const;  // T: the sum of q_lens, or batch * q_len
   // Where request b's query rows start, b = 0..batch ([batch + 1], the last = T): q_indptr.
   std::vector<int32_t> query_starts() const;
-  // "B=1,H=16,q=8,S=131072,kv=bf16[,page=16][,det][,splits=4]"; a ragged batch's q is its widths
+  // "B=1,H=16,q=8,S=131072,kv=bf16[,page=16][,det][,fp8math][,splits=4]"; a ragged batch's q is
+  // its widths
   // ("q=1/8/3", up to 16 requests) or their range and T ("q=1..16(T=545)").
   std::string to_string() const;
   attn::VerifyShape shape() const;

@@ -90,8 +90,8 @@ struct ForwardOptions {
   bool argmax_only = false;
   // The attention op in fp8 math (attn::VerifyOptions::fp8_math: Q and P rounded to e4m3, its
   // error bound in attention/reference.h): an opt-in accuracy trade, never the default. Needs an
-  // fp8_e4m3 KV pool, and a backend that offers the mode (the CPU reference today; on the GPU the
-  // call is refused by name).
+  // fp8_e4m3 KV pool, and a backend that offers the mode (the CPU reference and the CUDA backends;
+  // a backend without it refuses the call by name).
   bool fp8_math_attention = false;
 };
 

@@ -69,8 +69,8 @@ struct EngineConfig {
   // same in both runs and keep the BLAS GEMMs.
   bool deterministic = true;
   // The target's attention in fp8 math (model::ForwardOptions::fp8_math_attention: Q and P
-  // rounded to e4m3) for every forward: opt-in, changes outputs; needs kv_dtype fp8_e4m3, and a
-  // runtime whose attention backend offers the mode (the CPU reference today).
+  // rounded to e4m3) for every forward: opt-in, changes outputs; needs kv_dtype fp8_e4m3. Served
+  // by the CPU reference and the CUDA backends (their e4m3 tensor-core kernel).
   bool fp8_math_attention = false;
 };
 

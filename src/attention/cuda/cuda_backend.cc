@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <type_traits>
 
 #include "cuda_backend.h"
 #include "launch.h"
@@ -52,7 +53,8 @@ Status init_kernels_once() {
         init_verify_kernel<uint16_t, 64>(),  init_verify_kernel<uint8_t, 16>(),
         init_verify_kernel<uint8_t, 32>(),   init_verify_kernel<uint8_t, 64>(),
         init_verify_kernel<Fp8TileKv, 16>(), init_verify_kernel<Fp8TileKv, 32>(),
-        init_verify_kernel<Fp8TileKv, 64>()};
+        init_verify_kernel<Fp8TileKv, 64>(), init_verify_kernel<Fp8MathKv, 16>(),
+        init_verify_kernel<Fp8MathKv, 32>(), init_verify_kernel<Fp8MathKv, 64>()};
     for (cudaError_t e : errs) {
       if (e != cudaSuccess && err == cudaSuccess) err = e;
     }
@@ -114,8 +116,10 @@ Status encode_rows_tensor_map(CUtensorMapDataType type, const TensorView& t, int
 // fp8_tile: three maps over the pool's bytes [num_pages * page_size rows, 656 columns], one page
 // of rows per box: `out` 64 columns of codes (as fp8's), `scales` the 16 scale bytes (column 512,
 // plain), `rope` the 128 rope bytes (column 528, 128B-swizzled as bf16's rope block).
-Status encode_kv_tensor_map(const TensorView& pages, DType kv_dtype, unsigned char (&out)[128],
-                            unsigned char (&scales)[128], unsigned char (&rope)[128]) {
+// fp8 in fp8 math: the fp8 boxes 64B-swizzled, the layout e4m3 wgmma reads as its K-major operand.
+Status encode_kv_tensor_map(const TensorView& pages, DType kv_dtype, bool fp8_math,
+                            unsigned char (&out)[128], unsigned char (&scales)[128],
+                            unsigned char (&rope)[128]) {
   const int64_t rows = pages.size(0) * pages.size(1);
   const auto box_rows = static_cast<uint32_t>(pages.size(1));
   if (kv_dtype == DType::kFP8Tile) {
@@ -130,10 +134,12 @@ Status encode_kv_tensor_map(const TensorView& pages, DType kv_dtype, unsigned ch
                                   "KV rope", rope, w, 2 * kFp8TileRope);
   }
   const bool fp8 = kv_dtype == DType::kFP8E4M3;
+  const CUtensorMapSwizzle swizzle = !fp8       ? CU_TENSOR_MAP_SWIZZLE_128B
+                                     : fp8_math ? CU_TENSOR_MAP_SWIZZLE_64B
+                                                : CU_TENSOR_MAP_SWIZZLE_NONE;
   return encode_rows_tensor_map(
       fp8 ? CU_TENSOR_MAP_DATA_TYPE_UINT8 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, pages, rows,
-      int64_t{kHeadDimQK} * (fp8 ? 1 : 2), box_rows,
-      fp8 ? CU_TENSOR_MAP_SWIZZLE_NONE : CU_TENSOR_MAP_SWIZZLE_128B, "KV pages", out);
+      int64_t{kHeadDimQK} * (fp8 ? 1 : 2), box_rows, swizzle, "KV pages", out);
 }
 
 // Whether Q's B * q_len * H rows (576 bf16 each) are one evenly spaced sequence, so that a 2D
@@ -188,12 +194,17 @@ Status check_layout(const VerifyArgs& a) {
 }
 
 // One (KV dtype, page size): the narrow kernel (no clusters; its grid has one CTA per row tile) or
-// the 64-row one.
+// the 64-row one (fp8 math: always; it has no narrow kernel).
 template <typename KvT, int PAGE>
 cudaError_t launch_kernel(bool narrow, const VerifyParams& p, int cluster, int grid_y,
                           cudaStream_t stream) {
-  return narrow ? run_verify_narrow_kernel<KvT, PAGE>(p, grid_y, stream)
-                : run_verify_kernel<KvT, PAGE>(p, cluster, grid_y, stream);
+  if constexpr (std::is_same_v<KvT, Fp8MathKv>) {
+    return narrow ? cudaErrorInvalidValue
+                  : run_verify_kernel<KvT, PAGE>(p, cluster, grid_y, stream);
+  } else {
+    return narrow ? run_verify_narrow_kernel<KvT, PAGE>(p, grid_y, stream)
+                  : run_verify_kernel<KvT, PAGE>(p, cluster, grid_y, stream);
+  }
 }
 // One KV type at the call's page size (16, 32 or 64; the caller checked).
 template <typename KvT>
@@ -348,8 +359,8 @@ class CudaVerifyBackend final : public Backend {
                 VerifyParams& p, cudaStream_t stream) {
     const int batch = shape.batch, q_len = shape.q_len, heads = shape.num_heads;
     const int rows = q_len * heads;
-    MLASPEC_RETURN_IF_ERROR(encode_kv_tensor_map(args.kv.pages, shape.kv_dtype, p.kv_tmap,
-                                                 p.kv_scale_tmap, p.kv_rope_tmap));
+    MLASPEC_RETURN_IF_ERROR(encode_kv_tensor_map(args.kv.pages, shape.kv_dtype, shape.fp8_math,
+                                                 p.kv_tmap, p.kv_scale_tmap, p.kv_rope_tmap));
     // The 64-row bf16 kernel copies Q with TMA where its rows are uniformly spaced.
     p.q_tma = 0;
     if (shape.kv_dtype == DType::kBF16 && q_rows_uniform(args.q)) {
@@ -385,8 +396,9 @@ class CudaVerifyBackend final : public Backend {
     }
     // Row tiles of at most kNarrowRows rows (decode and rowwise at H <= 16) take the narrow
     // kernel: a quarter of the tensor work and a streaming KV ring; bitwise the 64-row kernel's
-    // arithmetic, so which kernel serves a call never changes a result.
-    const bool narrow = uses_narrow_kernel(rowwise_, q_len, heads);
+    // arithmetic, so which kernel serves a call never changes a result. fp8 math runs the 64-row
+    // kernel for every shape (both backends: fold == rowwise holds as for the other dtypes).
+    const bool narrow = uses_narrow_kernel(rowwise_, q_len, heads, shape.fp8_math);
     // Deterministic mode's chunks are short and fixed: the 64-row kernel takes several
     // consecutive splits per CTA (SplitPlan::group_size) where that saves waves of prologues, and
     // with groups of whole merge blocks also folds them (set_split_groups), so that one partial
@@ -421,7 +433,9 @@ class CudaVerifyBackend final : public Backend {
         err = launch_for_page<uint16_t>(shape.page_size, narrow, p, cluster, grid_y, stream);
         break;
       case DType::kFP8E4M3:
-        err = launch_for_page<uint8_t>(shape.page_size, narrow, p, cluster, grid_y, stream);
+        err = shape.fp8_math
+                  ? launch_for_page<Fp8MathKv>(shape.page_size, narrow, p, cluster, grid_y, stream)
+                  : launch_for_page<uint8_t>(shape.page_size, narrow, p, cluster, grid_y, stream);
         break;
       case DType::kFP8Tile:
         err = launch_for_page<Fp8TileKv>(shape.page_size, narrow, p, cluster, grid_y, stream);

@@ -13,8 +13,13 @@ namespace mlaspec::attn::cuda {
 // The KV type tag of the fp8_tile instantiations (656-byte rows: e4m3 codes, one f32 scale per
 // 128 of them, bf16 rope; include/mlaspec/core/fp8_tile.h).
 struct Fp8TileKv {};
+// The KV type tag of the fp8-math instantiations (VerifyOptions::fp8_math): fp8_e4m3 pools read
+// with e4m3 tensor-core math (Q and P rounded to e4m3; hopper/fp8_math.cuh). Only the 64-row
+// kernel has them: it serves every fp8-math call, row tiles of at most 16 rows included.
+struct Fp8MathKv {};
 
-// KvT: uint16_t (bf16), uint8_t (fp8 e4m3) or Fp8TileKv (fp8_tile); PAGE_SIZE: 16, 32 or 64.
+// KvT: uint16_t (bf16), uint8_t (fp8 e4m3), Fp8TileKv (fp8_tile) or Fp8MathKv (fp8 e4m3 in fp8
+// math; no narrow kernel); PAGE_SIZE: 16, 32 or 64.
 // init_ raises the kernel's dynamic shared-memory limit; call once before the first launch
 // (never during stream capture). run_ launches grid (plan.total_groups, grid_y) in clusters of
 // (1, cluster, 1) on `stream`.

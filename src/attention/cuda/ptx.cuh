@@ -300,6 +300,62 @@ __device__ __forceinline__ void wgmma_m64n256k16_ss_tb(float (&d)[128], uint64_t
 #undef MLASPEC_M64N256K16
 #undef MLASPEC_WGMMA
 
+// ---- wgmma on e4m3 operands (fp8 math) ---------------------------------------------------------
+// 8-bit wgmma reads both operands K-major (no transpose for 8-bit types) and sums 32 products per
+// instruction into f32 accumulators. Hopper's fp8 accumulation keeps about 13 fraction bits of the
+// running sum (truncated), not f32's 23: the fp8-math kernel accumulates a few instructions from
+// zero and adds those sums in f32 itself (hopper/fp8_math.cuh).
+
+// Shared-memory descriptor for a 64B-swizzled K-major operand (layout type 2): rows of 64 bytes,
+// 16-byte chunk c of row r stored at chunk c ^ ((r >> 1) & 3); 8-row groups SBO bytes apart.
+// Atoms (8 rows x 64 B) sit at 512-byte aligned addresses; start may step by 32 B inside a row for
+// the second k32 step.
+__device__ __forceinline__ uint64_t gmma_desc_sw64(uint32_t saddr, uint32_t sbo) {
+  uint64_t d = (saddr & 0x3FFFFu) >> 4;
+  d |= uint64_t{1} << 16;  // LBO: unused for swizzled K-major operands
+  d |= static_cast<uint64_t>((sbo >> 4) & 0x3FFFu) << 32;
+  d |= uint64_t{2} << 62;
+  return d;
+}
+
+// D(64x64, f32) {+}= A(64x32 e4m3, smem, K-major) * B(32x64 e4m3, smem, K-major). Q K^T in fp8
+// math. scale_d = 0 overwrites D; row r of D depends only on row r of A.
+#define MLASPEC_M64N64K32_E4M3_SS                                                                \
+  "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %34, 0;\n\t"                                             \
+  "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3"                                         \
+  " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, " \
+  "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1;\n\t}"
+__device__ __forceinline__ void wgmma_m64n64k32_e4m3_ss(float (&d)[32], uint64_t desc_a,
+                                                        uint64_t desc_b, int scale_d) {
+  asm volatile(MLASPEC_M64N64K32_E4M3_SS
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+                 "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]),
+                 "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]),
+                 "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]),
+                 "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]),
+                 "+f"(d[31])
+               : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+#undef MLASPEC_M64N64K32_E4M3_SS
+
+// D(64x32, f32) {+}= A(64x32 e4m3, registers) * B(32x32 e4m3, smem, K-major). P V in fp8 math.
+// A's fragment (CUTLASS's ALayout_64x32): in warp w, lane 4g + t, a[0] holds row 16w + g, k
+// 4t..4t+3 (low byte first), a[1] row + 8, a[2] k + 16, a[3] both.
+#define MLASPEC_M64N32K32_E4M3_RS                                            \
+  "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %21, 0;\n\t"                         \
+  "wgmma.mma_async.sync.aligned.m64n32k32.f32.e4m3.e4m3"                     \
+  " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}," \
+  " {%16, %17, %18, %19}, %20, p, 1, 1;\n\t}"
+__device__ __forceinline__ void wgmma_m64n32k32_e4m3_rs(float (&d)[16], const uint32_t (&a)[4],
+                                                        uint64_t desc_b, int scale_d) {
+  asm volatile(MLASPEC_M64N32K32_E4M3_RS
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+                 "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]),
+                 "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d));
+}
+#undef MLASPEC_M64N32K32_E4M3_RS
+
 // ---- TMA tensor copies --------------------------------------------------------------------------
 
 // An L2 policy for the KV copies: evict_first. Each KV line is read by the CTAs of one split (a
@@ -406,12 +462,34 @@ __device__ __forceinline__ void fp8x16_to_f16x16(const uint4& chunk, uint32_t (&
   }
 }
 
+// Two f32 -> two e4m3 codes (round to nearest even; beyond +-448, inf included, saturates to
+// +-448; NaN stays NaN: float_to_fp8e4m3_bits's rules), lo in the low byte.
+__device__ __forceinline__ uint16_t pack_e4m3x2(float lo, float hi) {
+  uint16_t r;
+  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+
+// Two e4m3 codes (low byte first) -> two f16 (exact, NaN included), low half first.
+__device__ __forceinline__ uint32_t e4m3x2_to_f16x2(uint16_t codes) {
+  uint32_t r;
+  asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(r) : "h"(codes));
+  return r;
+}
+
 // An f16x2 word -> its two halves as f32 (exact; NaN stays NaN), low half first.
 __device__ __forceinline__ void unpack_f16x2(uint32_t v, float& lo, float& hi) {
   asm("{\n\t.reg .b16 l, h;\n\tmov.b32 {l, h}, %2;\n\tcvt.f32.f16 %0, l;\n\t"
       "cvt.f32.f16 %1, h;\n\t}"
       : "=f"(lo), "=f"(hi)
       : "r"(v));
+}
+
+// 8-byte shared-memory load by 32-bit shared address (volatile, as ld_shared_v4).
+__device__ __forceinline__ uint2 ld_shared_v2(uint32_t addr) {
+  uint2 v;
+  asm volatile("ld.shared.v2.b32 {%0, %1}, [%2];" : "=r"(v.x), "=r"(v.y) : "r"(addr) : "memory");
+  return v;
 }
 
 // 4-byte shared-memory load by 32-bit shared address (volatile, as ld_shared_v4).

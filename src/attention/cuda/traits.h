@@ -39,13 +39,17 @@ struct RowwiseTraits : CommonTraits {
 // Which kernel cuda_fold and cuda_rowwise launch for a call (docs/perf/cuda-kernels.md): the
 // narrow one when every row tile holds at most kNarrowRows query rows (fold tiles the request's
 // q_len * H rows, rowwise each token's H rows), the 64-row one otherwise. A row's arithmetic is
-// the same in both, so the choice never changes a result.
+// the same in both, so the choice never changes a result. fp8 math (VerifyOptions::fp8_math) has
+// the 64-row kernel only, which serves its narrow row tiles too (rows past the tile are masked):
+// the same e4m3 arithmetic for every shape, never the exact kernels in its place.
 inline constexpr int kNarrowRows = 16;
-constexpr bool uses_narrow_kernel(bool rowwise, int q_len, int heads) {
-  return (rowwise ? heads : q_len * heads) <= kNarrowRows;
+constexpr bool uses_narrow_kernel(bool rowwise, int q_len, int heads, bool fp8_math = false) {
+  return !fp8_math && (rowwise ? heads : q_len * heads) <= kNarrowRows;
 }
-constexpr const char* kernel_name(bool rowwise, int q_len, int heads) {
-  return uses_narrow_kernel(rowwise, q_len, heads) ? "narrow kernel" : "64-row kernel";
+constexpr const char* kernel_name(bool rowwise, int q_len, int heads, bool fp8_math = false) {
+  return uses_narrow_kernel(rowwise, q_len, heads, fp8_math)
+             ? "narrow kernel"
+             : (fp8_math ? "64-row kernel, e4m3 MMAs" : "64-row kernel");
 }
 
 template <typename Traits>
@@ -62,6 +66,10 @@ constexpr BackendCaps caps_from_traits() {
   c.kv_dtypes = Traits::kKvDtypes;
   c.page_size_mask = Traits::kPageSizeMask;
   c.deterministic = true;
+  // fp8 math on fp8_e4m3 KV (the guard refuses it for the other dtypes): every shape of these caps
+  // through the 64-row kernel's Fp8MathKv instantiation (hopper/fp8_math.cuh), with the error
+  // bound fp8_math_row_bound(..., Fp8MathSums::kHopperTensorCores).
+  c.fp8_math = true;
   c.split_kv = true;
   // Ragged calls run as one uniform launch per run of equal q_len (for_each_uniform_run).
   c.ragged = true;

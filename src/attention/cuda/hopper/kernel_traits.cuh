@@ -22,11 +22,15 @@ namespace mlaspec::attn::cuda {
 // times P_SCALE, undone in the epilogue (both exact, so the bits of a row depend only on its own
 // inputs). fp8_tile's are bf16's (Q and P unscaled): its codes expand to bf16(code * block scale),
 // exact for the pool writer's power-of-two scales from 2^-124 up (sm90::fp8x16_to_bf16x16_scaled).
+// Fp8MathKv (fp8_e4m3 codes in fp8 math, the 64-row kernel only): e4m3 MMAs on the raw codes, Q
+// and P rounded to e4m3 (hopper/fp8_math.cuh); nothing is expanded.
 template <typename KvT>
 struct KvMath {
   static constexpr bool kTile = std::is_same_v<KvT, Fp8TileKv>;
   static constexpr bool kF16 = std::is_same_v<KvT, uint8_t>;  // fp8_e4m3
-  static_assert(kTile || kF16 || std::is_same_v<KvT, uint16_t>, "KV: bf16, fp8_e4m3 or fp8_tile");
+  static constexpr bool kMath8 = std::is_same_v<KvT, Fp8MathKv>;
+  static_assert(kTile || kF16 || kMath8 || std::is_same_v<KvT, uint16_t>,
+                "KV: bf16, fp8_e4m3, fp8_tile or fp8_e4m3 in fp8 math");
   // Codes in the pool, expanded into the MMA operands in shared memory by producer warps.
   static constexpr bool kCodes = kTile || kF16;
   static constexpr ptx::MmaType MMA = kF16 ? ptx::MmaType::kF16 : ptx::MmaType::kBf16;
@@ -34,11 +38,14 @@ struct KvMath {
   // max; f16 normals hold P down to 2^-21, subnormals to 2^-31.
   static constexpr float P_SCALE = kF16 ? 128.f : 1.f;
   // How far (log2 units) a tile's max may exceed a row's running max before the running max
-  // moves (sm90::next_max): P = 2^(s - m) then stays at or below 2^RESCALE_SLACK (8 for all).
-  static constexpr int RESCALE_SLACK = 8;
+  // moves (sm90::next_max): P = 2^(s - m) then stays at or below 2^RESCALE_SLACK (8 for the exact
+  // dtypes). fp8 math keeps the exact running max (0): P <= 1 enters e4m3 as P * 448 without
+  // overflow and with the reference's resolution (an e4m3 scale for P <= 2^8 would make P's
+  // subnormal step 256 times coarser).
+  static constexpr int RESCALE_SLACK = kMath8 ? 0 : 8;
   // Bytes of one token's row in the pool.
   static constexpr int ROW_BYTES =
-      kTile ? kFp8TileRowBytes : CommonTraits::kHeadDimQK * (kF16 ? 1 : 2);
+      kTile ? kFp8TileRowBytes : CommonTraits::kHeadDimQK * (kF16 || kMath8 ? 1 : 2);
 };
 
 template <typename KvT, int PAGE_SIZE_>
@@ -50,6 +57,11 @@ struct Sm90Traits {
   static constexpr bool kFp8 = KvMath<KvT>::kCodes;
   static constexpr bool kTile = KvMath<KvT>::kTile;
   static constexpr bool kScaledQ = KvMath<KvT>::kF16;
+  // fp8 math (Fp8MathKv): the raw codes land by TMA 64B-swizzled, the K-major operand of e4m3
+  // wgmma as they are; the producer warpgroup transposes each tile's V into its own K-major
+  // buffer (V^T, sm90::transpose_v_tile) instead of expanding. kFp8 is false for it (no
+  // expansion).
+  static constexpr bool kFp8Math = KvMath<KvT>::kMath8;
   static constexpr int PAGE_SIZE = PAGE_SIZE_;
   static constexpr int D_QK = CommonTraits::kHeadDimQK;
   static constexpr int D_V = CommonTraits::kHeadDimV;
@@ -66,14 +78,17 @@ struct Sm90Traits {
   // fp8's producer warpgroup also dequantises, holding half a tile's raw codes in registers
   // (sm90::expand_tile; the consumers fit in 216). fp8_tile the same (ptxas 13: its producer
   // spills 4 bytes at 72; 64 / 224 and 80 / 208 spill more).
-  static constexpr int PRODUCER_REGS = kFp8 ? 72 : 40;
-  static constexpr int CONSUMER_REGS = kFp8 ? 216 : 232;
+  // fp8 math: the transposing producer holds 16 keys x 8 codes (32 registers) at a time; its
+  // consumers hold O (128), one promoted P V chunk (32) and P's fragments (2 x 8).
+  static constexpr int PRODUCER_REGS = kFp8Math ? 72 : kFp8 ? 72 : 40;
+  static constexpr int CONSUMER_REGS = kFp8Math ? 216 : kFp8 ? 216 : 232;
 
-  static constexpr int COL_BLOCKS = D_QK / 64;       // 9 blocks of 64 bf16 = 128 B
-  static constexpr int BLOCK_BYTES = BLOCK_M * 128;  // one [64 x 128 B] swizzled block
+  static constexpr int COL_BLOCKS = D_QK / 64;  // 9 blocks of 64 values: 128 B (64 B fp8 math)
+  // One [64 x 128 B] 128B-swizzled block; fp8 math: one [64 x 64 B] 64B-swizzled block of codes.
+  static constexpr int BLOCK_BYTES = BLOCK_M * (kFp8Math ? 64 : 128);
   static constexpr int TILE_BYTES = COL_BLOCKS * BLOCK_BYTES;
   // One TMA box = 64 columns x one page: 128 B (bf16, swizzled) or 64 B (fp8 codes) per row.
-  static constexpr int BOX_ROW_BYTES = kFp8 ? 64 : 128;
+  static constexpr int BOX_ROW_BYTES = kFp8 || kFp8Math ? 64 : 128;
   static constexpr int COPY_BLOCK_BYTES = BLOCK_N * BOX_ROW_BYTES;  // one column block of a tile
   // fp8: the raw codes of a tile land as dense [64 keys x 64 B] blocks, those of V (blocks 0..7)
   // in the stage's V-left half (sm90::raw_v_off), the rope block's in the stage's slot of the P1
@@ -91,14 +106,25 @@ struct Sm90Traits {
   // fp8: then 1 / Q's scale per row [64] (RED_QINV floats in).
   static constexpr int RED_LF = 5 * BLOCK_M;
   static constexpr int RED_QINV = 6 * BLOCK_M;
-  static constexpr int RED_BYTES = (kScaledQ ? 7 : 6) * BLOCK_M * 4;
+  // fp8 math: RED_QINV holds each row's Q scale s_q instead, then t1's row sum of the rounded P
+  // (WG1 -> WG0) and the final such denominator (WG0 -> WG1), the output's.
+  static constexpr int RED_SUM8 = 7 * BLOCK_M;
+  static constexpr int RED_LF8 = 8 * BLOCK_M;
+  static constexpr int RED_BYTES = (kFp8Math ? 9 : kScaledQ ? 7 : 6) * BLOCK_M * 4;
   // P of the pair's second tile (WG1's, read by WG0's P V): its own [64 x 128 B] block, so that
   // stage 1's V-right + rope half is free as soon as WG1's P V of it is done. fp8 puts P1 over
   // t1's rope block and lands each stage's raw rope codes here instead ([STAGES][64 keys x 64 B]).
   // fp8_tile lands no raw rope (its rope comes by TMA straight into the stage's rope block once
   // the V-right + rope half is free, sm90::expand_tile) and each stage's scales here instead
   // ([STAGES][64 keys x 16 B], the row's bytes 512..527: one box of SCALE_BOX_ROW_BYTES per page).
-  static constexpr int P1_BYTES = BLOCK_BYTES;
+  // fp8 math: this region holds the stages' V^T buffers instead ([STAGES][512 dims x 64 B],
+  // 64B-swizzled, K-major: one row of 64 keys per V column, OFF_VT) and P as e4m3 A fragments
+  // ([2 pair parities][STAGES][4 KB], OFF_P8: each WG's P of a pair for the other WG, two pairs
+  // deep so that one is never overwritten before the other WG has loaded it).
+  static constexpr int VT_BYTES = D_V * 64;
+  static constexpr int P8_BYTES = BLOCK_M * BLOCK_N;
+  static constexpr int P1_BYTES =
+      kFp8Math ? STAGES * VT_BYTES + 2 * STAGES * P8_BYTES : BLOCK_BYTES;
   static constexpr int SCALE_BOX_ROW_BYTES = 4 * kFp8TileBlocks;
   static constexpr int SCALE_STAGE_BYTES = BLOCK_N * SCALE_BOX_ROW_BYTES;
   static constexpr int ROPE_BOX_ROW_BYTES = 2 * kFp8TileRope;  // 128: one swizzled row
@@ -106,18 +132,23 @@ struct Sm90Traits {
   // rest of the tile is still landing). fp8 adds two copy barriers per stage: raw blocks 0, 1,
   // 4..8 landed; raw blocks 2, 3 landed (the two steps of sm90::expand_tile).
   static constexpr int FULL_BARS = COL_BLOCKS;
-  static constexpr int RAW_BARS = kFp8 ? STAGES * 2 : 0;
+  // fp8 math: one per stage, the V^T buffer written (vt_full, by every transposing thread).
+  static constexpr int RAW_BARS = kFp8 ? STAGES * 2 : kFp8Math ? STAGES : 0;
   // Empty barriers, two per stage: the halves the consumers free at different times, V-left
   // (blocks 0..V_HALF-1, read by Q K^T and WG0's P V) and V-right + rope (blocks V_HALF..8, read
   // by Q K^T and WG1's P V). bf16 copies each half as soon as it is free. fp8 lands a tile's raw
   // codes in the V-left half (and the P1 block) as soon as WG0 has freed it, in every CTA of the
   // cluster, and its expansion writes the V-right half once this CTA's WG1 has freed it.
+  // fp8 math: [0] the raw tile (its S warpgroup's 4 warps after S, the 128 transposing threads
+  // after their reads), [1] the V^T buffer (both consumer warpgroups' 8 warps after their P V).
   static constexpr int V_HALF = 4;
   static constexpr int EMPTY_BARS = 2;
 
   static constexpr int OFF_Q = 0;
   static constexpr int OFF_STAGE = OFF_Q + Q_BYTES;
   static constexpr int OFF_P1 = OFF_STAGE + STAGES * STAGE_BYTES;
+  static constexpr int OFF_VT = OFF_P1;  // fp8 math
+  static constexpr int OFF_P8 = OFF_VT + STAGES * VT_BYTES;
   static constexpr int OFF_RED = OFF_P1 + P1_BYTES;
   static constexpr int OFF_BAR = OFF_RED + RED_BYTES;
   // +1024: the dynamic shared-memory base is aligned up to 1024 B at run time (swizzle atoms).
@@ -151,6 +182,10 @@ struct Sm90Traits {
   static_assert(PRODUCER_REGS * 128 + CONSUMER_REGS * NUM_CONSUMER_THREADS <=
                 (65536 / NUM_THREADS) / 8 * 8 * NUM_THREADS);
   static_assert(CommonTraits::kMaxSeqLen <= (int64_t{1} << 30), "key positions are int32");
+  static_assert(!kFp8Math || (BLOCK_BYTES == COPY_BLOCK_BYTES && OFF_VT % 1024 == 0 &&
+                              VT_BYTES % 1024 == 0 && P8_BYTES == 128 * 32 && RESCALE_SLACK == 0),
+                "fp8 math: raw blocks are the S operand as landed; 64B-swizzle atoms aligned; a "
+                "P fragment buffer is 32 bytes per consumer thread; P <= 1");
 };
 
 template <typename KvT, int PAGE_SIZE_>

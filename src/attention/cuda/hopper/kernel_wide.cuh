@@ -34,6 +34,13 @@
 // same for both dtypes but for the MMAs' operand type (fp8: f16, with Q scaled per row and P by
 // 2^7; Sm90Traits::MMA) and fp8 moves half the bytes with the same shared memory.
 //
+// fp8 math (Fp8MathKv, VerifyOptions::fp8_math; fp8_math.cuh): the same pipeline, pair order and
+// handoffs with e4m3 MMAs. The raw codes land 64B-swizzled and are Q K^T's B operand as they are;
+// the producer warpgroup transposes each tile's V into its own K-major buffer (V^T) instead of
+// expanding; Q is rounded to e4m3 per row, P to e4m3(P * 448) against the exact running max, and
+// P V is summed per tile in 32-column chunks added to O in f32 (the tensor cores' e4m3
+// accumulation keeps ~13 bits).
+//
 // Bitwise contract: a row's arithmetic depends only on key positions (which warpgroup computes
 // a tile depends on its position in the split, never on the batch), masked tiles are exact
 // no-ops, so fold == rowwise and verify row i == the decode call.
@@ -60,6 +67,7 @@
 #include "../ptx.cuh"
 #include "../verify_params.h"
 #include "fp8_expand.cuh"
+#include "fp8_math.cuh"
 #include "kernel_traits.cuh"
 #include "mainloop_mma.cuh"
 #include "pipeline.cuh"
@@ -91,9 +99,10 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
   // barrier: after a last pair without t1, WG0 has nothing to wait for, so a second arrive on [0]
   // could complete a phase WG1 has not waited for yet).
   uint64_t* hand_bar = empty_bar + KT::STAGES * KT::EMPTY_BARS;
-  uint64_t* raw_bar = hand_bar + 4;  // fp8: [STAGES][2], raw blocks landed (Sm90Traits::RAW_BARS)
+  // fp8: [STAGES][2], raw blocks landed (Sm90Traits::RAW_BARS); fp8 math: [STAGES], V^T written.
+  uint64_t* raw_bar = hand_bar + 4;
   uint64_t* q_bar = raw_bar + KT::RAW_BARS;  // bf16 with p.q_tma: Q's boxes landed
-  const bool q_by_tma = !KT::kFp8 && p.q_tma != 0;
+  const bool q_by_tma = !KT::kFp8 && !KT::kFp8Math && p.q_tma != 0;
 
   const int warp = sm90::uniform_warp_index();
   const int lane = threadIdx.x % 32;
@@ -128,13 +137,22 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
       if constexpr (KT::kFp8) {
         for (int g = 0; g < KT::RAW_BARS / KT::STAGES; ++g) ptx::mbar_init(&raw_bar[s * 2 + g], 1);
       }
-      // One arrival per releasing warp (release_stage): each half is released by one warpgroup,
-      // in every CTA of the cluster where copies land in it (bf16's halves, fp8's V-left), in
-      // this CTA only where they do not (fp8's V-right + rope: only this CTA's expansion writes
-      // it).
-      for (int h = 0; h < KT::EMPTY_BARS; ++h)
-        ptx::mbar_init(&empty_bar[s * KT::EMPTY_BARS + h],
-                       (KT::kFp8 && h == 1 ? 1 : n_cta) * KT::NUM_CONSUMER_WARPS / 2);
+      if constexpr (KT::kFp8Math) {
+        // V^T written: every transposing thread. Raw tile free: the S warpgroup's 4 warps and the
+        // 128 transposing threads; V^T free: the 8 consumer warps (this CTA only: no clusters).
+        ptx::mbar_init(&raw_bar[s], KT::NUM_DEQUANT_THREADS);
+        ptx::mbar_init(&empty_bar[s * KT::EMPTY_BARS],
+                       KT::NUM_CONSUMER_WARPS / 2 + KT::NUM_DEQUANT_THREADS);
+        ptx::mbar_init(&empty_bar[s * KT::EMPTY_BARS + 1], KT::NUM_CONSUMER_WARPS);
+      } else {
+        // One arrival per releasing warp (release_stage): each half is released by one
+        // warpgroup, in every CTA of the cluster where copies land in it (bf16's halves, fp8's
+        // V-left), in this CTA only where they do not (fp8's V-right + rope: only this CTA's
+        // expansion writes it).
+        for (int h = 0; h < KT::EMPTY_BARS; ++h)
+          ptx::mbar_init(&empty_bar[s * KT::EMPTY_BARS + h],
+                         (KT::kFp8 && h == 1 ? 1 : n_cta) * KT::NUM_CONSUMER_WARPS / 2);
+      }
     }
     // Every thread of the handing-over warpgroup arrives (each releases its own writes).
     for (int h = 0; h < 4; ++h) ptx::mbar_init(&hand_bar[h], 128);
@@ -160,13 +178,15 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
     // Q rows -> sQ (swizzled); rows past the tile are never written back (zero when loaded here,
     // other rows' Q or zero when copied by the producer's boxes).
     // fp8_e4m3: 1 / the Q scale of each row (sm90::q_row_scale). fp8_tile loads Q as bf16 does.
+    // fp8 math: each row's Q scale s_q (sm90::load_q_row_e4m3).
     float* sQinv = sRed + KT::RED_QINV;
     {
       const auto* q = static_cast<const uint16_t*>(p.q);
       constexpr int CHUNKS_PER_ROW = KT::D_QK / 8;
       constexpr int PER_THREAD = KT::BLOCK_M * CHUNKS_PER_ROW / KT::NUM_CONSUMER_THREADS;  // 18
-      if constexpr (KT::kScaledQ) {
-        // Four adjacent lanes per row, scaled into f16.
+      if constexpr (KT::kScaledQ || KT::kFp8Math) {
+        // Four adjacent lanes per row, scaled into f16 (fp8 math: rounded to e4m3 as the
+        // reference rounds it).
         static_assert(KT::NUM_CONSUMER_THREADS == 4 * KT::BLOCK_M);
         const int row = tid >> 2, part = tid & 3, r = row_begin + row;
         const uint16_t* src = nullptr;
@@ -174,7 +194,12 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
           const int i = r / p.num_heads, h = r % p.num_heads;
           src = q + b * p.q_stride[0] + i * p.q_stride[1] + h * p.q_stride[2];
         }
-        const float inv = sm90::load_q_row_f16<4, KT::BLOCK_BYTES>(src, sQ, row, part);
+        float inv;
+        if constexpr (KT::kFp8Math) {
+          inv = sm90::load_q_row_e4m3<KT::BLOCK_BYTES>(src, sQ, row, part);
+        } else {
+          inv = sm90::load_q_row_f16<4, KT::BLOCK_BYTES>(src, sQ, row, part);
+        }
         if (part == 0) sQinv[row] = inv;
       } else if (q_by_tma) {
         ptx::mbar_wait(q_bar, 0);  // the producer's boxes (async proxy: wgmma reads them as is)
@@ -204,7 +229,7 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
       ptx::fence_proxy_async_smem();
     }
     // bf16: the producer may now copy into stage 1 (kQStoredBar).
-    if constexpr (!KT::kFp8) ptx::named_bar_arrive(kQStoredBar, KT::NUM_THREADS);
+    if constexpr (!KT::kFp8 && !KT::kFp8Math) ptx::named_bar_arrive(kQStoredBar, KT::NUM_THREADS);
 
     int vis[2];
     for (int k = 0; k < 2; ++k) {
@@ -216,11 +241,12 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
 
     const uint32_t sQ_addr = ptx::smem_addr(sQ);
     // This thread's rows' factors from scores to the log2 domain (fp8: times 1 / the row's Q
-    // scale, exact), read where a softmax needs them: two more live registers through the pair
-    // loop spill.
+    // scale, exact; fp8 math: times s_q), read where a softmax needs them: two more live
+    // registers through the pair loop spill.
     auto row_ssl = [&](float(&ssl)[2]) {
       for (int k = 0; k < 2; ++k) {
-        ssl[k] = KT::kScaledQ ? p.score_scale_log2 * sQinv[r_loc[k]] : p.score_scale_log2;
+        ssl[k] = KT::kScaledQ || KT::kFp8Math ? p.score_scale_log2 * sQinv[r_loc[k]]
+                                              : p.score_scale_log2;
       }
     };
 
@@ -229,11 +255,15 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
     // The group's splits in turn, each from a fresh accumulator (Q stays).
     for (int ci = 0; ci < w.split_count; ++ci) {
       begin_split(ci);
-      float acc[128];  // O[rows, 256*kh + 8n + 2t + (e&1)], row g + 8*(e>>1): acc[4n + e]
+      float acc[128];       // O[rows, 256*kh + 8n + 2t + (e&1)], row g + 8*(e>>1): acc[4n + e]
+      float pv_tmp[2][16];  // fp8 math: two 32-column chunks of a tile's P V (sm90::pv_e4m3)
 #pragma unroll
       for (int n = 0; n < 128; ++n) acc[n] = 0.f;
       float m_run[2] = {-INFINITY, -INFINITY};  // running max of scores, log2 domain
       float l_run[2] = {0.f, 0.f};  // denominator (WG0's running total; WG1 gets it at the end)
+      // fp8 math: the sum of the rounded P (the output's denominator; l_run, of the unrounded P,
+      // gives the lse), kept as l_run is.
+      float l8_run[2] = {0.f, 0.f};
       // Both WGs hold the same m_run after every tile (handed over).
 
       {
@@ -323,7 +353,90 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
           const uint32_t r0_off = rs0 * KT::STAGE_BYTES, r1_off = rs1 * KT::STAGE_BYTES;
           uint64_t* full0_r = &full_bar[rs0 * KT::FULL_BARS];
           uint64_t* full1_r = &full_bar[rs1 * KT::FULL_BARS];
-          if constexpr (KT::kFp8) {
+          if constexpr (KT::kFp8Math) {
+            // fp8 math, the plain pair order with P V promoted (sm90::pv_e4m3):
+            // WG0: S0 = Q8 K0^T from stage 0's raw tile, free it; softmax (exact running max),
+            // P0 rounded to e4m3 in registers (its A fragments) and stored for WG1; hand[0];
+            // O_L = O_L * scale0 + P0 V0L once V^T 0 is written, free it; wait hand[1]; load P1;
+            // O_L = O_L * scale1 + P1 V1L, free V^T 1.
+            // WG1: S1 from stage 1's raw tile; wait hand[0]; free the raw tile; softmax from m0,
+            // P1 stored, hand[1]; load P0: O_R = O_R * scale0 + P0 V0R, O_R = O_R * scale1 + P1
+            // V1R, freeing each V^T.
+            // P buffers alternate by pair parity: WG1 loads P0 after its hand[1], so WG0's next
+            // P0 store (before the next pair's hand[1] wait) must not land on it; WG0 has loaded
+            // P1 before it hands over the next pair's t0.
+            uint64_t* vt_full = raw_bar;
+            const uint32_t vt_addr = ptx::smem_addr(smem + KT::OFF_VT);
+            const uint32_t p8 = ptx::smem_addr(smem + KT::OFF_P8) + ph * 2 * KT::P8_BYTES;
+            float* sSum81 = sRed + KT::RED_SUM8;
+            float sum8[2];
+            uint32_t pa[8];
+            if (kh == 0) {
+              sm90::issue_qk_e4m3<KT>(sf, sQ_addr, st0, full0, ph);
+              ptx::wgmma_wait<0>();
+              sm90::release_local(empty0_l, lane);
+              float ssl[2];
+              row_ssl(ssl);
+              sm90::softmax_tile64<KT::RESCALE_SLACK>(sf, key0, t, vis, ssl, m_run, sc, sum);
+              sm90::quantize_p(sf, pa, sum8);
+              sm90::store_p8(p8, pa, wg_tid);
+              give_t0(sc);
+              for (int k = 0; k < 2; ++k) {
+                l_run[k] = l_run[k] * sc[k] + sum[k];
+                l8_run[k] = l8_run[k] * sc[k] + sum8[k];
+              }
+              ptx::mbar_wait(&vt_full[0], ph);
+              sm90::pv_e4m3(acc, pv_tmp, pa, vt_addr, sc);
+              sm90::release_local(&empty_bar[1], lane);
+              if (has1) {
+                ptx::mbar_wait(&hand_bar[1], ph);
+                take_t1(sc, sum);
+                for (int k = 0; k < 2; ++k) {
+                  l_run[k] = l_run[k] * sc[k] + sum[k];
+                  l8_run[k] = l8_run[k] * sc[k] + sSum81[r_loc[k]];
+                }
+                sm90::load_p8(pa, p8 + KT::P8_BYTES, wg_tid);
+                ptx::mbar_wait(&vt_full[1], ph);
+                sm90::pv_e4m3(acc, pv_tmp, pa, vt_addr + KT::VT_BYTES, sc);
+                sm90::release_local(&empty_bar[KT::EMPTY_BARS + 1], lane);
+              }
+            } else {
+              if (has1) sm90::issue_qk_e4m3<KT>(sf, sQ_addr, st1, full1, ph);
+              ptx::mbar_wait(&hand_bar[0], ph);
+              float sc0[2];
+              take_t0(sc0);
+              ptx::wgmma_wait<0>();  // S of t1
+              if (has1) {
+                sm90::release_local(empty1_l, lane);
+                float ssl[2];
+                row_ssl(ssl);
+                sm90::softmax_tile64<KT::RESCALE_SLACK>(sf, key0 + KT::BLOCK_N, t, vis, ssl, m_run,
+                                                        sc, sum);
+                sm90::quantize_p(sf, pa, sum8);
+                sm90::store_p8(p8 + KT::P8_BYTES, pa, wg_tid);
+                if (t == 0) {
+                  for (int k = 0; k < 2; ++k) {
+                    sM1[r_loc[k]] = m_run[k];
+                    sSc1[r_loc[k]] = sc[k];
+                    sSum1[r_loc[k]] = sum[k];
+                    sSum81[r_loc[k]] = sum8[k];
+                  }
+                }
+                ptx::mbar_arrive(&hand_bar[1]);
+              }
+              sm90::load_p8(pa, p8, wg_tid);  // WG0 stored P0 before hand[0]
+              ptx::mbar_wait(&vt_full[0], ph);
+              sm90::pv_e4m3(acc, pv_tmp, pa, vt_addr + 256 * 64, sc0);
+              sm90::release_local(&empty_bar[1], lane);
+              if (has1) {
+                // P1 back from its buffer (held through P0 V0R, its 8 registers spill).
+                sm90::load_p8(pa, p8 + KT::P8_BYTES, wg_tid);
+                ptx::mbar_wait(&vt_full[1], ph);
+                sm90::pv_e4m3(acc, pv_tmp, pa, vt_addr + KT::VT_BYTES + 256 * 64, sc);
+                sm90::release_local(&empty_bar[KT::EMPTY_BARS + 1], lane);
+              }
+            }
+          } else if constexpr (KT::kFp8) {
             // fp8 keeps the plain pair order (its expansion writes the V-right + rope half only
             // once WG1's P V is done with it, so the seesaw's early V-right release buys nothing).
             // WG0: S0, softmax, P0 over t0's rope block, hand[0], P0 V0L, free stage 0's V-left
@@ -482,17 +595,26 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
         // WG0's P1 V1L of the last pair (unconditional: ptxas does not know kh is fixed per thread
         // and would otherwise insert its own wait in a divergent path, serialising every wgmma).
         ptx::wgmma_wait<0>();
-        if (kh == 0 && n_tiles > 0 && n_tiles % 2 == 0)
-          sm90::release_stage<KT::kFp8>(empty1_l, n_cta, lane);
+        if constexpr (!KT::kFp8Math) {
+          if (kh == 0 && n_tiles > 0 && n_tiles % 2 == 0)
+            sm90::release_stage<KT::kFp8>(empty1_l, n_cta, lane);
+        }
         float* sLf = sRed + KT::RED_LF;
+        float* sLf8 = sRed + KT::RED_LF8;
         if (kh == 0) {
           if (t == 0) {
-            for (int k = 0; k < 2; ++k) sLf[r_loc[k]] = l_run[k];
+            for (int k = 0; k < 2; ++k) {
+              sLf[r_loc[k]] = l_run[k];
+              if constexpr (KT::kFp8Math) sLf8[r_loc[k]] = l8_run[k];
+            }
           }
           ptx::mbar_arrive(&hand_bar[3]);
         } else {
           ptx::mbar_wait(&hand_bar[3], ci & 1);
-          for (int k = 0; k < 2; ++k) l_run[k] = sLf[r_loc[k]];
+          for (int k = 0; k < 2; ++k) {
+            l_run[k] = sLf[r_loc[k]];
+            if constexpr (KT::kFp8Math) l8_run[k] = sLf8[r_loc[k]];
+          }
         }
       }
 
@@ -516,8 +638,10 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
         const float l = l_run[k];
         // A row with no visible key in this split is the merge's neutral element: o = 0, lse =
         // -inf.
-        // fp8: P entered the MMAs times P_SCALE (a power of two: the product is exact).
-        const float inv = l > 0.f ? p.out_scale / l * (1.f / KT::P_SCALE) : 0.f;
+        // fp8: P entered the MMAs times P_SCALE (a power of two: the product is exact). fp8 math:
+        // O holds the sum of the rounded P times V, normalised by the rounded P's sum.
+        const float l_out = KT::kFp8Math ? l8_run[k] : l;
+        const float inv = l > 0.f ? p.out_scale / l_out * (1.f / KT::P_SCALE) : 0.f;
         const float lse = l > 0.f ? (m_run[k] + log2f(l)) * 0.69314718055994530942f : -INFINITY;
         const int i = r / p.num_heads, h = r % p.num_heads;
         // The row's output (this thread's columns) and lse, and its partial slot.
@@ -559,7 +683,7 @@ __global__ void __launch_bounds__(KT::NUM_THREADS, 1)
           // the compiler cannot tell from the loads) each load costs a whole L2 round trip, ~25
           // µs per split on an H200. Batches of 8 (fp8: 4, fp8_tile: 2; ptxas spills otherwise).
           const float2* state = reinterpret_cast<const float2*>(o);
-          constexpr int kBatch = KT::kTile ? 2 : KT::kFp8 ? 4 : 8;
+          constexpr int kBatch = KT::kTile ? 2 : KT::kFp8 || KT::kFp8Math ? 4 : 8;
           auto load_batch = [&](int n0, float2(&v)[kBatch]) {
 #pragma unroll
             for (int j = 0; j < kBatch; ++j) {

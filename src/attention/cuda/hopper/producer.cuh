@@ -1,6 +1,7 @@
 // The producer roles of the Hopper verify kernels: TMA copies of Q and of the KV pages into the
-// shared-memory ring, guarded by the full/empty barriers of pipeline.cuh, and for fp8 the
-// expansion of the raw codes into f16 tiles (fp8_expand.cuh).
+// shared-memory ring, guarded by the full/empty barriers of pipeline.cuh, for fp8 the
+// expansion of the raw codes into f16 tiles (fp8_expand.cuh), and for fp8 math the transposition
+// of each tile's V (fp8_math.cuh).
 #pragma once
 
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include "../ptx.cuh"
 #include "../verify_params.h"
 #include "fp8_expand.cuh"
+#include "fp8_math.cuh"
 #include "pipeline.cuh"
 #include "tile_scheduler.cuh"
 
@@ -131,7 +133,39 @@ __device__ __forceinline__ void wide_producer(
   // tiles free their slots, while the consumers are still writing this one's partial.
   for (int ci = 0; ci < w.split_count; ++ci) {
     begin_split(ci);
-    if constexpr (!KT::kFp8) {
+    if constexpr (KT::kFp8Math) {
+      // fp8 math: the copying warp lands each tile's raw codes (64B-swizzled: the S operand as
+      // they are) in its stage as soon as the stage's last tile is free (its S done and its V
+      // transposed), and the whole warpgroup transposes each landed tile's V into the stage's V^T
+      // buffer (sm90::transpose_v_tile). A raw stage is refilled right after this warpgroup's own
+      // reads of it, so tile it + 2's copies go out while the consumers still run tile it's P V.
+      const bool copier = warp == KT::PRODUCER_WARP;
+      if (copier) {
+        for (int it = 0; it < min(n_tiles, KT::STAGES); ++it) issue_tile(it);
+      }
+      const int dtid = threadIdx.x - KT::PRODUCER_WARP * 32;
+      const uint32_t st_addr = ptx::smem_addr(sStage);
+      const uint32_t vt_addr = ptx::smem_addr(smem + KT::OFF_VT);
+      for (int it = 0; it < n_tiles; ++it) {
+        const int s = it % KT::STAGES;
+        const uint32_t phase = (it / KT::STAGES) & 1;
+        const int valid = min(KT::BLOCK_N, seq_len - kv_begin - it * KT::BLOCK_N);
+        const uint32_t raw = st_addr + s * KT::STAGE_BYTES, vt = vt_addr + s * KT::VT_BYTES;
+        uint64_t* full = &full_bar[s * KT::FULL_BARS];
+        uint64_t* empty = &empty_bar[s * KT::EMPTY_BARS];
+        if (valid >= KT::BLOCK_N) {
+          sm90::transpose_v_tile<KT, false>(raw, vt, valid, dtid, full, empty + 1, phase);
+        } else {
+          sm90::transpose_v_tile<KT, true>(raw, vt, valid, dtid, full, empty + 1, phase);
+        }
+        // The V^T stores are for wgmma (async proxy), and the raw tile's next copy (async proxy)
+        // goes over what this thread's loads read: the fence orders both before the arrivals.
+        ptx::fence_proxy_async_smem();
+        ptx::mbar_arrive(empty);
+        ptx::mbar_arrive(&raw_bar[s]);
+        if (copier && it + KT::STAGES < n_tiles) issue_tile(it + KT::STAGES);
+      }
+    } else if constexpr (!KT::kFp8) {
       // One copying warp per half-slot (warp 8 + slot: stage slot & 1, half slot >> 1: V-left =
       // blocks 0..3, V-right + rope = blocks 4..8), each copying its half of the tiles it holds
       // as soon as the slot is free. A pair's t0 always lands its V-left in stage 0 and t1 in
