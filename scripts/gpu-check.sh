@@ -37,6 +37,9 @@
 #                 problems, batch 1/8/16, bf16 and fp8 KV): accuracy, accept length, tokens/s
 #   --serve-bench build mlaspec, then scripts/serve_bench.py --device cuda: `serve` on the shipped
 #                 pair with and without the drafter, bench-serve at concurrency 1/8/16
+#   --ncu         build mlaspec, then Nsight Compute on one kernel launch per case of NCU_CASES
+#                 ("label|kernel regex|bench args;..."; default: fp8 math rows 0 and 2, exact fp8
+#                 row 0, bf16 row 2, all cuda_fold): $RES/ncu-LABEL.txt
 #   --ragged      build mlaspec, then `mlaspec bench --set ragged --kv both`: fold / rowwise / auto
 #                 on ragged verify batches and on the same requests padded to the largest width
 #   (combined, the stages run in this order: --model-only, --eval, --ragged, --serve-bench,
@@ -76,7 +79,7 @@ RES=${RES:-$OUT/results}
 mkdir -p "$OUT" "$RES"
 pack() { tar czf "$OUT/gpu-check.tgz" -C "$RES" . 2>/dev/null || true; }
 skip_tests=0 skip_bench=0 quick=0 no_calibrate=0 model_only=0 real_case= bench_only=0 long_context=
-run_eval=0 serve_bench=0 ragged_bench=0
+run_eval=0 serve_bench=0 ragged_bench=0 ncu_profile=0
 for a in "$@"; do
   case $a in
     --skip-tests) skip_tests=1 ;;
@@ -88,6 +91,7 @@ for a in "$@"; do
     --v2lite-bench) real_case=v2lite bench_only=1 ;;
     --kimi) real_case=kimi ;;
     --eval) run_eval=1 ;;
+    --ncu) ncu_profile=1 ;;
     --serve-bench) serve_bench=1 ;;
     --ragged) ragged_bench=1 ;;
     --long-context) long_context=target,v2lite ;;
@@ -121,7 +125,7 @@ fi
 gen=()
 command -v ninja >/dev/null && gen=(-G Ninja)
 targets=()
-[[ -n $real_case || -n $long_context ]] || ((run_eval || serve_bench || ragged_bench)) &&
+[[ -n $real_case || -n $long_context ]] || ((run_eval || serve_bench || ragged_bench || ncu_profile)) &&
   targets=(--target mlaspec)
 ((model_only)) && targets=(--target gpu_tests mlaspec)
 log "configure + build (CUDA ON)"
@@ -219,7 +223,34 @@ if [[ -n $long_context ]]; then
   exit $status
 fi
 
-if ((model_only || run_eval || serve_bench || ragged_bench)) && [[ -z $real_case ]]; then
+if ((ncu_profile)); then
+  # One kernel launch per case under Nsight Compute: speed of light, warp states and stall
+  # reasons, scheduler, memory, occupancy and the source counters' top stall locations. A case is
+  # "label|kernel regex (mangled names)|bench arguments"; NCU_CASES replaces the default ones
+  # (fp8 math against exact fp8 and bf16 at a memory-bound and a tensor-bound row).
+  ncu_bin=$(command -v ncu || ls /usr/local/cuda*/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+  cases=${NCU_CASES:-"fp8math-row0|Fp8MathKv|--rows 0 --kv fp8 --fp8-math;fp8math-row2|Fp8MathKv|--rows 2 --kv fp8 --fp8-math;fp8-row0|verify_narrow|--rows 0 --kv fp8;bf16-row2|verify_kernel_sm90|--rows 2 --kv bf16"}
+  if [[ -z $ncu_bin ]]; then
+    log "no ncu on this machine"
+  else
+    IFS=';' read -ra ncu_cases <<< "$cases"
+    for c in "${ncu_cases[@]}"; do
+      IFS='|' read -r label kernel bench_args <<< "$c"
+      read -ra ba <<< "$bench_args"
+      log "ncu: $label ($(left) s left)"
+      timeout 120 "$ncu_bin" --kernel-name-base mangled -k "regex:$kernel" -c 1 \
+        --section SpeedOfLight --section WarpStateStats --section SchedulerStats \
+        --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats \
+        --section SourceCounters --section ComputeWorkloadAnalysis \
+        build-gpu/mlaspec bench --device cuda --set standard --backend cuda_fold --reps 3 \
+        "${ba[@]}" > "$RES/ncu-$label.txt" 2>&1 || status=1
+      grep -E "Duration|Stall|Warp Cycles|Issued|Throughput|Busy|Eligible" "$RES/ncu-$label.txt" | head -30
+    done
+  fi
+  pack
+fi
+
+if ((model_only || run_eval || serve_bench || ragged_bench || ncu_profile)) && [[ -z $real_case ]]; then
   log "done (status $status)"
   exit $status
 fi

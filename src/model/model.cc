@@ -127,6 +127,11 @@ Result<Model> Model::load(const std::filesystem::path& dir, const LoadOptions& o
         gpu::CudaRuntime::create(impl->config, impl->weights, impl->rope);
     if (!rt.ok()) return rt.status().with_context("loading " + dir.string());
     impl->cuda = std::move(*rt);
+    // The layers now live on the device (CudaRuntime::create uploaded them and keeps no reference
+    // to the host copies): their f32 host weights, four bytes per parameter (63 GB for
+    // DeepSeek-V2-Lite), go. The embedding, final norm and head stay (a DFlash drafter shares
+    // them, and weights() still reports the checkpoint).
+    std::vector<LayerWeights>().swap(impl->weights.layers);
   }
   return Model(std::move(impl));
 }

@@ -27,6 +27,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "mlaspec/attention/cpu_caps.h"
@@ -261,6 +262,25 @@ int64_t device_bytes_in_use(Device dev) {
   return -1;
 }
 
+// This process's resident host memory from /proc/self/status: "VmRSS" (now) or "VmHWM" (its
+// peak), in bytes; -1 where the file or the key is missing (not Linux).
+int64_t host_bytes(const std::string& key) {
+  std::FILE* f = std::fopen("/proc/self/status", "r");
+  if (f == nullptr) return -1;
+  int64_t out = -1;
+  char line[256];
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    long long kb = 0;
+    if (std::string_view(line).starts_with(key + ":") &&
+        std::sscanf(line + key.size() + 1, "%lld", &kb) == 1) {
+      out = kb * 1024;
+      break;
+    }
+  }
+  std::fclose(f);
+  return out;
+}
+
 std::string gb(double bytes) {
   char b[32];
   if (bytes >= 1e9) {
@@ -490,6 +510,7 @@ void run_bench_model(const BenchModelCli& cli) {
   // when a row group ends (with the KV pools and scratch buffers), for the run's last line.
   const int64_t mem_after_load = device_bytes_in_use(dev);
   int64_t mem_most = mem_after_load;
+  const int64_t host_after_load = host_bytes("VmRSS"), host_peak_load = host_bytes("VmHWM");
   const model::ModelConfig& c = m.config();
   if (max_prefill > c.max_position_embeddings ||
       (max_context + max_q > c.max_position_embeddings && !cli.beyond_max_position)) {
@@ -903,6 +924,15 @@ void run_bench_model(const BenchModelCli& cli) {
         "%s at most at the end of a row group (KV pools and scratch included)\n",
         gb(static_cast<double>(mem_after_load)).c_str(),
         gb(static_cast<double>(std::max(mem_most, device_bytes_in_use(dev)))).c_str());
+  }
+  if (host_after_load >= 0 && host_peak_load >= 0) {
+    // On CUDA the load reads the checkpoint into f32 host weights, uploads them as bf16 and then
+    // frees the layers' host copies (Model::weights): the peak is the load's, the rest stays.
+    std::printf(
+        "host memory (this process's resident set): %s after the load, %s at its peak "
+        "during the load\n",
+        gb(static_cast<double>(host_after_load)).c_str(),
+        gb(static_cast<double>(host_peak_load)).c_str());
   }
   if (json_file) throw_if_error(json_file->write_and_close(out.dump(2) + "\n"));
   if (any_error) throw Error(internal_error("bench-model: some rows failed (see above)"));

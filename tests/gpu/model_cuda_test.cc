@@ -485,6 +485,10 @@ TEST_P(CudaForward, MatchesCpuRuntime) {
   const std::string name = GetParam();
   Model& gpu = cached(name, Device::kCUDA);
   ASSERT_EQ(gpu.device(), Device::kCUDA);
+  // The load freed the layers' host weights after uploading them: what follows is computed from
+  // the device's copies alone (the embedding and head stay on the host for a drafter).
+  EXPECT_TRUE(gpu.weights().layers.empty()) << name;
+  EXPECT_FALSE(gpu.weights().head().empty()) << name;
   const std::vector<int32_t> seq = sequence(name, 100);
   for (bool det : {false, true}) {
     ForwardOptions o;

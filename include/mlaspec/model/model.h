@@ -151,6 +151,8 @@ class Model {
   ~Model();
 
   const ModelConfig& config() const;
+  // The host weights. On a model loaded with device kCUDA, `layers` is empty: the layer weights
+  // live on the device only (the embedding, final norm, head and the report stay).
   const ModelWeights& weights() const;
   attn::Dispatcher& dispatcher();
   // The model's recurrent-state layers (model/recurrent_state.h), or null when it has none. Every

@@ -262,7 +262,8 @@ class Runtime final : public CudaRuntime {
   Status grow(Buffer& b, size_t bytes);
 
   const ModelConfig& c_;
-  const ModelWeights& host_;  // the host weights (uploaded by init())
+  const ModelWeights&
+      host_;  // the host weights: read by init() only (Model::load frees the layers after it)
   cublasHandle_t blas_ = nullptr;
   cudaStream_t stream_ = nullptr;  // every kernel, copy and cuBLAS call of the forward
   Buffer blas_workspace_;          // cuBLAS's, set explicitly (graph capture needs it fixed)
