@@ -97,7 +97,10 @@ Result<Model> Model::load(const std::filesystem::path& dir, const LoadOptions& o
   }
   Result<Checkpoint> ckpt = Checkpoint::open(dir);
   if (!ckpt.ok()) return ckpt.status();
-  Result<ModelWeights> weights = load_weights(*config, *ckpt);
+  // On CUDA the projections stay in the checkpoint until the runtime converts them to bf16 on
+  // their way to the device (Matrix::source): no f32 host copy of them is made.
+  Result<ModelWeights> weights =
+      load_weights(*config, *ckpt, {.defer_projections = options.device == Device::kCUDA});
   if (!weights.ok()) return weights.status();
   attn::DispatchSetupOptions dopts;
   dopts.policy = options.attention_policy;
@@ -128,9 +131,10 @@ Result<Model> Model::load(const std::filesystem::path& dir, const LoadOptions& o
     if (!rt.ok()) return rt.status().with_context("loading " + dir.string());
     impl->cuda = std::move(*rt);
     // The layers now live on the device (CudaRuntime::create uploaded them and keeps no reference
-    // to the host copies): their f32 host weights, four bytes per parameter (63 GB for
-    // DeepSeek-V2-Lite), go. The embedding, final norm and head stay (a DFlash drafter shares
-    // them, and weights() still reports the checkpoint).
+    // to the host copies): their host weights (the deferred projections' references into the
+    // checkpoint, closed when this returns, and the small f32 parts) go. The embedding, final
+    // norm and head stay (a DFlash drafter shares them, and weights() still reports the
+    // checkpoint).
     std::vector<LayerWeights>().swap(impl->weights.layers);
   }
   return Model(std::move(impl));

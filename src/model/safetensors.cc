@@ -347,58 +347,60 @@ Result<Checkpoint> Checkpoint::open(const std::filesystem::path& dir) {
   return c;
 }
 
+void convert_range_to_f32(const TensorInfo& t, int64_t begin, int64_t end, float* o) {
+  const uint8_t* p = t.bytes.data();
+  switch (t.dtype) {
+    case StDType::kF32:
+      std::memcpy(o, p + 4 * begin, static_cast<size_t>(end - begin) * 4);
+      return;
+    case StDType::kBF16:
+      for (int64_t i = begin; i < end; ++i) {
+        uint16_t v;
+        std::memcpy(&v, p + 2 * i, 2);
+        o[i - begin] = bf16_bits_to_float(v);
+      }
+      return;
+    case StDType::kF16:
+      for (int64_t i = begin; i < end; ++i) {
+        uint16_t v;
+        std::memcpy(&v, p + 2 * i, 2);
+        o[i - begin] = half_to_float(v);
+      }
+      return;
+    case StDType::kF8E4M3:
+      for (int64_t i = begin; i < end; ++i) o[i - begin] = fp8e4m3_bits_to_float(p[i]);
+      return;
+    default:
+      return;  // not a weight dtype: convert_to_f32 refuses it before any range is asked
+  }
+}
+
 Status convert_to_f32(const TensorInfo& t, std::span<float> out) {
   if (static_cast<int64_t>(out.size()) != t.numel) {
     return invalid_argument("convert " + t.describe() + ": output holds " +
                             std::to_string(out.size()) + " values, the tensor " +
                             std::to_string(t.numel));
   }
-  const uint8_t* p = t.bytes.data();
+  if (!st_dtype_is_float_weight(t.dtype)) {
+    return unsupported(t.describe() + ": dtype " + std::string(st_dtype_name(t.dtype)) +
+                       " is not a weight dtype; supported: BF16, F16, F32, F8_E4M3");
+  }
   const int64_t n = t.numel;
   // An empty tensor has no data to read (and its spans may hold null pointers).
-  if (n == 0 && st_dtype_is_float_weight(t.dtype)) return Status::Ok();
+  if (n == 0) return Status::Ok();
   // Blocks of 1 Mi values in parallel: a 16 B-parameter checkpoint has 16 Gi values to widen, ~40 s
   // on one core (the real-size check's load took 52 s for 31 GB from the page cache).
-  const auto blocks = [n](auto&& fn) {
-    constexpr int64_t kBlock = int64_t{1} << 20;
-    if (n <= kBlock) return fn(int64_t{0}, n);
-    parallel_for(0, (n + kBlock - 1) / kBlock,
-                 [&](int64_t b) { fn(b * kBlock, std::min(n, (b + 1) * kBlock)); });
-  };
+  constexpr int64_t kBlock = int64_t{1} << 20;
   float* o = out.data();
-  switch (t.dtype) {
-    case StDType::kF32:
-      blocks([&](int64_t b, int64_t e) {
-        std::memcpy(o + b, p + 4 * b, static_cast<size_t>(e - b) * 4);
-      });
-      return Status::Ok();
-    case StDType::kBF16:
-      blocks([&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) {
-          uint16_t v;
-          std::memcpy(&v, p + 2 * i, 2);
-          o[i] = bf16_bits_to_float(v);
-        }
-      });
-      return Status::Ok();
-    case StDType::kF16:
-      blocks([&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) {
-          uint16_t v;
-          std::memcpy(&v, p + 2 * i, 2);
-          o[i] = half_to_float(v);
-        }
-      });
-      return Status::Ok();
-    case StDType::kF8E4M3:
-      blocks([&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) o[i] = fp8e4m3_bits_to_float(p[i]);
-      });
-      return Status::Ok();
-    default:
-      return unsupported(t.describe() + ": dtype " + std::string(st_dtype_name(t.dtype)) +
-                         " is not a weight dtype; supported: BF16, F16, F32, F8_E4M3");
+  if (n <= kBlock) {
+    convert_range_to_f32(t, 0, n, o);
+  } else {
+    parallel_for(0, (n + kBlock - 1) / kBlock, [&](int64_t b) {
+      const int64_t begin = b * kBlock;
+      convert_range_to_f32(t, begin, std::min(n, begin + kBlock), o + begin);
+    });
   }
+  return Status::Ok();
 }
 
 }  // namespace mlaspec::model

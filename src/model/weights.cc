@@ -19,6 +19,15 @@ class Loader {
   Loader(const ModelConfig& config, const Checkpoint& ckpt, WeightsReport* report)
       : config_(config), ckpt_(ckpt), report_(report) {}
 
+  // Projections only (load_weights's defer_projections): the matrix keeps its source.
+  Status projection(const std::string& name, int64_t rows, int64_t cols, Matrix* out) {
+    defer_next_ = defer_;
+    const Status st = matrix(name, rows, cols, out);
+    defer_next_ = false;
+    return st;
+  }
+  void set_defer(bool defer) { defer_ = defer; }
+
   Status vector(const std::string& name, int64_t len, std::vector<float>* out) {
     const TensorInfo* t = nullptr;
     MLASPEC_RETURN_IF_ERROR(take(name, {len}, &t));
@@ -35,8 +44,16 @@ class Loader {
     MLASPEC_RETURN_IF_ERROR(take(name, {rows, cols}, &t));
     out->rows = static_cast<int>(rows);
     out->cols = static_cast<int>(cols);
-    out->data.resize(static_cast<size_t>(rows * cols));
-    MLASPEC_RETURN_IF_ERROR(convert_to_f32(*t, out->data));
+    if (defer_next_) {
+      if (!st_dtype_is_float_weight(t->dtype)) {
+        return unsupported(t->describe() + ": dtype " + std::string(st_dtype_name(t->dtype)) +
+                           " is not a weight dtype; supported: BF16, F16, F32, F8_E4M3");
+      }
+      out->source.tensor = t;
+    } else {
+      out->data.resize(static_cast<size_t>(rows * cols));
+      MLASPEC_RETURN_IF_ERROR(convert_to_f32(*t, out->data));
+    }
     if (t->dtype != StDType::kF8E4M3) return Status::Ok();
 
     // DeepSeek-V3's block-scaled fp8: <name>_scale_inv [ceil(rows/br), ceil(cols/bc)].
@@ -53,6 +70,16 @@ class Loader {
     if (st->dtype == StDType::kF8E4M3) {
       return unsupported(st->describe() + ": block scales must be F32, BF16 or F16");
     }
+    if (defer_next_) {
+      if (!st_dtype_is_float_weight(st->dtype)) {
+        return unsupported(st->describe() + ": block scales must be F32, BF16 or F16");
+      }
+      out->source.scales = st;
+      out->source.block_rows = br;
+      out->source.block_cols = bc;
+      report_->parameters -= srows * scols;  // scales are not parameters
+      return Status::Ok();
+    }
     std::vector<float> scale(static_cast<size_t>(srows * scols));
     MLASPEC_RETURN_IF_ERROR(convert_to_f32(*st, scale));
     parallel_for(0, rows, [&](int64_t r) {
@@ -67,9 +94,10 @@ class Loader {
 
   Status mlp(const std::string& prefix, int64_t inter, MlpWeights* out) {
     const int64_t hidden = config_.hidden_size;
-    MLASPEC_RETURN_IF_ERROR(matrix(prefix + "gate_proj.weight", inter, hidden, &out->gate_proj));
-    MLASPEC_RETURN_IF_ERROR(matrix(prefix + "up_proj.weight", inter, hidden, &out->up_proj));
-    return matrix(prefix + "down_proj.weight", hidden, inter, &out->down_proj);
+    MLASPEC_RETURN_IF_ERROR(
+        projection(prefix + "gate_proj.weight", inter, hidden, &out->gate_proj));
+    MLASPEC_RETURN_IF_ERROR(projection(prefix + "up_proj.weight", inter, hidden, &out->up_proj));
+    return projection(prefix + "down_proj.weight", hidden, inter, &out->down_proj);
   }
 
   // Tensors neither loaded nor known to be skippable.
@@ -112,6 +140,7 @@ class Loader {
   const Checkpoint& ckpt_;
   WeightsReport* report_;
   std::set<std::string, std::less<>> used_;
+  bool defer_ = false, defer_next_ = false;
 };
 
 Status load_attention(Loader& ld, const ModelConfig& c, const std::string& p, AttentionWeights* a) {
@@ -119,15 +148,18 @@ Status load_attention(Loader& ld, const ModelConfig& c, const std::string& p, At
   const int64_t qk = c.qk_head_dim(), nope = c.qk_nope_head_dim, v = c.v_head_dim;
   const int64_t latent = c.kv_lora_rank;
   if (c.has_q_lora()) {
-    MLASPEC_RETURN_IF_ERROR(ld.matrix(p + "q_a_proj.weight", c.q_lora_rank, hidden, &a->q_a_proj));
+    MLASPEC_RETURN_IF_ERROR(
+        ld.projection(p + "q_a_proj.weight", c.q_lora_rank, hidden, &a->q_a_proj));
     MLASPEC_RETURN_IF_ERROR(
         ld.vector(p + "q_a_layernorm.weight", c.q_lora_rank, &a->q_a_layernorm));
-    MLASPEC_RETURN_IF_ERROR(ld.matrix(p + "q_b_proj.weight", H * qk, c.q_lora_rank, &a->q_b_proj));
+    MLASPEC_RETURN_IF_ERROR(
+        ld.projection(p + "q_b_proj.weight", H * qk, c.q_lora_rank, &a->q_b_proj));
   } else {
-    MLASPEC_RETURN_IF_ERROR(ld.matrix(p + "q_proj.weight", H * qk, hidden, &a->q_proj));
+    MLASPEC_RETURN_IF_ERROR(ld.projection(p + "q_proj.weight", H * qk, hidden, &a->q_proj));
   }
-  MLASPEC_RETURN_IF_ERROR(ld.matrix(p + "kv_a_proj_with_mqa.weight", latent + c.qk_rope_head_dim,
-                                    hidden, &a->kv_a_proj_with_mqa));
+  MLASPEC_RETURN_IF_ERROR(ld.projection(p + "kv_a_proj_with_mqa.weight",
+                                        latent + c.qk_rope_head_dim, hidden,
+                                        &a->kv_a_proj_with_mqa));
   MLASPEC_RETURN_IF_ERROR(ld.vector(p + "kv_a_layernorm.weight", latent, &a->kv_a_layernorm));
   Matrix kv_b;
   MLASPEC_RETURN_IF_ERROR(ld.matrix(p + "kv_b_proj.weight", H * (nope + v), latent, &kv_b));
@@ -137,10 +169,12 @@ Status load_attention(Loader& ld, const ModelConfig& c, const std::string& p, At
                    static_cast<int>(latent),
                    {},
                    {},
+                   {},
                    {}};
   a->w_uv = Matrix{std::vector<float>(static_cast<size_t>(H * v * latent)),
                    static_cast<int>(H * v),
                    static_cast<int>(latent),
+                   {},
                    {},
                    {},
                    {}};
@@ -150,7 +184,7 @@ Status load_attention(Loader& ld, const ModelConfig& c, const std::string& p, At
     std::copy(src + nope * latent, src + (nope + v) * latent,
               a->w_uv.data.begin() + h * v * latent);
   }
-  return ld.matrix(p + "o_proj.weight", hidden, H * v, &a->o_proj);
+  return ld.projection(p + "o_proj.weight", hidden, H * v, &a->o_proj);
 }
 
 Status load_moe(Loader& ld, const ModelConfig& c, const std::string& p, MoeWeights* m) {
@@ -175,9 +209,11 @@ Status load_moe(Loader& ld, const ModelConfig& c, const std::string& p, MoeWeigh
 
 }  // namespace
 
-Result<ModelWeights> load_weights(const ModelConfig& c, const Checkpoint& ckpt) {
+Result<ModelWeights> load_weights(const ModelConfig& c, const Checkpoint& ckpt,
+                                  const LoadWeightsOptions& options) {
   ModelWeights w;
   Loader ld(c, ckpt, &w.report);
+  ld.set_defer(options.defer_projections);
   MLASPEC_RETURN_IF_ERROR(
       ld.matrix("model.embed_tokens.weight", c.vocab_size, c.hidden_size, &w.embed_tokens));
   w.layers.resize(static_cast<size_t>(c.num_hidden_layers));
@@ -206,6 +242,32 @@ Result<ModelWeights> load_weights(const ModelConfig& c, const Checkpoint& ckpt) 
   }
   MLASPEC_RETURN_IF_ERROR(ld.check_leftovers());
   return w;
+}
+
+void matrix_rows_to_bf16(const Matrix& m, int64_t r0, int64_t r1, uint16_t* out) {
+  const int64_t cols = m.cols;
+  if (!m.deferred()) {
+    const float* src = m.data.data() + r0 * cols;
+    for (int64_t i = 0; i < (r1 - r0) * cols; ++i) out[i] = bf16::from_float(src[i]).bits;
+    return;
+  }
+  // Row by row through a row of f32, as load_weights computes it: widened, then (fp8) times the
+  // block scale in f32.
+  const Matrix::Source& s = m.source;
+  std::vector<float> row(static_cast<size_t>(cols));
+  std::vector<float> scale;
+  const int64_t scols = s.scales != nullptr ? (cols + s.block_cols - 1) / s.block_cols : 0;
+  if (s.scales != nullptr) scale.resize(static_cast<size_t>(scols));
+  for (int64_t r = r0; r < r1; ++r) {
+    convert_range_to_f32(*s.tensor, r * cols, (r + 1) * cols, row.data());
+    if (s.scales != nullptr) {
+      const int64_t sr = r / s.block_rows;
+      convert_range_to_f32(*s.scales, sr * scols, (sr + 1) * scols, scale.data());
+      for (int64_t c = 0; c < cols; ++c) row[c] *= scale[static_cast<size_t>(c / s.block_cols)];
+    }
+    uint16_t* o = out + (r - r0) * cols;
+    for (int64_t c = 0; c < cols; ++c) o[c] = bf16::from_float(row[c]).bits;
+  }
 }
 
 static bool cpu_weights_f32_forced() {

@@ -2,6 +2,10 @@
 // and every refusal (missing, extra, mis-shaped, mis-typed tensors) naming tensor and file.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <tuple>
+#include <vector>
+
 #include "common/test_helpers.h"
 #include "model/model_test_util.h"
 
@@ -18,17 +22,23 @@ class EditedCheckpoint : public ::testing::Test {
     std::filesystem::copy_file(models_dir() / name / "config.json", dir.path() / "config.json");
     tensors = read_tensors(models_dir() / name / "model.safetensors");
   }
-  Result<ModelWeights> load() {
+  Result<ModelWeights> load(bool defer = false) {
     write_file(dir.path() / "model.safetensors", safetensors_bytes(tensors));
     Result<ModelConfig> c = load_model_config(dir.path());
     if (!c.ok()) return c.status();
     Result<Checkpoint> ckpt = Checkpoint::open(dir.path());
     if (!ckpt.ok()) return ckpt.status();
-    return load_weights(*c, *ckpt);
+    return load_weights(*c, *ckpt, {.defer_projections = defer});
   }
+  // The refusal of a full load; a deferred load (the CUDA one) must refuse with the same words.
   std::string error() {
     Result<ModelWeights> w = load();
     EXPECT_FALSE(w.ok());
+    Result<ModelWeights> deferred = load(/*defer=*/true);
+    EXPECT_FALSE(deferred.ok());
+    if (!w.ok() && !deferred.ok()) {
+      EXPECT_EQ(deferred.status().to_string(), w.status().to_string());
+    }
     return w.ok() ? "" : w.status().to_string();
   }
   std::string file() const { return (dir.path() / "model.safetensors").string(); }
@@ -147,6 +157,83 @@ TEST_F(EditedCheckpoint, Fp8BlocksDequantize) {
   EXPECT_GT(w.report.bytes_by_dtype.at("F8_E4M3"), 0);
 }
 
+// Every projection of every golden checkpoint, loaded deferred (the CUDA load: no f32 copy), gives
+// the bf16 bits the full load's f32 values round to, in any row range; the rest loads as before.
+void expect_same_bf16(const Matrix& full, const Matrix& deferred, const std::string& what) {
+  SCOPED_TRACE(what);
+  ASSERT_TRUE(deferred.deferred());
+  EXPECT_FALSE(full.deferred());
+  EXPECT_TRUE(deferred.data.empty());
+  EXPECT_FALSE(deferred.empty());
+  ASSERT_EQ(deferred.rows, full.rows);
+  ASSERT_EQ(deferred.cols, full.cols);
+  const int64_t rows = full.rows, cols = full.cols;
+  std::vector<uint16_t> a(static_cast<size_t>(rows * cols), 0xdead), b(a.size(), 0xbeef);
+  matrix_rows_to_bf16(full, 0, rows, a.data());
+  matrix_rows_to_bf16(deferred, 0, rows, b.data());
+  for (size_t i = 0; i < a.size(); ++i) {
+    ASSERT_EQ(a[i], bf16::from_float(full.data[i]).bits) << "full, value " << i;
+    ASSERT_EQ(b[i], a[i]) << "deferred, value " << i;
+  }
+  // A range that starts and ends inside the matrix (and inside fp8's 128-row blocks).
+  const int64_t r0 = rows / 3, r1 = rows - rows / 5;
+  std::vector<uint16_t> part(static_cast<size_t>((r1 - r0) * cols), 0);
+  matrix_rows_to_bf16(deferred, r0, r1, part.data());
+  EXPECT_TRUE(std::equal(part.begin(), part.end(), a.begin() + r0 * cols));
+}
+
+TEST(Weights, DeferredProjectionsGiveTheFullLoadsBits) {
+  int checked = 0;
+  for (const char* name : {"kimi_k2_fp8", "v2_group_limited_yarn", "v2_lite_greedy",
+                           "v3_generate_bytelevel", "v3_plain_q_tied", "v3_qlora_moe_yarn"}) {
+    const std::filesystem::path dir = models_dir() / name;
+    const ModelConfig c = load_model_config(dir).value();
+    const Checkpoint ckpt = Checkpoint::open(dir).value();
+    const ModelWeights full = load_weights(c, ckpt).value();
+    const ModelWeights lazy = load_weights(c, ckpt, {.defer_projections = true}).value();
+    EXPECT_EQ(lazy.report.parameters, full.report.parameters) << name;
+    EXPECT_EQ(lazy.report.bytes_by_dtype, full.report.bytes_by_dtype) << name;
+    EXPECT_EQ(lazy.embed_tokens.data, full.embed_tokens.data) << name;
+    EXPECT_EQ(lazy.lm_head.data, full.lm_head.data) << name;
+    ASSERT_EQ(lazy.layers.size(), full.layers.size());
+    for (size_t l = 0; l < full.layers.size(); ++l) {
+      const LayerWeights &f = full.layers[l], &d = lazy.layers[l];
+      const std::string at = std::string(name) + " layer " + std::to_string(l) + " ";
+      const AttentionWeights &fa = f.self_attn, &da = d.self_attn;
+      for (auto [fm, dm, n] : {std::tuple{&fa.q_proj, &da.q_proj, "q_proj"},
+                               {&fa.q_a_proj, &da.q_a_proj, "q_a_proj"},
+                               {&fa.q_b_proj, &da.q_b_proj, "q_b_proj"},
+                               {&fa.kv_a_proj_with_mqa, &da.kv_a_proj_with_mqa, "kv_a"},
+                               {&fa.o_proj, &da.o_proj, "o_proj"}}) {
+        if (fm->empty()) {
+          EXPECT_TRUE(dm->empty()) << at << n;
+          continue;
+        }
+        expect_same_bf16(*fm, *dm, at + n);
+        ++checked;
+      }
+      // Loaded in both: W_UK / W_UV (split from kv_b on the host), the router, the norms.
+      EXPECT_EQ(da.w_uk.data, fa.w_uk.data) << at;
+      EXPECT_EQ(da.w_uv.data, fa.w_uv.data) << at;
+      EXPECT_EQ(d.moe.gate.data, f.moe.gate.data) << at;
+      EXPECT_EQ(d.input_layernorm, f.input_layernorm) << at;
+      std::vector<std::pair<const MlpWeights*, const MlpWeights*>> mlps = {
+          {&f.mlp, &d.mlp}, {&f.moe.shared_experts, &d.moe.shared_experts}};
+      for (size_t e = 0; e < f.moe.experts.size(); ++e) {
+        mlps.emplace_back(&f.moe.experts[e], &d.moe.experts[e]);
+      }
+      for (const auto& [fm, dm] : mlps) {
+        if (fm->gate_proj.empty()) continue;
+        expect_same_bf16(fm->gate_proj, dm->gate_proj, at + "gate_proj");
+        expect_same_bf16(fm->up_proj, dm->up_proj, at + "up_proj");
+        expect_same_bf16(fm->down_proj, dm->down_proj, at + "down_proj");
+        checked += 3;
+      }
+    }
+  }
+  EXPECT_GT(checked, 100);
+}
+
 // W_UK / W_UV are kv_b_proj's rows per head: [h*(nope+v), +nope) and [+nope, +nope+v).
 TEST_F(EditedCheckpoint, KvBProjSplitsPerHead) {
   from("v3_qlora_moe_yarn");
@@ -181,7 +268,7 @@ TEST(Weights, TiedEmbeddingsShareTheHead) {
 TEST(Weights, CpuPanelsAreBf16ExactlyWhenEveryValueIsBf16) {
   // A bf16 checkpoint's weights stream as bf16 panels (half the bytes, the same products); one
   // value that bf16 cannot hold keeps the whole matrix in f32.
-  Matrix m{std::vector<float>{1.0f, -2.5f, 0.15625f, 3.0f, 0.0f, -0.0f}, 2, 3, {}, {}, {}};
+  Matrix m{std::vector<float>{1.0f, -2.5f, 0.15625f, 3.0f, 0.0f, -0.0f}, 2, 3, {}, {}, {}, {}};
   pack_for_cpu(m);
   EXPECT_TRUE(m.panels.empty());
   ASSERT_EQ(m.panels_bf16.size(), 16u * 2u);  // pairs (k 0, 1) and (k 2, padding)

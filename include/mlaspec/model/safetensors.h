@@ -94,5 +94,9 @@ class Checkpoint {
 // Converts a BF16/F16/F32/F8_E4M3 tensor to f32 (out has numel entries). Other dtypes: kUnsupported
 // naming the tensor.
 Status convert_to_f32(const TensorInfo& t, std::span<float> out);
+// Values [begin, end) of `t` (row-major) widened to f32 into out[0, end - begin), on the calling
+// thread: convert_to_f32's arithmetic for a part of the tensor (a deferred Matrix's rows). The
+// dtype must be a weight dtype and the range inside the tensor (callers checked both at load).
+void convert_range_to_f32(const TensorInfo& t, int64_t begin, int64_t end, float* out);
 
 }  // namespace mlaspec::model

@@ -37,8 +37,18 @@ struct Matrix {
   std::vector<uint32_t> panels_bf16;  // bf16 pairs (row_invariant_gemm.h)
   // W_UK's row-major copy in bf16 when every value is one (its GEMM reads rows, not panels).
   std::vector<uint16_t> data_bf16;
+  // A deferred matrix (load_weights with defer_projections, the CUDA load) holds no values: the
+  // checkpoint tensor (and, for fp8, its block scales) they come from, converted straight to
+  // bf16 by matrix_rows_to_bf16 when the GPU runtime uploads it. Valid while the Checkpoint is.
+  struct Source {
+    const TensorInfo* tensor = nullptr;
+    const TensorInfo* scales = nullptr;  // fp8 e4m3: <name>_scale_inv [ceil(rows / br), ...]
+    int64_t block_rows = 0, block_cols = 0;
+  };
+  Source source;
+  bool deferred() const { return source.tensor != nullptr; }
   bool packed() const { return !panels.empty() || !panels_bf16.empty(); }
-  bool empty() const { return data.empty(); }
+  bool empty() const { return data.empty() && !deferred(); }
   const float* ptr() const { return data.data(); }
   const float* row(int64_t r) const { return data.data() + r * cols; }
 };
@@ -92,7 +102,20 @@ struct ModelWeights {
   WeightsReport report;
 };
 
-Result<ModelWeights> load_weights(const ModelConfig& config, const Checkpoint& checkpoint);
+struct LoadWeightsOptions {
+  // The projections (q, kv_a, o, the MLPs and experts) stay in the checkpoint (Matrix::source):
+  // no f32 host copy, four bytes per parameter. Every shape, dtype and scale is checked as for a
+  // full load. The embedding, head, router, kv_b's W_UK / W_UV and the norms are loaded.
+  bool defer_projections = false;
+};
+Result<ModelWeights> load_weights(const ModelConfig& config, const Checkpoint& checkpoint,
+                                  const LoadWeightsOptions& options = {});
+
+// Rows [r0, r1) of `m` as bf16 bits (row-major, (r1 - r0) * cols values into out): bf16 of the
+// f32 value a full load would hold (from Matrix::data, or a deferred matrix's source converted as
+// load_weights converts it: widened, fp8 times its block scale in f32), so both give the same
+// bits. On the calling thread.
+void matrix_rows_to_bf16(const Matrix& m, int64_t r0, int64_t r1, uint16_t* out);
 
 // Fills every projection's Matrix::panels or panels_bf16 (the CPU runtime's deterministic GEMM
 // layout): bf16 when every value of the matrix is a bf16 value (a bf16 checkpoint), else f32.

@@ -155,6 +155,7 @@ Status DFlashRuntime::init(const DFlashWeights& w, const Matrix& embed, const Ma
   rope_.dim = c_.head_dim;
   rope_.attention_factor = 1.0f;
   rope_.interleave = false;
+  MLASPEC_RETURN_IF_ERROR(release_upload_staging());
   return cuda_status(cudaDeviceSynchronize(), "DFlash drafter upload");
 }
 

@@ -103,6 +103,8 @@ Status linear(cublasHandle_t blas, bool deterministic, const uint16_t* x, int64_
 Status upload_matrix(DMat& m, const Matrix& w);
 Status upload_vec(DVec& v, const std::vector<float>& h);
 Status upload_mlp(DMlp& d, const MlpWeights& w);
+// Waits for the weight copies in flight and frees the pinned staging buffers (weights.cc).
+Status release_upload_staging();
 
 // Where a forward's time goes, per phase (MLASPEC_PROFILE=1 in the environment; off, it costs a
 // branch per phase): CUDA events around each phase give its GPU time (which includes any gap the
@@ -173,6 +175,7 @@ class PinnedBuffer {
   PinnedBuffer(const PinnedBuffer&) = delete;
   PinnedBuffer& operator=(const PinnedBuffer&) = delete;
   Status reserve(size_t bytes);
+  void reset();  // frees the buffer
   template <typename T>
   T* as() const {
     return static_cast<T*>(data_);

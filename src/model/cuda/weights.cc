@@ -2,6 +2,7 @@
 // and its scratch buffers.
 #include <algorithm>
 #include <cstdlib>
+#include <mutex>
 #include <string>
 
 #include "mlaspec/core/dtype.h"
@@ -19,32 +20,102 @@ Status upload(Buffer& b, const void* src, size_t bytes) {
   return b.copy_from_host(src, bytes);
 }
 
+// Weights on their way to the device as bf16: converted on the host (matrix_rows_to_bf16, from
+// the f32 values or straight from a deferred matrix's checkpoint bytes) in chunks into one of two
+// pinned buffers, each copied asynchronously while the next chunk converts. Nothing the size of
+// a whole matrix is allocated on the host (a zero-filled staging vector per matrix cost seconds
+// at real size). Process-wide, guarded by a mutex; freed by release_upload_staging().
+class Staging {
+ public:
+  static constexpr size_t kChunkBytes = size_t{32} << 20;
+
+  Status rows(uint16_t* dev, const std::vector<const Matrix*>& parts) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!ready_) {
+      for (int s = 0; s < 2; ++s) {
+        MLASPEC_RETURN_IF_ERROR(buf_[s].reserve(kChunkBytes));
+        MLASPEC_RETURN_IF_ERROR(cuda_status(
+            cudaEventCreateWithFlags(&done_[s], cudaEventDisableTiming), "cudaEventCreate"));
+      }
+      ready_ = true;
+    }
+    for (const Matrix* p : parts) {
+      const int64_t cols = p->cols;
+      const int64_t chunk_rows = std::max<int64_t>(1, kChunkBytes / 2 / std::max<int64_t>(cols, 1));
+      // Rows in parallel blocks of ~64 Ki values.
+      const int64_t block_rows =
+          std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(cols, 1));
+      for (int64_t r0 = 0; r0 < p->rows; r0 += chunk_rows) {
+        const int64_t r1 = std::min<int64_t>(p->rows, r0 + chunk_rows);
+        // The buffer's previous copy must be done before it is written again.
+        MLASPEC_RETURN_IF_ERROR(
+            cuda_status(cudaEventSynchronize(done_[slot_]), "waiting for a weight copy"));
+        uint16_t* h = buf_[slot_].as<uint16_t>();
+        parallel_for(0, (r1 - r0 + block_rows - 1) / block_rows, [&](int64_t b) {
+          const int64_t a = r0 + b * block_rows, e = std::min(r1, a + block_rows);
+          matrix_rows_to_bf16(*p, a, e, h + (a - r0) * cols);
+        });
+        const size_t bytes = static_cast<size_t>((r1 - r0) * cols) * sizeof(uint16_t);
+        MLASPEC_RETURN_IF_ERROR(cuda_status(
+            cudaMemcpyAsync(dev, h, bytes, cudaMemcpyHostToDevice, nullptr), "copying weights"));
+        MLASPEC_RETURN_IF_ERROR(
+            cuda_status(cudaEventRecord(done_[slot_], nullptr), "cudaEventRecord"));
+        dev += (r1 - r0) * cols;
+        slot_ ^= 1;
+      }
+    }
+    return Status::Ok();
+  }
+
+  Status release() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!ready_) return Status::Ok();
+    Status st = Status::Ok();
+    for (int s = 0; s < 2; ++s) {
+      const cudaError_t e = cudaEventSynchronize(done_[s]);
+      if (st.ok()) st = cuda_status(e, "waiting for the weight copies");
+      cudaEventDestroy(done_[s]);
+      done_[s] = nullptr;
+      buf_[s].reset();
+    }
+    ready_ = false;
+    slot_ = 0;
+    return st;
+  }
+
+ private:
+  std::mutex mu_;
+  PinnedBuffer buf_[2];
+  cudaEvent_t done_[2] = {nullptr, nullptr};
+  bool ready_ = false;
+  int slot_ = 0;
+};
+
+Staging& staging() {
+  static Staging s;
+  return s;
+}
+
 Status upload_rows(DMat& m, const std::vector<const Matrix*>& parts) {
   if (parts.empty() || parts[0]->empty()) return Status::Ok();
   m.cols = parts[0]->cols;
   m.rows = 0;
   for (const Matrix* p : parts) m.rows += p->rows;
-  std::vector<uint16_t> host(static_cast<size_t>(m.rows * m.cols));
-  size_t o = 0;
-  for (const Matrix* p : parts) {
-    // In parallel blocks of 1 Mi values (a 16 B-parameter model has 16 Gi values to round).
-    const int64_t n = static_cast<int64_t>(p->data.size()), block = int64_t{1} << 20;
-    uint16_t* dst = host.data() + o;
-    parallel_for(0, (n + block - 1) / block, [&](int64_t b) {
-      const int64_t e = std::min(n, (b + 1) * block);
-      for (int64_t i = b * block; i < e; ++i) {
-        dst[i] = bf16::from_float(p->data[static_cast<size_t>(i)]).bits;
-      }
-    });
-    o += p->data.size();
-  }
-  return upload(m.buf, host.data(), host.size() * sizeof(uint16_t));
+  const size_t bytes = static_cast<size_t>(m.rows * m.cols) * sizeof(uint16_t);
+  Result<Buffer> nb = Buffer::allocate(std::max<size_t>(bytes, 256), Device::kCUDA);
+  if (!nb.ok()) return nb.status();
+  m.buf = std::move(*nb);
+  return staging().rows(static_cast<uint16_t*>(m.buf.data()), parts);
 }
 
 }  // namespace
 
 Status upload_matrix(DMat& m, const Matrix& w) {
   return upload_rows(m, {&w});
+}
+
+Status release_upload_staging() {
+  return staging().release();
 }
 
 Status upload_vec(DVec& v, const std::vector<float>& h) {
@@ -89,7 +160,13 @@ Status open_device(const std::string& who, cublasHandle_t* blas) {
 }
 
 PinnedBuffer::~PinnedBuffer() {
+  reset();
+}
+
+void PinnedBuffer::reset() {
   if (data_ != nullptr) cudaFreeHost(data_);
+  data_ = nullptr;
+  bytes_ = 0;
 }
 
 Status PinnedBuffer::reserve(size_t bytes) {
@@ -205,6 +282,7 @@ Status Runtime::init(const cpu::Rope& rope) {
   rope_.dim = c_.qk_rope_head_dim;
   rope_.attention_factor = static_cast<float>(c_.rope.attention_factor);
   rope_.interleave = c_.rope.interleave;
+  MLASPEC_RETURN_IF_ERROR(release_upload_staging());
   return cuda_status(cudaDeviceSynchronize(), "uploading the weights");
 }
 
