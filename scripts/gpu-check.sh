@@ -12,7 +12,8 @@
 #   --skip-tests  build, then calibrate + bench only      --skip-bench  build + tests only
 #   --quick       no q_len / S sweeps
 #   --no-calibrate  bench with the built-in profile of this GPU (data/profiles/) instead of
-#                 calibrating first (calibrate --kv all takes ~6.5 min on an H100: with it,
+#                 calibrating first (calibrate --kv all took ~6.5 min on an H100 before it
+#                 measured fp8 math too, about a third more points now: with it,
 #                 `--skip-tests --quick` no longer fits one 600 s device call)
 #   --model-only  build gpu_tests + mlaspec only; run the CUDA model runtime's tests (the
 #                 per-kernel tests CudaModelKernels.* against the CPU runtime's functions, then the
@@ -383,7 +384,7 @@ if ((!skip_bench)); then
   if ((no_calibrate)); then
     log "no calibration: auto uses the built-in profile of this GPU (data/profiles/)"
   else
-    log "calibrate (full grid, both modes, batch grid) -> profile.json"
+    log "calibrate (full grid, both modes, fp8 math, batch grid) -> profile.json"
     if $B calibrate --out "$RES/profile.json" --report "$RES/calibration.md" \
          > "$RES/calibrate.log" 2>&1; then
       profile=(--profile "$RES/profile.json")

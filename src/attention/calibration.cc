@@ -9,7 +9,7 @@
 namespace mlaspec::attn {
 namespace {
 
-VerifyShape shape_at(int h, int q, int64_t s, DType kv, bool det, int batch = 1) {
+VerifyShape shape_at(int h, int q, int64_t s, DType kv, bool f8, bool det, int batch = 1) {
   VerifyShape x;
   x.batch = batch;
   x.num_heads = h;
@@ -19,6 +19,7 @@ VerifyShape shape_at(int h, int q, int64_t s, DType kv, bool det, int batch = 1)
   x.kv_dtype = kv;
   x.page_size = 64;
   x.deterministic = det;
+  x.fp8_math = f8;
   return x;
 }
 
@@ -27,11 +28,15 @@ double stored_us(double us) {
   return std::max(1e-3, std::round(us * 1e3) / 1e3);
 }
 
-std::string kv_short(DType t) {
-  return std::string(kv_dtype_label(t));
-}
-
 }  // namespace
+
+std::vector<std::pair<DType, bool>> CalibrationGrid::kv_maths() const {
+  std::vector<std::pair<DType, bool>> out;
+  for (DType kv : dtypes)
+    for (bool f8 : maths)
+      if (!f8 || kv == DType::kFP8E4M3) out.emplace_back(kv, f8);
+  return out;
+}
 
 CalibrationFit fit_calibration(const BackendRegistry& reg, std::span<const CalibrationPoint> points,
                                const CalibrationGrid& grid, const std::string& machine,
@@ -40,13 +45,14 @@ CalibrationFit fit_calibration(const BackendRegistry& reg, std::span<const Calib
   out.model = CostModel(machine, source, {});
   for (bool det : grid.modes) {
     for (int b : grid.backends) {
-      for (DType kv : grid.dtypes) {
+      for (const auto& [kv, f8] : grid.kv_maths()) {
         for (int h : grid.heads) {
           for (int q : grid.qlens) {
             std::map<int64_t, double> curve;                  // by S (a repeated S keeps the last)
             std::map<std::pair<int, int64_t>, double> batch;  // by (B, S), B > 1
             for (const CalibrationPoint& p : points) {
-              if (p.backend != b || p.kv != kv || p.heads != h || p.q_len != q || p.det != det)
+              if (p.backend != b || p.kv != kv || p.fp8_math != f8 || p.heads != h ||
+                  p.q_len != q || p.det != det)
                 continue;
               (p.batch == 1 ? curve[p.seq_len] : batch[{p.batch, p.seq_len}]) = p.us;
             }
@@ -55,17 +61,18 @@ CalibrationFit fit_calibration(const BackendRegistry& reg, std::span<const Calib
             const KvReadPattern reads = reg.entry(b).kv_reads;
             std::vector<CostSample> samples;
             for (const auto& [s, us] : curve) {
-              samples.push_back({cost_features(shape_at(h, q, s, kv, det), reads), us});
+              samples.push_back({cost_features(shape_at(h, q, s, kv, f8, det), reads), us});
             }
             for (const auto& [bs, us] : batch) {
               samples.push_back(
-                  {cost_features(shape_at(h, q, bs.second, kv, det, bs.first), reads), us});
+                  {cost_features(shape_at(h, q, bs.second, kv, f8, det, bs.first), reads), us});
             }
             const std::string name(reg.caps(b).name);
             Result<CostFit> fit = fit_cost_terms(samples);
             if (!fit.ok()) {
-              out.skipped.push_back(name + " kv=" + kv_short(kv) + " H=" + std::to_string(h) +
-                                    " q=" + std::to_string(q) + (det ? " det" : " default") +
+              out.skipped.push_back(name + " kv=" + kv_math_label(kv, f8) +
+                                    " H=" + std::to_string(h) + " q=" + std::to_string(q) +
+                                    (det ? " det" : " default") +
                                     ": no model: " + fit.status().message());
               continue;
             }
@@ -75,6 +82,7 @@ CalibrationFit fit_calibration(const BackendRegistry& reg, std::span<const Calib
             e.heads = h;
             e.q_len = q;
             e.deterministic = det;
+            e.fp8_math = f8;
             e.terms = fit.value().terms;
             e.points = fit.value().points;
             e.rms_rel_err = fit.value().rms_rel_err;
@@ -109,19 +117,21 @@ GridComparison compare_backends(const BackendRegistry& reg, const CostModel& mod
   const int L = lng.value(), S = sht.value();
   const KvReadPattern l_reads = reg.entry(L).kv_reads, s_reads = reg.entry(S).kv_reads;
   for (bool det : grid.modes) {
-    for (DType kv : grid.dtypes) {
+    for (const auto& [kv, f8] : grid.kv_maths()) {
       for (int h : grid.heads) {
         for (int q : grid.qlens) {
           BackendComparison row;
           row.kv = kv;
+          row.fp8_math = f8;
           row.heads = h;
           row.q_len = q;
           row.det = det;
           row.model = find_crossover(model, short_backend, s_reads, long_backend, l_reads,
-                                     shape_at(h, q, q, kv, det));
+                                     shape_at(h, q, q, kv, f8, det));
           std::map<int64_t, std::map<int, double>> by_s;  // B=1 times by S, then backend
           for (const CalibrationPoint& p : points) {
-            if (p.kv == kv && p.heads == h && p.q_len == q && p.det == det && p.batch == 1) {
+            if (p.kv == kv && p.fp8_math == f8 && p.heads == h && p.q_len == q && p.det == det &&
+                p.batch == 1) {
               by_s[p.seq_len][p.backend] = p.us;
             }
           }
@@ -134,7 +144,7 @@ GridComparison compare_backends(const BackendRegistry& reg, const CostModel& mod
           // Regret of auto's pick (by the model) at each S where both were measured.
           for (const auto& [s, t] : by_s) {
             if (!t.count(L) || !t.count(S)) continue;
-            const VerifyShape x = shape_at(h, q, s, kv, det);
+            const VerifyShape x = shape_at(h, q, s, kv, f8, det);
             const double best = std::min(t.at(L), t.at(S));
             auto pick_of = [&](const CostModel& m) {
               const std::optional<double> el = m.estimate_us(long_backend, l_reads, x);
@@ -148,10 +158,11 @@ GridComparison compare_backends(const BackendRegistry& reg, const CostModel& mod
               out.worst = regret;
               out.worst_at = x.to_string() + " (picked " + std::string(reg.caps(pick).name) + ")";
             }
-            // Leave-one-out: this S dropped from both curves (out-of-sample for the curve).
+            // Leave-one-out: this S dropped from both curves (out-of-sample for the curve) of
+            // the entries the estimates use (an fp8-math estimate may be derived from exact ones).
             CostModel loo(model.machine(), "", {});
             for (const std::string& name : {long_backend, short_backend}) {
-              const CostEntry* e = model.find(name, kv, h, q, det);
+              const CostEntry* e = model.entry_for(name, x);
               if (!e) continue;
               CostEntry c = *e;
               // A copy: clang 14 cannot capture a structured binding in a lambda.
@@ -168,10 +179,10 @@ GridComparison compare_backends(const BackendRegistry& reg, const CostModel& mod
                   x.to_string() + " (picked " + std::string(reg.caps(lpick).name) + ")";
             }
           }
-          if (const CostEntry* e = model.find(short_backend, kv, h, q, det)) {
+          if (const CostEntry* e = model.find(short_backend, kv, h, q, det, f8)) {
             row.short_fit_err = e->max_rel_err;
           }
-          if (const CostEntry* e = model.find(long_backend, kv, h, q, det)) {
+          if (const CostEntry* e = model.find(long_backend, kv, h, q, det, f8)) {
             row.long_fit_err = e->max_rel_err;
           }
           out.rows.push_back(std::move(row));

@@ -14,6 +14,10 @@ std::string_view kv_read_pattern_name(KvReadPattern p) {
   return p == KvReadPattern::kOncePerRequest ? "once per request" : "once per query token";
 }
 
+std::string kv_math_label(DType kv_dtype, bool fp8_math) {
+  return fp8_math ? "fp8math" : std::string(kv_dtype_label(kv_dtype));
+}
+
 CostFeatures cost_features(const VerifyShape& shape, KvReadPattern pattern) {
   const double tokens = static_cast<double>(shape.total_kv);
   const double passes = pattern == KvReadPattern::kOncePerQueryToken ? shape.q_len : 1;
@@ -237,17 +241,19 @@ std::optional<double> interpolate_batch_grid(std::span<const BatchPoint> grid, i
 }
 
 const CostEntry* CostModel::find(std::string_view backend, DType kv_dtype, int num_heads, int q_len,
-                                 bool deterministic) const {
-  // 0. The asked mode's entries if this backend and dtype have any, else the other mode's.
+                                 bool deterministic, bool fp8_math) const {
+  // 0. The asked math's entries only; of those, the asked mode's if this backend and dtype have
+  // any, else the other mode's.
+  auto same_math = [&](const CostEntry& e) {
+    return e.backend == backend && e.kv_dtype == kv_dtype && e.fp8_math == fp8_math;
+  };
   bool mode = deterministic;
   if (std::none_of(entries_.begin(), entries_.end(), [&](const CostEntry& e) {
-        return e.backend == backend && e.kv_dtype == kv_dtype && e.deterministic == deterministic;
+        return same_math(e) && e.deterministic == deterministic;
       })) {
     mode = !deterministic;
   }
-  auto candidate = [&](const CostEntry& e) {
-    return e.backend == backend && e.kv_dtype == kv_dtype && e.deterministic == mode;
-  };
+  auto candidate = [&](const CostEntry& e) { return same_math(e) && e.deterministic == mode; };
   // 1. The H nearest in log2 (ties: the smaller; heads = 0 only without a measured H).
   int best_heads = -1;
   double best_dist = std::numeric_limits<double>::infinity();
@@ -326,6 +332,16 @@ double estimate_with(const CostEntry* e, KvReadPattern pattern, const VerifyShap
 }  // namespace
 
 const CostEntry* CostModel::entry_for(std::string_view backend, const VerifyShape& shape) const {
+  if (shape.fp8_math) {
+    // Calibrated fp8-math entries, else the exact entry the estimate is derived from.
+    if (const CostEntry* e = find(backend, shape.kv_dtype, shape.num_heads, shape.q_len,
+                                  shape.deterministic, /*fp8_math=*/true)) {
+      return e;
+    }
+    VerifyShape exact = shape;
+    exact.fp8_math = false;
+    return entry_for(backend, exact);
+  }
   const CostEntry* e =
       find(backend, shape.kv_dtype, shape.num_heads, shape.q_len, shape.deterministic);
   if (e || shape.kv_dtype != DType::kFP8Tile) return e;
@@ -334,17 +350,20 @@ const CostEntry* CostModel::entry_for(std::string_view backend, const VerifyShap
 
 std::optional<CostEstimate> CostModel::estimate(std::string_view backend, KvReadPattern pattern,
                                                 const VerifyShape& shape) const {
-  if (shape.fp8_math) {
-    // fp8 math (VerifyOptions::fp8_math) has no entries of its own (profiles do not measure the
-    // mode yet): the exact-math estimate of the same fp8 shape, its time beyond the entry's fixed
-    // part scaled by the ratio of the two shapes' roofline work with the FLOPs at e4m3's tensor
-    // rate, twice the f16 rate fp8_e4m3's exact kernels run at: the MMA time halved where the
-    // shape is tensor-bound, unchanged where it is memory-bound (the same KV bytes).
+  const CostEntry* e = entry_for(backend, shape);
+  if (!e) return std::nullopt;
+  if (shape.fp8_math && !e->fp8_math) {
+    // fp8 math (VerifyOptions::fp8_math) without fp8-math entries for this backend (a profile
+    // calibrated before calibrate measured the mode, or with --no-fp8-math): the exact-math
+    // estimate of the same fp8 shape, its time beyond the entry's fixed part scaled by the ratio
+    // of the two shapes' roofline work with the FLOPs at e4m3's tensor rate, twice the f16 rate
+    // fp8_e4m3's exact kernels run at: the MMA time halved where the shape is tensor-bound,
+    // unchanged where it is memory-bound (the same KV bytes). The H100 measured the mode at about
+    // bf16's time where tensor-bound: an underprice, hence calibrate's fp8-math entries.
     VerifyShape exact = shape;
     exact.fp8_math = false;
-    const CostEntry* e = entry_for(backend, exact);
     std::optional<CostEstimate> base = estimate(backend, pattern, exact);
-    if (!e || !base) return std::nullopt;
+    if (!base) return std::nullopt;
     const CostFeatures f = cost_features(exact, pattern);
     const double w = roofline_work(f);
     const double w8 = std::max(f.kv_mb * 1e6, f.gflops * 1e9 / (2 * kFlopsPerByte));
@@ -358,8 +377,7 @@ std::optional<CostEstimate> CostModel::estimate(std::string_view backend, KvRead
     out.derived = base->derived.empty() ? note : std::string(note) + "; " + base->derived;
     return out;
   }
-  const CostEntry* e = entry_for(backend, shape);
-  if (!e) return std::nullopt;
+  // The shape's own dtype (and math): calibrated, not derived.
   if (e->kv_dtype == shape.kv_dtype) return CostEstimate{estimate_with(e, pattern, shape), {}};
   // fp8_tile without entries of its own: the fp8_e4m3 estimate of the same shape, its time beyond
   // the fixed part scaled by the ratio of the two shapes' work at the roofline, i.e. by the KV

@@ -22,7 +22,8 @@ using nlohmann::json;
 
 // Version 2 added "q_len" and "curve" to a model, version 3 "det" (an entry measured in
 // deterministic mode) and "batch" (a B > 1 grid); version 1 and 2 files still load (default-mode
-// entries without a batch grid).
+// entries without a batch grid). "fp8_math" (an entry measured in fp8 math) came later without a
+// new version: absent means exact math, so every version-3 file still reads the same.
 constexpr int kProfileVersion = 3;
 constexpr int kOldestProfileVersion = 1;
 
@@ -56,13 +57,13 @@ Result<double> number_field(std::string_view origin, const json& obj, const std:
 Result<CostEntry> parse_entry(std::string_view origin, const json& m, const std::string& where) {
   if (!m.is_object()) return bad(origin, where, "expected an object, got " + short_dump(m));
   static const std::set<std::string> kKeys = {
-      "backend",      "kv",     "heads",       "q_len",       "det",   "fixed_us", "us_per_mb",
-      "us_per_gflop", "points", "rms_rel_err", "max_rel_err", "curve", "batch"};
+      "backend",   "kv",           "heads",  "q_len",       "det",         "fp8_math", "fixed_us",
+      "us_per_mb", "us_per_gflop", "points", "rms_rel_err", "max_rel_err", "curve",    "batch"};
   for (auto it = m.begin(); it != m.end(); ++it) {
     if (!kKeys.count(it.key())) {
       return bad(origin, where,
                  "unknown key \"" + it.key() +
-                     "\" (expected backend, kv, heads, q_len, det, fixed_us, us_per_mb, "
+                     "\" (expected backend, kv, heads, q_len, det, fp8_math, fixed_us, us_per_mb, "
                      "us_per_gflop, points, rms_rel_err, max_rel_err, curve, batch)");
     }
   }
@@ -103,6 +104,21 @@ Result<CostEntry> parse_entry(std::string_view origin, const json& m, const std:
                  "expected true (measured in deterministic mode) or false, got " + short_dump(*d));
     }
     e.deterministic = d->get<bool>();
+  }
+  if (auto f8 = m.find("fp8_math"); f8 != m.end()) {
+    if (!f8->is_boolean()) {
+      return bad(origin, where + ".fp8_math",
+                 "expected true (measured in fp8 math) or false, got " + short_dump(*f8));
+    }
+    e.fp8_math = f8->get<bool>();
+    // fp8 math exists for fp8_e4m3 KV only (the guard refuses it elsewhere): such an entry would
+    // price nothing, and says the file was not written by calibrate.
+    if (e.fp8_math && e.kv_dtype != DType::kFP8E4M3) {
+      return bad(origin, where + ".fp8_math",
+                 "the " + e.backend + " entry (kv " + kv_key(e.kv_dtype) + ", heads " +
+                     std::to_string(e.heads) + ", q_len " + std::to_string(e.q_len) +
+                     ") is marked fp8 math, which exists for kv \"fp8\" only");
+    }
   }
   if (auto c = m.find("curve"); c != m.end()) {
     const std::string cw = where + ".curve";
@@ -197,6 +213,7 @@ json entry_json(const CostEntry& e) {
   j["heads"] = e.heads;
   j["q_len"] = e.q_len;
   if (e.deterministic) j["det"] = true;
+  if (e.fp8_math) j["fp8_math"] = true;
   j["fixed_us"] = e.terms.fixed_us;
   j["us_per_mb"] = e.terms.us_per_mb;
   j["us_per_gflop"] = e.terms.us_per_gflop;
@@ -314,18 +331,19 @@ Result<Profile> parse_profile(std::string_view json_text, std::string_view origi
       if (!p->is_boolean()) return bad(origin, where + ".provisional", "expected true or false");
       model.set_provisional(p->get<bool>());
     }
-    std::set<std::tuple<std::string, int, int, int, bool>> seen;
+    std::set<std::tuple<std::string, int, int, int, bool, bool>> seen;
     for (size_t i = 0; i < models->size(); ++i) {
       const std::string ew = where + ".models[" + std::to_string(i) + "]";
       auto e = parse_entry(origin, (*models)[i], ew);
       if (!e.ok()) return e.status();
       if (!seen.emplace(e->backend, static_cast<int>(e->kv_dtype), e->heads, e->q_len,
-                        e->deterministic)
+                        e->deterministic, e->fp8_math)
                .second) {
         return bad(origin, ew,
                    "duplicate model for backend " + e->backend + ", kv " + kv_key(e->kv_dtype) +
                        ", heads " + std::to_string(e->heads) + ", q_len " +
-                       std::to_string(e->q_len) + (e->deterministic ? ", deterministic" : ""));
+                       std::to_string(e->q_len) + (e->deterministic ? ", deterministic" : "") +
+                       (e->fp8_math ? ", fp8 math" : ""));
       }
       model.add(std::move(e).value());
     }
@@ -368,7 +386,7 @@ Result<std::string> merge_profile_json(std::string_view existing, const CostMode
   json models = json::array();
   for (const CostEntry& e : model.entries()) models.push_back(entry_json(e));
   // Keep this machine's earlier entries that the new model does not replace (a calibration run
-  // of one dtype or one H must not drop the others).
+  // of one dtype, one H or without fp8 math must not drop the others).
   if (auto& machines = root["machines"]; machines.contains(model.machine())) {
     const json& old = machines[model.machine()];
     for (const json& e : old.value("models", json::array())) {
@@ -377,7 +395,8 @@ Result<std::string> merge_profile_json(std::string_view existing, const CostMode
         replaced |= n["backend"] == e["backend"] && n["kv"] == e["kv"] &&
                     n.value("heads", 0) == e.value("heads", 0) &&
                     n.value("q_len", 0) == e.value("q_len", 0) &&
-                    n.value("det", false) == e.value("det", false);
+                    n.value("det", false) == e.value("det", false) &&
+                    n.value("fp8_math", false) == e.value("fp8_math", false);
       }
       if (!replaced) models.push_back(e);
     }

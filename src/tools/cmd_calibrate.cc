@@ -1,8 +1,8 @@
 // `mlaspec calibrate`: measures every available CUDA attention backend over a grid of shapes with
-// the bench harness (PERF.md protocol), fits the cost model per (backend, KV dtype, H, q_len,
-// mode) and compares the backends (attention/calibration.h: the analysis is the dispatch code's),
-// prints the constants, the crossovers and auto's regret, re-measures PERF.md's S sweep as an
-// out-of-sample check, and writes the profile JSON that dispatch policy `auto` reads
+// the bench harness (PERF.md protocol), fits the cost model per (backend, KV dtype, math, H,
+// q_len, mode) and compares the backends (attention/calibration.h: the analysis is the dispatch
+// code's), prints the constants, the crossovers and auto's regret, re-measures PERF.md's S sweep as
+// an out-of-sample check, and writes the profile JSON that dispatch policy `auto` reads
 // (docs/dispatch.md).
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -41,7 +41,9 @@ struct CalibrateCli {
   std::vector<int> heads = {16, 128};
   std::vector<int> qlens = {1, 2, 4, 8};
   std::string kv = "all";
-  std::string modes = "both";                          // default, det or both
+  std::string modes = "both";  // default, det or both
+  bool fp8_math = false;       // --fp8-math: fp8 math asked for (an error without fp8 KV)
+  bool no_fp8_math = false;    // --no-fp8-math: exact math only
   std::vector<int> batches = {4, 16, 64};              // the batch grid's B (B > 1)
   std::vector<int64_t> batch_seqlens = {4096, 32768};  // ... and S
   bool no_batch = false;
@@ -59,13 +61,14 @@ std::string kv_short(DType t) {
 
 using Point = attn::CalibrationPoint;
 
-bench::BenchConfig config_at(int h, int q, int64_t s, DType kv, bool det, int batch = 1) {
+bench::BenchConfig config_at(int h, int q, int64_t s, DType kv, bool f8, bool det, int batch = 1) {
   return {.batch = batch,
           .num_heads = h,
           .q_len = q,
           .seq_len = s,
           .kv_dtype = kv,
-          .deterministic = det};
+          .deterministic = det,
+          .fp8_math = f8};
 }
 
 const char* mode_name(bool det) {
@@ -110,20 +113,19 @@ struct Analysis {
 
 // Fits the cost model to the points (attn::fit_calibration) and prints its constants, then the
 // crossovers and auto's regret on the grid, in-sample and leave-one-out
-// (attn::compare_backends), as a table here and as markdown for the report.
-Analysis analyse(const attn::BackendRegistry& reg, const std::vector<int>& cuda_backends,
-                 const std::vector<Point>& points, const std::vector<DType>& dtypes,
-                 const std::vector<int>& heads, const std::vector<int>& qlens,
-                 const std::vector<bool>& modes, const std::string& gpu,
+// (attn::compare_backends), as a table here and as markdown for the report. fp8-math rows carry
+// "fp8math" in the kv column.
+Analysis analyse(const attn::BackendRegistry& reg, const std::vector<Point>& points,
+                 const attn::CalibrationGrid& grid, const std::string& gpu,
                  const std::string& source) {
-  const attn::CalibrationGrid grid{cuda_backends, dtypes, heads, qlens, modes};
   attn::CalibrationFit fit = attn::fit_calibration(reg, points, grid, gpu, source);
   for (const std::string& w : fit.skipped) log_warn(w);
   Analysis an;
   an.model = std::move(fit.model);
   std::ostringstream md;
   std::printf(
-      "\nfitted cost model per (backend, kv, H, q_len, mode) (t = fixed + us/MB * KV MB read + "
+      "\nfitted cost model per (backend, kv, H, q_len, mode; kv fp8math: fp8 KV in fp8 math) (t = "
+      "fixed + us/MB * KV MB read + "
       "us/GFLOP * GFLOPs; B=1 estimates inside the measured S range interpolate the measured "
       "curve):\n");
   std::printf(
@@ -131,8 +133,8 @@ Analysis analyse(const attn::BackendRegistry& reg, const std::vector<int>& cuda_
       "points | rms err | max err |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const attn::CostEntry& e : an.model.entries()) {
     std::printf("| %s | %s | %d | %d | %s | %.2f | %.4f (%.2f) | %.4f (%.0f) | %d | %s | %s |\n",
-                e.backend.c_str(), kv_short(e.kv_dtype).c_str(), e.heads, e.q_len,
-                mode_name(e.deterministic), e.terms.fixed_us, e.terms.us_per_mb,
+                e.backend.c_str(), attn::kv_math_label(e.kv_dtype, e.fp8_math).c_str(), e.heads,
+                e.q_len, mode_name(e.deterministic), e.terms.fixed_us, e.terms.us_per_mb,
                 e.terms.us_per_mb > 0 ? 1 / e.terms.us_per_mb : 0.0, e.terms.us_per_gflop,
                 e.terms.us_per_gflop > 0 ? 1e3 / e.terms.us_per_gflop : 0.0, e.points,
                 pct(e.rms_rel_err).c_str(), pct(e.max_rel_err).c_str());
@@ -154,16 +156,18 @@ Analysis analyse(const attn::BackendRegistry& reg, const std::vector<int>& cuda_
           "out |\n"
           "|---|---|---|---|---|---|---|---|---|\n";
     for (const attn::BackendComparison& r : cmp.rows) {
+      const std::string kv = attn::kv_math_label(r.kv, r.fp8_math);
       auto err = [](double e) { return e < 0 ? std::string("-") : pct(e); };
       const std::string fit_err = err(r.long_fit_err) + " / " + err(r.short_fit_err);
       const std::string model = r.model.to_string(), measured = r.measured();
-      std::printf("| %s | %d | %d | %s | %s | %s | %s | %s | %s |\n", kv_short(r.kv).c_str(),
-                  r.heads, r.q_len, mode_name(r.det), model.c_str(), measured.c_str(),
-                  fit_err.c_str(), pct(r.regret).c_str(), pct(r.loo_regret).c_str());
-      md << "| " << kv_short(r.kv) << " | " << r.heads << " | " << r.q_len << " | "
-         << mode_name(r.det) << " | " << model << " | " << measured << " | " << fit_err << " | "
-         << pct(r.regret) << " | " << pct(r.loo_regret) << " |\n";
+      std::printf("| %s | %d | %d | %s | %s | %s | %s | %s | %s |\n", kv.c_str(), r.heads, r.q_len,
+                  mode_name(r.det), model.c_str(), measured.c_str(), fit_err.c_str(),
+                  pct(r.regret).c_str(), pct(r.loo_regret).c_str());
+      md << "| " << kv << " | " << r.heads << " | " << r.q_len << " | " << mode_name(r.det) << " | "
+         << model << " | " << measured << " | " << fit_err << " | " << pct(r.regret) << " | "
+         << pct(r.loo_regret) << " |\n";
       an.crossovers.push_back({{"kv", kv_short(r.kv)},
+                               {"fp8_math", r.fp8_math},
                                {"heads", r.heads},
                                {"q_len", r.q_len},
                                {"det", r.det},
@@ -200,6 +204,12 @@ void run_calibrate(const CalibrateCli& cli) {
   // The options are checked before the machine: a typo is reported as such, not as a missing GPU.
   const std::vector<DType> asked_dtypes = kv_dtypes_option(cli.kv);
   const std::vector<bool> modes = modes_option(cli.modes);
+  const bool asked_fp8 =
+      std::find(asked_dtypes.begin(), asked_dtypes.end(), DType::kFP8E4M3) != asked_dtypes.end();
+  if (cli.fp8_math && !asked_fp8) {
+    throw Error(invalid_argument("--fp8-math measures fp8 KV in fp8 math, but --kv " + cli.kv +
+                                 " measures no fp8 KV (add fp8, e.g. --kv " + cli.kv + ",fp8)"));
+  }
   if (!built_with_cuda()) {
     throw Error(unsupported(
         "calibrate needs a CUDA build and a GPU: mlaspec was built without CUDA (reconfigure with "
@@ -228,6 +238,30 @@ void run_calibrate(const CalibrateCli& cli) {
                               std::string(dtype_name(kv)) + " KV"));
     }
   }
+  // fp8 math: on by default wherever fp8 KV is measured and a CUDA backend offers the mode (each
+  // backend measures it only if its caps do), off with --no-fp8-math.
+  const bool fp8_math_served = std::any_of(cuda_backends.begin(), cuda_backends.end(),
+                                           [&](int b) { return reg->caps(b).fp8_math; });
+  if (cli.fp8_math && !fp8_math_served) {
+    throw Error(unsupported("calibrate --fp8-math: no CUDA backend offers fp8 math"));
+  }
+  const bool measure_fp8 = std::find(dtypes.begin(), dtypes.end(), DType::kFP8E4M3) != dtypes.end();
+  const attn::CalibrationGrid grid{cuda_backends,
+                                   dtypes,
+                                   cli.heads,
+                                   cli.qlens,
+                                   modes,
+                                   !cli.no_fp8_math && measure_fp8 && fp8_math_served
+                                       ? std::vector<bool>{false, true}
+                                       : std::vector<bool>{false}};
+  // The (kv, math) pairs measured, in the report's order, and the backends serving each.
+  const std::vector<std::pair<DType, bool>> kv_maths = grid.kv_maths();
+  auto serving = [&](bool f8) {
+    std::vector<int> out;
+    for (int b : cuda_backends)
+      if (!f8 || reg->caps(b).fp8_math) out.push_back(b);
+    return out;
+  };
   const std::string gpu = attn::detect_gpu_name();
   if (gpu.empty()) {
     throw Error(
@@ -273,14 +307,15 @@ void run_calibrate(const CalibrateCli& cli) {
   // 1).
   std::vector<int> batches = cli.no_batch ? std::vector<int>{} : cli.batches;
   const size_t grid_points = batches.size() * cli.batch_seqlens.size();
-  const int total =
-      static_cast<int>(modes.size() * cuda_backends.size() * dtypes.size() * cli.heads.size() *
-                       cli.qlens.size() * (seqs.size() + grid_points));
+  size_t backend_kvs = 0;  // (backend, kv, math) triples measured
+  for (const auto& [kv, f8] : kv_maths) backend_kvs += serving(f8).size();
+  const int total = static_cast<int>(modes.size() * backend_kvs * cli.heads.size() *
+                                     cli.qlens.size() * (seqs.size() + grid_points));
   std::printf(
-      "mlaspec calibrate: %s; %d measurements (modes x backends x kv x H x q_len x (S + batch "
-      "grid)), median of "
-      "%d reps each; writing %s\n",
-      gpu.c_str(), total, topts.reps, out_path.c_str());
+      "mlaspec calibrate: %s; %d measurements (modes x backends x kv (fp8 math%s) x H x q_len x "
+      "(S + batch grid)), median of %d reps each; writing %s\n",
+      gpu.c_str(), total, grid.maths.size() > 1 ? " included" : " not measured", topts.reps,
+      out_path.c_str());
   std::fflush(stdout);
 
   auto time_one = [&](int b, const bench::BenchConfig& cfg, bool quiet) -> std::optional<double> {
@@ -306,7 +341,7 @@ void run_calibrate(const CalibrateCli& cli) {
   const auto t0 = std::chrono::steady_clock::now();
   int done = 0;
   for (bool det : modes) {
-    for (DType kv : dtypes) {
+    for (const auto& [kv, f8] : kv_maths) {
       for (int h : cli.heads) {
         for (int q : cli.qlens) {
           // The B = 1 curve, then the batch grid.
@@ -316,8 +351,8 @@ void run_calibrate(const CalibrateCli& cli) {
             for (int64_t s : cli.batch_seqlens) shapes.emplace_back(bsz, s);
           for (const auto& [bsz, s] : shapes) {
             if (s < q) continue;
-            for (int b : cuda_backends) {
-              const bench::BenchConfig cfg = config_at(h, q, s, kv, det, bsz);
+            for (int b : serving(f8)) {
+              const bench::BenchConfig cfg = config_at(h, q, s, kv, f8, det, bsz);
               ++done;
               std::printf("[%4d/%d] %-13s %s: ", done, total,
                           std::string(reg->caps(b).name).c_str(), cfg.to_string().c_str());
@@ -326,7 +361,7 @@ void run_calibrate(const CalibrateCli& cli) {
               if (!us) continue;
               std::printf("%.1f us\n", *us);
               std::fflush(stdout);
-              points.push_back({b, kv, h, q, s, *us, det, bsz});
+              points.push_back({b, kv, h, q, s, *us, det, bsz, f8});
             }
           }
         }
@@ -336,7 +371,7 @@ void run_calibrate(const CalibrateCli& cli) {
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("measured %zu points in %.0f s\n", points.size(), secs);
 
-  const Analysis an = analyse(*reg, cuda_backends, points, dtypes, cli.heads, cli.qlens, modes, gpu,
+  const Analysis an = analyse(*reg, points, grid, gpu,
                               "mlaspec calibrate on " + gpu + ", " + utc_now() +
                                   (cli.quick ? " (--quick grid, " : " (full grid, ") +
                                   std::to_string(topts.reps) + " reps)");
@@ -358,9 +393,10 @@ void run_calibrate(const CalibrateCli& cli) {
           "|---|---|---|---|---|\n";
     attn::Dispatcher disp(*reg, model);
     for (bool det : modes) {
-      for (DType kv : dtypes) {
+      for (const auto& [kv, f8] : kv_maths) {
         for (bench::BenchConfig cfg : bench::seqlen_sweep(kv)) {
           cfg.deterministic = det;
+          cfg.fp8_math = f8;
           auto tf = time_one(fold.value(), cfg, true);
           auto tr = time_one(row.value(), cfg, true);
           attn::SelectOptions so;
@@ -425,12 +461,17 @@ void run_calibrate(const CalibrateCli& cli) {
     f << "# Dispatch calibration on " << gpu << " (" << utc_now() << ")\n\n"
       << "Command: mlaspec calibrate" << (cli.quick ? " --quick" : "")
       << (cli.modes != "both" ? " --modes " + cli.modes : std::string())
-      << (cli.kv != "all" ? " --kv " + cli.kv : std::string()) << "; median of " << topts.reps
+      << (cli.kv != "all" ? " --kv " + cli.kv : std::string())
+      << (cli.no_fp8_math ? " --no-fp8-math" : "") << "; median of " << topts.reps
       << " CUDA-graph replays per point, page 64; B=1 curves"
       << (batches.empty() || cli.batch_seqlens.empty()
               ? std::string(" (no batch grid)")
               : " and a batch grid per entry (B " + join(batches) + " x S " +
                     join(cli.batch_seqlens) + ")")
+      << (grid.maths.size() > 1
+              ? "; rows of kv fp8math are fp8 KV in fp8 math (VerifyOptions::fp8_math), "
+                "priced by their own entries"
+              : "")
       << ".\n\n"
       << "auto's regret: max " << pct(worst) << " on the calibration grid (max "
       << pct(an.loo_worst) << " with each point left out of the curves), max " << pct(verify_worst)
@@ -458,20 +499,21 @@ void run_refit(const CalibrateCli& cli, const attn::BackendRegistry& reg) {
     if (it.key() == "cpu") continue;
     std::vector<Point> mine;
     auto add = [&](const std::string& backend, const std::string& kv, int h, int q, int64_t s,
-                   double us, bool det, int batch = 1) {
+                   double us, bool det, int batch = 1, bool f8 = false) {
       auto b = reg.index_of(backend);
       DType t;
       if (!b.ok() || !parse_dtype(kv, &t) || h <= 0 || q <= 0) return;
-      mine.push_back({b.value(), t, h, q, s, us, det, batch});
+      mine.push_back({b.value(), t, h, q, s, us, det, batch, f8});
     };
     for (const json& m : it.value().value("models", json::array())) {
+      const bool det = m.value("det", false), f8 = m.value("fp8_math", false);
       for (const json& p : m.value("curve", json::array())) {
-        add(m["backend"], m["kv"], m.value("heads", 0), m.value("q_len", 0), p[0], p[1],
-            m.value("det", false));
+        add(m["backend"], m["kv"], m.value("heads", 0), m.value("q_len", 0), p[0], p[1], det, 1,
+            f8);
       }
       for (const json& p : m.value("batch", json::array())) {
-        add(m["backend"], m["kv"], m.value("heads", 0), m.value("q_len", 0), p[1], p[2],
-            m.value("det", false), p[0]);
+        add(m["backend"], m["kv"], m.value("heads", 0), m.value("q_len", 0), p[1], p[2], det, p[0],
+            f8);
       }
     }
     if (mine.empty()) {
@@ -493,13 +535,13 @@ void run_refit(const CalibrateCli& cli, const attn::BackendRegistry& reg) {
         auto b = reg.index_of(name);
         if (!b.ok() || !(us > 0)) continue;
         const bool have = std::any_of(mine.begin(), mine.end(), [&](const Point& p) {
-          return p.backend == b.value() && p.kv == x.kv_dtype && p.heads == x.num_heads &&
-                 p.q_len == x.q_len && p.seq_len == x.max_seq_len && p.det == x.deterministic &&
-                 p.batch == 1;
+          return p.backend == b.value() && p.kv == x.kv_dtype && p.fp8_math == x.fp8_math &&
+                 p.heads == x.num_heads && p.q_len == x.q_len && p.seq_len == x.max_seq_len &&
+                 p.det == x.deterministic && p.batch == 1;
         });
         if (have) continue;
-        mine.push_back(
-            {b.value(), x.kv_dtype, x.num_heads, x.q_len, x.max_seq_len, us, x.deterministic});
+        mine.push_back({b.value(), x.kv_dtype, x.num_heads, x.q_len, x.max_seq_len, us,
+                        x.deterministic, 1, x.fp8_math});
         ++sweep_added;
       }
     }
@@ -519,30 +561,32 @@ void run_refit(const CalibrateCli& cli, const attn::BackendRegistry& reg) {
     throw Error(invalid_argument("--refit: " + cli.refit +
                                  " holds no measurements (models' curves or samples)"));
   }
-  std::vector<int> backends, heads, qlens;
-  std::vector<DType> dtypes;
-  std::vector<bool> modes;
+  // The grid the points cover, each axis in the report's order.
+  attn::CalibrationGrid grid;
+  grid.maths.clear();  // what the points hold
   auto add_unique = [](auto& v, auto x) {
     if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
   };
   for (const Point& p : points) {
-    add_unique(backends, p.backend);
-    add_unique(dtypes, p.kv);
-    add_unique(heads, p.heads);
-    add_unique(qlens, p.q_len);
-    add_unique(modes, p.det);
+    add_unique(grid.backends, p.backend);
+    add_unique(grid.dtypes, p.kv);
+    add_unique(grid.heads, p.heads);
+    add_unique(grid.qlens, p.q_len);
+    add_unique(grid.modes, p.det);
+    add_unique(grid.maths, p.fp8_math);
   }
-  std::sort(modes.begin(), modes.end());  // default mode first
-  std::sort(backends.begin(), backends.end());
-  std::sort(heads.begin(), heads.end());
-  std::sort(qlens.begin(), qlens.end());
-  std::sort(dtypes.begin(), dtypes.end(),
+  std::sort(grid.modes.begin(), grid.modes.end());  // default mode first
+  std::sort(grid.maths.begin(), grid.maths.end());  // exact math first
+  std::sort(grid.backends.begin(), grid.backends.end());
+  std::sort(grid.heads.begin(), grid.heads.end());
+  std::sort(grid.qlens.begin(), grid.qlens.end());
+  std::sort(grid.dtypes.begin(), grid.dtypes.end(),
             [](DType a, DType b) { return kv_short(a) < kv_short(b); });
   std::printf("mlaspec calibrate --refit %s: %zu measurements of \"%s\"%s\n", cli.refit.c_str(),
               points.size(), gpu.c_str(),
               measured_at.empty() ? "" : (" made " + measured_at).c_str());
   const Analysis an =
-      analyse(reg, backends, points, dtypes, heads, qlens, modes, gpu,
+      analyse(reg, points, grid, gpu,
               "mlaspec calibrate on " + gpu +
                   (measured_at.empty() ? std::string() : ", " + measured_at) + ", refitted");
   if (!cli.out.empty()) {
@@ -568,11 +612,11 @@ void add_calibrate_command(CLI::App& app) {
       "Measure the CUDA attention backends on this GPU and write the cost-model profile that "
       "dispatch policy auto uses (needs a CUDA build and a GPU). Grid: H x q_len x S x KV dtype x "
       "mode (default and deterministic) at B=1, and a batch grid (B x S, B > 1) per (H, q_len, "
-      "dtype, mode); keeps each (backend, dtype, H, q_len, mode) curve and batch grid and fits "
-      "fixed + per-KV-byte + per-FLOP "
-      "terms to it; prints the "
-      "constants, the rowwise->fold crossover and auto's regret, then re-measures PERF.md's S "
-      "sweep as a check.");
+      "dtype, mode); fp8 KV is measured in exact and in fp8 math (table rows of kv fp8math; "
+      "--no-fp8-math skips it); keeps each (backend, dtype, math, H, q_len, mode) curve and batch "
+      "grid and fits fixed + per-KV-byte + per-FLOP terms to it; prints the constants, the "
+      "rowwise->fold crossover and auto's regret, then re-measures PERF.md's S sweep as a "
+      "check.");
   cmd->add_option("--out", cli->out,
                   "Profile to write (merged: other GPUs' entries are kept). Default: "
                   "$MLASPEC_PROFILE, else ~/.cache/mlaspec/profile.json");
@@ -593,6 +637,17 @@ void add_calibrate_command(CLI::App& app) {
                   "apart) or both")
       ->check(CLI::IsMember({"default", "det", "both"}))
       ->capture_default_str();
+  CLI::Option* fp8_math =
+      cmd->add_flag("--fp8-math", cli->fp8_math,
+                    "Measure fp8 KV in fp8 math too (VerifyOptions::fp8_math; its own entries, "
+                    "kv fp8math in the tables), for each mode, on the backends that offer it. On "
+                    "by default whenever fp8 is among --kv; given explicitly, --kv without fp8 is "
+                    "an error");
+  cmd->add_flag("--no-fp8-math", cli->no_fp8_math,
+                "Measure fp8 KV in exact math only: fp8-math calls are then priced by the rule "
+                "derived from the exact fp8 entries (docs/dispatch.md), and a profile's earlier "
+                "fp8-math entries are kept")
+      ->excludes(fp8_math);
   cmd->add_option("--batches", cli->batches,
                   "Batch sizes (2..65536) of the batch grid, measured at each --batch-seqlens: "
                   "B > 1 shapes inside the grid are interpolated in it")

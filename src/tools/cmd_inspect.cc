@@ -25,10 +25,6 @@ struct InspectCli {
   std::string backend = "auto";
 };
 
-std::string kv_short(DType t) {
-  return std::string(attn::kv_dtype_label(t));
-}
-
 void print_model(const attn::CostModel& m) {
   std::printf(
       "\ncost model entries (t = fixed + us/MB * KV MB read + us/GFLOP * GFLOPs; B=1 inside the "
@@ -55,11 +51,12 @@ void print_model(const attn::CostModel& m) {
                ".." + std::to_string(a.seq_lens.back()) + " (" + std::to_string(e.batch.size()) +
                " points)";
     }
-    std::printf(
-        "  %-14s %-7s %5s %4s %-7s %9.2f %9.4f %10.2f %11.4f %12.1f %7s  %s\n", e.backend.c_str(),
-        kv_short(e.kv_dtype).c_str(), e.heads ? std::to_string(e.heads).c_str() : "any",
-        e.q_len ? std::to_string(e.q_len).c_str() : "any", e.deterministic ? "det" : "default",
-        e.terms.fixed_us, e.terms.us_per_mb, tbs, e.terms.us_per_gflop, tfs, rms, curve.c_str());
+    std::printf("  %-14s %-7s %5s %4s %-7s %9.2f %9.4f %10.2f %11.4f %12.1f %7s  %s\n",
+                e.backend.c_str(), attn::kv_math_label(e.kv_dtype, e.fp8_math).c_str(),
+                e.heads ? std::to_string(e.heads).c_str() : "any",
+                e.q_len ? std::to_string(e.q_len).c_str() : "any",
+                e.deterministic ? "det" : "default", e.terms.fixed_us, e.terms.us_per_mb, tbs,
+                e.terms.us_per_gflop, tfs, rms, curve.c_str());
   }
 }
 
@@ -71,37 +68,63 @@ void print_crossovers(const attn::BackendRegistry& reg, const attn::CostModel& m
       "\ncrossover by the cost model (B=1): the backend estimated cheaper below the crossover S, "
       "and the one from there on:\n");
   std::printf("  %-8s %5s %4s %-7s  %s\n", "kv", "H", "q", "mode", "crossover");
-  // The grid the profile was calibrated on: every (mode, kv, H, q_len) with a cuda_fold entry;
-  // fp8tile's (derived from fp8's, marked *) too while the profile has no fp8tile entry.
-  std::set<std::tuple<bool, int, int, int>> grid;
+  // The grid the profile was calibrated on: every (mode, kv, math, H, q_len) with a cuda_fold
+  // entry (fp8-math entries give the fp8math rows); fp8tile's (derived from fp8's, marked *) too
+  // while the profile has no fp8tile entry.
+  std::set<std::tuple<bool, int, bool, int, int>> grid;
   const bool tile_calibrated = m.find("cuda_fold", DType::kFP8Tile, 16) != nullptr;
   for (const attn::CostEntry& e : m.entries()) {
     if (e.backend == "cuda_fold" && e.heads > 0 && e.q_len > 0) {
-      grid.emplace(e.deterministic, static_cast<int>(e.kv_dtype), e.heads, e.q_len);
-      if (e.kv_dtype == DType::kFP8E4M3 && !tile_calibrated) {
-        grid.emplace(e.deterministic, static_cast<int>(DType::kFP8Tile), e.heads, e.q_len);
+      grid.emplace(e.deterministic, static_cast<int>(e.kv_dtype), e.fp8_math, e.heads, e.q_len);
+      if (e.kv_dtype == DType::kFP8E4M3 && !e.fp8_math && !tile_calibrated) {
+        grid.emplace(e.deterministic, static_cast<int>(DType::kFP8Tile), false, e.heads, e.q_len);
       }
     }
   }
-  for (const auto& [det, kv, h, q] : grid) {
+  for (const auto& [det, kv, f8, h, q] : grid) {
     attn::VerifyShape s;
     s.batch = 1;
     s.num_heads = h;
     s.q_len = q;
     s.kv_dtype = static_cast<DType>(kv);
     s.deterministic = det;
+    s.fp8_math = f8;
     const attn::Crossover c =
         attn::find_crossover(m, "cuda_rowwise", reg.entry(row.value()).kv_reads, "cuda_fold",
                              reg.entry(fold.value()).kv_reads, s);
     const bool derived = s.kv_dtype == DType::kFP8Tile && !tile_calibrated;
-    std::printf("  %-8s %5d %4d %-7s  %s\n", (kv_short(s.kv_dtype) + (derived ? "*" : "")).c_str(),
-                h, q, det ? "det" : "default", c.to_string().c_str());
+    std::printf("  %-8s %5d %4d %-7s  %s\n",
+                (attn::kv_math_label(s.kv_dtype, f8) + (derived ? "*" : "")).c_str(), h, q,
+                det ? "det" : "default", c.to_string().c_str());
   }
   if (!tile_calibrated) {
     std::printf(
         "  * uncalibrated: fp8tile estimated from the fp8 entries, the time beyond the fixed cost "
         "scaled by the roofline work (KV bytes 656/576 where memory-bound); `mlaspec calibrate "
         "--kv fp8tile` measures it\n");
+  }
+}
+
+// Where each CUDA backend's estimate of an fp8-math shape comes from: the profile's fp8-math
+// entries (calibrate measures the mode) or, without them, the rule derived from the exact fp8
+// entries, which the H100 showed underprices the mode.
+void print_fp8_math_prices(const attn::BackendRegistry& reg, const attn::CostModel& m,
+                           const attn::VerifyShape& shape) {
+  for (int i = 0; i < reg.size(); ++i) {
+    const attn::BackendCaps& c = reg.caps(i);
+    if (c.device != Device::kCUDA || !c.fp8_math) continue;
+    const attn::CostEntry* e = m.entry_for(c.name, shape);
+    std::string from = "no estimate (no fp8 entry)";
+    if (e && e->fp8_math) {
+      from = "calibrated: its fp8-math entry (H=" + std::to_string(e->heads) +
+             ", q=" + std::to_string(e->q_len) + ", " + (e->deterministic ? "det" : "default") +
+             ")";
+    } else if (e) {
+      from =
+          "derived (*) from its exact fp8 estimate: the profile has no fp8-math entries for it "
+          "(`mlaspec calibrate` measures them)";
+    }
+    std::printf("fp8-math price of %s: %s\n", std::string(c.name).c_str(), from.c_str());
   }
 }
 
@@ -173,6 +196,7 @@ void run_inspect(const InspectCli& cli) {
     std::printf("%s", disp.evaluate(*shape, so).explain().c_str());
     std::printf("no pick: %s\n", d.status().message().c_str());
   }
+  if (shape->fp8_math) print_fp8_math_prices(reg, cost.model, *shape);
   // Without a usable GPU here, also show what a machine with the CUDA backends would decide.
   bool cuda_here = false;
   for (int i = 0; i < reg.size(); ++i) {

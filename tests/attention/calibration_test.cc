@@ -97,5 +97,59 @@ TEST(Calibration, HolesAndUnknownBackendsAreHandled) {
       compare_backends(*reg, fit.model, pts, grid, "cuda_rowwise", "cuda_other").rows.empty());
 }
 
+// fp8 math is one more dimension of the grid: fp8 KV measured in exact and fp8 math gets an entry
+// per math, and a comparison row per (kv, math); other dtypes get no fp8-math rows. Here exact
+// fp8 costs what the synthetic bf16 does (crossing at S = 20000); in fp8 math fold costs
+// 20 + S/2000 and rowwise 5 + S/1500: they cross at S = 90000.
+TEST(Calibration, Fp8MathIsOneMoreDimensionOfTheGrid) {
+  auto reg = cuda_pair();
+  std::vector<CalibrationPoint> pts = synthetic(false);
+  for (CalibrationPoint& p : pts) p.kv = DType::kFP8E4M3;
+  std::vector<CalibrationPoint> f8 = pts;
+  for (CalibrationPoint& p : f8) {
+    p.fp8_math = true;
+    const double s = static_cast<double>(p.seq_len) * p.batch;
+    p.us = p.backend == 0 ? 20 + s / 2000.0 : 5 + s / 1500.0;
+  }
+  pts.insert(pts.end(), f8.begin(), f8.end());
+  CalibrationGrid grid{{0, 1}, {DType::kBF16, DType::kFP8E4M3}, {16}, {8}, {false}};
+  grid.maths = {false, true};
+  const CalibrationFit fit = fit_calibration(*reg, pts, grid, "Test GPU", "synthetic");
+  EXPECT_TRUE(fit.skipped.empty());
+  ASSERT_EQ(fit.model.entries().size(), 4u);  // (fold, rowwise) x (exact, fp8 math); no bf16 points
+  const CostEntry* fold8 = fit.model.find("cuda_fold", DType::kFP8E4M3, 16, 8, false, true);
+  ASSERT_NE(fold8, nullptr);
+  EXPECT_TRUE(fold8->fp8_math);
+  EXPECT_NEAR(fold8->curve.front().us, 20 + 1024 / 2000.0, 1e-3);
+  EXPECT_EQ(fold8->batch.size(), 4u);
+  const CostEntry* fold = fit.model.find("cuda_fold", DType::kFP8E4M3, 16, 8);
+  ASSERT_NE(fold, nullptr);
+  EXPECT_FALSE(fold->fp8_math);
+  EXPECT_NEAR(fold->curve.front().us, 20 + 1024 / 4000.0, 1e-3);
+
+  const GridComparison cmp =
+      compare_backends(*reg, fit.model, pts, grid, "cuda_rowwise", "cuda_fold");
+  // bf16 (exact only), fp8, fp8 in fp8 math.
+  ASSERT_EQ(cmp.rows.size(), 3u);
+  EXPECT_EQ(cmp.rows[0].kv, DType::kBF16);
+  EXPECT_FALSE(cmp.rows[0].fp8_math);
+  EXPECT_FALSE(cmp.rows[0].model.has_model);
+  const BackendComparison& exact = cmp.rows[1];
+  const BackendComparison& math = cmp.rows[2];
+  EXPECT_EQ(exact.kv, DType::kFP8E4M3);
+  EXPECT_FALSE(exact.fp8_math);
+  EXPECT_EQ(math.kv, DType::kFP8E4M3);
+  EXPECT_TRUE(math.fp8_math);
+  // Each row from its own points and entries: the first measured S past 20000 and 90000.
+  EXPECT_EQ(exact.measured_seq_len, 32768);
+  EXPECT_LE(exact.model.seq_len, 32768);
+  EXPECT_EQ(math.measured_seq_len, 131072);
+  EXPECT_GT(math.model.seq_len, 65536);
+  EXPECT_LE(math.model.seq_len, 131072);
+  EXPECT_EQ(math.regret, 0.0);
+  EXPECT_GE(math.long_fit_err, 0.0);
+  EXPECT_GE(math.short_fit_err, 0.0);
+}
+
 }  // namespace
 }  // namespace mlaspec::attn

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -472,19 +473,27 @@ TEST(CostModel, NearestHeadsThenQlen) {
                    16 * 100 + 4);
 }
 
+// An entry that costs `fixed` µs at every shape it prices (no curve, no slope).
+CostEntry fixed_cost_entry(const char* backend, DType kv, int heads, int q, double fixed,
+                           bool det = false, bool fp8_math = false) {
+  return {.backend = backend,
+          .kv_dtype = kv,
+          .heads = heads,
+          .q_len = q,
+          .deterministic = det,
+          .fp8_math = fp8_math,
+          .terms = {.fixed_us = fixed},
+          .curve = {},
+          .batch = {}};
+}
+
 // Deterministic calls are priced by the deterministic entries where a backend has any, else by the
 // default ones (a profile calibrated before version 3); default calls never use det entries while
 // default ones exist.
 TEST(CostModel, DeterministicEntriesPriceDeterministicCalls) {
   CostModel m("gpu", "test", {});
   auto add = [&](const char* backend, int heads, int q, bool det, double fixed) {
-    CostEntry e;
-    e.backend = backend;
-    e.heads = heads;
-    e.q_len = q;
-    e.deterministic = det;
-    e.terms.fixed_us = fixed;
-    m.add(e);
+    m.add(fixed_cost_entry(backend, DType::kBF16, heads, q, fixed, det));
   };
   add("a", 16, 8, false, 100);
   add("a", 128, 8, false, 200);
@@ -516,6 +525,72 @@ TEST(CostModel, DeterministicEntriesPriceDeterministicCalls) {
                            KvReadPattern::kOncePerRequest, c, 1 << 16)
                 .short_winner,
             "b");
+}
+
+// fp8-math calls are priced by the backend's fp8-math entries where the profile has any (the same
+// H, q_len and mode rules as exact entries), else derived from the exact fp8 estimate and marked;
+// exact calls never use fp8-math entries, whatever else the profile lacks.
+TEST(CostModel, Fp8MathShapesUseFp8MathEntriesWhenCalibrated) {
+  CostModel m("gpu", "test", {});
+  const auto once = KvReadPattern::kOncePerRequest;
+  auto add = [&](const char* backend, int heads, int q, bool f8, double fixed, bool det = false) {
+    m.add(fixed_cost_entry(backend, DType::kFP8E4M3, heads, q, fixed, det, f8));
+  };
+  add("a", 16, 8, false, 100);
+  add("a", 16, 8, true, 170);  // the mode measured slower than exact, as on the H100
+  add("a", 128, 8, true, 400);
+  add("a", 16, 2, true, 150);
+  add("b", 16, 8, false, 120);  // b: exact entries only
+  add("c", 16, 8, true, 90);    // c: fp8-math entries only
+  VerifyShape s = uniform_shape(1, 16, 8, 4096, DType::kFP8E4M3);
+  VerifyShape f8 = s;
+  f8.fp8_math = true;
+  // Calibrated: the fp8-math entry, not derived.
+  const std::optional<CostEstimate> a8 = m.estimate("a", once, f8);
+  ASSERT_TRUE(a8.has_value());
+  EXPECT_DOUBLE_EQ(a8->us, 170);
+  EXPECT_TRUE(a8->derived.empty()) << a8->derived;
+  ASSERT_NE(m.entry_for("a", f8), nullptr);
+  EXPECT_TRUE(m.entry_for("a", f8)->fp8_math);
+  // The same selection rules: nearest H in log2, then q_len (ties: the larger).
+  VerifyShape big = f8;
+  big.num_heads = 128;
+  EXPECT_EQ(m.entry_for("a", big)->heads, 128);
+  VerifyShape q3 = f8;
+  q3.q_len = 3;
+  EXPECT_EQ(m.entry_for("a", q3)->q_len, 2);
+  q3.q_len = 5;
+  EXPECT_EQ(m.entry_for("a", q3)->q_len, 8);
+  EXPECT_TRUE(m.entry_for("a", q3)->fp8_math);
+  // ... and the other mode's fp8-math entries before deriving from the exact ones.
+  VerifyShape f8det = f8;
+  f8det.deterministic = true;
+  EXPECT_DOUBLE_EQ(*m.estimate_us("a", once, f8det), 170);
+  add("a", 16, 8, true, 210, /*det=*/true);
+  EXPECT_DOUBLE_EQ(*m.estimate_us("a", once, f8det), 210);
+  EXPECT_DOUBLE_EQ(*m.estimate_us("a", once, f8), 170);
+  // Exact calls never use fp8-math entries: a's exact entry, and c (fp8-math entries only) has
+  // no exact estimate at all.
+  EXPECT_DOUBLE_EQ(*m.estimate_us("a", once, s), 100);
+  EXPECT_FALSE(m.entry_for("a", s)->fp8_math);
+  EXPECT_FALSE(m.estimate("c", once, s).has_value());
+  EXPECT_EQ(m.entry_for("c", s), nullptr);
+  EXPECT_EQ(m.find("c", DType::kFP8E4M3, 16, 8), nullptr);
+  EXPECT_DOUBLE_EQ(*m.estimate_us("c", once, f8), 90);
+  // Without fp8-math entries (b): the derived rule from the exact entry, marked, and entry_for
+  // names the exact entry it is derived from. Fixed cost only here: the derived price is 120.
+  const std::optional<CostEstimate> b8 = m.estimate("b", once, f8);
+  ASSERT_TRUE(b8.has_value());
+  EXPECT_DOUBLE_EQ(b8->us, 120);
+  EXPECT_CONTAINS(b8->derived, "uncalibrated: fp8 math from the exact fp8 estimate");
+  ASSERT_NE(m.entry_for("b", f8), nullptr);
+  EXPECT_FALSE(m.entry_for("b", f8)->fp8_math);
+  // The crossover follows the math: exact, a (100) is cheaper than b (120); in fp8 math, b's
+  // derived 120 beats a's measured 170.
+  VerifyShape c = uniform_shape(1, 16, 8, 8, DType::kFP8E4M3);
+  EXPECT_EQ(find_crossover(m, "a", once, "b", once, c, 1 << 16).short_winner, "a");
+  c.fp8_math = true;
+  EXPECT_EQ(find_crossover(m, "a", once, "b", once, c, 1 << 16).short_winner, "b");
 }
 
 TEST(CostModel, CrossoverWithCurvesMatchesABruteForceScan) {
@@ -691,6 +766,7 @@ void expect_same_entries(const CostModel& a, const CostModel& b) {
     EXPECT_EQ(x.heads, y.heads);
     EXPECT_EQ(x.q_len, y.q_len);
     EXPECT_EQ(x.deterministic, y.deterministic);
+    EXPECT_EQ(x.fp8_math, y.fp8_math);
     EXPECT_EQ(x.terms.fixed_us, y.terms.fixed_us);
     EXPECT_EQ(x.terms.us_per_mb, y.terms.us_per_mb);
     EXPECT_EQ(x.terms.us_per_gflop, y.terms.us_per_gflop);
@@ -956,6 +1032,85 @@ TEST(Profile, OldFormatStillLoadsAndNewFormatRoundTrips) {
       again->find("G")->find("cuda_rowwise", DType::kBF16, 16, 8, false)->terms.fixed_us, 16);
   EXPECT_DOUBLE_EQ(
       again->find("G")->find("cuda_rowwise", DType::kBF16, 16, 8, true)->terms.fixed_us, 30);
+}
+
+// fp8-math entries ("fp8_math": true) round-trip, live beside the exact entries of the same
+// (backend, kv, H, q_len, mode), are merged by math, and exist for fp8 KV only; files without
+// the key read as exact math.
+TEST(Profile, Fp8MathEntriesRoundTripMergeByMathAndNeedFp8Kv) {
+  // Without the key (every file written before calibrate measured the mode): exact math.
+  auto old = parse_profile(model_json("", ""), "old.json");
+  ASSERT_TRUE(old.ok()) << old.status().message();
+  EXPECT_FALSE(old->find("G")->entries()[0].fp8_math);
+  CostEntry exact;
+  exact.backend = "cuda_fold";
+  exact.kv_dtype = DType::kFP8E4M3;
+  exact.heads = 16;
+  exact.q_len = 8;
+  exact.terms = {20, 0.3, 0};
+  exact.curve = {{4096, 30.5}, {65536, 180.25}};
+  CostEntry f8 = exact;
+  f8.fp8_math = true;
+  f8.terms.fixed_us = 25;
+  f8.curve = {{4096, 33.5}, {65536, 190.75}};
+  CostModel both("G", "test", {exact, f8});
+  auto text = merge_profile_json("", both);
+  ASSERT_TRUE(text.ok()) << text.status().message();
+  EXPECT_CONTAINS(*text, "\"fp8_math\": true");
+  EXPECT_CONTAINS(*text, "\"version\": 3");  // no new version: absent = exact math
+  auto back = parse_profile(*text, "round trip");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  expect_same_entries(*back->find("G"), both);
+  EXPECT_DOUBLE_EQ(
+      back->find("G")->find("cuda_fold", DType::kFP8E4M3, 16, 8, false, true)->curve[1].us, 190.75);
+  EXPECT_DOUBLE_EQ(back->find("G")->find("cuda_fold", DType::kFP8E4M3, 16, 8)->curve[1].us, 180.25);
+  // Merges one entry into `existing`; the merged file's (exact, fp8-math) fixed_us, -1 if absent,
+  // and its text.
+  auto merge_one = [](const std::string& existing, const CostEntry& e) {
+    auto merged = merge_profile_json(existing, CostModel("G", "again", {e}));
+    EXPECT_TRUE(merged.ok()) << merged.status().message();
+    const std::string out = merged.ok() ? *merged : std::string();
+    auto p = parse_profile(out, "merged");
+    EXPECT_TRUE(p.ok()) << p.status().message();
+    if (!p.ok()) return std::make_tuple(-1.0, -1.0, out);
+    EXPECT_EQ(p->find("G")->entries().size(), 2u);
+    auto fixed = [&](bool f8) {
+      const CostEntry* x = p->find("G")->find("cuda_fold", DType::kFP8E4M3, 16, 8, false, f8);
+      return x && x->fp8_math == f8 ? x->terms.fixed_us : -1.0;
+    };
+    return std::make_tuple(fixed(false), fixed(true), out);
+  };
+  // Merging a run without fp8 math keeps the fp8-math entry and replaces the exact one ...
+  CostEntry exact2 = exact;
+  exact2.terms.fixed_us = 21;
+  const auto [e1, m1, merged] = merge_one(*text, exact2);
+  EXPECT_DOUBLE_EQ(e1, 21);
+  EXPECT_DOUBLE_EQ(m1, 25);
+  // ... and one of fp8 math replaces the fp8-math entry only.
+  CostEntry f8b = f8;
+  f8b.terms.fixed_us = 26;
+  const auto [e2, m2, merged2] = merge_one(merged, f8b);
+  EXPECT_DOUBLE_EQ(e2, 21);
+  EXPECT_DOUBLE_EQ(m2, 26);
+  // An fp8-math entry on other KV than fp8 is refused, naming the entry; so is a non-boolean
+  // key, and the same fp8-math entry twice.
+  auto msg = [](const std::string& json_text) {
+    auto p = parse_profile(json_text, "p.json");
+    EXPECT_FALSE(p.ok()) << json_text;
+    return p.status().message();
+  };
+  EXPECT_CONTAINS(msg(model_json("fp8_math", "true")),
+                  "p.json: machines.\"G\".models[0].fp8_math: the cuda_fold entry (kv bf16, "
+                  "heads 16, q_len 0) is marked fp8 math, which exists for kv \"fp8\" only");
+  EXPECT_TRUE(parse_profile(model_json("fp8_math", "false"), "p.json").ok());
+  EXPECT_CONTAINS(msg(model_json("fp8_math", "1")),
+                  "models[0].fp8_math: expected true (measured in fp8 math) or false, got 1");
+  std::string dup = *text;
+  const size_t at = dup.find("\"fixed_us\": 20");
+  ASSERT_NE(at, std::string::npos);
+  dup.insert(at, "\"fp8_math\": true, ");
+  EXPECT_CONTAINS(msg(dup),
+                  "duplicate model for backend cuda_fold, kv fp8, heads 16, q_len 8, fp8 math");
 }
 
 class ProfileFiles : public ::testing::Test {

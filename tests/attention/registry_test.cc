@@ -481,7 +481,7 @@ TEST(Dispatch, NoSilentFallbackToTheCpu) {
 }
 
 // fp8 tensor-core math is opt-in: auto serves it with a CUDA backend whose caps offer it, priced
-// from that backend's exact fp8 entries (profiles have no fp8-math entries yet: the estimate is
+// from that backend's exact fp8 entries (this model has no fp8-math entries: the estimate is
 // marked derived, and smaller where tensor-bound), and a backend without the mode refuses it by
 // name, never computing exact math in its place.
 TEST(Dispatch, Fp8MathIsServedWhereOfferedAndPricedFromTheFp8Entries) {

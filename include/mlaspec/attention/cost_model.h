@@ -1,8 +1,8 @@
 // The cost model behind dispatch policy `auto`: estimated µs of one verify-attention call per
 // backend, from constants that `mlaspec calibrate` measures on the machine at hand.
 //
-// Per (backend, KV dtype, H, q_len, mode) an entry holds the B=1 curve calibrate measured, (S, µs)
-// points, and a model linear in three terms:
+// Per (backend, KV dtype, math, H, q_len, mode) an entry holds the B=1 curve calibrate measured,
+// (S, µs) points, and a model linear in three terms:
 //
 //   t_us = fixed_us + us_per_mb * (KV MB the backend reads) + us_per_gflop * (GFLOPs)
 //
@@ -28,7 +28,8 @@
 //        {"backend": "cuda_fold", "kv": "bf16", "heads": 16, "q_len": 8, "det": true, ...}, ...]}}}
 // (version 3 added "det": an entry measured in deterministic mode, and "batch"; version 2 files,
 // without them, and version 1 files, without q_len and curve, still load: default-mode entries,
-// q_len 0, no curve, no batch grid).
+// q_len 0, no curve, no batch grid). An entry measured in fp8 math carries "fp8_math": true
+// (fp8 KV only); absent means exact math, so files without the key load unchanged.
 #pragma once
 
 #include <cstdint>
@@ -115,6 +116,9 @@ struct CostEntry {
   // Measured in deterministic mode (VerifyOptions::deterministic: fixed split chunks, another
   // plan and merge tree, so other costs than the default mode's at the same shape).
   bool deterministic = false;
+  // Measured in fp8 math (VerifyOptions::fp8_math: e4m3 Q and P on fp8_e4m3 KV, other kernels
+  // than exact math's). Prices fp8-math calls only; exact calls never use it.
+  bool fp8_math = false;
   CostTerms terms;
   std::vector<CurvePoint> curve;  // B=1 measurements, strictly increasing seq_len
   std::vector<BatchPoint> batch;  // B > 1 measurements: a full (B, S) rectangle, or empty
@@ -122,6 +126,9 @@ struct CostEntry {
   double rms_rel_err = 0;         // of the fit on those measurements
   double max_rel_err = 0;
 };
+
+// The KV column of a table of entries or shapes: the dtype's label, or "fp8math" for fp8 math.
+std::string kv_math_label(DType kv_dtype, bool fp8_math);
 
 // ---- Fitting (pure; unit-tested on synthetic data) ---------------------------------------------
 
@@ -164,15 +171,17 @@ class CostModel {
   void set_provisional(bool p) { provisional_ = p; }
   void set_source(std::string s) { source_ = std::move(s); }
 
-  // The entry for `backend` at this dtype and mode: only entries of the asked mode
-  // (`deterministic`) when the model has any for this backend and dtype, else the other mode's
-  // (a profile calibrated before version 3 prices deterministic calls like default ones). Among
+  // The entry for `backend` at this dtype, math and mode: only entries of the asked math
+  // (`fp8_math`: measured in fp8 math or exact, never the other), and of those only entries of the
+  // asked mode (`deterministic`) when the model has any for this backend, dtype and math, else the
+  // other mode's (a profile calibrated before version 3 prices deterministic calls like default
+  // ones). Among
   // those, first the H nearest to `num_heads` in log2 (ties: the smaller H; heads = 0 entries only
   // when there is no measured H), then among that H's entries the q_len nearest to `q_len`
   // (|difference|; ties: the larger q_len; q_len = 0 entries only when that H has no measured
   // q_len; `q_len` 0 asks for q_len-0 entries first, else the smallest). nullptr if none.
   const CostEntry* find(std::string_view backend, DType kv_dtype, int num_heads, int q_len = 0,
-                        bool deterministic = false) const;
+                        bool deterministic = false, bool fp8_math = false) const;
 
   // Estimated µs, or nullopt when the model has no entry for this backend and dtype. The entry is
   // find()'s for the shape's mode (shape.deterministic). B = 1 with S inside the entry's curve:
@@ -182,10 +191,13 @@ class CostModel {
   // beyond its fixed part by the ratio of the shapes' work at the roofline (the larger of KV bytes
   // and FLOPs at the H200's balance).
   //
-  // fp8 math (shape.fp8_math): profiles have no entries for the mode yet; it is priced from the
-  // backend's exact fp8_e4m3 estimate of the same shape, its time beyond the fixed part scaled by
-  // the roofline work with the FLOPs at e4m3's rate (twice f16's): the MMA time halved where
-  // tensor-bound. Always marked derived.
+  // fp8 math (shape.fp8_math): the backend's fp8-math entries (`mlaspec calibrate` measures the
+  // mode), chosen by find() as above, when the model has any for the backend; exact calls never
+  // use them. Without them (a profile calibrated before calibrate measured the mode, or with
+  // --no-fp8-math) it is derived from the backend's exact fp8_e4m3 estimate of the same shape, its
+  // time beyond the fixed part scaled by the roofline work with the FLOPs at e4m3's rate (twice
+  // f16's): the MMA time halved where tensor-bound. The H100 measured the mode at about bf16's
+  // time where tensor-bound, so the derivation underprices it; it is always marked derived.
   //
   // fp8_tile until calibrated: a backend without fp8_tile entries (of either mode) but with
   // fp8_e4m3 ones is priced from them: the fp8_e4m3 estimate of the same shape, beyond its entry's
@@ -195,8 +207,10 @@ class CostModel {
   // backend, always take precedence.
   std::optional<double> estimate_us(std::string_view backend, KvReadPattern pattern,
                                     const VerifyShape& shape) const;
-  // The entry estimate_us prices `shape` from: find()'s for the shape's dtype, mode, H and q_len,
-  // or for fp8_tile without entries of its own, fp8_e4m3's. nullptr if none.
+  // The entry estimate_us prices `shape` from: find()'s for the shape's dtype, math, mode, H and
+  // q_len; for an fp8-math shape without fp8-math entries, the exact entry its price is derived
+  // from (entry->fp8_math says which); for fp8_tile without entries of its own, fp8_e4m3's.
+  // nullptr if none.
   const CostEntry* entry_for(std::string_view backend, const VerifyShape& shape) const;
   // The same, saying whether the estimate was derived (CostEstimate::derived).
   std::optional<CostEstimate> estimate(std::string_view backend, KvReadPattern pattern,
@@ -210,8 +224,8 @@ class CostModel {
 };
 
 // Where the cheaper of backends A and B changes as S grows, at the other dimensions of `shape`
-// (B requests, each with seq_len S, S in [q_len, max_seq_len]; shape.deterministic picks the
-// mode's entries). With curves the costs are not
+// (B requests, each with seq_len S, S in [q_len, max_seq_len]; shape.deterministic and
+// shape.fp8_math pick the mode's and the math's entries). With curves the costs are not
 // linear in S, so the estimates are scanned: at both ends, every measured S of both entries'
 // curves (and the S right past each curve's end, where the estimate switches to the linear tail),
 // and a geometric grid of 16 points per octave; between neighbouring scan points whose winner
@@ -243,7 +257,8 @@ struct Profile {
 Result<Profile> parse_profile(std::string_view json_text, std::string_view origin);
 Result<Profile> load_profile_file(const std::string& path);  // kNotFound if missing
 // Serialises one machine into `existing` JSON text ("" = new file). Other machines are kept, and
-// so are this machine's entries for (backend, kv, heads, q_len, mode) the new model does not have;
+// so are this machine's entries for (backend, kv, math, heads, q_len, mode) the new model does not
+// have;
 // the machine's other fields are replaced by `extra_json_for_machine` (a JSON object) and the
 // model's.
 Result<std::string> merge_profile_json(std::string_view existing, const CostModel& model,
