@@ -99,8 +99,17 @@ Result<Model> Model::load(const std::filesystem::path& dir, const LoadOptions& o
   if (!ckpt.ok()) return ckpt.status();
   // On CUDA the projections stay in the checkpoint until the runtime converts them to bf16 on
   // their way to the device (Matrix::source): no f32 host copy of them is made.
-  Result<ModelWeights> weights =
-      load_weights(*config, *ckpt, {.defer_projections = options.device == Device::kCUDA});
+  // MLASPEC_CUDA_LOAD=f32 loads them into f32 first as before (the same bits; an A/B of the load).
+  bool defer = options.device == Device::kCUDA;
+  if (const char* env = std::getenv("MLASPEC_CUDA_LOAD"); env != nullptr && defer) {
+    const std::string v = env;
+    if (v != "f32" && v != "deferred") {
+      return invalid_argument("MLASPEC_CUDA_LOAD=" + v +
+                              ": expected f32 (an f32 host copy first) or deferred (the default)");
+    }
+    defer = v == "deferred";
+  }
+  Result<ModelWeights> weights = load_weights(*config, *ckpt, {.defer_projections = defer});
   if (!weights.ok()) return weights.status();
   attn::DispatchSetupOptions dopts;
   dopts.policy = options.attention_policy;

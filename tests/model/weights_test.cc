@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <tuple>
 #include <vector>
 
@@ -232,6 +233,20 @@ TEST(Weights, DeferredProjectionsGiveTheFullLoadsBits) {
     }
   }
   EXPECT_GT(checked, 100);
+}
+
+// MLASPEC_CUDA_LOAD picks the CUDA load's form (f32 or deferred); any other value is refused by
+// name before the checkpoint is read (the check comes before the device is opened, so it holds
+// on a machine without CUDA too).
+TEST(Weights, CudaLoadSwitchRefusesUnknownValues) {
+  ASSERT_EQ(::setenv("MLASPEC_CUDA_LOAD", "fp16", 1), 0);
+  LoadOptions o;
+  o.device = Device::kCUDA;
+  Result<Model> m = Model::load(models_dir() / "v2_lite_greedy", o);
+  ::unsetenv("MLASPEC_CUDA_LOAD");
+  ASSERT_FALSE(m.ok());
+  EXPECT_CONTAINS(m.status().to_string(),
+                  "MLASPEC_CUDA_LOAD=fp16: expected f32 (an f32 host copy first) or deferred");
 }
 
 // W_UK / W_UV are kv_b_proj's rows per head: [h*(nope+v), +nope) and [+nope, +nope+v).
