@@ -44,7 +44,7 @@
 #   --ragged      build mlaspec, then `mlaspec bench --set ragged --kv both`: fold / rowwise / auto
 #                 on ragged verify batches and on the same requests padded to the largest width
 #   (combined, the stages run in this order: --model-only, --eval, --ragged, --serve-bench,
-#   --long-context (which ends the call), --v2lite / --kimi)
+#   --long-context (which ends the call), --ncu, --v2lite / --kimi)
 #   --model-only --v2lite   both stages in one call (model tests first), ~500 s with a cold build
 # The next GPU session's plan (2026-12-06, tenth session: four H100 calls ran; fp8 math landed and
 # docs/perf/h100.md has every layout and mode; docs/perf/knowledge.md has the outcomes). Written
@@ -53,7 +53,8 @@
 # form), the freed host layers, and calibrate's fp8-math loop. So, first:
 # (1) MODEL_TESTS='*CudaForward*:CudaEngine*:DFlashCuda*:DSparkCuda*' --model-only (every CUDA
 # load goes through the new path), then in the same call `mlaspec calibrate --kv fp8 --heads 16
-# --qlens 1,8 --modes default --quick --no-batch --no-verify --report R.md` (fp8math rows) and
+# --qlens 1,8 --modes default --quick --no-batch --no-verify --out $RES/p.json --report R.md`
+# (fp8math rows; --out keeps the partial profile away from later commands' auto) and
 # `--ncu` (fp8 math rows 0 and 2 against exact fp8 row 0 and bf16 row 2);
 # (2) --v2lite-bench with V2LITE_DET=1 AB_ENV=MLASPEC_CUDA_LOAD=f32 (the load's time and host
 # memory both ways, predicted <= 15 s against 65 s; deterministic mode with the GEMV: predicted
@@ -242,6 +243,7 @@ if ((ncu_profile)); then
     IFS=';' read -ra ncu_cases <<< "$cases"
     for c in "${ncu_cases[@]}"; do
       IFS='|' read -r label kernel bench_args <<< "$c"
+      [[ -n $label && -n $kernel ]] || continue  # an empty case (a trailing ';')
       read -ra ba <<< "$bench_args"
       log "ncu: $label ($(left) s left)"
       timeout 120 "$ncu_bin" --kernel-name-base mangled -k "regex:$kernel" -c 1 \

@@ -926,8 +926,9 @@ void run_bench_model(const BenchModelCli& cli) {
         gb(static_cast<double>(std::max(mem_most, device_bytes_in_use(dev)))).c_str());
   }
   if (host_after_load >= 0 && host_peak_load >= 0) {
-    // On CUDA the load reads the checkpoint into f32 host weights, uploads them as bf16 and then
-    // frees the layers' host copies (Model::weights): the peak is the load's, the rest stays.
+    // On CUDA the projections go from the mmap'd checkpoint to the device as bf16 and the layers'
+    // host parts are freed after the upload (Model::weights): what stays is the embedding and head
+    // in f32. The peak counts the checkpoint's pages the load touched (mapped, reclaimable).
     std::printf(
         "host memory (this process's resident set): %s after the load, %s at its peak "
         "during the load\n",

@@ -236,7 +236,7 @@ TEST(Weights, DeferredProjectionsGiveTheFullLoadsBits) {
 }
 
 // MLASPEC_CUDA_LOAD picks the CUDA load's form (f32 or deferred); any other value is refused by
-// name before the checkpoint is read (the check comes before the device is opened, so it holds
+// name before any weight is read (the check comes before the device is opened, so it holds
 // on a machine without CUDA too).
 TEST(Weights, CudaLoadSwitchRefusesUnknownValues) {
   ASSERT_EQ(::setenv("MLASPEC_CUDA_LOAD", "fp16", 1), 0);

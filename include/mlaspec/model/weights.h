@@ -1,6 +1,7 @@
 // ModelWeights: the tensors of a DeepSeek-V3-family checkpoint, named as in the checkpoint and
-// converted to f32 at load (the CPU runtime's math; a bf16-resident form can replace Matrix's
-// storage later without changing the names).
+// converted to f32 at load (the CPU runtime's math), or, for the GPU upload, with the
+// projections deferred: left in the checkpoint and converted to bf16 on their way to the device
+// (LoadWeightsOptions; the CPU runtime needs a full load).
 //
 // At load, kv_b_proj [H * (qk_nope + v), 512] is split per head into W_UK (the qk_nope rows) and
 // W_UV (the v rows) for the absorbed attention (ARCHITECTURE.md §3.5). fp8 e4m3 weights are

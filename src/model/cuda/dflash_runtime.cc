@@ -118,6 +118,7 @@ class DFlashRuntime final : public DFlashCudaRuntime {
 
 Status DFlashRuntime::init(const DFlashWeights& w, const Matrix& embed, const Matrix& head,
                            const cpu::Rope& rope) {
+  const UploadStagingScope staging_scope;
   MLASPEC_RETURN_IF_ERROR(open_device("DFlash drafter", &blas_));
   MLASPEC_RETURN_IF_ERROR(cuda_status(cudaStreamCreate(&stream_), "cudaStreamCreate"));
   MLASPEC_RETURN_IF_ERROR(cublas_status(cublasSetStream(blas_, stream_), "cublasSetStream"));

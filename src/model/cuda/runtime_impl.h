@@ -105,6 +105,14 @@ Status upload_vec(DVec& v, const std::vector<float>& h);
 Status upload_mlp(DMlp& d, const MlpWeights& w);
 // Waits for the weight copies in flight and frees the pinned staging buffers (weights.cc).
 Status release_upload_staging();
+// Releases the staging on every exit of a scope that uploads weights (an init that fails halfway
+// too); the success path calls release_upload_staging() itself to see its status.
+struct UploadStagingScope {
+  UploadStagingScope() = default;
+  UploadStagingScope(const UploadStagingScope&) = delete;
+  UploadStagingScope& operator=(const UploadStagingScope&) = delete;
+  ~UploadStagingScope() { (void)release_upload_staging(); }
+};
 
 // Where a forward's time goes, per phase (MLASPEC_PROFILE=1 in the environment; off, it costs a
 // branch per phase): CUDA events around each phase give its GPU time (which includes any gap the

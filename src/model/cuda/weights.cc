@@ -37,11 +37,22 @@ class Staging {
         MLASPEC_RETURN_IF_ERROR(cuda_status(
             cudaEventCreateWithFlags(&done_[s], cudaEventDisableTiming), "cudaEventCreate"));
       }
+      capacity_ = kChunkBytes;
       ready_ = true;
     }
     for (const Matrix* p : parts) {
       const int64_t cols = p->cols;
-      const int64_t chunk_rows = std::max<int64_t>(1, kChunkBytes / 2 / std::max<int64_t>(cols, 1));
+      if (static_cast<size_t>(cols) * sizeof(uint16_t) > capacity_) {
+        // A row wider than a chunk: larger buffers, once their copies are done.
+        for (int s = 0; s < 2; ++s) {
+          MLASPEC_RETURN_IF_ERROR(
+              cuda_status(cudaEventSynchronize(done_[s]), "waiting for a weight copy"));
+        }
+        capacity_ = static_cast<size_t>(cols) * sizeof(uint16_t);
+        for (int s = 0; s < 2; ++s) MLASPEC_RETURN_IF_ERROR(buf_[s].reserve(capacity_));
+      }
+      const int64_t chunk_rows =
+          std::max<int64_t>(1, static_cast<int64_t>(capacity_) / 2 / std::max<int64_t>(cols, 1));
       // Rows in parallel blocks of ~64 Ki values.
       const int64_t block_rows =
           std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(cols, 1));
@@ -89,6 +100,7 @@ class Staging {
   cudaEvent_t done_[2] = {nullptr, nullptr};
   bool ready_ = false;
   int slot_ = 0;
+  size_t capacity_ = 0;  // bytes each buffer holds (kChunkBytes, or one row when wider)
 };
 
 Staging& staging() {
@@ -188,6 +200,7 @@ Status Runtime::grow(Buffer& b, size_t bytes) {
 }
 
 Status Runtime::init(const cpu::Rope& rope) {
+  const UploadStagingScope staging_scope;
   MLASPEC_RETURN_IF_ERROR(open_device("model", &blas_));
   // One stream for the whole forward (a graph is captured from a stream other than the legacy
   // default one); blocking, so it stays ordered with the default stream's work of other parts.
