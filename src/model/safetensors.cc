@@ -349,24 +349,22 @@ Result<Checkpoint> Checkpoint::open(const std::filesystem::path& dir) {
 
 void convert_range_to_f32(const TensorInfo& t, int64_t begin, int64_t end, float* o) {
   const uint8_t* p = t.bytes.data();
+  // The two 16-bit dtypes: read each value's bytes (unaligned-safe), then widen.
+  const auto widen16 = [&](float (*widen)(uint16_t)) {
+    for (int64_t i = begin; i < end; ++i) {
+      uint16_t v;
+      std::memcpy(&v, p + 2 * i, 2);
+      o[i - begin] = widen(v);
+    }
+  };
   switch (t.dtype) {
     case StDType::kF32:
       std::memcpy(o, p + 4 * begin, static_cast<size_t>(end - begin) * 4);
       return;
     case StDType::kBF16:
-      for (int64_t i = begin; i < end; ++i) {
-        uint16_t v;
-        std::memcpy(&v, p + 2 * i, 2);
-        o[i - begin] = bf16_bits_to_float(v);
-      }
-      return;
+      return widen16(bf16_bits_to_float);
     case StDType::kF16:
-      for (int64_t i = begin; i < end; ++i) {
-        uint16_t v;
-        std::memcpy(&v, p + 2 * i, 2);
-        o[i - begin] = half_to_float(v);
-      }
-      return;
+      return widen16(half_to_float);
     case StDType::kF8E4M3:
       for (int64_t i = begin; i < end; ++i) o[i - begin] = fp8e4m3_bits_to_float(p[i]);
       return;

@@ -19,12 +19,9 @@ class Loader {
   Loader(const ModelConfig& config, const Checkpoint& ckpt, WeightsReport* report)
       : config_(config), ckpt_(ckpt), report_(report) {}
 
-  // Projections only (load_weights's defer_projections): the matrix keeps its source.
+  // A projection: deferred (the matrix keeps its source) under load_weights's defer_projections.
   Status projection(const std::string& name, int64_t rows, int64_t cols, Matrix* out) {
-    defer_next_ = defer_;
-    const Status st = matrix(name, rows, cols, out);
-    defer_next_ = false;
-    return st;
+    return matrix(name, rows, cols, out, defer_);
   }
   void set_defer(bool defer) { defer_ = defer; }
 
@@ -39,16 +36,14 @@ class Loader {
     return convert_to_f32(*t, *out);
   }
 
-  Status matrix(const std::string& name, int64_t rows, int64_t cols, Matrix* out) {
+  // `defer`: no values, only the source (take_tensor has checked its dtype and shape).
+  Status matrix(const std::string& name, int64_t rows, int64_t cols, Matrix* out,
+                bool defer = false) {
     const TensorInfo* t = nullptr;
     MLASPEC_RETURN_IF_ERROR(take(name, {rows, cols}, &t));
     out->rows = static_cast<int>(rows);
     out->cols = static_cast<int>(cols);
-    if (defer_next_) {
-      if (!st_dtype_is_float_weight(t->dtype)) {
-        return unsupported(t->describe() + ": dtype " + std::string(st_dtype_name(t->dtype)) +
-                           " is not a weight dtype; supported: BF16, F16, F32, F8_E4M3");
-      }
+    if (defer) {
       out->source.tensor = t;
     } else {
       out->data.resize(static_cast<size_t>(rows * cols));
@@ -70,24 +65,20 @@ class Loader {
     if (st->dtype == StDType::kF8E4M3) {
       return unsupported(st->describe() + ": block scales must be F32, BF16 or F16");
     }
-    if (defer_next_) {
-      if (!st_dtype_is_float_weight(st->dtype)) {
-        return unsupported(st->describe() + ": block scales must be F32, BF16 or F16");
-      }
+    if (defer) {
       out->source.scales = st;
       out->source.block_rows = br;
       out->source.block_cols = bc;
-      report_->parameters -= srows * scols;  // scales are not parameters
-      return Status::Ok();
+    } else {
+      std::vector<float> scale(static_cast<size_t>(srows * scols));
+      MLASPEC_RETURN_IF_ERROR(convert_to_f32(*st, scale));
+      parallel_for(0, rows, [&](int64_t r) {
+        for (int64_t c = 0; c < cols; ++c) {
+          out->data[static_cast<size_t>(r * cols + c)] *=
+              scale[static_cast<size_t>((r / br) * scols + c / bc)];
+        }
+      });
     }
-    std::vector<float> scale(static_cast<size_t>(srows * scols));
-    MLASPEC_RETURN_IF_ERROR(convert_to_f32(*st, scale));
-    parallel_for(0, rows, [&](int64_t r) {
-      for (int64_t c = 0; c < cols; ++c) {
-        out->data[static_cast<size_t>(r * cols + c)] *=
-            scale[static_cast<size_t>((r / br) * scols + c / bc)];
-      }
-    });
     report_->parameters -= srows * scols;  // scales are not parameters
     return Status::Ok();
   }
@@ -140,7 +131,7 @@ class Loader {
   const Checkpoint& ckpt_;
   WeightsReport* report_;
   std::set<std::string, std::less<>> used_;
-  bool defer_ = false, defer_next_ = false;
+  bool defer_ = false;
 };
 
 Status load_attention(Loader& ld, const ModelConfig& c, const std::string& p, AttentionWeights* a) {
