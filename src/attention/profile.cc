@@ -288,7 +288,8 @@ Result<Profile> parse_profile(std::string_view json_text, std::string_view origi
   json root;
   try {
     root = json::parse(json_text.begin(), json_text.end());
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
+    // Syntax errors, and numbers JSON allows but a double cannot hold (1e400: out_of_range).
     return data_loss(std::string(origin) + ": not valid JSON: " + e.what());
   }
   if (!root.is_object()) return bad(origin, "top level", "expected an object");
@@ -376,7 +377,7 @@ Result<std::string> merge_profile_json(std::string_view existing, const CostMode
   if (!extra_json_for_machine.empty()) {
     try {
       m = json::parse(extra_json_for_machine.begin(), extra_json_for_machine.end());
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {
       return internal_error(std::string("merge_profile_json: extra JSON: ") + e.what());
     }
     if (!m.is_object()) return internal_error("merge_profile_json: extra JSON is not an object");

@@ -864,6 +864,10 @@ TEST(Profile, MalformedProfilesSayWhatAndWhere) {
   };
   EXPECT_TRUE(parse_profile(model_json("", ""), "p.json").ok());
   EXPECT_CONTAINS(msg("{\"version\": 1, \"machines\": {"), "p.json: not valid JSON");
+  // A number JSON allows but a double cannot hold is an error, not an exception out of the
+  // parser (the profile fuzz target's first finding: it ended the process).
+  EXPECT_CONTAINS(msg("{\"version\": 3, \"machines\": {\"G\": {\"x\": 1e400}}}"),
+                  "p.json: not valid JSON");
   EXPECT_CONTAINS(msg("[]"), "expected an object");
   EXPECT_CONTAINS(msg("{\"machines\": {}}"), "version");
   EXPECT_CONTAINS(msg("{\"version\": 4, \"machines\": {}}"), "unsupported version 4");
