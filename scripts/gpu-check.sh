@@ -46,19 +46,9 @@
 #   (combined, the stages run in this order: --model-only, --eval, --ragged, --serve-bench,
 #   --long-context (which ends the call), --ncu, --v2lite / --kimi)
 #   --model-only --v2lite   both stages in one call (model tests first), ~500 s with a cold build
-# The next GPU session's plan (2026-12-06, tenth session: four H100 calls ran; fp8 math landed and
-# docs/perf/h100.md has every layout and mode; docs/perf/knowledge.md has the outcomes). Written
-# after the device time was spent and not yet run on a GPU: the deferred CUDA load (projections
-# straight from the checkpoint to bf16 through pinned staging; MLASPEC_CUDA_LOAD=f32 is the old
-# form), the freed host layers, and calibrate's fp8-math loop. So, first:
-# (1) MODEL_TESTS='*CudaForward*:CudaEngine*:DFlashCuda*:DSparkCuda*' --model-only (every CUDA
-# load goes through the new path), then in the same call `mlaspec calibrate --kv fp8 --heads 16
-# --qlens 1,8 --modes default --quick --no-batch --no-verify --out $RES/p.json --report R.md`
-# (fp8math rows; --out keeps the partial profile away from later commands' auto) and
-# `--ncu` (fp8 math rows 0 and 2 against exact fp8 row 0 and bf16 row 2);
-# (2) --v2lite-bench with V2LITE_DET=1 AB_ENV=MLASPEC_CUDA_LOAD=f32 (the load's time and host
-# memory both ways, predicted <= 15 s against 65 s; deterministic mode with the GEMV: predicted
-# decode batch 1 6.65 -> <= 6.0 ms, verify 16 x 8 112 -> <= 70 ms);
+# The next GPU session's plan (2026-12-06). Steps (1) and (2) of the last plan (the deferred load
+# and its f32 A/B, deterministic V2-Lite, calibrate's fp8-math loop, --ncu) ran on 2026-12-06 on
+# an H100; outcomes in docs/perf/knowledge.md. Remaining:
 # (3) on an H200: `--skip-tests --quick --no-calibrate`, then scripts/perf_tables.py regenerates
 # docs/perf/h200.md; in other calls `calibrate --kv all` (now with fp8 math: ~8.5 min, so
 # --no-batch or one --modes per call) into data/profiles/ for the H200 and the H100.
