@@ -183,6 +183,11 @@ if ((model_only)); then
     --device cuda --context 512 --json "$RES/bench-model-target-eager.json" \
     > "$RES/bench-model-target-eager.txt" 2>&1 || status=1
   grep -vE "^\[mlaspec info\]" "$RES/bench-model-target-eager.txt"
+  log "bench-model --device cuda (shipped target), attention outside the graphs (A/B)"
+  MLASPEC_CUDA_GRAPHS=segments timeout 120 build-gpu/mlaspec bench-model --model models/target \
+    --device cuda --context 512 --json "$RES/bench-model-target-segments.json" \
+    > "$RES/bench-model-target-segments.txt" 2>&1 || status=1
+  grep -vE "^\[mlaspec info\]" "$RES/bench-model-target-segments.txt"
 fi
 
 if ((run_eval)); then

@@ -1,6 +1,7 @@
 #include "gpu_plan.h"
 
 #include <algorithm>
+#include <bit>
 #include <numeric>
 
 namespace mlaspec::model {
@@ -12,11 +13,12 @@ AttentionBlockPlan plan_attention_blocks(int64_t T, int64_t first, std::span<con
 }
 
 AttentionBlockPlan plan_attention_batch(std::span<const AttentionPiece> pieces, int64_t page_size,
-                                        int64_t block) {
+                                        int64_t block, bool pow2_pages) {
   AttentionBlockPlan p;
   for (const AttentionPiece& r : pieces) {
     p.pages = std::max(p.pages, (r.first + r.T + page_size - 1) / page_size);
   }
+  if (pow2_pages) p.pages = static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(p.pages)));
   int64_t token = 0;
   for (const AttentionPiece& r : pieces) {
     const int64_t used = (r.first + r.T + page_size - 1) / page_size;

@@ -46,9 +46,11 @@ struct AttentionPiece {
   int64_t T = 0, first = 0;
   std::span<const int32_t> table;  // at least ceil((first + T) / page_size) pages
 };
-// The pieces' tokens lie one after the other in piece order. pages = the most any piece needs.
+// The pieces' tokens lie one after the other in piece order. pages = the most any piece needs, or
+// with `pow2_pages` that rounded up to a power of two: the table's width, which an attention
+// launch holds, then changes only when the longest context doubles (CUDA graphs replay it).
 AttentionBlockPlan plan_attention_batch(std::span<const AttentionPiece> pieces, int64_t page_size,
-                                        int64_t block);
+                                        int64_t block, bool pow2_pages = false);
 
 struct MoeGroupPlan {
   std::vector<int32_t> rows;          // [T * k] token of each expert row, grouped by expert

@@ -808,6 +808,17 @@ TEST_P(CudaForward, MixedBatchEqualsEachAlone) {
   }
 }
 
+// results[0] (graphs off) and results[1] (on): every output bitwise equal.
+void expect_graphs_equal_eager(const std::vector<std::vector<float>> (&results)[2],
+                               const std::string& what) {
+  ASSERT_EQ(results[0].size(), results[1].size()) << what;
+  for (size_t i = 0; i < results[0].size(); ++i) {
+    ASSERT_EQ(results[0][i].size(), results[1][i].size()) << what << " output " << i;
+    EXPECT_EQ(std::memcmp(results[0][i].data(), results[1][i].data(), results[0][i].size() * 4), 0)
+        << what << ": output " << i << " differs between graph replay and eager";
+  }
+}
+
 // CUDA graphs (ForwardOptions::cuda_graphs): the same calls with graphs on and off give the same
 // bits, in both modes: a prefill of 40, eight decode steps (one shape: replays with new tokens,
 // positions and slots), three verify blocks of 8 with two captured layers, and one fused batch of
@@ -847,6 +858,10 @@ TEST_P(CudaForward, GraphReplayEqualsEager) {
       if (graphs) {
         EXPECT_GT(graph_passes, 10) << name;
         EXPECT_GT(after.replayed - before.replayed, after.captured - before.captured) << name;
+        // Attention ran inside the graphs (each pass shape's first pass may run it eagerly while
+        // the backend's workspace grows).
+        EXPECT_GE(after.attention_graph_passes - before.attention_graph_passes, graph_passes - 4)
+            << name;
         std::printf(
             "[graphs] %-22s %s: %lld passes from graphs, %lld segments captured, %lld replayed\n",
             name.c_str(), det ? "deterministic" : "default", static_cast<long long>(graph_passes),
@@ -856,14 +871,77 @@ TEST_P(CudaForward, GraphReplayEqualsEager) {
         EXPECT_EQ(graph_passes, 0) << name;
       }
     }
-    ASSERT_EQ(results[0].size(), results[1].size());
-    for (size_t i = 0; i < results[0].size(); ++i) {
-      ASSERT_EQ(results[0][i].size(), results[1][i].size()) << name << " output " << i;
-      EXPECT_EQ(std::memcmp(results[0][i].data(), results[1][i].data(), results[0][i].size() * 4),
-                0)
-          << name << (det ? " deterministic" : " default") << ": output " << i
-          << " differs between graph replay and eager";
+    expect_graphs_equal_eager(results, name + (det ? " deterministic" : " default"));
+  }
+}
+
+// Attention inside the graphs (runtime.cc "CUDA graphs"): one graph per pass key, which names
+// each attention call's backend and launch. Decode steps alternate the dispatcher's policy between
+// cuda_fold and cuda_rowwise and cross a split boundary of default mode's plan (256 tokens), then a
+// verify block runs under auto: graphs on and off give the same bits (fold == rowwise bitwise),
+// each step's attention ran inside its graph, each backend got its own graphs and its calls
+// counted, and the policy switches between replays without a recapture.
+TEST_P(CudaForward, AttentionGraphsFollowTheBackendAndThePlan) {
+  const std::string name = GetParam();
+  if (!cuda_serves(name)) GTEST_SKIP() << name << ": heads outside the CUDA backends' range";
+  Model& gpu = cached(name, Device::kCUDA);
+  const int L = gpu.config().num_hidden_layers;
+  attn::Dispatcher& d = gpu.dispatcher();
+  struct RestorePolicy {
+    attn::Dispatcher& d;
+    ~RestorePolicy() { (void)d.set_policy(attn::DispatchPolicy::parse("auto")); }
+  } restore{d};
+  const int fold = d.registry().index_of("cuda_fold").value();
+  const int rowwise = d.registry().index_of("cuda_rowwise").value();
+  const std::vector<int32_t> seq = sequence(name, 400);
+  constexpr size_t kPrompt = 248, kSteps = 16;  // decode at S = 249 .. 264
+  for (bool det : {true, false}) {
+    std::vector<std::vector<float>> results[2];
+    for (bool graphs : {false, true}) {
+      ForwardOptions o;
+      o.deterministic = det;
+      o.cuda_graphs = graphs;
+      ASSERT_TRUE(d.set_policy(attn::DispatchPolicy::parse("auto")).ok());
+      Seq s(gpu, 400);
+      s.run(slice(seq, 0, kPrompt), LogitsMode::kLast, o);  // eager: longer than a graph pass
+      const CudaGraphStats before = gpu.cuda_graph_stats();
+      const attn::BackendCounters fold0 = d.counters(fold), row0 = d.counters(rowwise);
+      for (size_t k = 0; k < kSteps; ++k) {
+        ASSERT_TRUE(
+            d.set_policy(attn::DispatchPolicy::parse(k % 2 == 0 ? "cuda_fold" : "cuda_rowwise"))
+                .ok());
+        results[graphs].push_back(s.run({seq[kPrompt + k]}, LogitsMode::kLast, o).logits);
+      }
+      ASSERT_TRUE(d.set_policy(attn::DispatchPolicy::parse("auto")).ok());
+      results[graphs].push_back(
+          s.run(slice(seq, kPrompt + kSteps, kPrompt + kSteps + 8), LogitsMode::kAll, o).logits);
+      const CudaGraphStats after = gpu.cuda_graph_stats();
+      const uint64_t fold_calls = d.counters(fold).calls - fold0.calls;
+      const uint64_t row_calls = d.counters(rowwise).calls - row0.calls;
+      // Every decode step's L calls are counted on its backend, graphs or not.
+      EXPECT_GE(fold_calls, kSteps / 2 * L) << name;
+      EXPECT_GE(row_calls, kSteps / 2 * L) << name;
+      if (!graphs) continue;
+      const int64_t whole = after.attention_graph_passes - before.attention_graph_passes;
+      const int64_t captured = after.captured - before.captured;
+      const int64_t replayed = after.replayed - before.replayed;
+      std::printf(
+          "[graphs] %-22s %s: %lld of %zu passes with attention in the graph, %lld graphs "
+          "captured, %lld replayed; cuda_fold %llu calls, cuda_rowwise %llu\n",
+          name.c_str(), det ? "deterministic" : "default", static_cast<long long>(whole),
+          kSteps + 1, static_cast<long long>(captured), static_cast<long long>(replayed),
+          static_cast<unsigned long long>(fold_calls), static_cast<unsigned long long>(row_calls));
+      // A pass whose backend must first grow its split workspace runs its attention eagerly
+      // (in default mode each backend's first step past S = 256, and the verify block); every
+      // other pass runs from a whole-pass graph.
+      EXPECT_GE(whole, static_cast<int64_t>(kSteps) - 2) << name;
+      // One graph per backend, again where default mode's plan changes at S = 257, one for the
+      // verify block: far fewer than the passes.
+      EXPECT_GE(captured, 2) << name;
+      EXPECT_LE(captured, 8) << name;
+      EXPECT_GT(replayed, captured) << name;
     }
+    expect_graphs_equal_eager(results, name + (det ? " deterministic" : " default"));
   }
 }
 

@@ -212,6 +212,21 @@ TEST(GpuPlan, FusedBatchEqualsEachRequestAlone) {
     }
   }
   EXPECT_EQ(b, plan.seq_lens.size());
+
+  // A power-of-two table width (CUDA graph passes): the same calls on a wider table, padded with
+  // pages of each block's own request, and the same bits.
+  const AttentionBlockPlan wide = plan_attention_batch(pieces, kPage, 32, /*pow2_pages=*/true);
+  EXPECT_EQ(wide.pages, 8);  // 7 pages, rounded up to a power of two
+  ASSERT_EQ(wide.calls.size(), plan.calls.size());
+  EXPECT_EQ(wide.seq_lens, plan.seq_lens);
+  for (size_t r = 0; r < plan.seq_lens.size(); ++r) {
+    const int32_t* narrow_row = plan.block_table.data() + r * static_cast<size_t>(plan.pages);
+    const int32_t* wide_row = wide.block_table.data() + r * static_cast<size_t>(wide.pages);
+    EXPECT_TRUE(std::equal(narrow_row, narrow_row + plan.pages, wide_row)) << "block " << r;
+    for (int64_t j = plan.pages; j < wide.pages; ++j) EXPECT_EQ(wide_row[j], narrow_row[0]);
+  }
+  const std::vector<bf16> padded = run_plan(wide, q, tokens, pool, scale);
+  EXPECT_EQ(std::memcmp(padded.data(), fused.data(), fused.size() * sizeof(bf16)), 0);
 }
 
 TEST(GpuPlan, MoeGroupsAndCombineOrder) {

@@ -54,6 +54,19 @@ class Backend {
     (void)max_shape;
     return Status::Ok();
   }
+
+  // CUDA graphs: a graph captured from run(args, options) may be replayed for another call
+  // exactly when the two calls' keys are equal: the same kernels, launch shapes and parameter
+  // bytes (device pointers included; the device data they point to may differ). Checks what
+  // run() checks, launches nothing. Empty: run() of this call must not be replayed (the default,
+  // for backends that do not support it; the CUDA backends when run() would first grow their
+  // split workspace, or for a ragged call). Keys of one backend instance compare with each other
+  // only.
+  virtual Result<std::string> replay_key(const VerifyArgs& args, const VerifyOptions& options) {
+    (void)args;
+    (void)options;
+    return std::string();
+  }
 };
 
 // The CPU reference backend: multi-threaded, fp32 accumulation, written for clarity.

@@ -97,10 +97,14 @@ struct ForwardOptions {
 
 // What the CUDA runtime's graphs did since the model was loaded (Model::cuda_graph_stats).
 struct CudaGraphStats {
-  int64_t captured = 0;      // segments captured (one per layer + 1 per pass shape)
-  int64_t replayed = 0;      // segment launches from a graph
+  int64_t captured = 0;  // graphs captured: a whole pass, or one segment between attention calls
+  int64_t replayed = 0;  // graph launches
   int64_t eager_passes = 0;  // passes run without graphs (long, profiled, or graphs off)
   int64_t graph_passes = 0;  // passes run from graphs
+  // Of graph_passes, those whose attention calls ran inside the graph too (one graph per pass,
+  // keyed by each call's backend and launch); the others replayed the segments between eager
+  // attention calls.
+  int64_t attention_graph_passes = 0;
 };
 
 // Prefill chunk length, per device; at most the CPU reference attention's q_len limit (1024).

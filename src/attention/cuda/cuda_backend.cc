@@ -250,53 +250,57 @@ class CudaVerifyBackend final : public Backend {
       // each a view of the call's rows, so no run can fail validation after another has written.
       return for_each_uniform_run(args, [&](const VerifyArgs& u) { return run(u, options); });
     }
-    MLASPEC_RETURN_IF_ERROR(check_layout(args));
-    MLASPEC_RETURN_IF_ERROR(init_device());
-
-    const int rows = shape.q_len * shape.num_heads;
-    const FoldGeometry g = geometry(rows, shape.kv_dtype);
-    VerifyParams p = {};
-    const TensorView& sl = args.seq_lens_host;
-    MLASPEC_RETURN_IF_ERROR(make_split_plan(
-        std::span<const int32_t>(sl.data_as<const int32_t>(), static_cast<size_t>(shape.batch)),
-        shape.num_heads, options, g.concurrent, &p.plan));
-    if (log_level() <= LogLevel::kDebug) {
-      log_debug(std::string(caps().name) + ": plan: " + std::to_string(p.plan.total_splits) +
-                " splits of " + std::to_string(p.plan.chunk) + " tokens (at most " +
-                std::to_string(p.plan.max_splits) + " per request) in " +
-                std::to_string(p.plan.total_groups) + " groups; " + std::to_string(g.concurrent) +
-                " concurrent, cluster " + std::to_string(g.cluster));
-    }
-
     auto stream = static_cast<cudaStream_t>(options.stream);
     cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
     MLASPEC_RETURN_IF_ERROR(
         cuda_status(cudaStreamIsCapturing(stream, &capture), "cudaStreamIsCapturing"));
-    MLASPEC_RETURN_IF_ERROR(
-        ensure_workspace(partial_bytes(p.plan, rows), capture != cudaStreamCaptureStatusNone));
-    p.o_part = static_cast<float*>(workspace_);
-    p.lse_part = p.o_part + static_cast<int64_t>(p.plan.total_part_slots) * rows * kHeadDimV;
-    MLASPEC_RETURN_IF_ERROR(launch(args, shape, g, p, stream));
-    bool combine = false;
-    for (int b = 0; b < shape.batch; ++b) combine = combine || combine_needed(p.plan, b);
-    if (combine) {
-      CombineParams c = {};
-      c.o_part = p.o_part;
-      c.lse_part = p.lse_part;
-      c.out = p.out;
-      c.lse = p.lse;
-      for (int d = 0; d < 3; ++d) {
-        c.out_stride[d] = p.out_stride[d];
-        c.lse_stride[d] = p.lse_stride[d];
-      }
-      c.batch = shape.batch;
-      c.q_len = shape.q_len;
-      c.num_heads = shape.num_heads;
-      c.rows = rows;
-      c.plan = p.plan;
-      MLASPEC_RETURN_IF_ERROR(cuda_status(run_combine(c, stream), "combine kernel launch"));
+    Call c;
+    MLASPEC_RETURN_IF_ERROR(build_call(
+        args, options, shape,
+        capture == cudaStreamCaptureStatusNone ? Workspace::kGrow : Workspace::kMustFit, &c));
+    MLASPEC_RETURN_IF_ERROR(submit(c, stream));
+    if (!c.combine) return Status::Ok();
+    CombineParams cp = {};
+    cp.o_part = c.p.o_part;
+    cp.lse_part = c.p.lse_part;
+    cp.out = c.p.out;
+    cp.lse = c.p.lse;
+    for (int d = 0; d < 3; ++d) {
+      cp.out_stride[d] = c.p.out_stride[d];
+      cp.lse_stride[d] = c.p.lse_stride[d];
     }
-    return Status::Ok();
+    cp.batch = shape.batch;
+    cp.q_len = shape.q_len;
+    cp.num_heads = shape.num_heads;
+    cp.rows = c.p.rows;
+    cp.plan = c.p.plan;
+    return cuda_status(run_combine(cp, stream), "combine kernel launch");
+  }
+
+  // What run() would launch, as bytes: the kernel's parameters (every byte of them set, padding
+  // zeroed), the launch shape, the kernel and the combine's use. The combine's parameters follow
+  // from the kernel's. Empty where run() would grow the split workspace first (a pointer that
+  // is about to change) or the call is ragged.
+  Result<std::string> replay_key(const VerifyArgs& args, const VerifyOptions& options) override {
+    if (args.block_table_host.empty() || args.seq_lens_host.empty() || args.ragged()) {
+      return std::string();
+    }
+    MLASPEC_RETURN_IF_ERROR(validate_verify_args(args, Device::kCUDA));
+    const VerifyShape shape = shape_of(args, options);
+    MLASPEC_RETURN_IF_ERROR(can_serve(caps(), shape));
+    Call c;
+    MLASPEC_RETURN_IF_ERROR(build_call(args, options, shape, Workspace::kKeyOnly, &c));
+    if (!c.fits) return std::string();
+    const int32_t tail[] = {c.cluster,
+                            c.grid_y,
+                            c.narrow ? 1 : 0,
+                            c.combine ? 1 : 0,
+                            static_cast<int32_t>(shape.kv_dtype),
+                            shape.fp8_math ? 1 : 0,
+                            static_cast<int32_t>(shape.page_size)};
+    std::string key(reinterpret_cast<const char*>(&c.p), sizeof(c.p));
+    key.append(reinterpret_cast<const char*>(tail), sizeof(tail));
+    return key;
   }
 
   // DCP rank partials (attention/dcp.h): every world-th fixed chunk starting at `rank`, all
@@ -323,18 +327,22 @@ class CudaVerifyBackend final : public Backend {
       return invalid_argument("DCP plan of " + std::to_string(cpr) + " chunks per rank x batch " +
                               std::to_string(shape.batch) + " is too large");
     }
-    VerifyParams p = {};
-    p.plan.chunk = chunk;
-    p.plan.split_step = world;
-    p.plan.split_first = rank;
-    p.plan.partials_only = 1;
-    for (int b = 0; b <= shape.batch; ++b) p.plan.split_begin[b] = static_cast<int32_t>(b * cpr);
-    p.plan.total_splits = static_cast<int32_t>(shape.batch * cpr);
-    p.plan.max_splits = static_cast<int32_t>(cpr);
-    set_split_groups(&p.plan, shape.batch, 1);  // slots: b * cpr + k (partials_only)
-    p.o_part = o_part;
-    p.lse_part = lse_part;
-    return launch(args, shape, geometry(shape.q_len * shape.num_heads, shape.kv_dtype), p, stream);
+    Call c;
+    c.p.plan.chunk = chunk;
+    c.p.plan.split_step = world;
+    c.p.plan.split_first = rank;
+    c.p.plan.partials_only = 1;
+    for (int b = 0; b <= shape.batch; ++b) {
+      c.p.plan.split_begin[b] = static_cast<int32_t>(b * cpr);
+    }
+    c.p.plan.total_splits = static_cast<int32_t>(shape.batch * cpr);
+    c.p.plan.max_splits = static_cast<int32_t>(cpr);
+    set_split_groups(&c.p.plan, shape.batch, 1);  // slots: b * cpr + k (partials_only)
+    c.p.o_part = o_part;
+    c.p.lse_part = lse_part;
+    MLASPEC_RETURN_IF_ERROR(
+        fill_launch(args, shape, geometry(shape.q_len * shape.num_heads, shape.kv_dtype), &c));
+    return submit(c, stream);
   }
 
  private:
@@ -354,9 +362,65 @@ class CudaVerifyBackend final : public Backend {
                          std::span<const int>(active_clusters_));
   }
 
-  // Fills everything but the plan and the partial pointers into `p` and launches the kernel.
-  Status launch(const VerifyArgs& args, const VerifyShape& shape, const FoldGeometry& g,
-                VerifyParams& p, cudaStream_t stream) {
+  // One uniform call's launch: the kernel's parameters, its launch shape and kernel, and whether
+  // the combine follows. Every byte of `p` is set (padding zeroed) so that replay_key() can
+  // compare them.
+  struct Call {
+    VerifyParams p;
+    VerifyShape shape;
+    int cluster = 1, grid_y = 0;
+    bool narrow = false, combine = false;
+    bool fits = true;  // the split workspace holds the plan's partials (Workspace::kKeyOnly)
+    Call() {
+      std::memset(static_cast<void*>(&p), 0, sizeof(p));
+      p.plan = SplitPlan{};
+    }
+  };
+  // How build_call treats the split workspace: grow it to the plan's need (an eager run), require
+  // that it fits already (a run being captured: an error otherwise), or neither (replay_key: a
+  // workspace too small leaves Call::fits false).
+  enum class Workspace { kGrow, kMustFit, kKeyOnly };
+
+  // The plan, the workspace pointers and the launch of a validated uniform call.
+  Status build_call(const VerifyArgs& args, const VerifyOptions& options, const VerifyShape& shape,
+                    Workspace ws, Call* c) {
+    MLASPEC_RETURN_IF_ERROR(check_layout(args));
+    MLASPEC_RETURN_IF_ERROR(init_device());
+    const int rows = shape.q_len * shape.num_heads;
+    const FoldGeometry g = geometry(rows, shape.kv_dtype);
+    const TensorView& sl = args.seq_lens_host;
+    MLASPEC_RETURN_IF_ERROR(make_split_plan(
+        std::span<const int32_t>(sl.data_as<const int32_t>(), static_cast<size_t>(shape.batch)),
+        shape.num_heads, options, g.concurrent, &c->p.plan));
+    if (ws != Workspace::kKeyOnly && log_level() <= LogLevel::kDebug) {
+      log_debug(std::string(caps().name) + ": plan: " + std::to_string(c->p.plan.total_splits) +
+                " splits of " + std::to_string(c->p.plan.chunk) + " tokens (at most " +
+                std::to_string(c->p.plan.max_splits) + " per request) in " +
+                std::to_string(c->p.plan.total_groups) + " groups; " +
+                std::to_string(g.concurrent) + " concurrent, cluster " + std::to_string(g.cluster));
+    }
+    const int64_t need = partial_bytes(c->p.plan, rows);
+    if (ws == Workspace::kKeyOnly) {
+      if (need > static_cast<int64_t>(workspace_bytes_)) {
+        c->fits = false;
+        return Status::Ok();
+      }
+    } else {
+      MLASPEC_RETURN_IF_ERROR(ensure_workspace(need, ws == Workspace::kMustFit));
+    }
+    c->p.o_part = static_cast<float*>(workspace_);
+    c->p.lse_part =
+        c->p.o_part + static_cast<int64_t>(c->p.plan.total_part_slots) * rows * kHeadDimV;
+    MLASPEC_RETURN_IF_ERROR(fill_launch(args, shape, g, c));
+    for (int b = 0; b < shape.batch; ++b) c->combine = c->combine || combine_needed(c->p.plan, b);
+    return Status::Ok();
+  }
+
+  // Fills everything but the plan and the partial pointers into c->p, and c's launch shape.
+  Status fill_launch(const VerifyArgs& args, const VerifyShape& shape, const FoldGeometry& g,
+                     Call* c) {
+    VerifyParams& p = c->p;
+    c->shape = shape;
     const int batch = shape.batch, q_len = shape.q_len, heads = shape.num_heads;
     const int rows = q_len * heads;
     MLASPEC_RETURN_IF_ERROR(encode_kv_tensor_map(args.kv.pages, shape.kv_dtype, shape.fp8_math,
@@ -427,6 +491,17 @@ class CudaVerifyBackend final : public Backend {
       return internal_error("page size " + std::to_string(shape.page_size) +
                             " passed the guard but has no kernel instantiation");
     }
+    c->cluster = cluster;
+    c->grid_y = grid_y;
+    c->narrow = narrow;
+    return Status::Ok();
+  }
+
+  Status submit(const Call& c, cudaStream_t stream) const {
+    const VerifyShape& shape = c.shape;
+    const VerifyParams& p = c.p;
+    const bool narrow = c.narrow;
+    const int cluster = c.cluster, grid_y = c.grid_y;
     cudaError_t err = cudaErrorInvalidValue;
     switch (shape.kv_dtype) {
       case DType::kBF16:

@@ -75,39 +75,57 @@ Status Runtime::mla_in(int layer, const Pass& p) {
   return per_head(qn_.data(), nope, d.w_uk_t.ptr(), latent, nope, qatt_.data(), row, T);
 }
 
-Status Runtime::mla_attention(int layer, kv::KvPool& pool, attn::Dispatcher& dispatcher,
-                              const AttentionBlockPlan& plan, const int32_t* table,
-                              const int32_t* seq_lens) {
-  const int64_t H = c_.num_attention_heads;
-  const int64_t latent = c_.kv_lora_rank, row = latent + c_.qk_rope_head_dim;
-  const PhaseEnd phase_end(phases_);
-  phases_.begin_if_on("attention");
-  const int64_t used_pages = plan.pages;
+attn::VerifyOptions Runtime::attention_options() const {
   attn::VerifyOptions vo;
   vo.deterministic = true;
   vo.fp8_math = fp8_math_attention_;
   vo.stream = stream_;
-  for (const AttentionBlockCall& call : plan.calls) {
-    const int64_t B = call.batch, q_len = call.q_len, b0 = call.first_block;
-    const int64_t t0 = call.first_token;
-    attn::VerifyArgs args;
-    args.q = TensorView(at<uint16_t>(qatt_, t0 * H * row), DType::kBF16, {B, q_len, H, row},
+  return vo;
+}
+
+attn::VerifyArgs Runtime::attention_args(int layer, kv::KvPool& pool,
+                                         const AttentionBlockPlan& plan,
+                                         const AttentionBlockCall& call, const int32_t* table,
+                                         const int32_t* seq_lens) {
+  const int64_t H = c_.num_attention_heads;
+  const int64_t latent = c_.kv_lora_rank, row = latent + c_.qk_rope_head_dim;
+  const int64_t used_pages = plan.pages;
+  const int64_t B = call.batch, q_len = call.q_len, b0 = call.first_block;
+  const int64_t t0 = call.first_token;
+  attn::VerifyArgs args;
+  args.q = TensorView(at<uint16_t>(qatt_, t0 * H * row), DType::kBF16, {B, q_len, H, row},
+                      Device::kCUDA);
+  args.kv = pool.layer_view(layer);
+  args.block_table = TensorView(const_cast<int32_t*>(table) + b0 * used_pages, DType::kI32,
+                                {B, used_pages}, Device::kCUDA);
+  args.seq_lens = TensorView(const_cast<int32_t*>(seq_lens) + b0, DType::kI32, {B}, Device::kCUDA);
+  args.block_table_host =
+      TensorView(const_cast<int32_t*>(plan.block_table.data()) + b0 * used_pages, DType::kI32,
+                 {B, used_pages});
+  args.seq_lens_host =
+      TensorView(const_cast<int32_t*>(plan.seq_lens.data()) + b0, DType::kI32, {B});
+  args.sm_scale = static_cast<float>(c_.softmax_scale());
+  args.out = TensorView(at<uint16_t>(o_, t0 * H * latent), DType::kBF16, {B, q_len, H, latent},
                         Device::kCUDA);
-    args.kv = pool.layer_view(layer);
-    args.block_table = TensorView(const_cast<int32_t*>(table) + b0 * used_pages, DType::kI32,
-                                  {B, used_pages}, Device::kCUDA);
-    args.seq_lens =
-        TensorView(const_cast<int32_t*>(seq_lens) + b0, DType::kI32, {B}, Device::kCUDA);
-    args.block_table_host =
-        TensorView(const_cast<int32_t*>(plan.block_table.data()) + b0 * used_pages, DType::kI32,
-                   {B, used_pages});
-    args.seq_lens_host =
-        TensorView(const_cast<int32_t*>(plan.seq_lens.data()) + b0, DType::kI32, {B});
-    args.sm_scale = static_cast<float>(c_.softmax_scale());
-    args.out = TensorView(at<uint16_t>(o_, t0 * H * latent), DType::kBF16, {B, q_len, H, latent},
-                          Device::kCUDA);
-    args.lse = TensorView(at<float>(lse_, t0 * H), DType::kF32, {B, q_len, H}, Device::kCUDA);
-    MLASPEC_RETURN_IF_ERROR(dispatcher.run(args, vo).with_context("layer " + str(layer)));
+  args.lse = TensorView(at<float>(lse_, t0 * H), DType::kF32, {B, q_len, H}, Device::kCUDA);
+  return args;
+}
+
+Status Runtime::mla_attention(int layer, kv::KvPool& pool, attn::Dispatcher& dispatcher,
+                              const AttentionBlockPlan& plan, const int32_t* table,
+                              const int32_t* seq_lens, std::span<const int> picks) {
+  const PhaseEnd phase_end(phases_);
+  phases_.begin_if_on("attention");
+  const attn::VerifyOptions vo = attention_options();
+  for (size_t c = 0; c < plan.calls.size(); ++c) {
+    const attn::VerifyArgs args = attention_args(layer, pool, plan, plan.calls[c], table, seq_lens);
+    if (picks.empty()) {
+      MLASPEC_RETURN_IF_ERROR(dispatcher.run(args, vo).with_context("layer " + str(layer)));
+    } else {
+      auto backend = dispatcher.registry().get(picks[c]);
+      if (!backend.ok()) return backend.status();
+      MLASPEC_RETURN_IF_ERROR((*backend)->run(args, vo).with_context("layer " + str(layer)));
+    }
   }
   return Status::Ok();
 }

@@ -175,7 +175,12 @@ Status Runtime::run_pieces(std::span<const ForwardRequest> batch, std::span<cons
   const int64_t captures = static_cast<int64_t>(options.capture_layers.size());
   const PhaseEnd phase_end(phases_);
   phases_.begin_if_on("uploads, embed");
-  const AttentionBlockPlan plan = plan_attention_batch(attention, page_size, kAttentionBlock);
+  // Graph passes (below) take a table of a power-of-two width: its stride is a launch parameter.
+  const bool graph_pass =
+      options.cuda_graphs && graphs_on_ && !phases_.on() && T <= kCudaGraphMaxTokens;
+  const AttentionBlockPlan plan =
+      plan_attention_batch(attention, page_size, kAttentionBlock, graph_pass);
+  max_pages = std::max(max_pages, plan.pages);
   MLASPEC_RETURN_IF_ERROR(reserve(T, max_pages));
   MLASPEC_RETURN_IF_ERROR(grow(
       hidden_, static_cast<size_t>(std::max<int64_t>(1, captures * T * hidden)) * sizeof(float)));
@@ -212,33 +217,71 @@ Status Runtime::run_pieces(std::span<const ForwardRequest> batch, std::span<cons
   const int32_t* seq_lens = d + 3 * T + rows;
   const int32_t* table = seq_lens + plan.seq_lens.size();
 
-  // The segments between attention calls: from graphs for decode and verify passes (the MoE's
-  // grouped path keeps them free of host round trips), else eagerly.
+  // Decode and verify passes run from CUDA graphs (the MoE's grouped path keeps them free of host
+  // round trips): the whole pass, attention included, where every attention call can be replayed
+  // (the dispatcher picks each call's backend now, and the pick and its launch are part of the
+  // key), else the segments between eager attention calls.
   static_assert(kCudaGraphMaxTokens <= kGroupedMoeMaxTokens);
   Graphs* graphs = nullptr;
-  if (options.cuda_graphs && graphs_on_ && !phases_.on() && T <= kCudaGraphMaxTokens) {
+  std::vector<int> picks;
+  bool whole = false;
+  if (graph_pass) {
     if (graphs_generation_ != scratch_generation_) {
       clear_graphs();  // the scratch moved: every graph holds old addresses
       graphs_generation_ = scratch_generation_;
     }
-    const std::string key = graph_key(pass);
+    std::string key = graph_key(pass);
+    if (attention_graphs_on_) {
+      std::string attention_key;
+      auto replay =
+          attention_replay(pool, dispatcher, plan, table, seq_lens, &picks, &attention_key);
+      if (!replay.ok()) return replay.status();
+      whole = *replay;
+      if (whole) key += "/attention/" + attention_key;
+    }
     auto it = graphs_.find(key);
     if (it == graphs_.end()) {
-      constexpr size_t kMaxShapes = 64;  // pass shapes kept; beyond, start over
-      if (graphs_.size() >= kMaxShapes) clear_graphs();
+      constexpr size_t kMaxGraphs = 64;  // pass keys kept; beyond, the least recently used goes
+      if (graphs_.size() >= kMaxGraphs) {
+        graphs_.erase(std::min_element(
+            graphs_.begin(), graphs_.end(),
+            [](const auto& a, const auto& b) { return a.second->last_use < b.second->last_use; }));
+      }
       auto g = std::make_unique<Graphs>();
-      g->exec.assign(static_cast<size_t>(c_.num_hidden_layers) + 1, nullptr);
-      it = graphs_.emplace(key, std::move(g)).first;
+      g->whole = whole;
+      g->exec.assign(whole ? 1 : static_cast<size_t>(c_.num_hidden_layers) + 1, nullptr);
+      it = graphs_.emplace(std::move(key), std::move(g)).first;
     }
     graphs = it->second.get();
+    graphs->last_use = ++graph_uses_;
   }
   ++(graphs != nullptr ? graph_stats_.graph_passes : graph_stats_.eager_passes);
   const int L = c_.num_hidden_layers;
-  for (int s = 0; s <= L; ++s) {
-    // (a failed capture turns graphs off and drops them: the rest of the pass runs eagerly)
-    MLASPEC_RETURN_IF_ERROR(run_segment(s, pass, graphs_on_ ? graphs : nullptr));
-    if (s < L) {
-      MLASPEC_RETURN_IF_ERROR(mla_attention(s, pool, dispatcher, plan, table, seq_lens));
+  if (whole) {
+    ++graph_stats_.attention_graph_passes;
+    MLASPEC_RETURN_IF_ERROR(run_whole(pass, graphs, [&]() -> Status {
+      for (int s = 0; s <= L; ++s) {
+        MLASPEC_RETURN_IF_ERROR(segment(s, pass));
+        if (s < L) {
+          MLASPEC_RETURN_IF_ERROR(mla_attention(s, pool, dispatcher, plan, table, seq_lens, picks));
+        }
+      }
+      return Status::Ok();
+    }));
+    // Each call counted as the dispatcher's run() counts it (replayed, captured and launched, or
+    // run eagerly after a failed capture).
+    for (size_t c = 0; c < plan.calls.size(); ++c) {
+      const attn::VerifyShape shape = attn::shape_of(
+          attention_args(0, pool, plan, plan.calls[c], table, seq_lens), attention_options());
+      for (int l = 0; l < L; ++l) dispatcher.record_call(picks[c], shape);
+    }
+  } else {
+    for (int s = 0; s <= L; ++s) {
+      // (a failed capture turns graphs off and drops them: the rest of the pass runs eagerly)
+      MLASPEC_RETURN_IF_ERROR(run_segment(s, pass, graphs_on_ ? graphs : nullptr));
+      if (s < L) {
+        MLASPEC_RETURN_IF_ERROR(mla_attention(s, pool, dispatcher, plan, table, seq_lens, {}));
+      }
     }
   }
 
@@ -291,12 +334,20 @@ Status Runtime::run_pieces(std::span<const ForwardRequest> batch, std::span<cons
 //
 // A pass's work outside attention depends only on its shape: the rows T, the logit rows, the
 // captured layers, the mode and the pool (whose layer addresses and fp8 scales the KV writes
-// hold); its inputs (tokens, positions, slots, logit rows) sit at fixed offsets of ints_. So each
-// shape's L + 1 segments are captured once, from the stream, and replayed with the new inputs.
-// Attention stays eager between them: its split plan is made on the host from the seq_lens, which
-// change every step (vLLM's piecewise graphs make the same cut). A capture that fails turns graphs
-// off for the runtime with a warning and the pass goes on eagerly; a reallocated scratch buffer
-// drops every graph.
+// hold); its inputs (tokens, positions, slots, logit rows) sit at fixed offsets of ints_.
+// Attention's launches depend on the seq_lens too, through the split plan made on the host, and
+// on the backend the dispatcher picks. So per pass the dispatcher picks each attention call's
+// backend on the host and that backend says what its launch would be (Backend::replay_key: the
+// kernel's parameter bytes, plan included, and launch shape); the pass's key is its shape plus
+// each call's pick and launch, and the whole pass, attention included, is captured once per key
+// and replayed with the new inputs (their seq_lens and block tables at fixed addresses too). So
+// graphs are captured per batch shape and per attention backend, and the backend is still chosen
+// per batch by the cost model at replay time. A new plan (a request's context crossing a split
+// boundary, every 256 tokens or more) is a new key: captured once, then replayed. Where a call
+// cannot be replayed (its backend's workspace must grow first), the pass replays the segments
+// between eager attention calls instead (vLLM's piecewise cut). A capture that fails turns that
+// kind of graph off for the runtime with a warning and the pass goes on eagerly; a reallocated
+// scratch buffer drops every graph; beyond 64 keys the least recently used is dropped.
 
 std::string Runtime::graph_key(const Pass& p) const {
   std::string k = str(p.T) + "/" + str(p.rows) + (deterministic_ ? "/det" : "/def") +
@@ -321,13 +372,41 @@ void Runtime::clear_graphs() {
   graphs_.clear();
 }
 
-Status Runtime::run_segment(int s, const Pass& p, Graphs* g) {
-  if (g == nullptr) return segment(s, p);
-  cudaGraphExec_t& exec = g->exec[static_cast<size_t>(s)];
+Result<bool> Runtime::attention_replay(kv::KvPool& pool, attn::Dispatcher& dispatcher,
+                                       const AttentionBlockPlan& plan, const int32_t* table,
+                                       const int32_t* seq_lens, std::vector<int>* picks,
+                                       std::string* key) {
+  std::vector<int> chosen;
+  std::string k;
+  const attn::VerifyOptions vo = attention_options();
+  for (const AttentionBlockCall& call : plan.calls) {
+    // Layer 0 stands for every layer: the others differ only in their pool layer's address and
+    // fp8 scale, which graph_key holds.
+    const attn::VerifyArgs args = attention_args(0, pool, plan, call, table, seq_lens);
+    attn::SelectOptions so;
+    so.data_device = Device::kCUDA;
+    auto d = dispatcher.select(attn::shape_of(args, vo), so);
+    if (!d.ok()) return d.status().with_context("layer 0");
+    auto backend = dispatcher.registry().get(d->backend_index);
+    if (!backend.ok()) return backend.status();
+    auto launch = (*backend)->replay_key(args, vo);
+    if (!launch.ok()) return launch.status().with_context("layer 0");
+    if (launch->empty()) return false;
+    chosen.push_back(d->backend_index);
+    k += str(d->backend_index) + ":" + str(static_cast<int64_t>(launch->size())) + ":";
+    k += *launch;
+  }
+  *picks = std::move(chosen);
+  *key = std::move(k);
+  return true;
+}
+
+Status Runtime::replay_or_capture(cudaGraphExec_t& exec, const std::function<Status()>& work,
+                                  const std::function<void(const std::string&)>& failed) {
   if (exec == nullptr) {
     MLASPEC_RETURN_IF_ERROR(cuda_status(
         cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal), "begin capture"));
-    const Status st = segment(s, p);
+    const Status st = work();
     cudaGraph_t graph = nullptr;
     const cudaError_t ended = cudaStreamEndCapture(stream_, &graph);
     cudaError_t made = ended;
@@ -336,18 +415,34 @@ Status Runtime::run_segment(int s, const Pass& p, Graphs* g) {
     if (!st.ok() || made != cudaSuccess) {
       cudaGetLastError();  // a failed capture leaves no sticky error; clear the last one
       exec = nullptr;
-      graphs_on_ = false;
-      clear_graphs();
-      log_warn("CUDA graphs off for this model: capturing segment " + str(s) + " of a " + str(p.T) +
-               "-row pass failed (" +
-               (st.ok() ? std::string(cudaGetErrorString(made)) : st.message()) +
-               "); running eagerly");
-      return segment(s, p);
+      failed(st.ok() ? std::string(cudaGetErrorString(made)) : st.message());
+      return work();  // captured work does not run: run it now
     }
     ++graph_stats_.captured;
   }
   ++graph_stats_.replayed;
   return cuda_status(cudaGraphLaunch(exec, stream_), "cudaGraphLaunch");
+}
+
+Status Runtime::run_whole(const Pass& p, Graphs* g, const std::function<Status()>& body) {
+  return replay_or_capture(g->exec[0], body, [&](const std::string& why) {
+    attention_graphs_on_ = false;
+    log_warn("CUDA graphs of whole passes off for this model: capturing a " + str(p.T) +
+             "-row pass with its attention calls failed (" + why +
+             "); attention runs eagerly between graphs of the rest");
+  });
+}
+
+Status Runtime::run_segment(int s, const Pass& p, Graphs* g) {
+  if (g == nullptr) return segment(s, p);
+  return replay_or_capture(
+      g->exec[static_cast<size_t>(s)], [&] { return segment(s, p); },
+      [&](const std::string& why) {
+        graphs_on_ = false;
+        clear_graphs();  // g too: nothing below touches it
+        log_warn("CUDA graphs off for this model: capturing segment " + str(s) + " of a " +
+                 str(p.T) + "-row pass failed (" + why + "); running eagerly");
+      });
 }
 
 Status Runtime::segment(int s, const Pass& p) {

@@ -6,6 +6,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <span>
@@ -231,11 +232,32 @@ class Runtime final : public CudaRuntime {
     std::span<const int> capture_layers;
     bool argmax_only = false;  // ForwardOptions::argmax_only: argmax_ gets each logit row's id
   };
-  // The captured segments of one pass shape (graph_key()): L + 1 executables, made on first use.
+  // The graphs of one pass key (graph_key()), made on first use: L + 1 segment executables, or
+  // one of the whole pass with its attention calls (`whole`: the key names each call's backend
+  // and launch).
   struct Graphs {
     std::vector<cudaGraphExec_t> exec;
+    bool whole = false;
+    uint64_t last_use = 0;  // graph_uses_ at the last replay (the cache drops the oldest)
     ~Graphs();
   };
+  // Attention inside the pass's graph: the backend the dispatcher picks for each call of the plan
+  // (`picks`, in plan order) and the calls' replay keys appended to `key`. False (picks and key
+  // untouched) when some call cannot be replayed from a graph now.
+  Result<bool> attention_replay(kv::KvPool& pool, attn::Dispatcher& dispatcher,
+                                const AttentionBlockPlan& plan, const int32_t* table,
+                                const int32_t* seq_lens, std::vector<int>* picks, std::string* key);
+  // The arguments of attention call `call` of the plan at `layer`.
+  attn::VerifyArgs attention_args(int layer, kv::KvPool& pool, const AttentionBlockPlan& plan,
+                                  const AttentionBlockCall& call, const int32_t* table,
+                                  const int32_t* seq_lens);
+  attn::VerifyOptions attention_options() const;
+  // The whole pass: segments and attention calls, from g (captured on first use).
+  Status run_whole(const Pass& p, Graphs* g, const std::function<Status()>& body);
+  // Launches `exec`, capturing `work` into it first where it is empty; a failed capture tells
+  // `failed` why, then runs `work` eagerly.
+  Status replay_or_capture(cudaGraphExec_t& exec, const std::function<Status()>& work,
+                           const std::function<void(const std::string&)>& failed);
   // One pass over the pieces' tokens, laid out one after the other (runtime.cc).
   Status run_pieces(std::span<const ForwardRequest> batch, std::span<const Piece> pieces,
                     kv::KvPool& pool, const ForwardOptions& options, attn::Dispatcher& dispatcher,
@@ -260,9 +282,11 @@ class Runtime final : public CudaRuntime {
   // rows), attention through the dispatcher per the pass's plan (its tables in ints_), after it
   // (W_UV, o_proj into delta_).
   Status mla_in(int layer, const Pass& p);
+  // `picks` (attention_replay): run call c on backend picks[c] (not counted: the caller counts the
+  // pass's calls) instead of letting the dispatcher choose and count per call.
   Status mla_attention(int layer, kv::KvPool& pool, attn::Dispatcher& dispatcher,
                        const AttentionBlockPlan& plan, const int32_t* table,
-                       const int32_t* seq_lens);
+                       const int32_t* seq_lens, std::span<const int> picks);
   Status mla_out(int layer, int64_t T);
   Status moe(int layer, int64_t T);
   // A long pass's routed expert GEMMs (gate_up, SwiGLU, down) with the experts' row offsets
@@ -304,6 +328,10 @@ class Runtime final : public CudaRuntime {
 
   // CUDA graphs (runtime.cc): on unless MLASPEC_CUDA_GRAPHS=0 or a capture failed.
   bool graphs_on_ = true;
+  // Attention inside the graphs: on unless MLASPEC_CUDA_GRAPHS=segments or a whole-pass capture
+  // failed (segment graphs stay on).
+  bool attention_graphs_on_ = true;
+  uint64_t graph_uses_ = 0;          // graph-path passes so far (Graphs::last_use)
   uint64_t scratch_generation_ = 0;  // reallocations so far
   uint64_t graphs_generation_ = 0;   // the generation the cached graphs were captured at
   std::map<std::string, std::unique_ptr<Graphs>> graphs_;

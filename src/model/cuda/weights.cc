@@ -216,6 +216,9 @@ Status Runtime::init(const cpu::Rope& rope) {
       cuda_status(cudaEventCreateWithFlags(&uploaded_, cudaEventDisableTiming), "cudaEventCreate"));
   const char* graphs_env = std::getenv("MLASPEC_CUDA_GRAPHS");
   graphs_on_ = graphs_env == nullptr || std::string(graphs_env) != "0";
+  // "segments": the graphs of the work between attention calls only, attention eager (an A/B of
+  // attention inside the graphs).
+  attention_graphs_on_ = graphs_env == nullptr || std::string(graphs_env) != "segments";
   // A/B switches of the MoE's grouped path (runtime_impl.h), read once per load.
   auto env_tokens = [](const char* name, int64_t lo, int64_t hi, int64_t* out) {
     const char* env = std::getenv(name);
