@@ -500,6 +500,21 @@ TEST_P(CudaForward, MatchesCpuRuntime) {
   }
 }
 
+// Passes longer than kGroupedMoeMaxTokens in default mode take the host-launched expert path
+// (cuBLAS's grouped GEMM, bf16 expert outputs): a 300-token prefill in one pass, then a
+// 40-token one, every layer captured, against the CPU runtime by MatchesCpuRuntime's criterion.
+TEST_P(CudaForward, LongPassesMatchCpuRuntime) {
+  const std::string name = GetParam();
+  Model& gpu = cached(name, Device::kCUDA);
+  const std::vector<int32_t> seq = sequence(name, 340);
+  ForwardOptions o;
+  for (int l = 0; l < gpu.config().num_hidden_layers; ++l) o.capture_layers.push_back(l);
+  Comparison c(name, gpu, 352, o, name + " default, long passes");
+  c.step(slice(seq, 0, 300), LogitsMode::kAll, "prefill of 300");
+  c.step(slice(seq, 300, 340), LogitsMode::kAll, "prefill of 40");
+  c.finish("cuda vs cpu");
+}
+
 // fp8 and fp8_tile KV pools: the CUDA runtime (its KV writer quantizing on the device, the CUDA
 // backends reading the codes) against the CPU runtime on a pool of the same dtype, the same
 // criterion (the probes run on that dtype too, so a KV value near a rounding boundary of e4m3,

@@ -126,11 +126,20 @@ __global__ void split_q_kernel(const float* q, int64_t H, int64_t nope, int64_t 
   }
 }
 
-__global__ void silu_mul_kernel(const float* gu, int64_t T, int64_t inter, uint16_t* act) {
+// f32 or bf16 (uint16_t) values as f32.
+__device__ __forceinline__ float as_f32(float v) {
+  return v;
+}
+__device__ __forceinline__ float as_f32(uint16_t v) {
+  return bits_to_float(v);
+}
+
+template <typename In>
+__global__ void silu_mul_kernel(const In* gu, int64_t T, int64_t inter, uint16_t* act) {
   const int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (i >= T * inter) return;
   const int64_t t = i / inter, c = i % inter;
-  const float g = gu[t * 2 * inter + c], u = gu[t * 2 * inter + inter + c];
+  const float g = as_f32(gu[t * 2 * inter + c]), u = as_f32(gu[t * 2 * inter + inter + c]);
   act[i] = float_to_bits(g / (1.0f + expf(-g)) * u);
 }
 
@@ -141,13 +150,14 @@ __global__ void gather_rows_kernel(const uint16_t* src, const int32_t* idx, int6
   for (int64_t i = threadIdx.x; i < cols; i += blockDim.x) dst[r * cols + i] = s[i];
 }
 
-__global__ void moe_combine_kernel(const float* ys, const int32_t* pos, const float* w, int k,
+template <typename Y>
+__global__ void moe_combine_kernel(const Y* ys, const int32_t* pos, const float* w, int k,
                                    const float* shared, int64_t hidden, float* out) {
   const int64_t t = blockIdx.x;
   for (int64_t i = threadIdx.x; i < hidden; i += blockDim.x) {
     float acc = 0.0f;
     for (int e = 0; e < k; ++e) {
-      acc += ys[int64_t{pos[t * k + e]} * hidden + i] * w[t * k + e];
+      acc += as_f32(ys[int64_t{pos[t * k + e]} * hidden + i]) * w[t * k + e];
     }
     if (shared != nullptr) acc += shared[t * hidden + i];
     out[t * hidden + i] = acc;
@@ -821,6 +831,12 @@ Status silu_mul(const float* gu, int64_t T, int64_t inter, uint16_t* act, void* 
   return launched("silu_mul");
 }
 
+Status silu_mul(const uint16_t* gu, int64_t T, int64_t inter, uint16_t* act, void* stream) {
+  if (T == 0) return Status::Ok();
+  silu_mul_kernel<<<blocks_for(T * inter, 256), 256, 0, as_stream(stream)>>>(gu, T, inter, act);
+  return launched("silu_mul (bf16)");
+}
+
 // One block per row: each thread scans its strided values in increasing index (strict > keeps
 // the lowest index of equal values), then the block keeps the larger value, the lower index on
 // ties. A NaN or +inf anywhere, or no finite value, makes the row -1 (model::check_logits).
@@ -884,6 +900,14 @@ Status moe_combine(const float* ys, const int32_t* pos, const float* w, int k, c
   moe_combine_kernel<<<static_cast<unsigned>(T), 256, 0, as_stream(stream)>>>(ys, pos, w, k, shared,
                                                                               hidden, out);
   return launched("moe_combine");
+}
+
+Status moe_combine(const uint16_t* ys, const int32_t* pos, const float* w, int k,
+                   const float* shared, int64_t T, int64_t hidden, float* out, void* stream) {
+  if (T == 0) return Status::Ok();
+  moe_combine_kernel<<<static_cast<unsigned>(T), 256, 0, as_stream(stream)>>>(ys, pos, w, k, shared,
+                                                                              hidden, out);
+  return launched("moe_combine (bf16)");
 }
 
 Status route(const float* logits, int64_t T, const RouteArgs& a, int32_t* chosen, float* weights,

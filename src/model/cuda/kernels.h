@@ -47,6 +47,8 @@ Status split_q(const float* q, int64_t T, int64_t H, int64_t nope, int64_t laten
 
 // act[t, i] = bf16(silu(gu[t, i]) * gu[t, inter + i]) (gu = [gate | up] per row).
 Status silu_mul(const float* gu, int64_t T, int64_t inter, uint16_t* act, void* stream);
+// The same from bf16 gate / up values (the long passes' grouped cuBLAS GEMMs write bf16).
+Status silu_mul(const uint16_t* gu, int64_t T, int64_t inter, uint16_t* act, void* stream);
 
 // out[r] = model::argmax of f32 row r of `vocab` values (the lowest index of the largest), or -1
 // for a row model::check_logits refuses (a NaN or +inf, or no finite value); r < rows.
@@ -60,6 +62,9 @@ Status gather_rows(const uint16_t* src, const int32_t* idx, int64_t n, int64_t c
 // when shared is not null (the CPU runtime's order: experts ascending, then the shared experts).
 Status moe_combine(const float* ys, const int32_t* pos, const float* w, int k, const float* shared,
                    int64_t T, int64_t hidden, float* out, void* stream);
+// The same from bf16 expert outputs (the long passes' grouped cuBLAS GEMMs).
+Status moe_combine(const uint16_t* ys, const int32_t* pos, const float* w, int k,
+                   const float* shared, int64_t T, int64_t hidden, float* out, void* stream);
 
 // MoE routing on the device, cpu::route_token's rule for each of T tokens (one warp per token):
 // scores (sigmoid, or softmax over the E logits), for kSigmoidNoauxTc + bias[e] to choose, the

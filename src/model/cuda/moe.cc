@@ -5,14 +5,18 @@
 // SwiGLU GEMMs: for calls of up to kGroupedMoeMaxTokens tokens (and always in deterministic mode)
 // two grouped GEMMs over every touched expert, nothing coming back to the host (in default mode
 // tensor cores from kGroupedTcMinTokens tokens, gemm_grouped_tc, and the grouped GEMV below that;
-// the CUDA-core row-invariant kernel in deterministic mode); for longer chunks the experts' row
-// counts come back and the host launches gate_up per touched expert, one SwiGLU over every routed
-// row, then down per expert (cublasGemmGroupedBatchedEx, which would take each GEMM of every
-// expert in one call, refuses bf16 x bf16 -> f32 on the H100's cuBLAS). Last, a combine that sums
-// each token's experts in ascending expert order, then the shared experts.
+// the CUDA-core row-invariant kernel in deterministic mode); for longer chunks (default mode) the
+// experts' row counts come back and the host makes one cuBLAS grouped GEMM for gate_up over every
+// touched expert, one SwiGLU over every routed row, one grouped GEMM for down
+// (cublasGemmGroupedBatchedEx: bf16 outputs, f32 accumulation; cuBLAS refuses bf16 x bf16 -> f32
+// grouped), or with MLASPEC_CUDA_EXPERTS=per_expert a GEMM per touched expert with f32 outputs.
+// Last, a combine that sums each token's experts in ascending expert order, then the shared
+// experts.
 #include <algorithm>
+#include <string>
 #include <vector>
 
+#include "mlaspec/core/log.h"
 #include "runtime_impl.h"
 
 namespace mlaspec::model::gpu {
@@ -116,38 +120,111 @@ Status Runtime::moe(int layer, int64_t T) {
                                     cudaMemcpyDeviceToHost, stream_),
                     "expert row counts download"));
     MLASPEC_RETURN_IF_ERROR(cuda_status(cudaStreamSynchronize(stream_), "expert row counts"));
-    MLASPEC_RETURN_IF_ERROR(experts_long(d, begin));
+    bool bf16_out = false;
+    MLASPEC_RETURN_IF_ERROR(experts_long(d, begin, &bf16_out));
+    if (bf16_out) {
+      phases_.begin_if_on("moe combine");
+      return moe_combine(at<uint16_t>(xs_), at<int32_t>(cpos_), at<float>(cw_), k, shared, T,
+                         hidden, at<float>(delta_), stream_);
+    }
   }
   phases_.begin_if_on("moe combine");
   return moe_combine(at<float>(ys_), at<int32_t>(cpos_), at<float>(cw_), k, shared, T, hidden,
                      at<float>(delta_), stream_);
 }
 
-Status Runtime::experts_long(const DLayer& d, const std::vector<int32_t>& begin) {
+Status Runtime::experts_long(const DLayer& d, const std::vector<int32_t>& begin, bool* bf16_out) {
   const int64_t hidden = c_.hidden_size, inter = c_.moe_intermediate_size;
   const int E = c_.n_routed_experts;
+  std::vector<int> touched;
+  for (int e = 0; e < E; ++e) {
+    if (begin[static_cast<size_t>(e) + 1] > begin[static_cast<size_t>(e)]) touched.push_back(e);
+  }
+  *bf16_out = false;
+  if (grouped_cublas_ && !touched.empty()) {
+    const Status st = experts_grouped(d, begin, touched);
+    if (st.ok()) {
+      *bf16_out = true;
+      return Status::Ok();
+    }
+    grouped_cublas_ = false;
+    log_warn("MoE experts of long passes: cuBLAS's grouped GEMM failed (" + st.message() +
+             "); launching a GEMM per expert from now on");
+  }
   // gate_up per touched expert, one SwiGLU over every routed row, then down per touched expert:
   // 2 launches per expert where mlp() took 3 (the host launches are what this path waits on).
-  // gemm(e, first row, rows) for each touched expert.
-  auto per_expert = [&](const auto& gemm) {
-    for (int e = 0; e < E; ++e) {
-      const int64_t b = begin[static_cast<size_t>(e)];
-      const int64_t n = begin[static_cast<size_t>(e) + 1] - b;
-      if (n > 0) MLASPEC_RETURN_IF_ERROR(gemm(d.experts[static_cast<size_t>(e)], b, n));
-    }
-    return Status::Ok();
-  };
-  MLASPEC_RETURN_IF_ERROR(per_expert([&](const DMlp& x, int64_t b, int64_t n) {
-    return linear(at<uint16_t>(xs_, b * hidden), n, x.gate_up, at<float>(gu_, b * 2 * inter),
-                  GemmType::kF32);
-  }));
+  for (int e : touched) {
+    const int64_t b = begin[static_cast<size_t>(e)];
+    const int64_t n = begin[static_cast<size_t>(e) + 1] - b;
+    MLASPEC_RETURN_IF_ERROR(linear(at<uint16_t>(xs_, b * hidden), n,
+                                   d.experts[static_cast<size_t>(e)].gate_up,
+                                   at<float>(gu_, b * 2 * inter), GemmType::kF32));
+  }
   MLASPEC_RETURN_IF_ERROR(
       silu_mul(at<float>(gu_), begin[static_cast<size_t>(E)], inter, at<uint16_t>(act_), stream_));
-  MLASPEC_RETURN_IF_ERROR(per_expert([&](const DMlp& x, int64_t b, int64_t n) {
-    return linear(at<uint16_t>(act_, b * inter), n, x.down, at<float>(ys_, b * hidden),
-                  GemmType::kF32);
-  }));
+  for (int e : touched) {
+    const int64_t b = begin[static_cast<size_t>(e)];
+    const int64_t n = begin[static_cast<size_t>(e) + 1] - b;
+    MLASPEC_RETURN_IF_ERROR(linear(at<uint16_t>(act_, b * inter), n,
+                                   d.experts[static_cast<size_t>(e)].down,
+                                   at<float>(ys_, b * hidden), GemmType::kF32));
+  }
   return Status::Ok();
+}
+
+Status Runtime::experts_grouped(const DLayer& d, const std::vector<int32_t>& begin,
+                                const std::vector<int>& touched) {
+  const int64_t hidden = c_.hidden_size, inter = c_.moe_intermediate_size;
+  const int E = c_.n_routed_experts;
+  const int n = static_cast<int>(touched.size());
+  // The device pointer arrays cuBLAS reads, for both GEMMs, in one upload: gate_up's A (the
+  // experts' weights), B (their rows of xs_), C (bf16 [rows, 2 * inter] in gu_'s memory); down's
+  // A, B (their rows of act_), C (bf16 [rows, hidden] in xs_'s memory, free once gate_up has read
+  // it). The caller synchronized the stream to read `begin`, so the pinned staging is free.
+  const size_t n_ptrs = static_cast<size_t>(6 * n);
+  MLASPEC_RETURN_IF_ERROR(host_ptrs_.reserve(n_ptrs * sizeof(void*)));
+  MLASPEC_RETURN_IF_ERROR(ensure(expert_ptrs_, n_ptrs * sizeof(void*)));
+  const void** h = host_ptrs_.as<const void*>();
+  std::vector<int> rows(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    const int e = touched[static_cast<size_t>(i)];
+    const int64_t b = begin[static_cast<size_t>(e)];
+    rows[static_cast<size_t>(i)] =
+        begin[static_cast<size_t>(e) + 1] - begin[static_cast<size_t>(e)];
+    const DMlp& x = d.experts[static_cast<size_t>(e)];
+    h[i] = x.gate_up.ptr();
+    h[n + i] = at<uint16_t>(xs_, b * hidden);
+    h[2 * n + i] = at<uint16_t>(gu_, b * 2 * inter);
+    h[3 * n + i] = x.down.ptr();
+    h[4 * n + i] = at<uint16_t>(act_, b * inter);
+    h[5 * n + i] = at<uint16_t>(xs_, b * hidden);
+  }
+  MLASPEC_RETURN_IF_ERROR(
+      cuda_status(cudaMemcpyAsync(expert_ptrs_.data(), h, n_ptrs * sizeof(void*),
+                                  cudaMemcpyHostToDevice, stream_),
+                  "expert pointers upload"));
+  const void* const* dev = static_cast<const void* const*>(expert_ptrs_.data());
+  // Per touched expert y[rows, N] = bf16(x[rows, K] @ W^T), f32 accumulation, as linear() runs
+  // it in column-major terms (C[N x rows] = W^T[N x K] @ x^T[K x rows]), all in one call.
+  const std::vector<cublasOperation_t> ta(static_cast<size_t>(n), CUBLAS_OP_T);
+  const std::vector<cublasOperation_t> tb(static_cast<size_t>(n), CUBLAS_OP_N);
+  const std::vector<int> one(static_cast<size_t>(n), 1);
+  const std::vector<float> alpha(static_cast<size_t>(n), 1.0f), beta(static_cast<size_t>(n), 0.0f);
+  auto grouped = [&](int64_t N, int64_t K, int base) {
+    const std::vector<int> m(static_cast<size_t>(n), static_cast<int>(N));
+    const std::vector<int> k(static_cast<size_t>(n), static_cast<int>(K));
+    return cublas_status(
+        cublasGemmGroupedBatchedEx(blas_, ta.data(), tb.data(), m.data(), rows.data(), k.data(),
+                                   alpha.data(), dev + base * n, CUDA_R_16BF, k.data(),
+                                   dev + (base + 1) * n, CUDA_R_16BF, k.data(), beta.data(),
+                                   const_cast<void* const*>(dev + (base + 2) * n), CUDA_R_16BF,
+                                   m.data(), n, one.data(), CUBLAS_COMPUTE_32F),
+        "cublasGemmGroupedBatchedEx [" + str(N) + " x " + str(K) + "] x " + str(n) + " experts");
+  };
+  MLASPEC_RETURN_IF_ERROR(grouped(2 * inter, hidden, 0));
+  MLASPEC_RETURN_IF_ERROR(silu_mul(at<uint16_t>(gu_), begin[static_cast<size_t>(E)], inter,
+                                   at<uint16_t>(act_), stream_));
+  return grouped(hidden, inter, 3);
 }
 
 }  // namespace mlaspec::model::gpu

@@ -291,7 +291,12 @@ class Runtime final : public CudaRuntime {
   Status moe(int layer, int64_t T);
   // A long pass's routed expert GEMMs (gate_up, SwiGLU, down) with the experts' row offsets
   // `begin` [E + 1] on the host: cuBLAS per touched expert.
-  Status experts_long(const DLayer& d, const std::vector<int32_t>& begin);
+  // *bf16_out: the experts' outputs are bf16 in xs_ (the grouped cuBLAS call), else f32 in ys_.
+  Status experts_long(const DLayer& d, const std::vector<int32_t>& begin, bool* bf16_out);
+  // The long pass's experts in one cuBLAS grouped GEMM per projection (`touched`: the experts
+  // with rows): bf16 outputs (cuBLAS refuses bf16 x bf16 -> f32 grouped).
+  Status experts_grouped(const DLayer& d, const std::vector<int32_t>& begin,
+                         const std::vector<int>& touched);
   Status reserve(int64_t T, int64_t pages);
   // ensure() that counts reallocations (graphs hold the old addresses).
   Status grow(Buffer& b, size_t bytes);
@@ -324,6 +329,12 @@ class Runtime final : public CudaRuntime {
   Buffer ints_;
   Buffer hidden_;  // captured layers' residual streams [captures, T, hidden], downloaded once
   PinnedBuffer host_ints_, host_out_;
+  // experts_grouped's pointer arrays, staged here and read by cuBLAS there (not scratch: long
+  // passes run eagerly, no graph holds them). Off with MLASPEC_CUDA_EXPERTS=per_expert or once
+  // cuBLAS refused the grouped call.
+  PinnedBuffer host_ptrs_;
+  Buffer expert_ptrs_;
+  bool grouped_cublas_ = true;
   cudaEvent_t uploaded_ = nullptr;  // recorded after each upload from host_ints_
 
   // CUDA graphs (runtime.cc): on unless MLASPEC_CUDA_GRAPHS=0 or a capture failed.

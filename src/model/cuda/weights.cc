@@ -219,6 +219,9 @@ Status Runtime::init(const cpu::Rope& rope) {
   // "segments": the graphs of the work between attention calls only, attention eager (an A/B of
   // attention inside the graphs).
   attention_graphs_on_ = graphs_env == nullptr || std::string(graphs_env) != "segments";
+  // "per_expert": long passes launch a GEMM per touched expert (f32 outputs; an A/B).
+  const char* experts_env = std::getenv("MLASPEC_CUDA_EXPERTS");
+  grouped_cublas_ = experts_env == nullptr || std::string(experts_env) != "per_expert";
   // A/B switches of the MoE's grouped path (runtime_impl.h), read once per load.
   auto env_tokens = [](const char* name, int64_t lo, int64_t hi, int64_t* out) {
     const char* env = std::getenv(name);
