@@ -46,12 +46,15 @@
 #   (combined, the stages run in this order: --model-only, --eval, --ragged, --serve-bench,
 #   --long-context (which ends the call), --ncu, --v2lite / --kimi)
 #   --model-only --v2lite   both stages in one call (model tests first), ~500 s with a cold build
-# The next GPU session's plan (2026-12-06). Steps (1) and (2) of the last plan (the deferred load
-# and its f32 A/B, deterministic V2-Lite, calibrate's fp8-math loop, --ncu) ran on 2026-12-06 on
-# an H100; outcomes in docs/perf/knowledge.md. Remaining:
-# (3) on an H200: `--skip-tests --quick --no-calibrate`, then scripts/perf_tables.py regenerates
-# docs/perf/h200.md; in other calls `calibrate --kv all` (now with fp8 math: ~8.5 min, so
-# --no-batch or one --modes per call) into data/profiles/ for the H200 and the H100.
+# The next GPU session's plan (written 2026-12-06, eleventh session; seven H100 calls ran that
+# day, outcomes in docs/perf/knowledge.md: the deferred load, deterministic V2-Lite, calibrate's
+# fp8-math loop, ncu of fp8 math, attention inside the graphs, the grouped cuBLAS experts).
+# (1) Not yet run on a GPU: the test CudaVerifyGraph.ReplayKeyNamesTheLaunch (gpu_tests
+# --gtest_filter='CudaVerifyGraph.*'; add it to any first call).
+# (2) On an H200: `--skip-tests --quick --no-calibrate`, then scripts/perf_tables.py regenerates
+# docs/perf/h200.md; in other calls `calibrate --kv all` (with fp8 math: ~8.5 min, so --no-batch
+# or one --modes per call) into data/profiles/ for the H200 and the H100.
+# (3) nsys is not on the lent machine (ncu is): V2LITE_NSYS finds nothing there.
 # Short of device
 # time: GPU_CHECK_SECONDS=N. AB_ENV="VAR=VALUE" adds, after --v2lite-bench's rows, a
 # bench-model run (batch 1/8/16, q_len 2/8/16, or V2LITE_BENCH_ARGS's rows) with that environment

@@ -1178,5 +1178,72 @@ TEST(CudaVerifyGraph, ReplayAfterSequencesGrewStaysCorrect) {
   }
 }
 
+// Backend::replay_key (the model runtime's whole-pass graphs): equal for two calls exactly when a
+// graph captured from one replays the other. Deterministic mode (fixed 1024-token chunks): lengths
+// inside the same chunks give one key, and the graph captured at the first replays the second
+// with its bits; a length in a new chunk, or another output buffer, gives another key; a backend
+// whose split workspace would have to grow gives none (the caller runs that call eagerly).
+TEST(CudaVerifyGraph, ReplayKeyNamesTheLaunch) {
+  MLASPEC_SKIP_WITHOUT_GPU();
+  Case c{2, 8, 16, 64, DType::kBF16, 1.f, {6200, 3000}};
+  Problem p = make_problem(c.spec());
+  DeviceProblem d(p);
+  VerifyOptions det;
+  det.deterministic = true;
+  for (bool rw : {false, true}) {
+    auto be = make_backend(rw);
+    GpuOutputs g(p);
+    auto key_at = [&](std::vector<int32_t> lens, GpuOutputs& out) {
+      p.seq_lens = std::move(lens);
+      const VerifyArgs a = device_args(p, d, out.out_view(p), out.lse_view(p));
+      Result<std::string> k = be->replay_key(a, det);
+      EXPECT_TRUE(k.ok()) << k.status().to_string();
+      return k.ok() ? *k : std::string("error");
+    };
+    // No workspace yet, and 7 + 3 splits need partials: no key. The eager call grows it.
+    EXPECT_EQ(key_at({6200, 3000}, g), "") << be->name();
+    (void)run_gpu(*be, p, d, det, "eager, grows the workspace");
+    const std::string a = key_at({5000, 3000}, g);
+    ASSERT_FALSE(a.empty()) << be->name();
+    EXPECT_EQ(key_at({5100, 3000}, g), a) << be->name() << ": same chunks, another key";
+    const std::string longer = key_at({6200, 3000}, g);
+    EXPECT_FALSE(longer.empty()) << be->name();
+    EXPECT_NE(longer, a) << be->name() << ": a new chunk, the same key";
+    GpuOutputs other(p);
+    EXPECT_NE(key_at({5000, 3000}, other), a) << be->name() << ": another output, the same key";
+
+    // Captured at {5000, 3000}, replayed at {5100, 3000}: the eager call's bits there.
+    cudaStream_t stream;
+    ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+    VerifyOptions o = det;
+    o.stream = stream;
+    p.seq_lens = {5000, 3000};
+    throw_if_error(d.sl.copy_from_host(p.seq_lens.data(), 8));
+    const VerifyArgs at_capture = device_args(p, d, g.out_view(p), g.lse_view(p));
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), cudaSuccess);
+    const Status st = be->run(at_capture, o);
+    ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
+    ASSERT_TRUE(st.ok()) << st.to_string();
+    ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+    p.seq_lens = {5100, 3000};
+    throw_if_error(d.sl.copy_from_host(p.seq_lens.data(), 8));
+    g.out.poison();
+    g.lse.poison();
+    ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    const Outputs replayed = g.fetch("replay at 5100");
+    const Outputs eager = run_gpu(*be, p, d, det, "eager at 5100");
+    EXPECT_TRUE(bitwise_equal(replayed, eager)) << be->name();
+    EXPECT_TRUE(close_to_reference(eager, run_cpu(p))) << be->name();
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+    cudaStreamDestroy(stream);
+    p.seq_lens = {6200, 3000};
+    throw_if_error(d.sl.copy_from_host(p.seq_lens.data(), 8));
+  }
+}
+
 }  // namespace
 }  // namespace mlaspec::attn

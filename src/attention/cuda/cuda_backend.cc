@@ -98,7 +98,7 @@ Status encode_rows_tensor_map(CUtensorMapDataType type, const TensorView& t, int
   const cuuint64_t strides[1] = {static_cast<cuuint64_t>(row_bytes)};
   const cuuint32_t box[2] = {box_cols, box_rows};
   const cuuint32_t elem_strides[2] = {1, 1};
-  CUtensorMap map;
+  CUtensorMap map{};  // every byte defined: replay_key compares them
   const CUresult r =
       fn(&map, type, 2, t.data(), dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
          swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);

@@ -150,6 +150,10 @@ Status Runtime::experts_long(const DLayer& d, const std::vector<int32_t>& begin,
     grouped_cublas_ = false;
     log_warn("MoE experts of long passes: cuBLAS's grouped GEMM failed (" + st.message() +
              "); launching a GEMM per expert from now on");
+    // The down call writes into xs_: gather the routed rows again before starting over.
+    MLASPEC_RETURN_IF_ERROR(gather_rows(at<uint16_t>(hb_), at<int32_t>(gidx_),
+                                        begin[static_cast<size_t>(E)], hidden, at<uint16_t>(xs_),
+                                        stream_));
   }
   // gate_up per touched expert, one SwiGLU over every routed row, then down per touched expert:
   // 2 launches per expert where mlp() took 3 (the host launches are what this path waits on).

@@ -248,7 +248,6 @@ Status Runtime::run_pieces(std::span<const ForwardRequest> batch, std::span<cons
             [](const auto& a, const auto& b) { return a.second->last_use < b.second->last_use; }));
       }
       auto g = std::make_unique<Graphs>();
-      g->whole = whole;
       g->exec.assign(whole ? 1 : static_cast<size_t>(c_.num_hidden_layers) + 1, nullptr);
       it = graphs_.emplace(std::move(key), std::move(g)).first;
     }
@@ -258,7 +257,6 @@ Status Runtime::run_pieces(std::span<const ForwardRequest> batch, std::span<cons
   ++(graphs != nullptr ? graph_stats_.graph_passes : graph_stats_.eager_passes);
   const int L = c_.num_hidden_layers;
   if (whole) {
-    ++graph_stats_.attention_graph_passes;
     MLASPEC_RETURN_IF_ERROR(run_whole(pass, graphs, [&]() -> Status {
       for (int s = 0; s <= L; ++s) {
         MLASPEC_RETURN_IF_ERROR(segment(s, pass));
@@ -268,6 +266,8 @@ Status Runtime::run_pieces(std::span<const ForwardRequest> batch, std::span<cons
       }
       return Status::Ok();
     }));
+    // (a failed capture turns whole-pass graphs off: that pass ran eagerly)
+    if (attention_graphs_on_) ++graph_stats_.attention_graph_passes;
     // Each call counted as the dispatcher's run() counts it (replayed, captured and launched, or
     // run eagerly after a failed capture).
     for (size_t c = 0; c < plan.calls.size(); ++c) {
@@ -343,7 +343,9 @@ Status Runtime::run_pieces(std::span<const ForwardRequest> batch, std::span<cons
 // and replayed with the new inputs (their seq_lens and block tables at fixed addresses too). So
 // graphs are captured per batch shape and per attention backend, and the backend is still chosen
 // per batch by the cost model at replay time. A new plan (a request's context crossing a split
-// boundary, every 256 tokens or more) is a new key: captured once, then replayed. Where a call
+// boundary: the runtime's attention runs in deterministic mode, fixed chunks of 1024 tokens per 64
+// heads) or a doubled block-table width is a new key: captured once, then replayed (a batch of B
+// requests meets one about every 1024 / B steps). Where a call
 // cannot be replayed (its backend's workspace must grow first), the pass replays the segments
 // between eager attention calls instead (vLLM's piecewise cut). A capture that fails turns that
 // kind of graph off for the runtime with a warning and the pass goes on eagerly; a reallocated
@@ -406,7 +408,20 @@ Status Runtime::replay_or_capture(cudaGraphExec_t& exec, const std::function<Sta
   if (exec == nullptr) {
     MLASPEC_RETURN_IF_ERROR(cuda_status(
         cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal), "begin capture"));
+    // An exception out of `work` must not leave the stream capturing (every later pass would fail).
+    struct EndCaptureOnThrow {
+      cudaStream_t stream;
+      bool armed = true;
+      ~EndCaptureOnThrow() {
+        if (!armed) return;
+        cudaGraph_t g = nullptr;
+        cudaStreamEndCapture(stream, &g);
+        if (g != nullptr) cudaGraphDestroy(g);
+        cudaGetLastError();
+      }
+    } guard{stream_};
     const Status st = work();
+    guard.armed = false;
     cudaGraph_t graph = nullptr;
     const cudaError_t ended = cudaStreamEndCapture(stream_, &graph);
     cudaError_t made = ended;

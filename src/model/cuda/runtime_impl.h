@@ -233,11 +233,10 @@ class Runtime final : public CudaRuntime {
     bool argmax_only = false;  // ForwardOptions::argmax_only: argmax_ gets each logit row's id
   };
   // The graphs of one pass key (graph_key()), made on first use: L + 1 segment executables, or
-  // one of the whole pass with its attention calls (`whole`: the key names each call's backend
-  // and launch).
+  // one of the whole pass with its attention calls (its key names each call's backend and
+  // launch).
   struct Graphs {
     std::vector<cudaGraphExec_t> exec;
-    bool whole = false;
     uint64_t last_use = 0;  // graph_uses_ at the last replay (the cache drops the oldest)
     ~Graphs();
   };
