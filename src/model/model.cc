@@ -109,6 +109,26 @@ Result<Model> Model::load(const std::filesystem::path& dir, const LoadOptions& o
     }
     defer = v == "deferred";
   }
+  // The CUDA runtime's other A/B switches (docs/model.md "Switches"), read again at its init:
+  // a misspelt value is refused here by name rather than taken as the default.
+  if (options.device == Device::kCUDA) {
+    if (const char* env = std::getenv("MLASPEC_CUDA_GRAPHS"); env != nullptr) {
+      const std::string v = env;
+      if (v != "0" && v != "1" && v != "segments") {
+        return invalid_argument("MLASPEC_CUDA_GRAPHS=" + v +
+                                ": expected 0 (no graphs), 1 (whole passes, the default) or "
+                                "segments (attention outside the graphs)");
+      }
+    }
+    if (const char* env = std::getenv("MLASPEC_CUDA_EXPERTS"); env != nullptr) {
+      const std::string v = env;
+      if (v != "grouped" && v != "per_expert") {
+        return invalid_argument("MLASPEC_CUDA_EXPERTS=" + v +
+                                ": expected grouped (the default) or per_expert (a GEMM launch "
+                                "per expert in passes over 128 tokens)");
+      }
+    }
+  }
   Result<ModelWeights> weights = load_weights(*config, *ckpt, {.defer_projections = defer});
   if (!weights.ok()) return weights.status();
   attn::DispatchSetupOptions dopts;

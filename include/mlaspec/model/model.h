@@ -176,7 +176,7 @@ class Model {
   // Where the CUDA runtime's forward spends its time, per phase (projections, KV write, attention,
   // MoE router / shared / routed experts / combine, norms, lm_head): CUDA events around each
   // phase, read after each forward's final sync, so profiling slows the forward; off by default
-  // (on from the start with MLASPEC_PROFILE=1, which also prints the totals to stderr at exit).
+  // (on from the start with MLASPEC_PHASES=1, which also prints the totals to stderr at exit).
   // phase_report: a table of the totals since the last reset. The CPU runtime has no phases: an
   // empty report.
   void set_phase_profiling(bool on);

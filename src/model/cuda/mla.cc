@@ -38,7 +38,7 @@ Status Runtime::mla_in(int layer, const Pass& p) {
   const int64_t latent = c_.kv_lora_rank, row = latent + c_.qk_rope_head_dim;
   const uint16_t* hb = at<uint16_t>(hb_);
 
-  // Phases (MLASPEC_PROFILE): each begin() closes the one before.
+  // Phases (MLASPEC_PHASES): each begin() closes the one before.
   const PhaseEnd phase_end(phases_);
   phases_.begin_if_on("mla in proj");
   // q [T, H, nope + rope].

@@ -1,5 +1,5 @@
 // PhaseTimer (runtime_impl.h): per-phase GPU and host times of the CUDA runtime's forward, on when
-// MLASPEC_PROFILE=1. `mlaspec bench-model` runs print the totals at exit (docs/perf/knowledge.md
+// MLASPEC_PHASES=1. `mlaspec bench-model` runs print the totals at exit (docs/perf/knowledge.md
 // reads them to say where a step's time goes).
 #include <chrono>
 #include <cstdio>
@@ -20,7 +20,7 @@ double host_ms() {
 }  // namespace
 
 PhaseTimer::PhaseTimer() {
-  const char* env = std::getenv("MLASPEC_PROFILE");
+  const char* env = std::getenv("MLASPEC_PHASES");
   on_ = env != nullptr && std::strcmp(env, "0") != 0 && env[0] != '\0';
 }
 
@@ -83,7 +83,7 @@ std::string PhaseTimer::report() const {
   double gpu = 0;
   for (const auto& [name, t] : totals_) gpu += t.gpu_ms;
   std::string out =
-      "cuda runtime phases (MLASPEC_PROFILE): phase | GPU ms | host ms | calls | % of GPU\n";
+      "cuda runtime phases (MLASPEC_PHASES): phase | GPU ms | host ms | calls | % of GPU\n";
   char line[160];
   for (const auto& [name, t] : totals_) {
     std::snprintf(line, sizeof(line), "  %-16s | %10.3f | %10.3f | %8lld | %5.1f%%\n", name.c_str(),

@@ -115,7 +115,7 @@ struct UploadStagingScope {
   ~UploadStagingScope() { (void)release_upload_staging(); }
 };
 
-// Where a forward's time goes, per phase (MLASPEC_PROFILE=1 in the environment; off, it costs a
+// Where a forward's time goes, per phase (MLASPEC_PHASES=1 in the environment; off, it costs a
 // branch per phase): CUDA events around each phase give its GPU time (which includes any gap the
 // GPU spent waiting for the host to launch it), a host clock its launch time; totals are printed
 // to stderr when the runtime is destroyed. Events are read after the forward's final sync.
