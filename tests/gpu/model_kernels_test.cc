@@ -398,30 +398,38 @@ TEST(CudaModelKernels, SplitQ) {
   }
 }
 
+// Both overloads: f32 gate / up values, and bf16 ones (the long passes' grouped expert GEMMs
+// write bf16; the reference then runs on the same bf16-rounded values).
 TEST(CudaModelKernels, SiluMul) {
   MLASPEC_SKIP_WITHOUT_GPU();
-  for (int64_t inter : {1, 1407, 1408, 10944, 18432}) {
-    for (int64_t T : kTokens) {
-      const std::vector<float> gu = randn(static_cast<size_t>(T * 2 * inter), 4.0f);
-      Buffer dg = upload(gu), da = poisoned<uint16_t>(T * inter);
-      ASSERT_TRUE(gpu::silu_mul(static_cast<const float*>(dg.data()), T, inter,
-                                static_cast<uint16_t*>(da.data()), nullptr)
-                      .ok());
-      sync();
-      const std::vector<float> got = from_bf16(download<uint16_t>(da));
-      std::vector<float> want(got.size()), bound(got.size());
-      for (int64_t t = 0; t < T; ++t) {
-        const float* g = gu.data() + t * 2 * inter;
-        float* o = want.data() + t * inter;
-        cpu::silu_mul(g, g + inter, inter, o);
-        for (int64_t i = 0; i < inter; ++i) {
-          bound[static_cast<size_t>(t * inter + i)] =
-              kBf16Ulp * std::fabs(o[i]) + 1e-6f * std::fabs(g[i] * g[inter + i]);
-          o[i] = round_bf16(o[i]);
+  for (bool bf16_in : {false, true}) {
+    for (int64_t inter : {1, 1407, 1408, 10944, 18432}) {
+      for (int64_t T : kTokens) {
+        std::vector<float> gu = randn(static_cast<size_t>(T * 2 * inter), 4.0f);
+        if (bf16_in) gu = from_bf16(to_bf16(gu));
+        Buffer dg = bf16_in ? upload(to_bf16(gu)) : upload(gu), da = poisoned<uint16_t>(T * inter);
+        ASSERT_TRUE((bf16_in ? gpu::silu_mul(static_cast<const uint16_t*>(dg.data()), T, inter,
+                                             static_cast<uint16_t*>(da.data()), nullptr)
+                             : gpu::silu_mul(static_cast<const float*>(dg.data()), T, inter,
+                                             static_cast<uint16_t*>(da.data()), nullptr))
+                        .ok());
+        sync();
+        const std::vector<float> got = from_bf16(download<uint16_t>(da));
+        std::vector<float> want(got.size()), bound(got.size());
+        for (int64_t t = 0; t < T; ++t) {
+          const float* g = gu.data() + t * 2 * inter;
+          float* o = want.data() + t * inter;
+          cpu::silu_mul(g, g + inter, inter, o);
+          for (int64_t i = 0; i < inter; ++i) {
+            bound[static_cast<size_t>(t * inter + i)] =
+                kBf16Ulp * std::fabs(o[i]) + 1e-6f * std::fabs(g[i] * g[inter + i]);
+            o[i] = round_bf16(o[i]);
+          }
         }
+        expect_near_all(got, want, bound,
+                        std::string(bf16_in ? "silu_mul (bf16) inter " : "silu_mul inter ") +
+                            std::to_string(inter) + " T " + std::to_string(T));
       }
-      expect_near_all(got, want, bound,
-                      "silu_mul inter " + std::to_string(inter) + " T " + std::to_string(T));
     }
   }
 }
@@ -657,45 +665,55 @@ TEST(CudaModelKernels, PlanMoe) {
   }
 }
 
+// Both overloads: f32 expert outputs, and bf16 ones (the long passes' grouped GEMMs), the
+// reference on the same bf16-rounded values.
 TEST(CudaModelKernels, MoeCombine) {
   MLASPEC_SKIP_WITHOUT_GPU();
-  for (int64_t hidden : kHidden) {
-    for (int64_t T : kTokens) {
-      for (int k : {6, 8}) {
-        for (bool with_shared : {true, false}) {
-          const int64_t n = T * k;
-          const std::vector<float> ys = randn(static_cast<size_t>(n * hidden));
-          const std::vector<float> shared = randn(static_cast<size_t>(T * hidden));
-          std::vector<int32_t> pos(static_cast<size_t>(n));
-          for (int64_t i = 0; i < n; ++i) pos[static_cast<size_t>(i)] = static_cast<int32_t>(i);
-          std::shuffle(pos.begin(), pos.end(), rng());
-          std::vector<float> w = randn(static_cast<size_t>(n), 0.3f);
-          Buffer dy = upload(ys), dp = upload(pos), dw = upload(w), ds = upload(shared),
-                 dout = poisoned<float>(T * hidden);
-          ASSERT_TRUE(gpu::moe_combine(static_cast<const float*>(dy.data()),
-                                       static_cast<const int32_t*>(dp.data()),
-                                       static_cast<const float*>(dw.data()), k,
-                                       with_shared ? static_cast<const float*>(ds.data()) : nullptr,
-                                       T, hidden, static_cast<float*>(dout.data()), nullptr)
-                          .ok());
-          sync();
-          std::vector<float> want(static_cast<size_t>(T * hidden)), bound(want.size());
-          cpu::moe_combine(ys.data(), pos.data(), w.data(), k,
-                           with_shared ? shared.data() : nullptr, T, hidden, want.data());
-          for (int64_t t = 0; t < T; ++t) {
-            for (int64_t j = 0; j < hidden; ++j) {
-              float mag = with_shared ? std::fabs(shared[static_cast<size_t>(t * hidden + j)]) : 0;
-              for (int i = 0; i < k; ++i) {
-                mag += std::fabs(w[static_cast<size_t>(t * k + i)] *
-                                 ys[static_cast<size_t>(pos[t * k + i] * hidden + j)]);
+  for (bool bf16_in : {false, true}) {
+    for (int64_t hidden : kHidden) {
+      for (int64_t T : kTokens) {
+        for (int k : {6, 8}) {
+          for (bool with_shared : {true, false}) {
+            const int64_t n = T * k;
+            std::vector<float> ys = randn(static_cast<size_t>(n * hidden));
+            if (bf16_in) ys = from_bf16(to_bf16(ys));
+            const std::vector<float> shared = randn(static_cast<size_t>(T * hidden));
+            std::vector<int32_t> pos(static_cast<size_t>(n));
+            for (int64_t i = 0; i < n; ++i) pos[static_cast<size_t>(i)] = static_cast<int32_t>(i);
+            std::shuffle(pos.begin(), pos.end(), rng());
+            std::vector<float> w = randn(static_cast<size_t>(n), 0.3f);
+            Buffer dy = bf16_in ? upload(to_bf16(ys)) : upload(ys), dp = upload(pos),
+                   dw = upload(w), ds = upload(shared), dout = poisoned<float>(T * hidden);
+            const auto* dpos = static_cast<const int32_t*>(dp.data());
+            const auto* dwt = static_cast<const float*>(dw.data());
+            const float* dsh = with_shared ? static_cast<const float*>(ds.data()) : nullptr;
+            auto* o = static_cast<float*>(dout.data());
+            ASSERT_TRUE((bf16_in ? gpu::moe_combine(static_cast<const uint16_t*>(dy.data()), dpos,
+                                                    dwt, k, dsh, T, hidden, o, nullptr)
+                                 : gpu::moe_combine(static_cast<const float*>(dy.data()), dpos, dwt,
+                                                    k, dsh, T, hidden, o, nullptr))
+                            .ok());
+            sync();
+            std::vector<float> want(static_cast<size_t>(T * hidden)), bound(want.size());
+            cpu::moe_combine(ys.data(), pos.data(), w.data(), k,
+                             with_shared ? shared.data() : nullptr, T, hidden, want.data());
+            for (int64_t t = 0; t < T; ++t) {
+              for (int64_t j = 0; j < hidden; ++j) {
+                float mag =
+                    with_shared ? std::fabs(shared[static_cast<size_t>(t * hidden + j)]) : 0;
+                for (int i = 0; i < k; ++i) {
+                  mag += std::fabs(w[static_cast<size_t>(t * k + i)] *
+                                   ys[static_cast<size_t>(pos[t * k + i] * hidden + j)]);
+                }
+                bound[static_cast<size_t>(t * hidden + j)] = 4 * (k + 1) * kEps * mag + 1e-30f;
               }
-              bound[static_cast<size_t>(t * hidden + j)] = 4 * (k + 1) * kEps * mag + 1e-30f;
             }
+            expect_near_all(
+                download<float>(dout), want, bound,
+                std::string(bf16_in ? "moe_combine (bf16) hidden " : "moe_combine hidden ") +
+                    std::to_string(hidden) + " T " + std::to_string(T) + " k " + std::to_string(k) +
+                    (with_shared ? " shared" : ""));
           }
-          expect_near_all(download<float>(dout), want, bound,
-                          "moe_combine hidden " + std::to_string(hidden) + " T " +
-                              std::to_string(T) + " k " + std::to_string(k) +
-                              (with_shared ? " shared" : ""));
         }
       }
     }

@@ -113,7 +113,7 @@ attn::VerifyArgs Runtime::attention_args(int layer, kv::KvPool& pool,
 
 Status Runtime::mla_attention(int layer, kv::KvPool& pool, attn::Dispatcher& dispatcher,
                               const AttentionBlockPlan& plan, const int32_t* table,
-                              const int32_t* seq_lens, std::span<const int> picks) {
+                              const int32_t* seq_lens, std::span<const AttentionPick> picks) {
   const PhaseEnd phase_end(phases_);
   phases_.begin_if_on("attention");
   const attn::VerifyOptions vo = attention_options();
@@ -122,7 +122,7 @@ Status Runtime::mla_attention(int layer, kv::KvPool& pool, attn::Dispatcher& dis
     if (picks.empty()) {
       MLASPEC_RETURN_IF_ERROR(dispatcher.run(args, vo).with_context("layer " + str(layer)));
     } else {
-      auto backend = dispatcher.registry().get(picks[c]);
+      auto backend = dispatcher.registry().get(picks[c].backend);
       if (!backend.ok()) return backend.status();
       MLASPEC_RETURN_IF_ERROR((*backend)->run(args, vo).with_context("layer " + str(layer)));
     }

@@ -223,7 +223,7 @@ Status Runtime::run_pieces(std::span<const ForwardRequest> batch, std::span<cons
   // key), else the segments between eager attention calls.
   static_assert(kCudaGraphMaxTokens <= kGroupedMoeMaxTokens);
   Graphs* graphs = nullptr;
-  std::vector<int> picks;
+  std::vector<AttentionPick> picks;
   bool whole = false;
   if (graph_pass) {
     if (graphs_generation_ != scratch_generation_) {
@@ -270,10 +270,8 @@ Status Runtime::run_pieces(std::span<const ForwardRequest> batch, std::span<cons
     if (attention_graphs_on_) ++graph_stats_.attention_graph_passes;
     // Each call counted as the dispatcher's run() counts it (replayed, captured and launched, or
     // run eagerly after a failed capture).
-    for (size_t c = 0; c < plan.calls.size(); ++c) {
-      const attn::VerifyShape shape = attn::shape_of(
-          attention_args(0, pool, plan, plan.calls[c], table, seq_lens), attention_options());
-      for (int l = 0; l < L; ++l) dispatcher.record_call(picks[c], shape);
+    for (const AttentionPick& pick : picks) {
+      for (int l = 0; l < L; ++l) dispatcher.record_call(pick.backend, pick.shape);
     }
   } else {
     for (int s = 0; s <= L; ++s) {
@@ -376,9 +374,9 @@ void Runtime::clear_graphs() {
 
 Result<bool> Runtime::attention_replay(kv::KvPool& pool, attn::Dispatcher& dispatcher,
                                        const AttentionBlockPlan& plan, const int32_t* table,
-                                       const int32_t* seq_lens, std::vector<int>* picks,
+                                       const int32_t* seq_lens, std::vector<AttentionPick>* picks,
                                        std::string* key) {
-  std::vector<int> chosen;
+  std::vector<AttentionPick> chosen;
   std::string k;
   const attn::VerifyOptions vo = attention_options();
   for (const AttentionBlockCall& call : plan.calls) {
@@ -387,14 +385,15 @@ Result<bool> Runtime::attention_replay(kv::KvPool& pool, attn::Dispatcher& dispa
     const attn::VerifyArgs args = attention_args(0, pool, plan, call, table, seq_lens);
     attn::SelectOptions so;
     so.data_device = Device::kCUDA;
-    auto d = dispatcher.select(attn::shape_of(args, vo), so);
+    const attn::VerifyShape shape = attn::shape_of(args, vo);
+    auto d = dispatcher.select(shape, so);
     if (!d.ok()) return d.status().with_context("layer 0");
     auto backend = dispatcher.registry().get(d->backend_index);
     if (!backend.ok()) return backend.status();
     auto launch = (*backend)->replay_key(args, vo);
     if (!launch.ok()) return launch.status().with_context("layer 0");
     if (launch->empty()) return false;
-    chosen.push_back(d->backend_index);
+    chosen.push_back({d->backend_index, shape});
     k += str(d->backend_index) + ":" + str(static_cast<int64_t>(launch->size())) + ":";
     k += *launch;
   }

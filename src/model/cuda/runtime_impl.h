@@ -240,12 +240,18 @@ class Runtime final : public CudaRuntime {
     uint64_t last_use = 0;  // graph_uses_ at the last replay (the cache drops the oldest)
     ~Graphs();
   };
+  // One attention call's backend, as the dispatcher picked it, and its shape (for the counters).
+  struct AttentionPick {
+    int backend = -1;
+    attn::VerifyShape shape;
+  };
   // Attention inside the pass's graph: the backend the dispatcher picks for each call of the plan
   // (`picks`, in plan order) and the calls' replay keys appended to `key`. False (picks and key
   // untouched) when some call cannot be replayed from a graph now.
   Result<bool> attention_replay(kv::KvPool& pool, attn::Dispatcher& dispatcher,
                                 const AttentionBlockPlan& plan, const int32_t* table,
-                                const int32_t* seq_lens, std::vector<int>* picks, std::string* key);
+                                const int32_t* seq_lens, std::vector<AttentionPick>* picks,
+                                std::string* key);
   // The arguments of attention call `call` of the plan at `layer`.
   attn::VerifyArgs attention_args(int layer, kv::KvPool& pool, const AttentionBlockPlan& plan,
                                   const AttentionBlockCall& call, const int32_t* table,
@@ -285,7 +291,7 @@ class Runtime final : public CudaRuntime {
   // pass's calls) instead of letting the dispatcher choose and count per call.
   Status mla_attention(int layer, kv::KvPool& pool, attn::Dispatcher& dispatcher,
                        const AttentionBlockPlan& plan, const int32_t* table,
-                       const int32_t* seq_lens, std::span<const int> picks);
+                       const int32_t* seq_lens, std::span<const AttentionPick> picks);
   Status mla_out(int layer, int64_t T);
   Status moe(int layer, int64_t T);
   // A long pass's routed expert GEMMs (gate_up, SwiGLU, down) with the experts' row offsets
