@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "cuda/runtime.h"
 #include "layers.h"
@@ -112,20 +113,30 @@ Result<Model> Model::load(const std::filesystem::path& dir, const LoadOptions& o
   // The CUDA runtime's other A/B switches (docs/model.md "Switches"), read again at its init:
   // a misspelt value is refused here by name rather than taken as the default.
   if (options.device == Device::kCUDA) {
-    if (const char* env = std::getenv("MLASPEC_CUDA_GRAPHS"); env != nullptr) {
-      const std::string v = env;
-      if (v != "0" && v != "1" && v != "segments") {
-        return invalid_argument("MLASPEC_CUDA_GRAPHS=" + v +
-                                ": expected 0 (no graphs), 1 (whole passes, the default) or "
-                                "segments (attention outside the graphs)");
-      }
-    }
-    if (const char* env = std::getenv("MLASPEC_CUDA_EXPERTS"); env != nullptr) {
-      const std::string v = env;
-      if (v != "grouped" && v != "per_expert") {
-        return invalid_argument("MLASPEC_CUDA_EXPERTS=" + v +
-                                ": expected grouped (the default) or per_expert (a GEMM launch "
-                                "per expert in passes over 128 tokens)");
+    struct Switch {
+      const char* name;
+      std::vector<std::string> values;
+      const char* expected;
+    };
+    const Switch switches[] = {
+        {"MLASPEC_CUDA_GRAPHS",
+         {"0", "1", "segments"},
+         "0 (no graphs), 1 (whole passes, the default) or segments (attention outside the "
+         "graphs)"},
+        {"MLASPEC_ATTENTION_SPLITS",
+         {"adaptive", "fixed"},
+         "adaptive (default mode's attention splits the KV for the GPU, the default) or fixed "
+         "(deterministic mode's 1024-token chunks in default mode too)"},
+        {"MLASPEC_CUDA_EXPERTS",
+         {"grouped", "per_expert"},
+         "grouped (the default) or per_expert (a GEMM launch per expert in passes over 128 "
+         "tokens)"},
+    };
+    for (const Switch& sw : switches) {
+      const char* env = std::getenv(sw.name);
+      if (env == nullptr) continue;
+      if (std::find(sw.values.begin(), sw.values.end(), env) == sw.values.end()) {
+        return invalid_argument(std::string(sw.name) + "=" + env + ": expected " + sw.expected);
       }
     }
   }

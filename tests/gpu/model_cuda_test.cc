@@ -897,8 +897,9 @@ TEST_P(CudaForward, GraphReplayEqualsEager) {
 // same bits (fold == rowwise bitwise), each step's attention ran inside its graph, each backend
 // got its own graphs on each side of the boundary and exactly its steps' calls counted, and the
 // policy switches between replays without a recapture. (A new split plan as a key change is
-// CudaVerifyGraph.ReplayKeyNamesTheLaunch's: the runtime's fixed 1024-token chunks are past
-// these contexts.)
+// CudaVerifyGraph.ReplayKeyNamesTheLaunch's: deterministic mode's fixed 1024-token chunks are past
+// these contexts, and default mode's adaptive 256-token chunks split at S = 256 too, where the
+// table's width doubles.)
 TEST_P(CudaForward, AttentionGraphsFollowTheBackendAndThePlan) {
   const std::string name = GetParam();
   if (!cuda_serves(name)) GTEST_SKIP() << name << ": heads outside the CUDA backends' range";

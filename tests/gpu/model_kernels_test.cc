@@ -9,8 +9,8 @@
 // Bounds, and why (f32: one rounding is within eps = 2^-24 relative, one ulp 2^-23; bf16: an ulp is
 // at most 2^-7 relative, so two values that round to different sides of a bf16 boundary differ by
 // one ulp <= 2^-7 |ref| after rounding):
-//   - exact (bitwise): embed, add, gather, plan_moe (and its touched-expert list), route's expert
-//   ids (the same IEEE operations
+//   - exact (bitwise): embed, add, add_rms_norm against add + rms_norm, gather, plan_moe (and its
+//   touched-expert list), route's expert ids (the same IEEE operations
 //     on the same inputs; ties by lower index as cpu::top_k);
 //   - rms_norm: both sum squares in double, in different orders, then one f32 rounding of the
 //     scale (may differ by one ulp) and two f32 products: |d| <= 8 eps |ref| for f32 outputs;
@@ -253,6 +253,67 @@ TEST(CudaModelKernels, AddInplace) {
     const std::vector<float> y = download<float>(dx);
     for (int64_t i = 0; i < n; ++i) {
       ASSERT_EQ(y[static_cast<size_t>(i)], x[static_cast<size_t>(i)] + d[static_cast<size_t>(i)]);
+    }
+  }
+}
+
+// add_rms_norm (the residual add inside the norm after it): bitwise add_inplace then rms_norm, the
+// sums written back to x, both outputs (padded strides, gaps still poisoned) and the f32-only and
+// bf16-only forms the runtime uses.
+TEST(CudaModelKernels, AddRmsNormIsAddThenNorm) {
+  MLASPEC_SKIP_WITHOUT_GPU();
+  for (int64_t dim : {256, 257, 2048, 7168}) {
+    for (int64_t T : kTokens) {
+      const int64_t ldy = dim + 3, ldyb = dim + 5;
+      const std::vector<float> x = randn(static_cast<size_t>(T * dim), 3.0f);
+      const std::vector<float> d = randn(static_cast<size_t>(T * dim));
+      const std::vector<float> w = randn(static_cast<size_t>(dim));
+      const float eps = 1e-6f;
+      // The two-launch form.
+      Buffer ax = upload(x), dd = upload(d), dw = upload(w);
+      Buffer ay = poisoned<float>(T * ldy), ayb = poisoned<uint16_t>(T * ldyb);
+      ASSERT_TRUE(gpu::add_inplace(static_cast<float*>(ax.data()),
+                                   static_cast<const float*>(dd.data()), T * dim, nullptr)
+                      .ok());
+      ASSERT_TRUE(gpu::rms_norm(static_cast<const float*>(ax.data()), dim, T, dim,
+                                static_cast<const float*>(dw.data()), eps,
+                                static_cast<float*>(ay.data()), ldy,
+                                static_cast<uint16_t*>(ayb.data()), ldyb, nullptr)
+                      .ok());
+      const std::string tag = "dim " + std::to_string(dim) + " T " + std::to_string(T);
+      for (int outputs = 0; outputs < 3; ++outputs) {  // both, f32 only, bf16 only
+        const bool f32 = outputs != 2, b16 = outputs != 1;
+        Buffer bx = upload(x), by = poisoned<float>(T * ldy), byb = poisoned<uint16_t>(T * ldyb);
+        ASSERT_TRUE(
+            gpu::add_rms_norm(static_cast<float*>(bx.data()), static_cast<const float*>(dd.data()),
+                              T, dim, static_cast<const float*>(dw.data()), eps,
+                              f32 ? static_cast<float*>(by.data()) : nullptr, ldy,
+                              b16 ? static_cast<uint16_t*>(byb.data()) : nullptr, ldyb, nullptr)
+                .ok());
+        sync();
+        const std::string what = tag + " outputs " + std::to_string(outputs);
+        ASSERT_EQ(download<float>(bx), download<float>(ax)) << "sums in x, " << what;
+        const std::vector<float> ya = download<float>(ay), yb = download<float>(by);
+        const std::vector<uint16_t> yab = download<uint16_t>(ayb), ybb = download<uint16_t>(byb);
+        for (size_t i = 0; i < ya.size(); ++i) {
+          // Bitwise: NaN poison in the gaps (and everywhere when not written) compared as bits.
+          uint32_t a = 0, b = 0;
+          std::memcpy(&a, &ya[i], 4);
+          std::memcpy(&b, &yb[i], 4);
+          if (f32) {
+            ASSERT_EQ(a, b) << "f32 output " << i << ", " << what;
+          } else {
+            ASSERT_EQ(b, 0xffffffffu) << "f32 output written, " << what;
+          }
+        }
+        for (size_t i = 0; i < yab.size(); ++i) {
+          if (b16) {
+            ASSERT_EQ(yab[i], ybb[i]) << "bf16 output " << i << ", " << what;
+          } else {
+            ASSERT_EQ(ybb[i], 0xffff) << "bf16 output written, " << what;
+          }
+        }
+      }
     }
   }
 }

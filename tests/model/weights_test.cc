@@ -251,7 +251,8 @@ TEST(Weights, CudaLoadSwitchRefusesUnknownValues) {
                   "MLASPEC_CUDA_LOAD=fp16: expected f32 (an f32 host copy first) or deferred");
 }
 
-// The CUDA runtime's other switches (MLASPEC_CUDA_GRAPHS, MLASPEC_CUDA_EXPERTS): a value outside
+// The CUDA runtime's other switches (MLASPEC_CUDA_GRAPHS, MLASPEC_CUDA_EXPERTS,
+// MLASPEC_ATTENTION_SPLITS): a value outside
 // the accepted ones is refused by name at load, before the device is opened.
 TEST(Weights, CudaRuntimeSwitchesRefuseUnknownValues) {
   // A CUDA load with `name`=`value` in the environment: its error, "" if it loaded.
@@ -265,14 +266,16 @@ TEST(Weights, CudaRuntimeSwitchesRefuseUnknownValues) {
   };
   const std::pair<const char*, const char*> refused[] = {{"MLASPEC_CUDA_GRAPHS", "segmnets"},
                                                          {"MLASPEC_CUDA_GRAPHS", "off"},
-                                                         {"MLASPEC_CUDA_EXPERTS", "perexpert"}};
+                                                         {"MLASPEC_CUDA_EXPERTS", "perexpert"},
+                                                         {"MLASPEC_ATTENTION_SPLITS", "auto"}};
   for (const auto& [name, value] : refused) {
     EXPECT_CONTAINS(load_error(name, value), std::string(name) + "=" + value + ": expected");
   }
   // The accepted values pass this check (without a GPU the load fails later, for that reason).
   const std::pair<const char*, const char*> accepted[] = {{"MLASPEC_CUDA_GRAPHS", "segments"},
                                                           {"MLASPEC_CUDA_GRAPHS", "0"},
-                                                          {"MLASPEC_CUDA_EXPERTS", "per_expert"}};
+                                                          {"MLASPEC_CUDA_EXPERTS", "per_expert"},
+                                                          {"MLASPEC_ATTENTION_SPLITS", "fixed"}};
   for (const auto& [name, value] : accepted) {
     const std::string error = load_error(name, value);
     EXPECT_EQ(error.find(std::string(name) + "="), std::string::npos) << error;

@@ -51,11 +51,18 @@ __global__ void embed_kernel(const uint16_t* table, const int32_t* tokens, int64
 
 constexpr int kNormThreads = 256;
 
-__global__ void rms_norm_kernel(const float* x, int64_t ldx, int64_t dim, const float* w, float eps,
-                                float* y_f32, int64_t ldy, uint16_t* y_bf16, int64_t ldyb) {
+// With `residual` (add_rms_norm): x's row first gets residual's row added, written back, by the
+// thread that reads it again below.
+__global__ void rms_norm_kernel(float* x, int64_t ldx, int64_t dim, const float* residual,
+                                const float* w, float eps, float* y_f32, int64_t ldy,
+                                uint16_t* y_bf16, int64_t ldyb) {
   __shared__ double partial[kNormThreads];
   const int64_t t = blockIdx.x;
-  const float* xr = x + t * ldx;
+  float* xr = x + t * ldx;
+  if (residual != nullptr) {
+    const float* rr = residual + t * dim;
+    for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) xr[i] += rr[i];
+  }
   double sum = 0.0;
   for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) sum += static_cast<double>(xr[i]) * xr[i];
   partial[threadIdx.x] = sum;
@@ -596,56 +603,59 @@ __global__ void __launch_bounds__(kTcWarps * 32)
   }
 }
 
-// The grouped GEMV (default mode, a row or a few per expert): a warp per kGemvCols columns of one
-// touched expert (blockIdx.z a slot of the touched list), its rows kGemvRows at a time. Lane l
-// owns the 8-value chunks l, l + 32, ... of K (K % 8 == 0): per chunk it loads the kGemvCols
-// weight rows' 16 bytes (independent loads, in flight together) and each row's x chunk (L1 / L2
-// after the first column tile), then the 32 lanes fold each (row, column) sum by a butterfly.
-constexpr int kGemvWarps = 8;
-constexpr int kGemvCols = 4;
-constexpr int kGemvRows = 4;
+// The grouped GEMV (the routed experts of short passes, a row or a few per expert): a warp per COLS
+// columns, the rows R at a time (R = 1, 2 or 4, by the call's most rows: fewer accumulators at
+// decode). Lane l owns the 8-value chunks l, l + 32, ... of K (K % 8 == 0): per chunk it loads the
+// COLS weight rows' 16 bytes (independent loads, in flight together, kUnroll chunks at once) and
+// each row's x chunk (L1 / L2 after the first column tile), then the 32 lanes fold each (row,
+// column) sum by a butterfly: ri_column's order whatever R, COLS and the unrolling, so every form
+// gives the same bits. Measured
+// at one row on an H100 (dev/micro/gemv.cu, docs/perf/knowledge.md): the experts' 6 x [2816 x
+// 2048] at 2.69 TB/s in 4-column warps (a copy of the same bytes: 2.80), while single matrices
+// such as o_proj [2048 x 2048] need more, narrower warps (1 column, 8 chunks in flight: 6.0 µs
+// against 8.0 in 4-column warps and 11.9 for cuBLAS: dev/pending/gemv-rows-shared-stream.patch).
+constexpr int kGemvWarps = 8;    // warps per block
+constexpr int kGemvCols = 4;     // columns per warp
+constexpr int kGemvMaxRows = 4;  // R's largest value
 
-template <typename TY>
-__global__ void __launch_bounds__(kGemvWarps * 32)
-    gemm_grouped_gemv_kernel(const uint16_t* x, const uint16_t* const* ws, const int32_t* begin,
-                             const int32_t* touched, TY* y, int64_t N, int64_t K) {
-  const int e = touched[blockIdx.z];
-  if (e < 0) return;
-  const int64_t b = begin[e], n = begin[e + 1] - b;
+// One warp's COLS columns (`cols` of them real): weight rows w + c * ldw, x rows x + t * ldx,
+// outputs y[t * ldy + c], for rows t < n.
+template <int R, int COLS, typename TY>
+__device__ __forceinline__ void gemv_columns(const uint16_t* x, int64_t ldx, const uint16_t* w,
+                                             int64_t ldw, TY* y, int64_t ldy, int64_t n, int cols,
+                                             int64_t K) {
   const int lane = threadIdx.x % 32;
-  const int64_t j0 = (int64_t{blockIdx.x} * kGemvWarps + threadIdx.x / 32) * kGemvCols;
-  if (j0 >= N) return;
-  const int cols = static_cast<int>(N - j0 < kGemvCols ? N - j0 : kGemvCols);
-  const uint16_t* w = ws[e] + j0 * K;
   const int64_t chunks = K / kChunk;
-  for (int64_t t0 = 0; t0 < n; t0 += kGemvRows) {
-    const int rows = static_cast<int>(n - t0 < kGemvRows ? n - t0 : kGemvRows);
-    const uint16_t* xr = x + (b + t0) * K;
-    float acc[kGemvRows][kGemvCols];
+  // Chunks in flight per lane (each COLS weight loads): more where a warp has fewer columns.
+  constexpr int kUnroll = COLS == 1 ? 8 : (R == 1 ? 4 : 2);
+  for (int64_t t0 = 0; t0 < n; t0 += R) {
+    const int rows = static_cast<int>(n - t0 < R ? n - t0 : R);
+    const uint16_t* xr = x + t0 * ldx;
+    float acc[R][COLS];
 #pragma unroll
-    for (int r = 0; r < kGemvRows; ++r) {
+    for (int r = 0; r < R; ++r) {
 #pragma unroll
-      for (int c = 0; c < kGemvCols; ++c) acc[r][c] = 0.0f;
+      for (int c = 0; c < COLS; ++c) acc[r][c] = 0.0f;
     }
-#pragma unroll 2
+#pragma unroll kUnroll
     for (int64_t ch = lane; ch < chunks; ch += 32) {
-      float wv[kGemvCols][kChunk];
+      float wv[COLS][kChunk];
 #pragma unroll
-      for (int c = 0; c < kGemvCols; ++c) {
+      for (int c = 0; c < COLS; ++c) {
         if (c < cols) {
-          load8(w + c * K + ch * kChunk, true, wv[c]);
+          load8(w + c * ldw + ch * kChunk, true, wv[c]);
         } else {
 #pragma unroll
           for (int i = 0; i < kChunk; ++i) wv[c][i] = 0.0f;
         }
       }
 #pragma unroll
-      for (int r = 0; r < kGemvRows; ++r) {
+      for (int r = 0; r < R; ++r) {
         if (r < rows) {
           float xv[kChunk];
-          load8(xr + r * K + ch * kChunk, true, xv);
+          load8(xr + r * ldx + ch * kChunk, true, xv);
 #pragma unroll
-          for (int c = 0; c < kGemvCols; ++c) {
+          for (int c = 0; c < COLS; ++c) {
 #pragma unroll
             for (int i = 0; i < kChunk; ++i) acc[r][c] = fmaf(xv[i], wv[c][i], acc[r][c]);
           }
@@ -653,25 +663,52 @@ __global__ void __launch_bounds__(kGemvWarps * 32)
       }
     }
 #pragma unroll
-    for (int r = 0; r < kGemvRows; ++r) {
+    for (int r = 0; r < R; ++r) {
 #pragma unroll
-      for (int c = 0; c < kGemvCols; ++c) {
+      for (int c = 0; c < COLS; ++c) {
 #pragma unroll
         for (int m = 16; m >= 1; m /= 2) {
           acc[r][c] += __shfl_xor_sync(0xffffffffu, acc[r][c], m);
         }
       }
     }
-    // Every lane holds every sum; lane r * kGemvCols + c stores (r, c).
+    // Every lane holds every sum; lane (r * COLS + c) % 32 stores (r, c).
 #pragma unroll
-    for (int r = 0; r < kGemvRows; ++r) {
+    for (int r = 0; r < R; ++r) {
 #pragma unroll
-      for (int c = 0; c < kGemvCols; ++c) {
-        if (lane == r * kGemvCols + c && r < rows && c < cols) {
-          store(y, (b + t0 + r) * N + j0 + c, acc[r][c]);
+      for (int c = 0; c < COLS; ++c) {
+        if (lane == (r * COLS + c) % 32 && r < rows && c < cols) {
+          store(y, (t0 + r) * ldy + c, acc[r][c]);
         }
       }
     }
+  }
+}
+
+// The grouped form: blockIdx.z a slot of the touched-expert list (x and y rows [begin[e],
+// begin[e + 1]), weights ws[e]).
+template <typename TY, int R>
+__global__ void __launch_bounds__(kGemvWarps * 32)
+    gemm_grouped_gemv_kernel(const uint16_t* x, const uint16_t* const* ws, const int32_t* begin,
+                             const int32_t* touched, TY* y, int64_t N, int64_t K) {
+  const int e = touched[blockIdx.z];
+  if (e < 0) return;
+  const int64_t b = begin[e], n = begin[e + 1] - b;
+  const int64_t j0 = (int64_t{blockIdx.x} * kGemvWarps + threadIdx.x / 32) * kGemvCols;
+  if (j0 >= N) return;
+  const int cols = static_cast<int>(N - j0 < kGemvCols ? N - j0 : kGemvCols);
+  gemv_columns<R, kGemvCols>(x + b * K, K, ws[e] + j0 * K, K, y + b * N + j0, N, n, cols, K);
+}
+
+// R for a call whose weight matrices get at most `rows` rows each.
+template <typename F>
+void with_gemv_rows(int64_t rows, F&& f) {
+  if (rows <= 1) {
+    f(std::integral_constant<int, 1>{});
+  } else if (rows == 2) {
+    f(std::integral_constant<int, 2>{});
+  } else {
+    f(std::integral_constant<int, kGemvMaxRows>{});
   }
 }
 
@@ -797,9 +834,18 @@ Status embed(const uint16_t* table, const int32_t* tokens, int64_t T, int64_t hi
 Status rms_norm(const float* x, int64_t ldx, int64_t T, int64_t dim, const float* w, float eps,
                 float* y_f32, int64_t ldy, uint16_t* y_bf16, int64_t ldyb, void* stream) {
   if (T == 0) return Status::Ok();
+  // x is only read without a residual (the kernel's pointer is non-const for add_rms_norm).
   rms_norm_kernel<<<static_cast<unsigned>(T), kNormThreads, 0, as_stream(stream)>>>(
-      x, ldx, dim, w, eps, y_f32, ldy, y_bf16, ldyb);
+      const_cast<float*>(x), ldx, dim, nullptr, w, eps, y_f32, ldy, y_bf16, ldyb);
   return launched("rms_norm");
+}
+
+Status add_rms_norm(float* x, const float* d, int64_t T, int64_t dim, const float* w, float eps,
+                    float* y_f32, int64_t ldy, uint16_t* y_bf16, int64_t ldyb, void* stream) {
+  if (T == 0) return Status::Ok();
+  rms_norm_kernel<<<static_cast<unsigned>(T), kNormThreads, 0, as_stream(stream)>>>(
+      x, dim, dim, d, w, eps, y_f32, ldy, y_bf16, ldyb);
+  return launched("add_rms_norm");
 }
 
 Status add_inplace(float* x, const float* d, int64_t n, void* stream) {
@@ -979,9 +1025,11 @@ Status gemm_grouped_gemv(const GroupedGemm& g, void* stream) {
   }
   return launch_grouped(g, "gemm_grouped_gemv", [&](unsigned z, auto* y) {
     using TY = std::remove_pointer_t<decltype(y)>;
-    gemm_grouped_gemv_kernel<TY>
-        <<<dim3(blocks_for(g.N, kGemvWarps * kGemvCols), 1, z), kGemvWarps * 32, 0,
-           as_stream(stream)>>>(g.x, g.w, g.begin, g.touched, y, g.N, g.K);
+    with_gemv_rows(g.max_rows, [&](auto r) {
+      gemm_grouped_gemv_kernel<TY, decltype(r)::value>
+          <<<dim3(blocks_for(g.N, kGemvWarps * kGemvCols), 1, z), kGemvWarps * 32, 0,
+             as_stream(stream)>>>(g.x, g.w, g.begin, g.touched, y, g.N, g.K);
+    });
   });
 }
 

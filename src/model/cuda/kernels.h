@@ -25,6 +25,12 @@ Status rms_norm(const float* x, int64_t ldx, int64_t T, int64_t dim, const float
 // x[i] += d[i] for i < n.
 Status add_inplace(float* x, const float* d, int64_t n, void* stream);
 
+// The residual add and the RMSNorm after it in one launch: x[t, :] += d[t, :] (written back to x),
+// then rms_norm of the sums. Bitwise add_inplace followed by rms_norm (the same f32 add, the same
+// reduction). x and d are T rows of `dim` values (stride dim); outputs as rms_norm's.
+Status add_rms_norm(float* x, const float* d, int64_t T, int64_t dim, const float* w, float eps,
+                    float* y_f32, int64_t ldy, uint16_t* y_bf16, int64_t ldyb, void* stream);
+
 // RoPE parameters (cpu::Rope's inv_freq on the device, and its config).
 struct RopeArgs {
   const float* inv_freq = nullptr;  // [dim / 2]

@@ -77,7 +77,11 @@ Status Runtime::mla_in(int layer, const Pass& p) {
 
 attn::VerifyOptions Runtime::attention_options() const {
   attn::VerifyOptions vo;
-  vo.deterministic = true;
+  // Deterministic mode's fixed chunks make a row's sums the same in every pass (decode, verify,
+  // any batch); default mode gives that up for its GEMMs already, and its attention takes the
+  // adaptive split, which fills the GPU at short contexts (at S = 4k a fixed 1024-token chunk is
+  // four CTAs for a whole decode call).
+  vo.deterministic = deterministic_ || !adaptive_splits_;
   vo.fp8_math = fp8_math_attention_;
   vo.stream = stream_;
   return vo;

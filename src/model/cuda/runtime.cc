@@ -341,9 +341,10 @@ Status Runtime::run_pieces(std::span<const ForwardRequest> batch, std::span<cons
 // and replayed with the new inputs (their seq_lens and block tables at fixed addresses too). So
 // graphs are captured per batch shape and per attention backend, and the backend is still chosen
 // per batch by the cost model at replay time. A new plan (a request's context crossing a split
-// boundary: the runtime's attention runs in deterministic mode, fixed chunks of 1024 tokens per 64
-// heads) or a doubled block-table width is a new key: captured once, then replayed (a batch of B
-// requests meets one about every 1024 / B steps). Where a call
+// boundary: fixed chunks of 1024 tokens per 64 heads in deterministic mode, the adaptive split's
+// in default mode, 256 tokens at short contexts) or a doubled block-table width is a new key:
+// captured once, then replayed (a batch of B requests meets one about every 1024 / B or 256 / B
+// steps). Where a call
 // cannot be replayed (its backend's workspace must grow first), the pass replays the segments
 // between eager attention calls instead (vLLM's piecewise cut). A capture that fails turns that
 // kind of graph off for the runtime with a warning and the pass goes on eagerly; a reallocated
@@ -464,6 +465,15 @@ Status Runtime::segment(int s, const Pass& p) {
   const float eps = static_cast<float>(c_.rms_norm_eps);
   float* x = at<float>(x_);
   const PhaseEnd phase_end(phases_);
+  // The MLP's output (delta_) while its residual add waits for the norm after it (add_rms_norm).
+  const float* pending = nullptr;
+  auto norm_rows = [&](const float* w) {
+    if (pending != nullptr) {
+      return add_rms_norm(x, pending, T, hidden, w, eps, nullptr, 0, at<uint16_t>(hb_), hidden,
+                          stream_);
+    }
+    return rms_norm(x, hidden, T, hidden, w, eps, nullptr, 0, at<uint16_t>(hb_), hidden, stream_);
+  };
   if (s == 0) {
     MLASPEC_RETURN_IF_ERROR(embed(embed_.ptr(), p.tokens, T, hidden, x, stream_));
   } else {
@@ -472,17 +482,26 @@ Status Runtime::segment(int s, const Pass& p) {
     const DLayer& d = layers_[static_cast<size_t>(l)];
     MLASPEC_RETURN_IF_ERROR(mla_out(l, T));
     phases_.begin_if_on("norms, adds");
-    MLASPEC_RETURN_IF_ERROR(add_inplace(x, at<float>(delta_), T * hidden, stream_));
-    MLASPEC_RETURN_IF_ERROR(rms_norm(x, hidden, T, hidden, d.post_norm.ptr(), eps, at<float>(hf_),
-                                     hidden, at<uint16_t>(hb_), hidden, stream_));
+    MLASPEC_RETURN_IF_ERROR(add_rms_norm(x, at<float>(delta_), T, hidden, d.post_norm.ptr(), eps,
+                                         at<float>(hf_), hidden, at<uint16_t>(hb_), hidden,
+                                         stream_));
     if (d.is_moe) {
       MLASPEC_RETURN_IF_ERROR(moe(l, T));
     } else {
       phases_.begin_if_on("dense mlp");
       MLASPEC_RETURN_IF_ERROR(mlp(d.mlp, at<uint16_t>(hb_), T, at<float>(delta_)));
     }
+    // The MLP's residual add: inside the next norm (layer s's input norm, or the final norm),
+    // unless no norm follows (a pass without logit rows after its last layer).
     phases_.begin_if_on("norms, adds");
-    MLASPEC_RETURN_IF_ERROR(add_inplace(x, at<float>(delta_), T * hidden, stream_));
+    const bool norm_follows = s < c_.num_hidden_layers || p.rows > 0;
+    const bool captured =
+        std::find(p.capture_layers.begin(), p.capture_layers.end(), l) != p.capture_layers.end();
+    if (norm_follows && !captured) {
+      pending = at<float>(delta_);
+    } else {
+      MLASPEC_RETURN_IF_ERROR(add_inplace(x, at<float>(delta_), T * hidden, stream_));
+    }
     for (size_t k = 0; k < p.capture_layers.size(); ++k) {
       if (p.capture_layers[k] != l) continue;
       MLASPEC_RETURN_IF_ERROR(
@@ -496,15 +515,13 @@ Status Runtime::segment(int s, const Pass& p) {
     // Layer s up to its attention.
     const DLayer& d = layers_[static_cast<size_t>(s)];
     phases_.begin_if_on("norms, adds");
-    MLASPEC_RETURN_IF_ERROR(rms_norm(x, hidden, T, hidden, d.input_norm.ptr(), eps, nullptr, 0,
-                                     at<uint16_t>(hb_), hidden, stream_));
+    MLASPEC_RETURN_IF_ERROR(norm_rows(d.input_norm.ptr()));
     return mla_in(s, p);
   }
   // The final norm of every row, then the lm_head over the rows asked for, gathered.
   if (p.rows == 0) return Status::Ok();
   phases_.begin_if_on("lm_head");
-  MLASPEC_RETURN_IF_ERROR(rms_norm(x, hidden, T, hidden, norm_.ptr(), eps, nullptr, 0,
-                                   at<uint16_t>(hb_), hidden, stream_));
+  MLASPEC_RETURN_IF_ERROR(norm_rows(norm_.ptr()));
   MLASPEC_RETURN_IF_ERROR(
       gather_rows(at<uint16_t>(hb_), p.logit_idx, p.rows, hidden, at<uint16_t>(xs_), stream_));
   const DMat& head = head_.empty() ? embed_ : head_;

@@ -340,6 +340,10 @@ class Runtime final : public CudaRuntime {
   PinnedBuffer host_ptrs_;
   Buffer expert_ptrs_;
   bool grouped_cublas_ = true;
+  // Attention in default mode splits the KV adaptively (as an eager default-mode call would);
+  // MLASPEC_ATTENTION_SPLITS=fixed keeps deterministic mode's fixed chunks there too (an A/B).
+  // Deterministic mode always uses the fixed chunks.
+  bool adaptive_splits_ = true;
   cudaEvent_t uploaded_ = nullptr;  // recorded after each upload from host_ints_
 
   // CUDA graphs (runtime.cc): on unless MLASPEC_CUDA_GRAPHS=0 or a capture failed.

@@ -222,6 +222,9 @@ Status Runtime::init(const cpu::Rope& rope) {
   // "per_expert": long passes launch a GEMM per touched expert (f32 outputs; an A/B).
   const char* experts_env = std::getenv("MLASPEC_CUDA_EXPERTS");
   grouped_cublas_ = experts_env == nullptr || std::string(experts_env) != "per_expert";
+  // "fixed": default mode's attention keeps deterministic mode's fixed split chunks (an A/B).
+  const char* splits_env = std::getenv("MLASPEC_ATTENTION_SPLITS");
+  adaptive_splits_ = splits_env == nullptr || std::string(splits_env) != "fixed";
   // A/B switches of the MoE's grouped path (runtime_impl.h), read once per load.
   auto env_tokens = [](const char* name, int64_t lo, int64_t hi, int64_t* out) {
     const char* env = std::getenv(name);
