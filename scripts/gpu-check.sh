@@ -43,14 +43,18 @@
 #                 row 0, bf16 row 2, all cuda_fold): $RES/ncu-LABEL.txt
 #   --ragged      build mlaspec, then `mlaspec bench --set ragged --kv both`: fold / rowwise / auto
 #                 on ragged verify batches and on the same requests padded to the largest width
+#   --gemv-micro  also build and run dev/micro/gemv.cu (the decode GEMV's variants against cuBLAS
+#                 and a copy; ~20 s), first after the build
 #   (combined, the stages run in this order: --model-only, --eval, --ragged, --serve-bench,
 #   --long-context (which ends the call), --ncu, --v2lite / --kimi)
 #   --model-only --v2lite   both stages in one call (model tests first), ~500 s with a cold build
-# The next GPU session's plan (written 2026-12-06, eleventh session; seven H100 calls ran that
-# day, outcomes in docs/perf/knowledge.md: the deferred load, deterministic V2-Lite, calibrate's
-# fp8-math loop, ncu of fp8 math, attention inside the graphs, the grouped cuBLAS experts).
-# (1) Not yet run on a GPU: the test CudaVerifyGraph.ReplayKeyNamesTheLaunch (gpu_tests
-# --gtest_filter='CudaVerifyGraph.*'; add it to any first call).
+# The next GPU session's plan (written 2026-12-06, twelfth session; three H100 calls, outcomes
+# in docs/perf/knowledge.md: adaptive attention splits in default mode, add_rms_norm, the GEMV
+# forms, the shared experts' stream).
+# (1) `git apply dev/pending/gemv-rows-shared-stream.patch`, then `--model-only --v2lite-bench`
+# with MODEL_TESTS='CudaModelKernels.*:*CudaForward.*:CudaEngine*', V2LITE_DET=1 and
+# AB_ENV=MLASPEC_CUDA_SHARED=serial (the patch's tests, the whole V2-Lite table from one run, the
+# shared experts' stream A/B; predictions in dev/pending/README.md).
 # (2) On an H200: `--skip-tests --quick --no-calibrate`, then scripts/perf_tables.py regenerates
 # docs/perf/h200.md; in other calls `calibrate --kv all` (with fp8 math: ~8.5 min, so --no-batch
 # or one --modes per call) into data/profiles/ for the H200 and the H100.
@@ -60,7 +64,8 @@
 # bench-model run (batch 1/8/16, q_len 2/8/16, or V2LITE_BENCH_ARGS's rows) with that environment
 # variable set (an A/B of a runtime switch such as MLASPEC_GROUPED_TC_MIN_TOKENS). V2LITE_BENCH_ARGS="--context 4096
 # --batch 1 ..." replaces --v2lite-bench's row options (and skips its deterministic rows unless
-# V2LITE_DET=1). AB_ARGS="--context 4096 ..." replaces the A/B run's row options.
+# V2LITE_DET=1; V2LITE_DET_ARGS="--context 4096 ..." replaces those deterministic rows' options).
+# AB_ARGS="--context 4096 ..." replaces the A/B run's row options.
 # ATTN_BENCH="--set standard --kv bf16,fp8tile" adds an attention bench to --model-only.
 # V2LITE_CHECK_ARGS="--fp8 --speed" passes options to scripts/v2lite_check.py (--v2lite).
 # V2LITE_NSYS="--batch 1 --q-len 8" adds an Nsight Systems trace of those rows (per-kernel sums).
@@ -79,7 +84,7 @@ RES=${RES:-$OUT/results}
 mkdir -p "$OUT" "$RES"
 pack() { tar czf "$OUT/gpu-check.tgz" -C "$RES" . 2>/dev/null || true; }
 skip_tests=0 skip_bench=0 quick=0 no_calibrate=0 model_only=0 real_case= bench_only=0 long_context=
-run_eval=0 serve_bench=0 ragged_bench=0 ncu_profile=0
+run_eval=0 serve_bench=0 ragged_bench=0 ncu_profile=0 gemv_micro=0
 for a in "$@"; do
   case $a in
     --skip-tests) skip_tests=1 ;;
@@ -94,6 +99,7 @@ for a in "$@"; do
     --ncu) ncu_profile=1 ;;
     --serve-bench) serve_bench=1 ;;
     --ragged) ragged_bench=1 ;;
+    --gemv-micro) gemv_micro=1 ;;
     --long-context) long_context=target,v2lite ;;
     --long-context=target | --long-context=v2lite) long_context=${a#--long-context=} ;;
     *) echo "gpu-check: unknown option $a" >&2; exit 2 ;;
@@ -128,6 +134,8 @@ targets=()
 [[ -n $real_case || -n $long_context ]] || ((run_eval || serve_bench || ragged_bench || ncu_profile)) &&
   targets=(--target mlaspec)
 ((model_only)) && targets=(--target gpu_tests mlaspec)
+# (a full build, no --target, builds it anyway)
+((gemv_micro && ${#targets[@]})) && targets+=(--target mlaspec_micro_gemv)
 log "configure + build (CUDA ON)"
 build() {
   cmake -S . -B build-gpu "${gen[@]}" -DMLASPEC_CUDA=ON -DCMAKE_BUILD_TYPE=Release "${extra[@]}" "$@" &&
@@ -147,6 +155,13 @@ if ! build > "$RES/build.log" 2>&1; then
 fi
 grep -E "spill|stack frame" "$RES/build.log" | sort -u | head -20 > "$RES/ptxas.txt" || true
 grep -E "mlaspec: (CUDA|NCCL)" "$RES/build.log" | sed 's/^-- //' | tee -a "$RES/gpu.txt"
+
+if ((gemv_micro)); then
+  # The decode GEMV's variants (dev/micro/gemv.cu): µs, GB/s, same bits as the engine's shape.
+  log "mlaspec_micro_gemv"
+  timeout 120 build-gpu/dev/mlaspec_micro_gemv > "$RES/micro-gemv.md" 2>&1 || status=1
+  cat "$RES/micro-gemv.md"
+fi
 
 if ((model_only)); then
   log "CUDA model runtime tests"
@@ -289,8 +304,10 @@ if [[ -n $real_case ]]; then
     if (($(left) > 90)) && [[ -z ${V2LITE_BENCH_ARGS:-} || -n ${V2LITE_DET:-} ]]; then
       # What deterministic mode (row-invariant GEMMs, the engine's default) costs at this size.
       log "bench-model --deterministic on $real_case ($(left) s left)"
+      det_rows=(--context $ctx --batch 1,16 --q-len 8 --prefill 0)
+      [[ -n ${V2LITE_DET_ARGS:-} ]] && read -ra det_rows <<< "$V2LITE_DET_ARGS"
       timeout $(($(left) - 10)) build-gpu/mlaspec bench-model --model "$dir" --device cuda \
-        --context $ctx --batch 1,16 --q-len 8 --prefill 0 --reps 5 --deterministic \
+        "${det_rows[@]}" --reps 5 --deterministic \
         --json "$RES/bench-model-$real_case-det.json" > "$RES/bench-model-$real_case-det.txt" 2>&1 ||
         status=1
       grep -E "^\| (decode|verify)" "$RES/bench-model-$real_case-det.txt"
