@@ -25,13 +25,13 @@
 
 namespace {
 
-#define CHECK(x)                                                                           \
-  do {                                                                                     \
-    cudaError_t e_ = (x);                                                                  \
-    if (e_ != cudaSuccess) {                                                               \
+#define CHECK(x)                                                                              \
+  do {                                                                                        \
+    cudaError_t e_ = (x);                                                                     \
+    if (e_ != cudaSuccess) {                                                                  \
       std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                        \
-    }                                                                                      \
+      std::exit(1);                                                                           \
+    }                                                                                         \
   } while (0)
 
 constexpr int kChunk = 8;
@@ -143,7 +143,10 @@ void launch(const uint16_t* x, const uint16_t* const* ws, int first, float* y, i
   gemv<COLS, UNROLL, WARPS><<<grid, WARPS * 32, 0, s>>>(x, ws, first, y, N, K);
 }
 
-#define V(C, U, W) Variant{"cols " #C " unroll " #U " warps " #W, launch<C, U, W>}
+#define V(C, U, W)                                         \
+  Variant {                                                \
+    "cols " #C " unroll " #U " warps " #W, launch<C, U, W> \
+  }
 
 }  // namespace
 
@@ -163,9 +166,8 @@ int main(int argc, char** argv) {
   const Variant variants[] = {
       V(4, 2, 8),  // the engine's grouped form before the measurement (4 rows: unroll 2)
       V(4, 4, 8),  // the grouped form at one row
-      V(4, 8, 8), V(2, 4, 8), V(2, 8, 8), V(8, 2, 8), V(8, 4, 8),
-      V(4, 4, 4), V(8, 2, 4), V(2, 8, 4), V(1, 8, 8),
-      V(1, 8, 4),  // the plain form (gemm_row_invariant's GEMV)
+      V(4, 8, 8), V(2, 4, 8), V(2, 8, 8), V(8, 2, 8), V(8, 4, 8), V(4, 4, 4),
+      V(8, 2, 4), V(2, 8, 4), V(1, 8, 8), V(1, 8, 4),  // the plain form (gemm_row_invariant's GEMV)
   };
   cudaStream_t s;
   CHECK(cudaStreamCreate(&s));
@@ -176,13 +178,15 @@ int main(int argc, char** argv) {
   CHECK(cudaEventCreate(&t0));
   CHECK(cudaEventCreate(&t1));
   std::mt19937 rng(7);
-  std::printf("| shape | variant | us per call | GB/s | same bits as the first |\n|---|---|---|---|---|\n");
+  std::printf(
+      "| shape | variant | us per call | GB/s | same bits as the first |\n|---|---|---|---|---|\n");
   for (const Shape& sh : shapes) {
     const size_t mat = static_cast<size_t>(sh.N * sh.K);
     std::vector<uint16_t> host(mat);
     std::vector<uint16_t*> ptrs(static_cast<size_t>(sh.pool));
     for (int e = 0; e < sh.pool; ++e) {
-      for (auto& v : host) v = static_cast<uint16_t>(0x3c00 + (rng() % 0x200) - 0x100) ^ (rng() & 0x8000);
+      for (auto& v : host)
+        v = static_cast<uint16_t>(0x3c00 + (rng() % 0x200) - 0x100) ^ (rng() & 0x8000);
       CHECK(cudaMalloc(&ptrs[static_cast<size_t>(e)], mat * 2));
       CHECK(cudaMemcpy(ptrs[static_cast<size_t>(e)], host.data(), mat * 2, cudaMemcpyHostToDevice));
     }
@@ -193,7 +197,8 @@ int main(int argc, char** argv) {
     CHECK(cudaMalloc(&dtable, table.size() * sizeof(void*)));
     CHECK(cudaMemcpy(dtable, table.data(), table.size() * sizeof(void*), cudaMemcpyHostToDevice));
     std::vector<uint16_t> xh(static_cast<size_t>(sh.per_call * sh.K));
-    for (auto& v : xh) v = static_cast<uint16_t>(0x3c00 + (rng() % 0x200) - 0x100) ^ (rng() & 0x8000);
+    for (auto& v : xh)
+      v = static_cast<uint16_t>(0x3c00 + (rng() % 0x200) - 0x100) ^ (rng() & 0x8000);
     uint16_t* x;
     float* y;
     CHECK(cudaMalloc(&x, xh.size() * 2));
@@ -225,9 +230,8 @@ int main(int argc, char** argv) {
       } else {
         same = std::memcmp(want.data(), got.data(), ny * 4) == 0;
       }
-      const double us = time([&](int i) {
-        v.launch(x, dtable, first_of(i), y, sh.N, sh.K, sh.per_call, s);
-      });
+      const double us =
+          time([&](int i) { v.launch(x, dtable, first_of(i), y, sh.N, sh.K, sh.per_call, s); });
       std::printf("| %s | %s | %.2f | %.0f | %s |\n", sh.name, v.name, us, bytes / us / 1e3,
                   same ? "yes" : "NO");
     }
@@ -251,9 +255,9 @@ int main(int argc, char** argv) {
         const double us_blas = time([&](int i) {
           cublasGemmEx(blas, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(sh.N), rows,
                        static_cast<int>(sh.K), &one, table[static_cast<size_t>(first_of(i))],
-                       CUDA_R_16BF, static_cast<int>(sh.K), xs, CUDA_R_16BF,
-                       static_cast<int>(sh.K), &zero, ys, CUDA_R_32F, static_cast<int>(sh.N),
-                       CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+                       CUDA_R_16BF, static_cast<int>(sh.K), xs, CUDA_R_16BF, static_cast<int>(sh.K),
+                       &zero, ys, CUDA_R_32F, static_cast<int>(sh.N), CUBLAS_COMPUTE_32F,
+                       CUBLAS_GEMM_DEFAULT);
         });
         std::printf("| %s | %d rows: plain GEMV (1 column a warp) | %.2f | %.0f | - |\n", sh.name,
                     rows, us_gemv, bytes / us_gemv / 1e3);

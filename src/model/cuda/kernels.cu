@@ -609,11 +609,11 @@ __global__ void __launch_bounds__(kTcWarps * 32)
 // COLS weight rows' 16 bytes (independent loads, in flight together, kUnroll chunks at once) and
 // each row's x chunk (L1 / L2 after the first column tile), then the 32 lanes fold each (row,
 // column) sum by a butterfly: ri_column's order whatever R, COLS and the unrolling, so every form
-// gives the same bits. Measured
-// at one row on an H100 (dev/micro/gemv.cu, docs/perf/knowledge.md): the experts' 6 x [2816 x
-// 2048] at 2.69 TB/s in 4-column warps (a copy of the same bytes: 2.80), while single matrices
-// such as o_proj [2048 x 2048] need more, narrower warps (1 column, 8 chunks in flight: 6.0 µs
-// against 8.0 in 4-column warps and 11.9 for cuBLAS: dev/pending/gemv-rows-shared-stream.patch).
+// gives the same bits. Measured at one row on an H100 (dev/micro/gemv.cu, docs/perf/knowledge.md):
+// the experts' 6 x [2816 x 2048] at 2.69 TB/s in 4-column warps (a copy of the same bytes: 2.80),
+// while single matrices such as o_proj [2048 x 2048] want more, narrower warps (1 column, 8
+// chunks in flight: 6.0 µs against 8.0 in 4-column warps and 11.9 for cuBLAS; applied to the
+// projections in dev/pending/gemv-rows-shared-stream.patch).
 constexpr int kGemvWarps = 8;    // warps per block
 constexpr int kGemvCols = 4;     // columns per warp
 constexpr int kGemvMaxRows = 4;  // R's largest value

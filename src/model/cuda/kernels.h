@@ -196,14 +196,14 @@ bool grouped_tc_fits(int64_t N, int64_t K);
 Status gemm_grouped_tc(const GroupedGemm& g, void* stream);
 
 // The same grouped expert GEMM for passes where each expert has a row or a few (decode, short
-// verify blocks; default mode): a memory-bound GEMV. A warp owns kGemvCols output columns of one
-// touched expert and walks the expert's rows kGemvRows at a time, each lane streaming 16-byte
-// chunks of the kGemvCols weight rows (several loads in flight per lane, where the row-invariant
-// kernel's warp per column has one) and folding its sums by a butterfly. Each sum is formed in
-// gemm_row_invariant's order (lane l's 8-value chunks l, l + 32, ... by FMAs in increasing k, then
-// the same butterfly), so the results are bitwise the grouped row-invariant kernel's; it only
-// reads more columns per warp. Needs K % 8 == 0 (grouped_gemv_fits); x rows and expert weights
-// 16-byte aligned.
+// verify blocks; deterministic mode at every size): a memory-bound GEMV. A warp owns 4 output
+// columns of one touched expert and walks the expert's rows 1, 2 or 4 at a time (by max_rows),
+// each lane streaming 16-byte chunks of the 4 weight rows (several loads in flight per lane, where
+// the row-invariant kernel's warp per column has one) and folding its sums by a butterfly. Each
+// sum is formed in gemm_row_invariant's order (lane l's 8-value chunks l, l + 32, ... by FMAs in
+// increasing k, then the same butterfly), so the results are bitwise the grouped row-invariant
+// kernel's; it only reads more columns per warp. Needs K % 8 == 0 (grouped_gemv_fits); x rows and
+// expert weights 16-byte aligned.
 bool grouped_gemv_fits(int64_t N, int64_t K);
 Status gemm_grouped_gemv(const GroupedGemm& g, void* stream);
 
