@@ -54,6 +54,9 @@ Result<double> number_field(std::string_view origin, const json& obj, const std:
   return it->get<double>();
 }
 
+// The most measurements a fitted entry can name (a calibration grid has a few hundred).
+constexpr int64_t kMaxPoints = 1 << 24;
+
 Result<CostEntry> parse_entry(std::string_view origin, const json& m, const std::string& where) {
   if (!m.is_object()) return bad(origin, where, "expected an object, got " + short_dump(m));
   static const std::set<std::string> kKeys = {
@@ -194,9 +197,16 @@ Result<CostEntry> parse_entry(std::string_view origin, const json& m, const std:
   auto gf = number_field(origin, m, where, "us_per_gflop", true, 0);
   if (!gf.ok()) return gf.status();
   e.terms = CostTerms{*f, *mb, *gf};
-  auto pts = number_field(origin, m, where, "points", false, 0);
-  if (!pts.ok()) return pts.status();
-  e.points = static_cast<int>(*pts);
+  // points: how many measurements the fit used, a count (an int: a larger or fractional value is
+  // refused here, never converted).
+  if (auto p = m.find("points"); p != m.end()) {
+    if (!p->is_number_integer() || p->get<int64_t>() < 0 || p->get<int64_t>() > kMaxPoints) {
+      return bad(
+          origin, where + ".points",
+          "expected an integer 0.." + std::to_string(kMaxPoints) + ", got " + short_dump(*p));
+    }
+    e.points = p->get<int>();
+  }
   auto rms = number_field(origin, m, where, "rms_rel_err", false, 0);
   if (!rms.ok()) return rms.status();
   e.rms_rel_err = *rms;

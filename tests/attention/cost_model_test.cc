@@ -914,6 +914,13 @@ TEST(Profile, MalformedProfilesSayWhatAndWhere) {
                   "models[0].det: expected true (measured in deterministic mode) or false, got 1");
   EXPECT_CONTAINS(msg(model_json("q_len", "-1")), "models[0].q_len: expected an integer >= 0");
   EXPECT_CONTAINS(msg(model_json("q_len", "2.5")), "models[0].q_len");
+  // points is a count: a huge or fractional one is refused, not converted (fuzz.profile found
+  // 1.16e17 converted to int, undefined behaviour).
+  EXPECT_TRUE(parse_profile(model_json("points", "17"), "p.json").ok());
+  EXPECT_CONTAINS(msg(model_json("points", "1.1647e17")),
+                  "models[0].points: expected an integer 0..16777216, got 1.1647e+17");
+  EXPECT_CONTAINS(msg(model_json("points", "2.5")), "models[0].points: expected an integer");
+  EXPECT_CONTAINS(msg(model_json("points", "-1")), "models[0].points: expected an integer");
 }
 
 TEST(Profile, BadCurvesSayWhereAndWhy) {
