@@ -281,6 +281,25 @@ TEST(CudaModelKernels, AddRmsNormIsAddThenNorm) {
                                 static_cast<uint16_t*>(ayb.data()), ldyb, nullptr)
                       .ok());
       const std::string tag = "dim " + std::to_string(dim) + " T " + std::to_string(T);
+      // Both against the CPU: the sums exactly (one f32 add each), the norm within RmsNorm's
+      // bound (every element written: NaN poison fails).
+      sync();
+      std::vector<float> sums(x.size()), ref(x.size());
+      for (size_t i = 0; i < x.size(); ++i) sums[i] = x[i] + d[i];
+      ASSERT_EQ(download<float>(ax), sums) << "sums, " << tag;
+      cpu::rms_norm(sums.data(), T, dim, w, eps, ref.data(), dim, dim);
+      {
+        const std::vector<float> y = download<float>(ay);
+        std::vector<float> got, bound;
+        for (int64_t t = 0; t < T; ++t) {
+          for (int64_t i = 0; i < dim; ++i) {
+            const float r = ref[static_cast<size_t>(t * dim + i)];
+            got.push_back(y[static_cast<size_t>(t * ldy + i)]);
+            bound.push_back(8 * kEps * std::fabs(r) + 1e-30f);
+          }
+        }
+        expect_near_all(got, ref, bound, "add + rms_norm f32 vs CPU " + tag);
+      }
       for (int outputs = 0; outputs < 3; ++outputs) {  // both, f32 only, bf16 only
         const bool f32 = outputs != 2, b16 = outputs != 1;
         Buffer bx = upload(x), by = poisoned<float>(T * ldy), byb = poisoned<uint16_t>(T * ldyb);
