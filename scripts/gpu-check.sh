@@ -48,13 +48,10 @@
 #   (combined, the stages run in this order: --model-only, --eval, --ragged, --serve-bench,
 #   --long-context (which ends the call), --ncu, --v2lite / --kimi)
 #   --model-only --v2lite   both stages in one call (model tests first), ~500 s with a cold build
-# The next GPU session's plan (written 2026-12-06, twelfth session; three H100 calls, outcomes
-# in docs/perf/knowledge.md: adaptive attention splits in default mode, add_rms_norm, the GEMV
-# forms, the shared experts' stream).
-# (1) `git apply dev/pending/gemv-rows-shared-stream.patch`, then `--model-only --v2lite-bench`
-# with MODEL_TESTS='CudaModelKernels.*:*CudaForward.*:CudaEngine*', V2LITE_DET=1 and
-# AB_ENV=MLASPEC_CUDA_SHARED=serial (the patch's tests, the whole V2-Lite table from one run, the
-# shared experts' stream A/B; predictions in dev/pending/README.md).
+# The next GPU session's plan (written 2026-12-06, thirteenth session; outcomes so far in
+# docs/perf/knowledge.md).
+# (1) Issue 33's next launch cuts at batch 1, each with its switch as AB_ENV, in one
+# `--model-only --v2lite-bench` call (V2LITE_DET=1).
 # (2) On an H200: `--skip-tests --quick --no-calibrate`, then scripts/perf_tables.py regenerates
 # docs/perf/h200.md; in other calls `calibrate --kv all` (with fp8 math: ~8.5 min, so --no-batch
 # or one --modes per call) into data/profiles/ for the H200 and the H100.
@@ -62,7 +59,8 @@
 # Short of device
 # time: GPU_CHECK_SECONDS=N. AB_ENV="VAR=VALUE" adds, after --v2lite-bench's rows, a
 # bench-model run (batch 1/8/16, q_len 2/8/16, or V2LITE_BENCH_ARGS's rows) with that environment
-# variable set (an A/B of a runtime switch such as MLASPEC_GROUPED_TC_MIN_TOKENS). V2LITE_BENCH_ARGS="--context 4096
+# variable set (an A/B of a runtime switch such as MLASPEC_GROUPED_TC_MIN_TOKENS; several
+# separated by ';' run one each: results -ab, -ab2, ...). V2LITE_BENCH_ARGS="--context 4096
 # --batch 1 ..." replaces --v2lite-bench's row options (and skips its deterministic rows unless
 # V2LITE_DET=1; V2LITE_DET_ARGS="--context 4096 ..." replaces those deterministic rows' options).
 # AB_ARGS="--context 4096 ..." replaces the A/B run's row options.
@@ -312,19 +310,26 @@ if [[ -n $real_case ]]; then
         status=1
       grep -E "^\| (decode|verify)" "$RES/bench-model-$real_case-det.txt"
     fi
-    if [[ -n ${AB_ENV:-} ]] && (($(left) > 60)); then
-      # An A/B of a runtime switch (AB_ENV="VAR=VALUE", e.g. MLASPEC_GROUPED_TC_MIN_TOKENS=0)
-      # against the default rows above, same machine, same checkpoint.
-      log "bench-model with $AB_ENV on $real_case ($(left) s left)"
+    # A/Bs of runtime switches (AB_ENV="VAR=VALUE", e.g. MLASPEC_GROUPED_TC_MIN_TOKENS=0; several
+    # separated by ';', one run each) against the default rows above, same machine, same checkpoint.
+    IFS=';' read -ra ab_envs <<< "${AB_ENV:-}"
+    ab_i=0
+    for ab in "${ab_envs[@]}"; do
+      [[ -z $ab ]] && continue
+      (($(left) > 60)) || break
+      ab_i=$((ab_i + 1))
+      suffix=ab
+      ((ab_i > 1)) && suffix=ab$ab_i
+      log "bench-model with $ab on $real_case ($(left) s left)"
       ab_rows=(--context $ctx --batch 1,8,16 --q-len 2,8,16 --prefill 0)
       [[ -n ${V2LITE_BENCH_ARGS:-} ]] && ab_rows=("${rows[@]}")
       [[ -n ${AB_ARGS:-} ]] && read -ra ab_rows <<< "$AB_ARGS"
-      timeout $(($(left) - 10)) env "$AB_ENV" build-gpu/mlaspec bench-model --model "$dir" \
+      timeout $(($(left) - 10)) env "$ab" build-gpu/mlaspec bench-model --model "$dir" \
         --device cuda "${ab_rows[@]}" --reps 5 \
-        --json "$RES/bench-model-$real_case-ab.json" > "$RES/bench-model-$real_case-ab.txt" 2>&1 ||
-        status=1
-      grep -E "^\| (decode|verify)" "$RES/bench-model-$real_case-ab.txt"
-    fi
+        --json "$RES/bench-model-$real_case-$suffix.json" \
+        > "$RES/bench-model-$real_case-$suffix.txt" 2>&1 || status=1
+      grep -E "^\| (decode|verify)" "$RES/bench-model-$real_case-$suffix.txt"
+    done
     if [[ -n ${V2LITE_NSYS:-} ]] && (($(left) > 90)); then
       # Where a step's GPU time goes, kernel by kernel (V2LITE_NSYS="--batch 1 --q-len 8"): an
       # Nsight Systems trace of bench-model's rows (graphs on), summarised per kernel.

@@ -69,8 +69,8 @@ double expected_distinct_experts(const ModelConfig& c, int64_t tokens) {
 
 int64_t ScratchBytes::total() const {
   return tokens + slots + x + hf + hb + delta + shared + qa + qab + q + ckv + kvr + qn + qatt + o +
-         lse + heads + gu + act + xs + ys + router_logits + chosen + rweights + row_of + begin +
-         gidx + cpos + cw + touched + table + seq_lens + logits;
+         lse + heads + gu + act + sgu + sact + xs + ys + router_logits + chosen + rweights +
+         row_of + begin + gidx + cpos + cw + touched + table + seq_lens + logits;
 }
 
 ScratchBytes scratch_bytes(const ModelConfig& c, int64_t T, int64_t pages,
@@ -104,6 +104,13 @@ ScratchBytes scratch_bytes(const ModelConfig& c, int64_t T, int64_t pages,
   s.heads = T * H * c.v_head_dim * b;
   s.gu = gu_rows * 2 * inter * f;
   s.act = gu_rows * inter * b;
+  // The shared experts' own gate_up / SwiGLU scratch: they run beside the routed experts, which
+  // use gu / act at the same time (moe.cc).
+  if (c.n_routed_experts > 0 && c.n_shared_experts > 0) {
+    const int64_t shared_inter = int64_t{c.moe_intermediate_size} * c.n_shared_experts;
+    s.sgu = T * 2 * shared_inter * f;
+    s.sact = T * shared_inter * b;
+  }
   s.xs = T * k * hidden * b;
   s.ys = T * k * hidden * f;
   s.router_logits = T * E * f;

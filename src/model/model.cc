@@ -123,10 +123,18 @@ Result<Model> Model::load(const std::filesystem::path& dir, const LoadOptions& o
          {"0", "1", "segments"},
          "0 (no graphs), 1 (whole passes, the default) or segments (attention outside the "
          "graphs)"},
+        {"MLASPEC_CUDA_SHARED",
+         {"overlap", "serial"},
+         "overlap (the shared experts on a second stream beside the routed ones, the default) or "
+         "serial (one stream)"},
         {"MLASPEC_ATTENTION_SPLITS",
          {"adaptive", "fixed"},
          "adaptive (default mode's attention splits the KV for the GPU, the default) or fixed "
          "(deterministic mode's 1024-token chunks in default mode too)"},
+        {"MLASPEC_CUDA_SWIGLU",
+         {"fused", "separate"},
+         "fused (the experts' gather, gate_up GEMV and SwiGLU in one launch, the default) or "
+         "separate (three launches)"},
         {"MLASPEC_CUDA_EXPERTS",
          {"grouped", "per_expert"},
          "grouped (the default) or per_expert (a GEMM launch per expert in passes over 128 "

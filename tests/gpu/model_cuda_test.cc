@@ -963,6 +963,49 @@ TEST_P(CudaForward, AttentionGraphsFollowTheBackendAndThePlan) {
   }
 }
 
+// The shared experts on their own stream (moe.cc, the default) against MLASPEC_CUDA_SHARED=serial
+// (a second load of the checkpoint): the same kernels on the same inputs, so the same bits, in
+// both modes, eager and from graphs: a prefill of 40, decode steps (graph replays), a verify
+// block of 8 and a 160-token pass (the host-launched experts in default mode).
+TEST_P(CudaForward, SharedExpertsBesideEqualSerial) {
+  const std::string name = GetParam();
+  if (!cuda_serves(name)) GTEST_SKIP() << name << ": heads outside the CUDA backends' range";
+  Model& beside = cached(name, Device::kCUDA);
+  const ModelConfig& c = beside.config();
+  if (c.n_routed_experts == 0 || c.n_shared_experts == 0) {
+    GTEST_SKIP() << name << ": no shared experts";
+  }
+  ASSERT_EQ(::setenv("MLASPEC_CUDA_SHARED", "serial", 1), 0);
+  LoadOptions lo;
+  lo.device = Device::kCUDA;
+  lo.attention_policy = "auto";
+  Result<Model> loaded = Model::load(model_path(name), lo);
+  ::unsetenv("MLASPEC_CUDA_SHARED");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().to_string();
+  Model& serial = *loaded;
+  const std::vector<int32_t> seq = sequence(name, 400);
+  for (bool det : {true, false}) {
+    for (bool graphs : {false, true}) {
+      ForwardOptions o;
+      o.deterministic = det;
+      o.cuda_graphs = graphs;
+      const std::string what =
+          name + (det ? " deterministic" : " default") + (graphs ? ", graphs" : ", eager");
+      Seq a(beside, 400), b(serial, 400);
+      auto same = [&](const std::vector<int32_t>& tokens, LogitsMode mode, const char* step) {
+        const std::vector<float> x = a.run(tokens, mode, o).logits;
+        const std::vector<float> y = b.run(tokens, mode, o).logits;
+        ASSERT_EQ(x.size(), y.size()) << what << " " << step;
+        EXPECT_EQ(std::memcmp(x.data(), y.data(), x.size() * 4), 0) << what << " " << step;
+      };
+      same(slice(seq, 0, 40), LogitsMode::kAll, "prefill 40");
+      for (size_t p = 40; p < 44; ++p) same({seq[p]}, LogitsMode::kLast, "decode");
+      same(slice(seq, 44, 52), LogitsMode::kAll, "verify 8");
+      same(slice(seq, 52, 212), LogitsMode::kAll, "160-token pass");
+    }
+  }
+}
+
 // ForwardOptions::argmax_only on the GPU (the argmax kernel inside the last graph segment): the
 // ids equal model::argmax_rows of the same calls' logits, both modes, decode and verify shapes and
 // a fused batch, and the logits stay empty.

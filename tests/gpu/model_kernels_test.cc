@@ -813,7 +813,9 @@ TEST(CudaModelKernels, RowInvariantGemm) {
                                      {512, 128, 16}, {128, 512, 16},      {61, 257, 3},
                                      {384, 7168, 1}};
   for (const Shape& sh : shapes) {
-    for (int64_t T : kTokens) {
+    // 1 .. 4 rows take the GEMV form (gemv_serves) where K % 8 == 0, more the warp per column:
+    // each form is held to the CPU and, by the last-row check below, to the other's bits.
+    for (int64_t T : {1, 2, 3, 4, 7, 16, 33}) {
       // bf16 -> f32, bf16 -> bf16 (the model's GEMMs), f32 -> f32 (the MoE router's).
       for (int mode = 0; mode < 3; ++mode) {
         const bool all_f32 = mode == 2;
@@ -847,6 +849,7 @@ TEST(CudaModelKernels, RowInvariantGemm) {
         g.N = N;
         g.K = K;
         g.batch = static_cast<int>(B);
+        EXPECT_EQ(gpu::gemv_serves(g), !all_f32 && T <= 4 && K % 8 == 0) << N << " x " << K;
         ASSERT_TRUE(gpu::gemm_row_invariant(g, nullptr).ok());
         sync();
         std::vector<float> got(static_cast<size_t>(T * B * N));
@@ -1184,6 +1187,75 @@ TEST(CudaModelKernels, GroupedGemv) {
                         {"Kimi-like down", 384, 8, 1024, 544},
                         {"odd N", 37, 5, 61, 264}},
                        {1, 2, 5, 16, 31}, gpu::gemm_grouped_row_invariant);
+}
+
+// The experts' gate_up pass in one launch (gemm_grouped_gemv_swiglu: routed rows read in place
+// from the token rows, SwiGLU in the epilogue): bitwise gather_rows + gemm_grouped_gemv (f32) +
+// silu_mul on fresh random tokens and routings, every activation written (poisoned output), odd
+// intermediate sizes that leave a warp's last column pair half empty, experts with more rows than
+// one row group; shapes it cannot take are refused.
+TEST(CudaModelKernels, GroupedGemvSwiglu) {
+  MLASPEC_SKIP_WITHOUT_GPU();
+  gpu::GroupedGemm bad;
+  bad.k = 1, bad.experts = 1, bad.max_rows = 1, bad.y_type = gpu::GemmType::kBF16;
+  for (auto [N, K] : {std::pair<int64_t, int64_t>{63, 256}, {64, 257}}) {
+    bad.N = N, bad.K = K;
+    EXPECT_EQ(gpu::gemm_grouped_gemv_swiglu(bad, nullptr, nullptr).code(),
+              StatusCode::kInvalidArgument)
+        << N << " x " << K;
+  }
+  bad.N = 64, bad.K = 256, bad.y_type = gpu::GemmType::kF32;
+  EXPECT_EQ(gpu::gemm_grouped_gemv_swiglu(bad, nullptr, nullptr).code(),
+            StatusCode::kInvalidArgument);
+  const std::vector<ExpertShape> shapes = {{"V2-Lite gate_up", 64, 6, 2 * 1408, 2048},
+                                           {"Kimi-like gate_up", 384, 8, 2 * 512, 1024},
+                                           {"odd inter", 37, 5, 2 * 61, 264},
+                                           {"one column", 3, 2, 2, 8}};
+  for (const ExpertShape& sh : shapes) {
+    const Experts ex = random_experts(sh.E, sh.N, sh.K);
+    const int64_t inter = sh.N / 2;
+    for (int64_t T : {1, 2, 3, 5, 16, 31}) {
+      const std::vector<int32_t> chosen = random_routing(T, sh.k, sh.E);
+      const int64_t n = T * sh.k;
+      MoePlan p = plan_routing(chosen, T, sh.k, sh.E);
+      Buffer dx = upload(to_bf16(randn(static_cast<size_t>(T * sh.K))));
+      const auto* rows = static_cast<const int32_t*>(p.rows.data());
+      // The three launches.
+      Buffer xs = poisoned<uint16_t>(n * sh.K), gu = poisoned<float>(n * sh.N),
+             want = poisoned<uint16_t>(n * inter);
+      ASSERT_TRUE(gpu::gather_rows(static_cast<const uint16_t*>(dx.data()), rows, n, sh.K,
+                                   static_cast<uint16_t*>(xs.data()), nullptr)
+                      .ok());
+      gpu::GroupedGemm g =
+          grouped_args(xs, ex.dptrs, p.begin, p.touched, gu, T, sh.N, sh.K, sh.k, sh.E);
+      ASSERT_TRUE(gpu::gemm_grouped_gemv(g, nullptr).ok());
+      ASSERT_TRUE(gpu::silu_mul(static_cast<const float*>(gu.data()), n, inter,
+                                static_cast<uint16_t*>(want.data()), nullptr)
+                      .ok());
+      // The one launch.
+      Buffer got = poisoned<uint16_t>(n * inter);
+      gpu::GroupedGemm f = g;
+      f.x = static_cast<const uint16_t*>(dx.data());
+      f.y = got.data();
+      f.y_type = gpu::GemmType::kBF16;
+      ASSERT_TRUE(gpu::gemm_grouped_gemv_swiglu(f, rows, nullptr).ok());
+      sync();
+      const std::vector<uint16_t> a = download<uint16_t>(got), b = download<uint16_t>(want);
+      int64_t differ = 0, first = -1;
+      EXPECT_EQ(std::count(a.begin(), a.end(), uint16_t{0xffff}), 0)
+          << sh.name << " T " << T << ": activations left unwritten (poison)";
+      for (size_t i = 0; i < a.size(); ++i) {
+        if (a[i] != b[i]) {
+          if (first < 0) first = static_cast<int64_t>(i);
+          ++differ;
+        }
+      }
+      EXPECT_EQ(differ, 0) << sh.name << " T " << T << ": " << differ << " of " << a.size()
+                           << " activations differ from the three launches, first at row "
+                           << first / std::max<int64_t>(inter, 1) << " column "
+                           << first % std::max<int64_t>(inter, 1);
+    }
+  }
 }
 
 // Timings (printed, not asserted): the three grouped expert kernels on DeepSeek-V2-Lite's

@@ -252,7 +252,7 @@ TEST(Weights, CudaLoadSwitchRefusesUnknownValues) {
 }
 
 // The CUDA runtime's other switches (MLASPEC_CUDA_GRAPHS, MLASPEC_CUDA_EXPERTS,
-// MLASPEC_ATTENTION_SPLITS): a value outside
+// MLASPEC_ATTENTION_SPLITS, MLASPEC_CUDA_SHARED): a value outside
 // the accepted ones is refused by name at load, before the device is opened.
 TEST(Weights, CudaRuntimeSwitchesRefuseUnknownValues) {
   // A CUDA load with `name`=`value` in the environment: its error, "" if it loaded.
@@ -267,7 +267,8 @@ TEST(Weights, CudaRuntimeSwitchesRefuseUnknownValues) {
   const std::pair<const char*, const char*> refused[] = {{"MLASPEC_CUDA_GRAPHS", "segmnets"},
                                                          {"MLASPEC_CUDA_GRAPHS", "off"},
                                                          {"MLASPEC_CUDA_EXPERTS", "perexpert"},
-                                                         {"MLASPEC_ATTENTION_SPLITS", "auto"}};
+                                                         {"MLASPEC_ATTENTION_SPLITS", "auto"},
+                                                         {"MLASPEC_CUDA_SHARED", "parallel"}};
   for (const auto& [name, value] : refused) {
     EXPECT_CONTAINS(load_error(name, value), std::string(name) + "=" + value + ": expected");
   }
@@ -275,7 +276,8 @@ TEST(Weights, CudaRuntimeSwitchesRefuseUnknownValues) {
   const std::pair<const char*, const char*> accepted[] = {{"MLASPEC_CUDA_GRAPHS", "segments"},
                                                           {"MLASPEC_CUDA_GRAPHS", "0"},
                                                           {"MLASPEC_CUDA_EXPERTS", "per_expert"},
-                                                          {"MLASPEC_ATTENTION_SPLITS", "fixed"}};
+                                                          {"MLASPEC_ATTENTION_SPLITS", "fixed"},
+                                                          {"MLASPEC_CUDA_SHARED", "serial"}};
   for (const auto& [name, value] : accepted) {
     const std::string error = load_error(name, value);
     EXPECT_EQ(error.find(std::string(name) + "="), std::string::npos) << error;

@@ -38,8 +38,9 @@ double expected_distinct_experts(const ModelConfig& c, int64_t tokens);
 struct ScratchBytes {
   int64_t tokens = 0, slots = 0, x = 0, hf = 0, hb = 0, delta = 0, shared = 0, qa = 0, qab = 0,
           q = 0, ckv = 0, kvr = 0, qn = 0, qatt = 0, o = 0, lse = 0, heads = 0, gu = 0, act = 0,
-          xs = 0, ys = 0, router_logits = 0, chosen = 0, rweights = 0, row_of = 0, begin = 0,
-          gidx = 0, cpos = 0, cw = 0, touched = 0, table = 0, seq_lens = 0, logits = 0;
+          sgu = 0, sact = 0, xs = 0, ys = 0, router_logits = 0, chosen = 0, rweights = 0,
+          row_of = 0, begin = 0, gidx = 0, cpos = 0, cw = 0, touched = 0, table = 0, seq_lens = 0,
+          logits = 0;
   int64_t total() const;
 };
 // `attention_block`: the CUDA attention's query block (the runtime cuts chunks into blocks of it).

@@ -141,13 +141,19 @@ __device__ __forceinline__ float as_f32(uint16_t v) {
   return bits_to_float(v);
 }
 
+// SiLU(g) * u in f32 (cpu::silu_mul's expression): silu_mul_kernel and the fused expert GEMV
+// share it, so their bits agree.
+__device__ __forceinline__ float swiglu(float g, float u) {
+  return g / (1.0f + expf(-g)) * u;
+}
+
 template <typename In>
 __global__ void silu_mul_kernel(const In* gu, int64_t T, int64_t inter, uint16_t* act) {
   const int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (i >= T * inter) return;
   const int64_t t = i / inter, c = i % inter;
-  const float g = as_f32(gu[t * 2 * inter + c]), u = as_f32(gu[t * 2 * inter + inter + c]);
-  act[i] = float_to_bits(g / (1.0f + expf(-g)) * u);
+  act[i] =
+      float_to_bits(swiglu(as_f32(gu[t * 2 * inter + c]), as_f32(gu[t * 2 * inter + inter + c])));
 }
 
 __global__ void gather_rows_kernel(const uint16_t* src, const int32_t* idx, int64_t cols,
@@ -603,34 +609,71 @@ __global__ void __launch_bounds__(kTcWarps * 32)
   }
 }
 
-// The grouped GEMV (the routed experts of short passes, a row or a few per expert): a warp per COLS
-// columns, the rows R at a time (R = 1, 2 or 4, by the call's most rows: fewer accumulators at
-// decode). Lane l owns the 8-value chunks l, l + 32, ... of K (K % 8 == 0): per chunk it loads the
-// COLS weight rows' 16 bytes (independent loads, in flight together, kUnroll chunks at once) and
-// each row's x chunk (L1 / L2 after the first column tile), then the 32 lanes fold each (row,
-// column) sum by a butterfly: ri_column's order whatever R, COLS and the unrolling, so every form
-// gives the same bits. Measured at one row on an H100 (dev/micro/gemv.cu, docs/perf/knowledge.md):
-// the experts' 6 x [2816 x 2048] at 2.69 TB/s in 4-column warps (a copy of the same bytes: 2.80),
-// while single matrices such as o_proj [2048 x 2048] want more, narrower warps (1 column, 8
-// chunks in flight: 6.0 µs against 8.0 in 4-column warps and 11.9 for cuBLAS; applied to the
-// projections in dev/pending/gemv-rows-shared-stream.patch).
-constexpr int kGemvWarps = 8;    // warps per block
-constexpr int kGemvCols = 4;     // columns per warp
+// The GEMV (a row or a few per weight matrix: the grouped experts of short passes, and
+// gemm_row_invariant's bf16 calls of up to kGemvMaxRows rows): a warp per COLS columns, the rows R
+// at a time (R = 1, 2 or 4, by the call's most rows: fewer accumulators at decode). Lane l owns
+// the 8-value chunks l, l + 32, ... of K (K % 8 == 0): per chunk it loads the COLS weight rows' 16
+// bytes (independent loads, in flight together, kUnroll chunks at once) and each row's x chunk (L1
+// / L2 after the first column tile), then the 32 lanes fold each (row, column) sum by a butterfly:
+// ri_column's order whatever R, COLS and the unrolling, so every form gives the same bits.
+// Measured at one row on an H100 (dev/micro/gemv.cu, docs/perf/knowledge.md): the experts' 6 x
+// [2816 x 2048] at 2.69 TB/s in 4-column warps (a copy of the same bytes: 2.80), while single
+// matrices such as o_proj [2048 x 2048] want more, narrower warps (1 column, 8 chunks in flight:
+// 6.0 µs against 8.0 in 4-column warps and 11.9 for cuBLAS).
+constexpr int kGemvWarps = 8;    // the grouped form's warps per block
+constexpr int kGemvCols = 4;     // the grouped form's columns per warp
 constexpr int kGemvMaxRows = 4;  // R's largest value
 
-// One warp's COLS columns (`cols` of them real): weight rows w + c * ldw, x rows x + t * ldx,
-// outputs y[t * ldy + c], for rows t < n.
-template <int R, int COLS, typename TY>
-__device__ __forceinline__ void gemv_columns(const uint16_t* x, int64_t ldx, const uint16_t* w,
-                                             int64_t ldw, TY* y, int64_t ldy, int64_t n, int cols,
-                                             int64_t K) {
+// Where a GEMV's operand rows are: x row i at p + i * ld (StridedRows), or at p + idx[i] * ld
+// (IndexedRows: the routed rows of a MoE layer read in place from the token rows, no gather).
+struct StridedRows {
+  const uint16_t* p;
+  int64_t ld;
+  __device__ const uint16_t* operator()(int64_t i) const { return p + i * ld; }
+};
+struct IndexedRows {
+  const uint16_t* p;
+  const int32_t* idx;
+  int64_t ld;
+  __device__ const uint16_t* operator()(int64_t i) const { return p + int64_t{idx[i]} * ld; }
+};
+
+// A warp's COLS weight rows: consecutive ones from w (`cols` of them real), or (PairedCols, the
+// SwiGLU form) the first COLS / 2 from w and the second COLS / 2 from w + half * ld: gate column
+// j beside up column j of a gate_up matrix ([gate; up], half = inter), `cols` real in each half.
+template <int COLS>
+struct ConsecutiveCols {
+  const uint16_t* w;
+  int64_t ld;
+  int cols;
+  __device__ const uint16_t* operator()(int c) const { return w + c * ld; }
+  __device__ bool real(int c) const { return c < cols; }
+};
+template <int COLS>
+struct PairedCols {
+  const uint16_t* w;
+  int64_t ld, half;
+  int cols;
+  __device__ const uint16_t* operator()(int c) const {
+    return c < COLS / 2 ? w + c * ld : w + (half + c - COLS / 2) * ld;
+  }
+  __device__ bool real(int c) const { return c % (COLS / 2) < cols; }
+};
+
+// One warp's sums of x rows [0, n) (xrow) against COLS weight rows (wcol), R rows at a time:
+// `epilogue(t0, rows, acc)` gets each group's sums, every lane holding every one.
+template <int R, int COLS, typename XRows, typename WCols, typename Epilogue>
+__device__ __forceinline__ void gemv_sums(XRows xrow, WCols wcol, int64_t n, int64_t K,
+                                          Epilogue&& epilogue) {
   const int lane = threadIdx.x % 32;
   const int64_t chunks = K / kChunk;
   // Chunks in flight per lane (each COLS weight loads): more where a warp has fewer columns.
   constexpr int kUnroll = COLS == 1 ? 8 : (R == 1 ? 4 : 2);
   for (int64_t t0 = 0; t0 < n; t0 += R) {
     const int rows = static_cast<int>(n - t0 < R ? n - t0 : R);
-    const uint16_t* xr = x + t0 * ldx;
+    const uint16_t* xr[R];
+#pragma unroll
+    for (int r = 0; r < R; ++r) xr[r] = xrow(t0 + (r < rows ? r : 0));
     float acc[R][COLS];
 #pragma unroll
     for (int r = 0; r < R; ++r) {
@@ -642,8 +685,8 @@ __device__ __forceinline__ void gemv_columns(const uint16_t* x, int64_t ldx, con
       float wv[COLS][kChunk];
 #pragma unroll
       for (int c = 0; c < COLS; ++c) {
-        if (c < cols) {
-          load8(w + c * ldw + ch * kChunk, true, wv[c]);
+        if (wcol.real(c)) {
+          load8(wcol(c) + ch * kChunk, true, wv[c]);
         } else {
 #pragma unroll
           for (int i = 0; i < kChunk; ++i) wv[c][i] = 0.0f;
@@ -653,7 +696,7 @@ __device__ __forceinline__ void gemv_columns(const uint16_t* x, int64_t ldx, con
       for (int r = 0; r < R; ++r) {
         if (r < rows) {
           float xv[kChunk];
-          load8(xr + r * ldx + ch * kChunk, true, xv);
+          load8(xr[r] + ch * kChunk, true, xv);
 #pragma unroll
           for (int c = 0; c < COLS; ++c) {
 #pragma unroll
@@ -672,17 +715,29 @@ __device__ __forceinline__ void gemv_columns(const uint16_t* x, int64_t ldx, con
         }
       }
     }
-    // Every lane holds every sum; lane (r * COLS + c) % 32 stores (r, c).
-#pragma unroll
-    for (int r = 0; r < R; ++r) {
-#pragma unroll
-      for (int c = 0; c < COLS; ++c) {
-        if (lane == (r * COLS + c) % 32 && r < rows && c < cols) {
-          store(y, (t0 + r) * ldy + c, acc[r][c]);
-        }
-      }
-    }
+    epilogue(t0, rows, acc);
   }
+}
+
+// One warp's COLS columns (`cols` of them real): weight rows w + c * ldw, x rows x + t * ldx,
+// outputs y[t * ldy + c], for rows t < n. Lane (r * COLS + c) % 32 stores (r, c).
+template <int R, int COLS, typename TY>
+__device__ __forceinline__ void gemv_columns(const uint16_t* x, int64_t ldx, const uint16_t* w,
+                                             int64_t ldw, TY* y, int64_t ldy, int64_t n, int cols,
+                                             int64_t K) {
+  const int lane = threadIdx.x % 32;
+  gemv_sums<R, COLS>(StridedRows{x, ldx}, ConsecutiveCols<COLS>{w, ldw, cols}, n, K,
+                     [&](int64_t t0, int rows, const float(&acc)[R][COLS]) {
+#pragma unroll
+                       for (int r = 0; r < R; ++r) {
+#pragma unroll
+                         for (int c = 0; c < COLS; ++c) {
+                           if (lane == (r * COLS + c) % 32 && r < rows && c < cols) {
+                             store(y, (t0 + r) * ldy + c, acc[r][c]);
+                           }
+                         }
+                       }
+                     });
 }
 
 // The grouped form: blockIdx.z a slot of the touched-expert list (x and y rows [begin[e],
@@ -700,6 +755,55 @@ __global__ void __launch_bounds__(kGemvWarps * 32)
   gemv_columns<R, kGemvCols>(x + b * K, K, ws[e] + j0 * K, K, y + b * N + j0, N, n, cols, K);
 }
 
+// The experts' gate_up GEMV with the gather before it and the SwiGLU after it: routed row i reads
+// token row x[row_token[i]] in place, a warp owns gate columns j0, j0 + 1 and the matching up
+// columns inter + j0, inter + j0 + 1 (gemm_grouped_gemv's sums, bit for bit), and writes
+// act[i, j] = bf16(swiglu(gate, up)), silu_mul's value of those sums.
+constexpr int kSwigluCols = 4;  // two gate and two up columns a warp
+
+template <int R>
+__global__ void __launch_bounds__(kGemvWarps * 32)
+    grouped_gemv_swiglu_kernel(const uint16_t* x, const int32_t* row_token,
+                               const uint16_t* const* ws, const int32_t* begin,
+                               const int32_t* touched, uint16_t* act, int64_t inter, int64_t K) {
+  constexpr int kHalf = kSwigluCols / 2;
+  const int e = touched[blockIdx.z];
+  if (e < 0) return;
+  const int64_t b = begin[e], n = begin[e + 1] - b;
+  const int64_t j0 = (int64_t{blockIdx.x} * kGemvWarps + threadIdx.x / 32) * kHalf;
+  if (j0 >= inter) return;
+  const int cols = static_cast<int>(inter - j0 < kHalf ? inter - j0 : kHalf);
+  const int lane = threadIdx.x % 32;
+  uint16_t* out = act + b * inter + j0;
+  gemv_sums<R, kSwigluCols>(
+      IndexedRows{x, row_token + b, K}, PairedCols<kSwigluCols>{ws[e] + j0 * K, K, inter, cols}, n,
+      K, [&](int64_t t0, int rows, const float(&acc)[R][kSwigluCols]) {
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+#pragma unroll
+          for (int c = 0; c < kHalf; ++c) {
+            if (lane == (r * kHalf + c) % 32 && r < rows && c < cols) {
+              out[(t0 + r) * inter + c] = float_to_bits(swiglu(acc[r][c], acc[r][c + kHalf]));
+            }
+          }
+        }
+      });
+}
+
+// The strided-batched form of gemm_row_invariant (blockIdx.z the batch index): a warp per
+// column, kGemvPlainWarps warps per block.
+constexpr int kGemvPlainWarps = 4;
+
+template <typename TY, int R>
+__global__ void __launch_bounds__(kGemvPlainWarps * 32)
+    gemv_kernel(const uint16_t* x, int64_t ldx, int64_t sx, const uint16_t* w, int64_t ldw,
+                int64_t sw, TY* y, int64_t ldy, int64_t sy, int64_t T, int64_t N, int64_t K) {
+  const int64_t j = int64_t{blockIdx.x} * kGemvPlainWarps + threadIdx.x / 32;
+  if (j >= N) return;
+  const int64_t z = blockIdx.z;
+  gemv_columns<R, 1>(x + z * sx, ldx, w + z * sw + j * ldw, ldw, y + z * sy + j, ldy, T, 1, K);
+}
+
 // R for a call whose weight matrices get at most `rows` rows each.
 template <typename F>
 void with_gemv_rows(int64_t rows, F&& f) {
@@ -710,6 +814,17 @@ void with_gemv_rows(int64_t rows, F&& f) {
   } else {
     f(std::integral_constant<int, kGemvMaxRows>{});
   }
+}
+
+template <typename TY>
+Status launch_gemv(const RowInvariantGemm& g, cudaStream_t s) {
+  const dim3 grid(blocks_for(g.N, kGemvPlainWarps), 1, static_cast<unsigned>(g.batch));
+  with_gemv_rows(g.T, [&](auto r) {
+    gemv_kernel<TY, decltype(r)::value><<<grid, kGemvPlainWarps * 32, 0, s>>>(
+        static_cast<const uint16_t*>(g.x), g.ldx, g.stride_x, static_cast<const uint16_t*>(g.w),
+        g.ldw, g.stride_w, static_cast<TY*>(g.y), g.ldy, g.stride_y, g.T, g.N, g.K);
+  });
+  return launched("gemm_row_invariant (gemv)");
 }
 
 template <typename TX, typename TW, typename TY>
@@ -1033,6 +1148,26 @@ Status gemm_grouped_gemv(const GroupedGemm& g, void* stream) {
   });
 }
 
+Status gemm_grouped_gemv_swiglu(const GroupedGemm& g, const int32_t* row_token, void* stream) {
+  if (g.N % 2 != 0 || !grouped_gemv_fits(g.N, g.K)) {
+    return invalid_argument("gemm_grouped_gemv_swiglu: N " + std::to_string(g.N) +
+                            " must be even (gate and up halves) and K " + std::to_string(g.K) +
+                            " a positive multiple of " + std::to_string(kChunk));
+  }
+  if (g.y_type != GemmType::kBF16) {
+    return invalid_argument("gemm_grouped_gemv_swiglu: writes bf16 activations (y_type kBF16)");
+  }
+  const int64_t inter = g.N / 2;
+  return launch_grouped(g, "gemm_grouped_gemv_swiglu", [&](unsigned z, auto*) {
+    with_gemv_rows(g.max_rows, [&](auto r) {
+      grouped_gemv_swiglu_kernel<decltype(r)::value>
+          <<<dim3(blocks_for(inter, kGemvWarps * kSwigluCols / 2), 1, z), kGemvWarps * 32, 0,
+             as_stream(stream)>>>(g.x, row_token, g.w, g.begin, g.touched,
+                                  static_cast<uint16_t*>(g.y), inter, g.K);
+    });
+  });
+}
+
 bool grouped_tc_fits(int64_t N, int64_t K) {
   return N > 0 && K > 0 && N % kTcCols == 0 && K % 16 == 0;
 }
@@ -1051,6 +1186,13 @@ Status gemm_grouped_tc(const GroupedGemm& g, void* stream) {
   });
 }
 
+bool gemv_serves(const RowInvariantGemm& g) {
+  const auto a16 = [](const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; };
+  return g.x_type == GemmType::kBF16 && g.w_type == GemmType::kBF16 && g.T <= kGemvMaxRows &&
+         g.K % kChunk == 0 && a16(g.x) && a16(g.w) && g.ldx % kChunk == 0 && g.ldw % kChunk == 0 &&
+         g.stride_x % kChunk == 0 && g.stride_w % kChunk == 0;
+}
+
 Status gemm_row_invariant(const RowInvariantGemm& g, void* stream) {
   if (g.T == 0 || g.N == 0) return Status::Ok();
   if (g.T > int64_t{65535} * kRows || g.batch > 65535) {
@@ -1064,6 +1206,9 @@ Status gemm_row_invariant(const RowInvariantGemm& g, void* stream) {
     return launch_ri<float, float, float>(g, s);
   }
   if (g.x_type == GemmType::kBF16 && g.w_type == GemmType::kBF16) {
+    if (gemv_serves(g)) {
+      return g.y_type == GemmType::kF32 ? launch_gemv<float>(g, s) : launch_gemv<B>(g, s);
+    }
     return g.y_type == GemmType::kF32 ? launch_ri<B, B, float>(g, s) : launch_ri<B, B, B>(g, s);
   }
   return invalid_argument("gemm_row_invariant: unsupported type combination");

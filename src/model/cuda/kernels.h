@@ -128,6 +128,13 @@ struct RowInvariantGemm {
 };
 Status gemm_row_invariant(const RowInvariantGemm& g, void* stream);
 
+// Whether gemm_row_invariant runs `g` as a GEMV (a warp per output column, several 16-byte weight
+// loads in flight per lane; the same bits as its other kernel): bf16 x and w, T <= 4 rows,
+// K % 8 == 0, x and w 16-byte aligned and every stride a multiple of 8 values. At one row it beat
+// cuBLAS on every DeepSeek-V2-Lite projection measured (1.06-1.44x on an H100), so default mode
+// sends one-row calls to it too (at 2 and 4 rows cuBLAS won on some shapes).
+bool gemv_serves(const RowInvariantGemm& g);
+
 // ---- The DFlash drafter's forward (dflash_runtime.cc) ----
 
 // In place over x [rows, heads, dim]: row r's heads rotated at positions[r] (cpu::Rope::apply's
@@ -206,5 +213,12 @@ Status gemm_grouped_tc(const GroupedGemm& g, void* stream);
 // expert weights 16-byte aligned.
 bool grouped_gemv_fits(int64_t N, int64_t K);
 Status gemm_grouped_gemv(const GroupedGemm& g, void* stream);
+
+// The experts' gate_up pass of a MoE layer in one launch: gather_rows, gemm_grouped_gemv into f32
+// and silu_mul, bit for bit, without the gathered rows or the f32 gate_up in memory. g.x is the
+// token rows [T, K] (not the gathered ones): routed row i reads token row row_token[i] (plan_moe's
+// `rows`); g.N = 2 * inter (gate_up: gate rows, then up rows); g.y the bf16 activations [rows,
+// inter] (y_type kBF16). Needs N even and grouped_gemv_fits(N, K).
+Status gemm_grouped_gemv_swiglu(const GroupedGemm& g, const int32_t* row_token, void* stream);
 
 }  // namespace mlaspec::model::gpu

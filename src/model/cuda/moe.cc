@@ -1,7 +1,8 @@
 // SwiGLU MLPs and MoE on the GPU (the CPU runtime's mlp.cc / moe.cc). Routing: the router
 // logits (f32: cuBLAS, or the row-invariant kernel in deterministic mode) go to the route kernel
 // (cpu::route_token's rule, ties and groups broken as on the CPU) and the plan kernel
-// (plan_moe_groups, ../gpu_plan.h) on the device. Then a gather of the routed rows and the experts'
+// (plan_moe_groups, ../gpu_plan.h) on the device. Then a gather of the routed rows (none on the
+// GEMV path, whose gate_up pass reads them in place and applies the SwiGLU) and the experts'
 // SwiGLU GEMMs: for calls of up to kGroupedMoeMaxTokens tokens (and always in deterministic mode)
 // two grouped GEMMs over every touched expert, nothing coming back to the host (in default mode
 // tensor cores from kGroupedTcMinTokens tokens, gemm_grouped_tc, and the grouped GEMV below that;
@@ -22,9 +23,14 @@
 namespace mlaspec::model::gpu {
 
 Status Runtime::mlp(const DMlp& m, const uint16_t* x, int64_t T, float* out) {
-  MLASPEC_RETURN_IF_ERROR(linear(x, T, m.gate_up, at<float>(gu_), GemmType::kF32));
-  MLASPEC_RETURN_IF_ERROR(silu_mul(at<float>(gu_), T, m.inter, at<uint16_t>(act_), stream_));
-  return linear(at<uint16_t>(act_), T, m.down, out, GemmType::kF32);
+  return mlp_on(m, x, T, out, at<float>(gu_), at<uint16_t>(act_), stream_, blas_);
+}
+
+Status Runtime::mlp_on(const DMlp& m, const uint16_t* x, int64_t T, float* out, float* gu,
+                       uint16_t* act, cudaStream_t stream, cublasHandle_t blas) {
+  MLASPEC_RETURN_IF_ERROR(gpu::linear(blas, deterministic_, x, T, m.gate_up, gu, GemmType::kF32));
+  MLASPEC_RETURN_IF_ERROR(silu_mul(gu, T, m.inter, act, stream));
+  return gpu::linear(blas, deterministic_, act, T, m.down, out, GemmType::kF32);
 }
 
 Status Runtime::moe(int layer, int64_t T) {
@@ -33,6 +39,22 @@ Status Runtime::moe(int layer, int64_t T) {
   const int E = c_.n_routed_experts, k = c_.num_experts_per_tok;
 
   const PhaseEnd phase_end(phases_);
+  // The shared experts first, on side_ beside everything below (the router, routing, the routed
+  // experts; at decode those are small kernels that leave the GPU mostly idle), joined back before
+  // the combine. Their inputs (hb_) are not written before the join; their outputs are their own.
+  const bool overlap = shared_overlap_ && !phases_.on() && !d.shared.empty();
+  const float* shared = d.shared.empty() ? nullptr : at<float>(shared_);
+  if (overlap) {
+    MLASPEC_RETURN_IF_ERROR(cuda_status(cudaEventRecord(fork_, stream_), "fork record"));
+    MLASPEC_RETURN_IF_ERROR(cuda_status(cudaStreamWaitEvent(side_, fork_), "fork wait"));
+    MLASPEC_RETURN_IF_ERROR(mlp_on(d.shared, at<uint16_t>(hb_), T, at<float>(shared_),
+                                   at<float>(sgu_), at<uint16_t>(sact_), side_, blas_side_));
+    MLASPEC_RETURN_IF_ERROR(cuda_status(cudaEventRecord(join_, side_), "join record"));
+  }
+  // The combine waits for them (a no-op without the side stream).
+  const auto join = [&]() {
+    return overlap ? cuda_status(cudaStreamWaitEvent(stream_, join_), "join wait") : Status::Ok();
+  };
   phases_.begin_if_on("moe router");
   // Router in f32 (transformers computes it in f32), routing and its plan on the device.
   RowInvariantGemm rg;
@@ -64,21 +86,31 @@ Status Runtime::moe(int layer, int64_t T) {
                                    at<int32_t>(gidx_), at<int32_t>(begin_), at<int32_t>(cpos_),
                                    at<float>(cw_), at<int32_t>(row_of_),
                                    grouped ? at<int32_t>(touched_) : nullptr, stream_));
-  // The shared experts first: on the host-launched path the GPU runs them while the host waits
-  // for the counts below.
-  const float* shared = nullptr;
+  // Serially (MLASPEC_CUDA_SHARED=serial, the phase timer): the shared experts now, so that on
+  // the host-launched path the GPU runs them while the host waits for the counts below.
   phases_.begin_if_on("moe shared");
-  if (!d.shared.empty()) {
+  if (!d.shared.empty() && !overlap) {
     MLASPEC_RETURN_IF_ERROR(mlp(d.shared, at<uint16_t>(hb_), T, at<float>(shared_)));
-    shared = at<float>(shared_);
   }
   phases_.begin_if_on("moe experts");
   const int64_t N = T * k;  // routed rows: each token's k experts
-  MLASPEC_RETURN_IF_ERROR(
-      gather_rows(at<uint16_t>(hb_), at<int32_t>(gidx_), N, hidden, at<uint16_t>(xs_), stream_));
+  const int64_t inter = c_.moe_intermediate_size;
+  // Default mode: tensor cores (row-invariant too, in another order) from kGroupedTcMinTokens
+  // tokens. Below that, and at every size in deterministic mode, the grouped GEMV, bitwise the
+  // row-invariant kernel's sums (the order every pass of a deterministic model shares) at
+  // 1.4-2.7x its speed; the row-invariant kernel where K % 8 != 0. The GEMV's gate_up pass reads
+  // the token rows in place and applies the SwiGLU (one launch for gather, GEMM and silu_mul).
+  const bool tc = grouped && !deterministic_ && T >= grouped_tc_min_tokens_ &&
+                  grouped_tc_fits(2 * inter, hidden) && grouped_tc_fits(hidden, inter);
+  const bool gemv =
+      grouped && !tc && grouped_gemv_fits(2 * inter, hidden) && grouped_gemv_fits(hidden, inter);
+  const bool fused = gemv && fused_swiglu_;
+  if (!fused) {
+    MLASPEC_RETURN_IF_ERROR(
+        gather_rows(at<uint16_t>(hb_), at<int32_t>(gidx_), N, hidden, at<uint16_t>(xs_), stream_));
+  }
   if (grouped) {
     // Every touched expert at once, counts and pointers read on the device.
-    const int64_t inter = c_.moe_intermediate_size;
     GroupedGemm g;
     g.x = at<uint16_t>(xs_);
     g.w = static_cast<const uint16_t* const*>(d.expert_gate_up.data());
@@ -90,21 +122,21 @@ Status Runtime::moe(int layer, int64_t T) {
     g.K = hidden;
     g.k = k;
     g.experts = E;
-    // Default mode: tensor cores (row-invariant too, in another order) from
-    // kGroupedTcMinTokens tokens. Below that, and at every size in deterministic mode, the
-    // grouped GEMV, bitwise the row-invariant kernel's sums (the order every pass of a
-    // deterministic model shares) at 1.4-2.7x its speed; the row-invariant kernel where K % 8 != 0.
-    const bool tc = !deterministic_ && T >= grouped_tc_min_tokens_ &&
-                    grouped_tc_fits(2 * inter, hidden) && grouped_tc_fits(hidden, inter);
-    const bool gemv =
-        !tc && grouped_gemv_fits(2 * inter, hidden) && grouped_gemv_fits(hidden, inter);
     auto grouped_gemm = [&](const GroupedGemm& gg) {
       if (tc) return gemm_grouped_tc(gg, stream_);
       if (gemv) return gemm_grouped_gemv(gg, stream_);
       return gemm_grouped_row_invariant(gg, stream_);
     };
-    MLASPEC_RETURN_IF_ERROR(grouped_gemm(g));
-    MLASPEC_RETURN_IF_ERROR(silu_mul(at<float>(gu_), N, inter, at<uint16_t>(act_), stream_));
+    if (fused) {
+      g.x = at<uint16_t>(hb_);
+      g.y = act_.data();
+      g.y_type = GemmType::kBF16;
+      MLASPEC_RETURN_IF_ERROR(gemm_grouped_gemv_swiglu(g, at<int32_t>(gidx_), stream_));
+      g.y_type = GemmType::kF32;
+    } else {
+      MLASPEC_RETURN_IF_ERROR(grouped_gemm(g));
+      MLASPEC_RETURN_IF_ERROR(silu_mul(at<float>(gu_), N, inter, at<uint16_t>(act_), stream_));
+    }
     g.x = at<uint16_t>(act_);
     g.w = static_cast<const uint16_t* const*>(d.expert_down.data());
     g.y = ys_.data();
@@ -124,11 +156,13 @@ Status Runtime::moe(int layer, int64_t T) {
     MLASPEC_RETURN_IF_ERROR(experts_long(d, begin, &bf16_out));
     if (bf16_out) {
       phases_.begin_if_on("moe combine");
+      MLASPEC_RETURN_IF_ERROR(join());
       return moe_combine(at<uint16_t>(xs_), at<int32_t>(cpos_), at<float>(cw_), k, shared, T,
                          hidden, at<float>(delta_), stream_);
     }
   }
   phases_.begin_if_on("moe combine");
+  MLASPEC_RETURN_IF_ERROR(join());
   return moe_combine(at<float>(ys_), at<int32_t>(cpos_), at<float>(cw_), k, shared, T, hidden,
                      at<float>(delta_), stream_);
 }

@@ -98,7 +98,11 @@ Runtime::~Runtime() {
   if (phases_.on()) std::fputs(phases_.report().c_str(), stderr);
   graphs_.clear();
   if (blas_ != nullptr) cublasDestroy(blas_);
+  if (blas_side_ != nullptr) cublasDestroy(blas_side_);
   if (uploaded_ != nullptr) cudaEventDestroy(uploaded_);
+  if (fork_ != nullptr) cudaEventDestroy(fork_);
+  if (join_ != nullptr) cudaEventDestroy(join_);
+  if (side_ != nullptr) cudaStreamDestroy(side_);
   if (stream_ != nullptr) cudaStreamDestroy(stream_);
 }
 

@@ -16,7 +16,8 @@
 // runs on the runtime's stream; passes of at most kCudaGraphMaxTokens rows replay the work
 // between attention calls from CUDA graphs ("CUDA graphs" below).
 // GEMMs: cuBLAS (bf16 in, f32 accumulate; the MoE router in plain f32, as transformers' runs) by
-// default; the row-invariant kernel (kernels.h) in deterministic mode. The residual
+// default, except one-row calls, which take the row-invariant kernel's GEMV form (faster than
+// cuBLAS there); the row-invariant kernel (kernels.h) in deterministic mode. The residual
 // stream, norms, RoPE and the router's inputs stay f32; every GEMM input is bf16. In deterministic
 // mode a request's results are therefore bitwise the same alone or fused with any others (every
 // kernel's per-row arithmetic is independent of the pass's rows, and attention is in deterministic
@@ -45,7 +46,10 @@ Status gemm(cublasHandle_t blas, bool deterministic, const RowInvariantGemm& g) 
   // small grid for a [1024 x 2048] x [2048 x 64] product. Mixed f32 / bf16 operands only the
   // row-invariant kernel takes.
   const bool f32 = g.w_type == GemmType::kF32 && g.x_type == GemmType::kF32;
-  if (deterministic || (g.w_type == GemmType::kF32 && !f32)) {
+  // One-row calls (decode at batch 1, the lm_head's last row of a prefill) go to the GEMV in
+  // default mode too: at one row it read every V2-Lite projection faster than cuBLAS, at 2 and 4
+  // rows not all (kernels.h, gemv_serves).
+  if (deterministic || (g.w_type == GemmType::kF32 && !f32) || (g.T == 1 && gemv_serves(g))) {
     cudaStream_t stream = nullptr;  // the handle's stream: the kernel runs where cuBLAS would
     MLASPEC_RETURN_IF_ERROR(cublas_status(cublasGetStream(blas, &stream), "cublasGetStream"));
     return gemm_row_invariant(g, stream);

@@ -279,6 +279,9 @@ class Runtime final : public CudaRuntime {
   // y[T, W.rows] = x[T, W.cols] @ W^T (x bf16 packed).
   Status linear(const uint16_t* x, int64_t T, const DMat& w, void* y, GemmType y_type);
   Status mlp(const DMlp& m, const uint16_t* x, int64_t T, float* out);
+  // mlp() on `stream` through `blas` (bound to it), with gate_up / SwiGLU scratch gu / act.
+  Status mlp_on(const DMlp& m, const uint16_t* x, int64_t T, float* out, float* gu, uint16_t* act,
+                cudaStream_t stream, cublasHandle_t blas);
   // Every head h at once (one strided-batched GEMM): y[t, h, 0:N] = bf16(x[t, h, 0:K] @ W[h]^T),
   // x bf16 with x_row values per head, W bf16 [H][N, K], y with y_row values per head.
   Status per_head(const void* x, int64_t x_row, const uint16_t* w, int64_t N, int64_t K, void* y,
@@ -325,8 +328,8 @@ class Runtime final : public CudaRuntime {
   // Scratch (see reserve()).
   int64_t cap_T_ = 0, cap_pages_ = 0;
   Buffer x_, hf_, hb_, delta_, shared_, qa_, qab_, q_, ckv_, kvr_, qn_, qatt_, o_, lse_, heads_,
-      gu_, act_, xs_, ys_, router_logits_, chosen_, rweights_, row_of_, begin_, gidx_, cpos_, cw_,
-      touched_, logits_, argmax_;
+      gu_, act_, sgu_, sact_, xs_, ys_, router_logits_, chosen_, rweights_, row_of_, begin_, gidx_,
+      cpos_, cw_, touched_, logits_, argmax_;
   int64_t grouped_tc_min_tokens_ = kGroupedTcMinTokens;  // MLASPEC_GROUPED_TC_MIN_TOKENS
   int64_t grouped_max_tokens_ = kGroupedMoeMaxTokens;    // MLASPEC_GROUPED_MAX_TOKENS
   // The pass's int32 inputs, one upload: tokens [T], positions [T], slots [T], logit rows [rows],
@@ -344,6 +347,19 @@ class Runtime final : public CudaRuntime {
   // MLASPEC_ATTENTION_SPLITS=fixed keeps deterministic mode's fixed chunks there too (an A/B).
   // Deterministic mode always uses the fixed chunks.
   bool adaptive_splits_ = true;
+  // The routed experts' GEMV passes take their rows in place and apply the SwiGLU in the gate_up
+  // GEMV (gemm_grouped_gemv_swiglu); MLASPEC_CUDA_SWIGLU=separate keeps the gather, the f32
+  // gate_up and silu_mul as three launches (an A/B; the same bits).
+  bool fused_swiglu_ = true;
+  // The shared experts beside the routed ones (moe.cc): side_ forked from stream_ at fork_ and
+  // joined back at join_ before the combine, with its own cuBLAS handle (a handle's stream and
+  // workspace are fixed for graph capture) and scratch (sgu_, sact_). MLASPEC_CUDA_SHARED=serial
+  // runs them on stream_ (an A/B); the phase timer does too (it times one stream).
+  bool shared_overlap_ = true;
+  cudaStream_t side_ = nullptr;
+  cublasHandle_t blas_side_ = nullptr;
+  Buffer blas_side_workspace_;
+  cudaEvent_t fork_ = nullptr, join_ = nullptr;
   cudaEvent_t uploaded_ = nullptr;  // recorded after each upload from host_ints_
 
   // CUDA graphs (runtime.cc): on unless MLASPEC_CUDA_GRAPHS=0 or a capture failed.

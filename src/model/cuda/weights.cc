@@ -212,6 +212,20 @@ Status Runtime::init(const cpu::Rope& rope) {
   MLASPEC_RETURN_IF_ERROR(cublas_status(
       cublasSetWorkspace(blas_, blas_workspace_.data(), kBlasWorkspace), "cublasSetWorkspace"));
   phases_.set_stream(stream_);
+  // The shared experts' stream (moe.cc: they run beside the routed experts), its own cuBLAS
+  // handle and workspace, and the events that fork it from the forward's stream and join it back.
+  MLASPEC_RETURN_IF_ERROR(
+      cuda_status(cudaStreamCreateWithFlags(&side_, cudaStreamNonBlocking), "cudaStreamCreate"));
+  MLASPEC_RETURN_IF_ERROR(cublas_status(cublasCreate(&blas_side_), "cublasCreate"));
+  MLASPEC_RETURN_IF_ERROR(cublas_status(cublasSetStream(blas_side_, side_), "cublasSetStream"));
+  MLASPEC_RETURN_IF_ERROR(ensure(blas_side_workspace_, kBlasWorkspace));
+  MLASPEC_RETURN_IF_ERROR(
+      cublas_status(cublasSetWorkspace(blas_side_, blas_side_workspace_.data(), kBlasWorkspace),
+                    "cublasSetWorkspace"));
+  for (cudaEvent_t* e : {&fork_, &join_}) {
+    MLASPEC_RETURN_IF_ERROR(
+        cuda_status(cudaEventCreateWithFlags(e, cudaEventDisableTiming), "cudaEventCreate"));
+  }
   MLASPEC_RETURN_IF_ERROR(
       cuda_status(cudaEventCreateWithFlags(&uploaded_, cudaEventDisableTiming), "cudaEventCreate"));
   const char* graphs_env = std::getenv("MLASPEC_CUDA_GRAPHS");
@@ -222,6 +236,12 @@ Status Runtime::init(const cpu::Rope& rope) {
   // "per_expert": long passes launch a GEMM per touched expert (f32 outputs; an A/B).
   const char* experts_env = std::getenv("MLASPEC_CUDA_EXPERTS");
   grouped_cublas_ = experts_env == nullptr || std::string(experts_env) != "per_expert";
+  // "serial": the shared experts on the forward's stream, after the router (an A/B).
+  const char* shared_env = std::getenv("MLASPEC_CUDA_SHARED");
+  shared_overlap_ = shared_env == nullptr || std::string(shared_env) != "serial";
+  // "separate": the experts' gather, gate_up GEMV and SwiGLU as three launches (an A/B).
+  const char* swiglu_env = std::getenv("MLASPEC_CUDA_SWIGLU");
+  fused_swiglu_ = swiglu_env == nullptr || std::string(swiglu_env) != "separate";
   // "fixed": default mode's attention keeps deterministic mode's fixed split chunks (an A/B).
   const char* splits_env = std::getenv("MLASPEC_ATTENTION_SPLITS");
   adaptive_splits_ = splits_env == nullptr || std::string(splits_env) != "fixed";
@@ -331,6 +351,8 @@ Status Runtime::reserve(int64_t T, int64_t pages) {
   MLASPEC_RETURN_IF_ERROR(grow(heads_, sz(s.heads)));
   MLASPEC_RETURN_IF_ERROR(grow(gu_, sz(s.gu)));
   MLASPEC_RETURN_IF_ERROR(grow(act_, sz(s.act)));
+  MLASPEC_RETURN_IF_ERROR(grow(sgu_, sz(s.sgu)));
+  MLASPEC_RETURN_IF_ERROR(grow(sact_, sz(s.sact)));
   MLASPEC_RETURN_IF_ERROR(grow(xs_, sz(s.xs)));
   MLASPEC_RETURN_IF_ERROR(grow(ys_, sz(s.ys)));
   MLASPEC_RETURN_IF_ERROR(grow(router_logits_, sz(s.router_logits)));
