@@ -50,8 +50,9 @@
 #   --model-only --v2lite   both stages in one call (model tests first), ~500 s with a cold build
 # The next GPU session's plan (written 2026-12-06, thirteenth session; outcomes so far in
 # docs/perf/knowledge.md).
-# (1) Issue 33's next launch cuts at batch 1, each with its switch as AB_ENV, in one
-# `--model-only --v2lite-bench` call (V2LITE_DET=1).
+# (1) Issue 33 at batch 1: the single-block kernels (the combine inside the norm, 21.6 µs a layer;
+# route + plan, 11.5 µs; docs/perf/v2lite-decode-kernels.md) spread or their load chains cut, each
+# behind a switch as AB_ENV, in one `--model-only --v2lite-bench` call with V2LITE_NCU.
 # (2) On an H200: `--skip-tests --quick --no-calibrate`, then scripts/perf_tables.py regenerates
 # docs/perf/h200.md; in other calls `calibrate --kv all` (with fp8 math: ~8.5 min, so --no-batch
 # or one --modes per call) into data/profiles/ for the H200 and the H100.
@@ -67,6 +68,8 @@
 # ATTN_BENCH="--set standard --kv bf16,fp8tile" adds an attention bench to --model-only.
 # V2LITE_CHECK_ARGS="--fp8 --speed" passes options to scripts/v2lite_check.py (--v2lite).
 # V2LITE_NSYS="--batch 1 --q-len 8" adds an Nsight Systems trace of those rows (per-kernel sums).
+# V2LITE_NCU="--batch 1 --q-len 1" adds Nsight Compute's kernel durations of one such step, graphs
+# off (scripts/ncu_step_kernels.py: per kernel, launches and µs; $RES/ncu-CASE-step.md).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 t_start=$SECONDS
@@ -347,6 +350,26 @@ if [[ -n $real_case ]]; then
         head -40 "$RES"/nsys-"$real_case"_cuda_gpu_kern_sum.csv 2>/dev/null
       else
         log "no nsys on this machine"
+      fi
+    fi
+    if [[ -n ${V2LITE_NCU:-} ]] && (($(left) > 60)); then
+      # Where one step's GPU time goes, kernel by kernel (V2LITE_NCU="--batch 1 --q-len 1"):
+      # Nsight Compute's duration of every launch of a bench-model run with graphs off (one
+      # replay each, clocks left alone), then the last step's table (scripts/ncu_step_kernels.py).
+      ncu_bin=$(command -v ncu || ls /usr/local/cuda*/bin/ncu /opt/nvidia/nsight-compute/*/ncu \
+        2>/dev/null | head -1)
+      if [[ -n $ncu_bin ]]; then
+        log "ncu on bench-model $V2LITE_NCU ($(left) s left)"
+        read -ra ncu_rows <<< "$V2LITE_NCU"
+        MLASPEC_CUDA_GRAPHS=0 timeout $(($(left) - 15)) "$ncu_bin" --clock-control none \
+          --metrics gpu__time_duration.sum --csv --print-units base \
+          build-gpu/mlaspec bench-model --model "$dir" --device cuda --context $ctx \
+          "${ncu_rows[@]}" --prefill 0 --fill writer --reps 1 > "$RES/ncu-$real_case-step.csv" 2>&1 || status=1
+        python3 scripts/ncu_step_kernels.py "$RES/ncu-$real_case-step.csv" \
+          > "$RES/ncu-$real_case-step.md" 2>&1 || status=1
+        head -40 "$RES/ncu-$real_case-step.md"
+      else
+        log "no ncu on this machine"
       fi
     fi
   fi

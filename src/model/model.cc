@@ -131,6 +131,18 @@ Result<Model> Model::load(const std::filesystem::path& dir, const LoadOptions& o
          {"adaptive", "fixed"},
          "adaptive (default mode's attention splits the KV for the GPU, the default) or fixed "
          "(deterministic mode's 1024-token chunks in default mode too)"},
+        {"MLASPEC_CUDA_MLA_IN",
+         {"fused", "separate"},
+         "fused (the KV rows' latent norm and RoPE in one launch, the default) or separate "
+         "(two launches)"},
+        {"MLASPEC_CUDA_COMBINE",
+         {"norm", "separate"},
+         "norm (a MoE layer's combine inside the RMSNorm after it, the default) or separate "
+         "(its own launch)"},
+        {"MLASPEC_CUDA_ROUTE",
+         {"fused", "separate"},
+         "fused (routing and its plan in one launch for passes of up to 16 tokens, the default) "
+         "or separate (two launches)"},
         {"MLASPEC_CUDA_SWIGLU",
          {"fused", "separate"},
          "fused (the experts' gather, gate_up GEMV and SwiGLU in one launch, the default) or "

@@ -963,24 +963,29 @@ TEST_P(CudaForward, AttentionGraphsFollowTheBackendAndThePlan) {
   }
 }
 
-// The shared experts on their own stream (moe.cc, the default) against MLASPEC_CUDA_SHARED=serial
-// (a second load of the checkpoint): the same kernels on the same inputs, so the same bits, in
-// both modes, eager and from graphs: a prefill of 40, decode steps (graph replays), a verify
-// block of 8 and a 160-token pass (the host-launched experts in default mode).
-TEST_P(CudaForward, SharedExpertsBesideEqualSerial) {
+// The launch-saving forms (the defaults: shared experts on their own stream, the experts'
+// gather + gate_up + SwiGLU in one GEMV, routing and plan in one launch, the combine inside the
+// next norm, the KV rows' norm + RoPE in one kernel)
+// against their A/B switches all set the other way (MLASPEC_CUDA_SHARED=serial,
+// MLASPEC_CUDA_SWIGLU, _ROUTE, _COMBINE and _MLA_IN=separate; a second load of the checkpoint):
+// the same sums in the same order, so the same bits, in both modes, eager and from graphs: a
+// prefill of 40, decode steps (graph replays), a verify block of 8 and a 160-token pass (the
+// host-launched experts in default mode).
+TEST_P(CudaForward, LaunchFusionsKeepTheBits) {
   const std::string name = GetParam();
   if (!cuda_serves(name)) GTEST_SKIP() << name << ": heads outside the CUDA backends' range";
   Model& beside = cached(name, Device::kCUDA);
-  const ModelConfig& c = beside.config();
-  if (c.n_routed_experts == 0 || c.n_shared_experts == 0) {
-    GTEST_SKIP() << name << ": no shared experts";
-  }
-  ASSERT_EQ(::setenv("MLASPEC_CUDA_SHARED", "serial", 1), 0);
+  const std::pair<const char*, const char*> switches[] = {{"MLASPEC_CUDA_SHARED", "serial"},
+                                                          {"MLASPEC_CUDA_SWIGLU", "separate"},
+                                                          {"MLASPEC_CUDA_ROUTE", "separate"},
+                                                          {"MLASPEC_CUDA_COMBINE", "separate"},
+                                                          {"MLASPEC_CUDA_MLA_IN", "separate"}};
+  for (const auto& [var, value] : switches) ASSERT_EQ(::setenv(var, value, 1), 0);
   LoadOptions lo;
   lo.device = Device::kCUDA;
   lo.attention_policy = "auto";
   Result<Model> loaded = Model::load(model_path(name), lo);
-  ::unsetenv("MLASPEC_CUDA_SHARED");
+  for (const auto& [var, value] : switches) ::unsetenv(var);
   ASSERT_TRUE(loaded.ok()) << loaded.status().to_string();
   Model& serial = *loaded;
   const std::vector<int32_t> seq = sequence(name, 400);

@@ -426,6 +426,50 @@ TEST(CudaModelKernels, KvRows) {
   }
 }
 
+// kv_norm_rows (the latent's RMSNorm and the rope part's RoPE in one launch) is rms_norm (f32 in
+// place) followed by kv_rows, bit for bit, on fresh random rows, every RoPE variant, scattered
+// positions; every element of the rows written (poisoned, NaN compared as bits, and the two-launch
+// form's rows checked all written); ckv itself is left as it was.
+TEST(CudaModelKernels, KvNormRowsIsNormThenRows) {
+  MLASPEC_SKIP_WITHOUT_GPU();
+  const int dim = 64;
+  for (const RopeCase& rc : rope_cases()) {
+    const cpu::Rope rope(rc.config, dim);
+    DeviceRope dr(rope, rc.config, dim);
+    for (int64_t latent : {512, 256, 264}) {
+      for (int64_t T : kTokens) {
+        const int64_t row = latent + dim;
+        const std::vector<float> ckv = randn(static_cast<size_t>(T * row), 2.0f);
+        const std::vector<float> w = randn(static_cast<size_t>(latent));
+        const std::vector<int32_t> pos = scattered_positions(4093, T);
+        const float eps = 1e-6f;
+        Buffer dp = upload(pos), dw = upload(w);
+        const auto* positions = static_cast<const int32_t*>(dp.data());
+        const auto* nw = static_cast<const float*>(dw.data());
+        Buffer a = upload(ckv), arows = poisoned<uint16_t>(T * row);
+        ASSERT_TRUE(gpu::rms_norm(static_cast<float*>(a.data()), row, T, latent, nw, eps,
+                                  static_cast<float*>(a.data()), row, nullptr, 0, nullptr)
+                        .ok());
+        ASSERT_TRUE(gpu::kv_rows(static_cast<const float*>(a.data()), T, latent, positions, dr.args,
+                                 static_cast<uint16_t*>(arows.data()), nullptr)
+                        .ok());
+        Buffer b = upload(ckv), brows = poisoned<uint16_t>(T * row);
+        ASSERT_TRUE(gpu::kv_norm_rows(static_cast<const float*>(b.data()), T, latent, nw, eps,
+                                      positions, dr.args, static_cast<uint16_t*>(brows.data()),
+                                      nullptr)
+                        .ok());
+        sync();
+        const std::string tag =
+            rc.name + " latent " + std::to_string(latent) + " T " + std::to_string(T);
+        const std::vector<uint16_t> want = download<uint16_t>(arows);
+        EXPECT_EQ(std::count(want.begin(), want.end(), uint16_t{0xffff}), 0) << tag;
+        EXPECT_EQ(download<uint16_t>(brows), want) << tag;
+        EXPECT_EQ(download<float>(b), ckv) << tag << ": ckv changed";
+      }
+    }
+  }
+}
+
 TEST(CudaModelKernels, SplitQ) {
   MLASPEC_SKIP_WITHOUT_GPU();
   const int dim = 64;
@@ -743,6 +787,157 @@ TEST(CudaModelKernels, PlanMoe) {
       EXPECT_EQ(download<int32_t>(touched), want_touched) << tag;
     }
   }
+}
+
+// add_rms_norm_combine (a MoE layer's combine inside the norm after it) is moe_combine into a
+// buffer then add_rms_norm, bit for bit: the sums left in x and the norm's f32 and bf16 outputs,
+// f32 and bf16 expert outputs, with and without shared experts, fresh random data, poisoned
+// outputs (NaN compared as bits: an element neither form writes would show as equal, so the
+// two-launch form's outputs are also checked to be all written).
+TEST(CudaModelKernels, AddRmsNormCombineIsCombineThenAddNorm) {
+  MLASPEC_SKIP_WITHOUT_GPU();
+  for (bool bf16_in : {false, true}) {
+    for (int64_t hidden : {257, 2048, 7168}) {
+      for (int64_t T : kTokens) {
+        for (bool with_shared : {true, false}) {
+          const int k = T % 2 == 0 ? 6 : 8;
+          const int64_t n = T * k;
+          std::vector<float> ys = randn(static_cast<size_t>(n * hidden));
+          if (bf16_in) ys = from_bf16(to_bf16(ys));
+          std::vector<int32_t> pos(static_cast<size_t>(n));
+          std::iota(pos.begin(), pos.end(), 0);
+          std::shuffle(pos.begin(), pos.end(), rng());
+          const std::vector<float> x = randn(static_cast<size_t>(T * hidden), 3.0f),
+                                   cw = randn(static_cast<size_t>(n), 0.3f),
+                                   shared = randn(static_cast<size_t>(T * hidden)),
+                                   nw = randn(static_cast<size_t>(hidden));
+          Buffer dys = bf16_in ? upload(to_bf16(ys)) : upload(ys), dp = upload(pos),
+                 dcw = upload(cw), ds = upload(shared), dnw = upload(nw);
+          gpu::MoeCombineArgs c;
+          c.ys = dys.data();
+          c.ys_bf16 = bf16_in;
+          c.pos = static_cast<const int32_t*>(dp.data());
+          c.w = static_cast<const float*>(dcw.data());
+          c.k = k;
+          c.shared = with_shared ? static_cast<const float*>(ds.data()) : nullptr;
+          const float eps = 1e-6f;
+          const auto* normw = static_cast<const float*>(dnw.data());
+          // Two launches.
+          Buffer ax = upload(x), delta = poisoned<float>(T * hidden),
+                 ay = poisoned<float>(T * hidden), ayb = poisoned<uint16_t>(T * hidden);
+          auto* d = static_cast<float*>(delta.data());
+          ASSERT_TRUE((bf16_in ? gpu::moe_combine(static_cast<const uint16_t*>(c.ys), c.pos, c.w, k,
+                                                  c.shared, T, hidden, d, nullptr)
+                               : gpu::moe_combine(static_cast<const float*>(c.ys), c.pos, c.w, k,
+                                                  c.shared, T, hidden, d, nullptr))
+                          .ok());
+          ASSERT_TRUE(gpu::add_rms_norm(static_cast<float*>(ax.data()), d, T, hidden, normw, eps,
+                                        static_cast<float*>(ay.data()), hidden,
+                                        static_cast<uint16_t*>(ayb.data()), hidden, nullptr)
+                          .ok());
+          // One launch.
+          Buffer bx = upload(x), by = poisoned<float>(T * hidden),
+                 byb = poisoned<uint16_t>(T * hidden);
+          ASSERT_TRUE(gpu::add_rms_norm_combine(static_cast<float*>(bx.data()), c, T, hidden, normw,
+                                                eps, static_cast<float*>(by.data()), hidden,
+                                                static_cast<uint16_t*>(byb.data()), hidden, nullptr)
+                          .ok());
+          sync();
+          const std::string tag = std::string(bf16_in ? "bf16" : "f32") + " ys, hidden " +
+                                  std::to_string(hidden) + " T " + std::to_string(T) +
+                                  (with_shared ? " shared" : " no shared");
+          auto bits = [](const Buffer& b) { return download<uint32_t>(b); };
+          const std::vector<uint32_t> ya = bits(ay);
+          EXPECT_EQ(std::count(ya.begin(), ya.end(), 0xffffffffu), 0) << tag << ": unwritten";
+          EXPECT_EQ(bits(bx), bits(ax)) << tag << ": sums in x";
+          EXPECT_EQ(bits(by), ya) << tag << ": f32 output";
+          EXPECT_EQ(download<uint16_t>(byb), download<uint16_t>(ayb)) << tag << ": bf16 output";
+        }
+      }
+    }
+  }
+}
+
+// route_and_plan (one launch up to kRoutePlanMaxTokens tokens, two above) gives route +
+// plan_moe's outputs bit for bit: every router kind, random and tied logits, token counts across
+// the one-launch limit, poisoned outputs; and it refuses what either refuses.
+TEST(CudaModelKernels, RouteAndPlanIsRouteThenPlan) {
+  MLASPEC_SKIP_WITHOUT_GPU();
+  for (const RouterShape& s : kRouters) {
+    const ModelConfig c = router_config(s);
+    for (int64_t T : {1, 2, 3, 5, 8, 15, 16, 17, 40}) {
+      for (bool ties : {false, true}) {
+        std::vector<float> logits = randn(static_cast<size_t>(T * s.E), 2.0f);
+        if (ties) {
+          for (float& v : logits) v = static_cast<float>(static_cast<int>(rng()() % 3)) * 0.25f;
+        }
+        std::vector<float> bias;
+        if (s.kind == RouterKind::kSigmoidNoauxTc) bias = randn(static_cast<size_t>(s.E), 0.05f);
+        Buffer dl = upload(logits), db = upload(bias.empty() ? std::vector<float>{0.0f} : bias);
+        const gpu::RouteArgs a = route_args(c, static_cast<const float*>(db.data()));
+        const int64_t n = T * s.k, slots = gpu::touched_slots(T, s.k, s.E);
+        // Outputs of each form: chosen, weights, rows, begin, combine row / weight, row_of,
+        // touched.
+        struct Out {
+          Buffer chosen, weights, rows, begin, crow, cw, row_of, touched;
+          gpu::MoePlanOut plan() {
+            gpu::MoePlanOut o;
+            o.rows = static_cast<int32_t*>(rows.data());
+            o.expert_begin = static_cast<int32_t*>(begin.data());
+            o.combine_row = static_cast<int32_t*>(crow.data());
+            o.combine_weight = static_cast<float*>(cw.data());
+            o.row_of = static_cast<int32_t*>(row_of.data());
+            o.touched = static_cast<int32_t*>(touched.data());
+            return o;
+          }
+        };
+        auto make = [&]() {
+          return Out{poisoned<int32_t>(n),       poisoned<float>(n),      poisoned<int32_t>(n),
+                     poisoned<int32_t>(s.E + 1), poisoned<int32_t>(n),    poisoned<float>(n),
+                     poisoned<int32_t>(n),       poisoned<int32_t>(slots)};
+        };
+        Out two = make(), one = make();
+        const gpu::MoePlanOut p2 = two.plan();
+        ASSERT_TRUE(gpu::route(static_cast<const float*>(dl.data()), T, a,
+                               static_cast<int32_t*>(two.chosen.data()),
+                               static_cast<float*>(two.weights.data()), nullptr)
+                        .ok());
+        ASSERT_TRUE(gpu::plan_moe(static_cast<const int32_t*>(two.chosen.data()),
+                                  static_cast<const float*>(two.weights.data()), T, s.k, s.E,
+                                  p2.rows, p2.expert_begin, p2.combine_row, p2.combine_weight,
+                                  p2.row_of, p2.touched, nullptr)
+                        .ok());
+        ASSERT_TRUE(gpu::route_and_plan(static_cast<const float*>(dl.data()), T, a,
+                                        static_cast<int32_t*>(one.chosen.data()),
+                                        static_cast<float*>(one.weights.data()), one.plan(),
+                                        nullptr)
+                        .ok());
+        sync();
+        const std::string tag =
+            s.name + " T " + std::to_string(T) + (ties ? " tied logits" : " random logits");
+        const std::pair<const char*, Buffer Out::*> fields[] = {
+            {"chosen", &Out::chosen}, {"weights", &Out::weights},  {"rows", &Out::rows},
+            {"begin", &Out::begin},   {"combine row", &Out::crow}, {"combine weight", &Out::cw},
+            {"row_of", &Out::row_of}, {"touched", &Out::touched}};
+        for (const auto& [name, f] : fields) {
+          const std::vector<int32_t> want = download<int32_t>(two.*f),
+                                     got = download<int32_t>(one.*f);  // bits, f32 or int32
+          EXPECT_EQ(got, want) << tag << ": " << name;
+        }
+        const std::vector<int32_t> chosen = download<int32_t>(one.chosen);
+        EXPECT_EQ(std::count(chosen.begin(), chosen.end(), -1), 0) << tag << ": chosen unwritten";
+      }
+    }
+  }
+  gpu::RouteArgs bad;
+  bad.kind = RouterKind::kSoftmaxGreedy;
+  bad.E = 64;
+  bad.k = gpu::kRouteMaxExperts;  // k > E
+  EXPECT_EQ(gpu::route_and_plan(nullptr, 1, bad, nullptr, nullptr, {}, nullptr).code(),
+            StatusCode::kInvalidArgument);
+  bad.k = 17;  // route takes it, plan_moe does not (k <= 16)
+  EXPECT_EQ(gpu::route_and_plan(nullptr, 1, bad, nullptr, nullptr, {}, nullptr).code(),
+            StatusCode::kInvalidArgument);
 }
 
 // Both overloads: f32 expert outputs, and bf16 ones (the long passes' grouped GEMMs), the

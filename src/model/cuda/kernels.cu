@@ -49,19 +49,62 @@ __global__ void embed_kernel(const uint16_t* table, const int32_t* tokens, int64
     x[t * hidden + i] = bits_to_float(row[i]);
 }
 
+// f32 or bf16 (uint16_t) values as f32.
+__device__ __forceinline__ float as_f32(float v) {
+  return v;
+}
+__device__ __forceinline__ float as_f32(uint16_t v) {
+  return bits_to_float(v);
+}
+
+// Token t's MoE output at column i: its k expert rows ys[pos[t * k + e]] weighted by w[t * k + e]
+// in e order, then + shared (cpu::moe_combine's order). moe_combine_kernel and the norm that
+// takes the combine as its residual (add_rms_norm_combine) share it, so their bits agree.
+template <typename Y>
+__device__ __forceinline__ float combine_value(const Y* ys, const int32_t* pos, const float* w,
+                                               int k, const float* shared, int64_t hidden,
+                                               int64_t t, int64_t i) {
+  float acc = 0.0f;
+  for (int e = 0; e < k; ++e)
+    acc += as_f32(ys[int64_t{pos[t * k + e]} * hidden + i]) * w[t * k + e];
+  if (shared != nullptr) acc += shared[t * hidden + i];
+  return acc;
+}
+
+// What an RMSNorm adds to x's row before it normalizes: a row of d (none when d is null), or
+// token t's MoE combine (CombineAddend).
+struct RowAddend {
+  const float* d;
+  int64_t dim;
+  __device__ bool on() const { return d != nullptr; }
+  __device__ float operator()(int64_t t, int64_t i) const { return d[t * dim + i]; }
+};
+template <typename Y>
+struct CombineAddend {
+  const Y* ys;
+  const int32_t* pos;
+  const float* w;
+  int k;
+  const float* shared;
+  int64_t hidden;
+  __device__ bool on() const { return true; }
+  __device__ float operator()(int64_t t, int64_t i) const {
+    return combine_value(ys, pos, w, k, shared, hidden, t, i);
+  }
+};
+
 constexpr int kNormThreads = 256;
 
-// With `residual` (add_rms_norm): x's row first gets residual's row added, written back, by the
-// thread that reads it again below.
-__global__ void rms_norm_kernel(float* x, int64_t ldx, int64_t dim, const float* residual,
-                                const float* w, float eps, float* y_f32, int64_t ldy,
-                                uint16_t* y_bf16, int64_t ldyb) {
+// One row's RMSNorm by the block (kNormThreads threads): with an addend (add_rms_norm,
+// add_rms_norm_combine) x's row first gets the addend's row added, written back, by the thread
+// that reads it again below; then the mean of squares in double, and w * (x * inv) to yf and / or
+// yb (either may be null; yf may alias xr).
+template <typename Addend>
+__device__ __forceinline__ void norm_row(float* xr, int64_t t, int64_t dim, Addend add,
+                                         const float* w, float eps, float* yf, uint16_t* yb) {
   __shared__ double partial[kNormThreads];
-  const int64_t t = blockIdx.x;
-  float* xr = x + t * ldx;
-  if (residual != nullptr) {
-    const float* rr = residual + t * dim;
-    for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) xr[i] += rr[i];
+  if (add.on()) {
+    for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) xr[i] += add(t, i);
   }
   double sum = 0.0;
   for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) sum += static_cast<double>(xr[i]) * xr[i];
@@ -75,9 +118,18 @@ __global__ void rms_norm_kernel(float* x, int64_t ldx, int64_t dim, const float*
       1.0 / sqrt(partial[0] / static_cast<double>(dim) + static_cast<double>(eps)));
   for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) {
     const float v = w[i] * (xr[i] * inv);
-    if (y_bf16 != nullptr) y_bf16[t * ldyb + i] = float_to_bits(v);
-    if (y_f32 != nullptr) y_f32[t * ldy + i] = v;
+    if (yb != nullptr) yb[i] = float_to_bits(v);
+    if (yf != nullptr) yf[i] = v;
   }
+}
+
+template <typename Addend>
+__global__ void rms_norm_kernel(float* x, int64_t ldx, int64_t dim, Addend add, const float* w,
+                                float eps, float* y_f32, int64_t ldy, uint16_t* y_bf16,
+                                int64_t ldyb) {
+  const int64_t t = blockIdx.x;
+  norm_row(x + t * ldx, t, dim, add, w, eps, y_f32 != nullptr ? y_f32 + t * ldy : nullptr,
+           y_bf16 != nullptr ? y_bf16 + t * ldyb : nullptr);
 }
 
 __global__ void add_kernel(float* x, const float* d, int64_t n) {
@@ -97,6 +149,18 @@ __device__ __forceinline__ void rope_pair(const float* in, int i, int64_t positi
   *hi = b * c + a * s;
 }
 
+// A KV row's rope part: bf16 of RoPE at `position` over `in`'s rope.dim values, by the block.
+__device__ __forceinline__ void rope_rows_tail(const float* in, int64_t position,
+                                               const RopeArgs& rope, uint16_t* out) {
+  const int half = rope.dim / 2;
+  for (int i = threadIdx.x; i < half; i += blockDim.x) {
+    float lo, hi;
+    rope_pair(in, i, position, rope, &lo, &hi);
+    out[i] = float_to_bits(lo);
+    out[i + half] = float_to_bits(hi);
+  }
+}
+
 __global__ void kv_rows_kernel(const float* ckv, int64_t latent, const int32_t* positions,
                                RopeArgs rope, uint16_t* rows) {
   const int64_t t = blockIdx.x;
@@ -104,13 +168,21 @@ __global__ void kv_rows_kernel(const float* ckv, int64_t latent, const int32_t* 
   const float* in = ckv + t * row;
   uint16_t* out = rows + t * row;
   for (int64_t i = threadIdx.x; i < latent; i += blockDim.x) out[i] = float_to_bits(in[i]);
-  const int half = rope.dim / 2;
-  for (int i = threadIdx.x; i < half; i += blockDim.x) {
-    float lo, hi;
-    rope_pair(in + latent, i, positions[t], rope, &lo, &hi);
-    out[latent + i] = float_to_bits(lo);
-    out[latent + i + half] = float_to_bits(hi);
-  }
+  rope_rows_tail(in + latent, positions[t], rope, out + latent);
+}
+
+// rms_norm of each row's latent part (f32 in place is not kept: the bf16 goes straight to the
+// row) and kv_rows_kernel's RoPE of its rope part, one block per token (kNormThreads threads).
+__global__ void __launch_bounds__(kNormThreads)
+    kv_norm_rows_kernel(const float* ckv, int64_t latent, const float* w, float eps,
+                        const int32_t* positions, RopeArgs rope, uint16_t* rows) {
+  const int64_t t = blockIdx.x;
+  const int64_t row = latent + rope.dim;
+  // norm_row writes through xr only with an addend: the row stays as the GEMM left it.
+  float* in = const_cast<float*>(ckv) + t * row;
+  uint16_t* out = rows + t * row;
+  norm_row(in, t, latent, RowAddend{nullptr, 0}, w, eps, nullptr, out);
+  rope_rows_tail(in + latent, positions[t], rope, out + latent);
 }
 
 // One block per (t, h).
@@ -131,14 +203,6 @@ __global__ void split_q_kernel(const float* q, int64_t H, int64_t nope, int64_t 
     out[i] = float_to_bits(lo);
     out[i + half] = float_to_bits(hi);
   }
-}
-
-// f32 or bf16 (uint16_t) values as f32.
-__device__ __forceinline__ float as_f32(float v) {
-  return v;
-}
-__device__ __forceinline__ float as_f32(uint16_t v) {
-  return bits_to_float(v);
 }
 
 // SiLU(g) * u in f32 (cpu::silu_mul's expression): silu_mul_kernel and the fused expert GEMV
@@ -168,12 +232,7 @@ __global__ void moe_combine_kernel(const Y* ys, const int32_t* pos, const float*
                                    const float* shared, int64_t hidden, float* out) {
   const int64_t t = blockIdx.x;
   for (int64_t i = threadIdx.x; i < hidden; i += blockDim.x) {
-    float acc = 0.0f;
-    for (int e = 0; e < k; ++e) {
-      acc += as_f32(ys[int64_t{pos[t * k + e]} * hidden + i]) * w[t * k + e];
-    }
-    if (shared != nullptr) acc += shared[t * hidden + i];
-    out[t * hidden + i] = acc;
+    out[t * hidden + i] = combine_value(ys, pos, w, k, shared, hidden, t, i);
   }
 }
 
@@ -212,16 +271,26 @@ __device__ __forceinline__ int warp_pick(const float* values, const bool* taken,
   return bi;
 }
 
-// One warp per token (cpu::route_token).
-__global__ void __launch_bounds__(32)
-    route_kernel(const float* logits, RouteArgs a, int32_t* chosen, float* weights) {
-  __shared__ float score[kRouteMaxExperts], choice[kRouteMaxExperts];
-  __shared__ bool taken[kRouteMaxExperts];
-  __shared__ float group_score[kRouteMaxGroups];
-  __shared__ bool group_taken[kRouteMaxGroups], keep[kRouteMaxGroups];
-  __shared__ int picked[32];
-  const int lane = threadIdx.x;
-  const int64_t t = blockIdx.x;
+// A routing warp's shared scratch.
+struct RouteScratch {
+  float score[kRouteMaxExperts], choice[kRouteMaxExperts];
+  bool taken[kRouteMaxExperts];
+  float group_score[kRouteMaxGroups];
+  bool group_taken[kRouteMaxGroups], keep[kRouteMaxGroups];
+  int picked[32];
+};
+
+// Token t's experts and weights by one warp (cpu::route_token).
+__device__ __forceinline__ void route_token(const float* logits, const RouteArgs& a, int64_t t,
+                                            RouteScratch& sc, int32_t* chosen, float* weights) {
+  float* score = sc.score;
+  float* choice = sc.choice;
+  bool* taken = sc.taken;
+  float* group_score = sc.group_score;
+  bool* group_taken = sc.group_taken;
+  bool* keep = sc.keep;
+  int* picked = sc.picked;
+  const int lane = threadIdx.x % 32;
   const float* l = logits + t * a.E;
   const int E = a.E;
   const bool sigmoid = a.kind == RouterKind::kSigmoidNoauxTc;
@@ -318,6 +387,13 @@ __global__ void __launch_bounds__(32)
   }
 }
 
+// One warp per token.
+__global__ void __launch_bounds__(32)
+    route_kernel(const float* logits, RouteArgs a, int32_t* chosen, float* weights) {
+  __shared__ RouteScratch sc;
+  route_token(logits, a, blockIdx.x, sc, chosen, weights);
+}
+
 constexpr int kPlanThreads = 256;
 constexpr int kPlanMaxK = 16;
 
@@ -328,10 +404,10 @@ constexpr int kPlanMaxK = 16;
 // the chunk (popcounts). Each thread reads its token's k ids once: the first version scanned all
 // T * k ids per expert, 0.6 ms per call at 1024 tokens (a DeepSeek-V2-Lite prefill chunk).
 constexpr int kPlanWords = kPlanThreads / 32;  // bitmap words per expert
-__global__ void __launch_bounds__(kPlanThreads)
-    plan_moe_kernel(const int32_t* chosen, const float* weights, int64_t T, int k, int E,
-                    int32_t* rows, int32_t* expert_begin, int32_t* combine_row,
-                    float* combine_weight, int32_t* row_of, int32_t* touched, int slots) {
+__device__ __forceinline__ void plan_block(const int32_t* chosen, const float* weights, int64_t T,
+                                           int k, int E, int32_t* rows, int32_t* expert_begin,
+                                           int32_t* combine_row, float* combine_weight,
+                                           int32_t* row_of, int32_t* touched, int slots) {
   __shared__ int32_t begin[kRouteMaxExperts + 1];
   __shared__ int32_t running[kRouteMaxExperts];
   __shared__ uint32_t marks[kRouteMaxExperts][kPlanWords];
@@ -404,6 +480,34 @@ __global__ void __launch_bounds__(kPlanThreads)
       combine_weight[t * k + r] = weights[t * k + order[r]];
     }
   }
+}
+
+__global__ void __launch_bounds__(kPlanThreads)
+    plan_moe_kernel(const int32_t* chosen, const float* weights, int64_t T, int k, int E,
+                    int32_t* rows, int32_t* expert_begin, int32_t* combine_row,
+                    float* combine_weight, int32_t* row_of, int32_t* touched, int slots) {
+  plan_block(chosen, weights, T, k, E, rows, expert_begin, combine_row, combine_weight, row_of,
+             touched, slots);
+}
+
+// Routing and its plan in one block, for passes of up to kRoutePlanMaxTokens tokens (decode,
+// short verify): kRoutePlanWarps warps route the tokens (route_token, a warp each in turn), the
+// block waits, then plans them (plan_block): route_kernel's and plan_moe_kernel's results, one
+// launch instead of two.
+constexpr int kRoutePlanWarps = 4;
+__global__ void __launch_bounds__(kPlanThreads)
+    route_plan_kernel(const float* logits, RouteArgs a, int64_t T, int32_t* chosen, float* weights,
+                      MoePlanOut o, int slots) {
+  __shared__ RouteScratch sc[kRoutePlanWarps];
+  const int warp = threadIdx.x / 32;
+  if (warp < kRoutePlanWarps) {
+    for (int64_t t = warp; t < T; t += kRoutePlanWarps) {
+      route_token(logits, a, t, sc[warp], chosen, weights);
+    }
+  }
+  __syncthreads();  // the chosen experts and weights (global) are the block's from here
+  plan_block(chosen, weights, T, a.k, a.E, o.rows, o.expert_begin, o.combine_row, o.combine_weight,
+             o.row_of, o.touched, slots);
 }
 
 template <typename T>
@@ -951,7 +1055,7 @@ Status rms_norm(const float* x, int64_t ldx, int64_t T, int64_t dim, const float
   if (T == 0) return Status::Ok();
   // x is only read without a residual (the kernel's pointer is non-const for add_rms_norm).
   rms_norm_kernel<<<static_cast<unsigned>(T), kNormThreads, 0, as_stream(stream)>>>(
-      const_cast<float*>(x), ldx, dim, nullptr, w, eps, y_f32, ldy, y_bf16, ldyb);
+      const_cast<float*>(x), ldx, dim, RowAddend{nullptr, dim}, w, eps, y_f32, ldy, y_bf16, ldyb);
   return launched("rms_norm");
 }
 
@@ -959,14 +1063,40 @@ Status add_rms_norm(float* x, const float* d, int64_t T, int64_t dim, const floa
                     float* y_f32, int64_t ldy, uint16_t* y_bf16, int64_t ldyb, void* stream) {
   if (T == 0) return Status::Ok();
   rms_norm_kernel<<<static_cast<unsigned>(T), kNormThreads, 0, as_stream(stream)>>>(
-      x, dim, dim, d, w, eps, y_f32, ldy, y_bf16, ldyb);
+      x, dim, dim, RowAddend{d, dim}, w, eps, y_f32, ldy, y_bf16, ldyb);
   return launched("add_rms_norm");
+}
+Status add_rms_norm_combine(float* x, const MoeCombineArgs& c, int64_t T, int64_t dim,
+                            const float* w, float eps, float* y_f32, int64_t ldy, uint16_t* y_bf16,
+                            int64_t ldyb, void* stream) {
+  if (T == 0) return Status::Ok();
+  const dim3 grid(static_cast<unsigned>(T));
+  if (c.ys_bf16) {
+    rms_norm_kernel<<<grid, kNormThreads, 0, as_stream(stream)>>>(
+        x, dim, dim,
+        CombineAddend<uint16_t>{static_cast<const uint16_t*>(c.ys), c.pos, c.w, c.k, c.shared, dim},
+        w, eps, y_f32, ldy, y_bf16, ldyb);
+  } else {
+    rms_norm_kernel<<<grid, kNormThreads, 0, as_stream(stream)>>>(
+        x, dim, dim,
+        CombineAddend<float>{static_cast<const float*>(c.ys), c.pos, c.w, c.k, c.shared, dim}, w,
+        eps, y_f32, ldy, y_bf16, ldyb);
+  }
+  return launched("add_rms_norm_combine");
 }
 
 Status add_inplace(float* x, const float* d, int64_t n, void* stream) {
   if (n == 0) return Status::Ok();
   add_kernel<<<blocks_for(n, 256), 256, 0, as_stream(stream)>>>(x, d, n);
   return launched("add");
+}
+
+Status kv_norm_rows(const float* ckv, int64_t T, int64_t latent, const float* w, float eps,
+                    const int32_t* positions, const RopeArgs& rope, uint16_t* rows, void* stream) {
+  if (T == 0) return Status::Ok();
+  kv_norm_rows_kernel<<<static_cast<unsigned>(T), kNormThreads, 0, as_stream(stream)>>>(
+      ckv, latent, w, eps, positions, rope, rows);
+  return launched("kv_norm_rows");
 }
 
 Status kv_rows(const float* ckv, int64_t T, int64_t latent, const int32_t* positions,
@@ -1071,8 +1201,8 @@ Status moe_combine(const uint16_t* ys, const int32_t* pos, const float* w, int k
   return launched("moe_combine (bf16)");
 }
 
-Status route(const float* logits, int64_t T, const RouteArgs& a, int32_t* chosen, float* weights,
-             void* stream) {
+namespace {
+Status check_route(const RouteArgs& a) {
   if (a.E < 1 || a.E > kRouteMaxExperts || a.k < 1 || a.k > a.E || a.k > 32 || a.n_group < 1 ||
       a.n_group > kRouteMaxGroups || a.E % a.n_group != 0 || a.topk_group < 1 ||
       (a.kind == RouterKind::kSigmoidNoauxTc && (a.bias == nullptr || a.E / a.n_group < 2))) {
@@ -1082,6 +1212,22 @@ Status route(const float* logits, int64_t T, const RouteArgs& a, int32_t* chosen
                             ", k <= 32, n_group <= " + std::to_string(kRouteMaxGroups) +
                             " dividing E; noaux_tc: a bias and >= 2 experts per group)");
   }
+  return Status::Ok();
+}
+
+Status check_plan(int k, int E) {
+  if (E < 1 || E > kRouteMaxExperts || k < 1 || k > kPlanMaxK) {
+    return invalid_argument("plan_moe: E " + std::to_string(E) + " or k " + std::to_string(k) +
+                            " outside [1, " + std::to_string(kRouteMaxExperts) + "] / [1, " +
+                            std::to_string(kPlanMaxK) + "]");
+  }
+  return Status::Ok();
+}
+}  // namespace
+
+Status route(const float* logits, int64_t T, const RouteArgs& a, int32_t* chosen, float* weights,
+             void* stream) {
+  MLASPEC_RETURN_IF_ERROR(check_route(a));
   if (T == 0) return Status::Ok();
   route_kernel<<<static_cast<unsigned>(T), 32, 0, as_stream(stream)>>>(logits, a, chosen, weights);
   return launched("route");
@@ -1090,15 +1236,25 @@ Status route(const float* logits, int64_t T, const RouteArgs& a, int32_t* chosen
 Status plan_moe(const int32_t* chosen, const float* weights, int64_t T, int k, int E, int32_t* rows,
                 int32_t* expert_begin, int32_t* combine_row, float* combine_weight, int32_t* row_of,
                 int32_t* touched, void* stream) {
-  if (E < 1 || E > kRouteMaxExperts || k < 1 || k > kPlanMaxK) {
-    return invalid_argument("plan_moe: E " + std::to_string(E) + " or k " + std::to_string(k) +
-                            " outside [1, " + std::to_string(kRouteMaxExperts) + "] / [1, " +
-                            std::to_string(kPlanMaxK) + "]");
-  }
+  MLASPEC_RETURN_IF_ERROR(check_plan(k, E));
   plan_moe_kernel<<<1, kPlanThreads, 0, as_stream(stream)>>>(
       chosen, weights, T, k, E, rows, expert_begin, combine_row, combine_weight, row_of, touched,
       static_cast<int>(touched_slots(T, k, E)));
   return launched("plan_moe");
+}
+
+Status route_and_plan(const float* logits, int64_t T, const RouteArgs& a, int32_t* chosen,
+                      float* weights, const MoePlanOut& o, void* stream) {
+  MLASPEC_RETURN_IF_ERROR(check_route(a));
+  MLASPEC_RETURN_IF_ERROR(check_plan(a.k, a.E));
+  if (T > kRoutePlanMaxTokens) {
+    MLASPEC_RETURN_IF_ERROR(route(logits, T, a, chosen, weights, stream));
+    return plan_moe(chosen, weights, T, a.k, a.E, o.rows, o.expert_begin, o.combine_row,
+                    o.combine_weight, o.row_of, o.touched, stream);
+  }
+  route_plan_kernel<<<1, kPlanThreads, 0, as_stream(stream)>>>(
+      logits, a, T, chosen, weights, o, static_cast<int>(touched_slots(T, a.k, a.E)));
+  return launched("route_plan");
 }
 
 // The grouped expert GEMMs' shared launch: the grid's expert slots (touched_slots; 0 = nothing to

@@ -31,6 +31,22 @@ Status add_inplace(float* x, const float* d, int64_t n, void* stream);
 Status add_rms_norm(float* x, const float* d, int64_t T, int64_t dim, const float* w, float eps,
                     float* y_f32, int64_t ldy, uint16_t* y_bf16, int64_t ldyb, void* stream);
 
+// A MoE layer's combine (moe_combine's arguments) taken by the RMSNorm after it.
+struct MoeCombineArgs {
+  const void* ys = nullptr;  // the routed rows' outputs [T * k, hidden]: f32, or bf16 if ys_bf16
+  bool ys_bf16 = false;
+  const int32_t* pos = nullptr;
+  const float* w = nullptr;
+  int k = 0;
+  const float* shared = nullptr;  // [T, hidden] or null
+};
+// moe_combine and add_rms_norm in one launch: x[t, :] += the combine of token t (written back to
+// x), then rms_norm of the sums; bitwise moe_combine into d followed by add_rms_norm(x, d) (the
+// same combine sums in the same order, the same add, the same reduction). hidden = dim.
+Status add_rms_norm_combine(float* x, const MoeCombineArgs& c, int64_t T, int64_t dim,
+                            const float* w, float eps, float* y_f32, int64_t ldy, uint16_t* y_bf16,
+                            int64_t ldyb, void* stream);
+
 // RoPE parameters (cpu::Rope's inv_freq on the device, and its config).
 struct RopeArgs {
   const float* inv_freq = nullptr;  // [dim / 2]
@@ -43,6 +59,12 @@ struct RopeArgs {
 // row length latent + dim, ckv row stride latent + dim; positions on the device.
 Status kv_rows(const float* ckv, int64_t T, int64_t latent, const int32_t* positions,
                const RopeArgs& rope, uint16_t* rows, void* stream);
+
+// rms_norm of ckv's latent part (weights w, eps; ckv not written) then kv_rows, in one launch: the
+// same bits as rms_norm(ckv, ..., y_f32 = ckv) followed by kv_rows (the KV rows of a layer:
+// kv_a_layernorm(c) | rope(k_pe)).
+Status kv_norm_rows(const float* ckv, int64_t T, int64_t latent, const float* w, float eps,
+                    const int32_t* positions, const RopeArgs& rope, uint16_t* rows, void* stream);
 
 // From q [T, H, nope + dim] f32: q_nope [T, H, nope] bf16 and the rope part of the attention's q
 // rows, q_att[t, h, latent:latent + dim] = bf16(rope(q_pe, positions[t])) (q_att row length
@@ -105,6 +127,21 @@ inline int64_t touched_slots(int64_t T, int k, int E) {
 Status plan_moe(const int32_t* chosen, const float* weights, int64_t T, int k, int E, int32_t* rows,
                 int32_t* expert_begin, int32_t* combine_row, float* combine_weight, int32_t* row_of,
                 int32_t* touched, void* stream);
+
+// route then plan_moe, the same results, in one launch for passes of up to kRoutePlanMaxTokens
+// tokens (a block routes its few tokens, then plans them); two launches above that. Refuses what
+// either refuses.
+inline constexpr int64_t kRoutePlanMaxTokens = 16;
+struct MoePlanOut {
+  int32_t* rows = nullptr;
+  int32_t* expert_begin = nullptr;
+  int32_t* combine_row = nullptr;
+  float* combine_weight = nullptr;
+  int32_t* row_of = nullptr;
+  int32_t* touched = nullptr;  // may be null (no touched list)
+};
+Status route_and_plan(const float* logits, int64_t T, const RouteArgs& a, int32_t* chosen,
+                      float* weights, const MoePlanOut& o, void* stream);
 
 // The row-invariant GEMM (ForwardOptions::deterministic): for b < batch, t < T, j < N
 //   y[b * stride_y + t * ldy + j] = sum_k x[b * stride_x + t * ldx + k] * w[b * stride_w + j * ldw

@@ -55,10 +55,16 @@ Status Runtime::mla_in(int layer, const Pass& p) {
 
   // KV rows [kv_a_layernorm(c) | rope(k_pe)] -> the pool (the slots were checked for the pass).
   MLASPEC_RETURN_IF_ERROR(linear(hb, T, d.kv_a_proj, at<float>(ckv_), GemmType::kF32));
-  MLASPEC_RETURN_IF_ERROR(rms_norm(at<float>(ckv_), row, T, latent, d.kv_a_norm.ptr(),
-                                   kLatentNormEps, at<float>(ckv_), row, nullptr, 0, stream_));
-  MLASPEC_RETURN_IF_ERROR(
-      kv_rows(at<float>(ckv_), T, latent, p.positions, rope_, at<uint16_t>(kvr_), stream_));
+  if (fused_mla_in_) {
+    MLASPEC_RETURN_IF_ERROR(kv_norm_rows(at<float>(ckv_), T, latent, d.kv_a_norm.ptr(),
+                                         kLatentNormEps, p.positions, rope_, at<uint16_t>(kvr_),
+                                         stream_));
+  } else {
+    MLASPEC_RETURN_IF_ERROR(rms_norm(at<float>(ckv_), row, T, latent, d.kv_a_norm.ptr(),
+                                     kLatentNormEps, at<float>(ckv_), row, nullptr, 0, stream_));
+    MLASPEC_RETURN_IF_ERROR(
+        kv_rows(at<float>(ckv_), T, latent, p.positions, rope_, at<uint16_t>(kvr_), stream_));
+  }
   phases_.begin_if_on("kv write");
   kv::WriteOptions wo;
   wo.stream = stream_;

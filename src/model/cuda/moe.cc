@@ -33,7 +33,7 @@ Status Runtime::mlp_on(const DMlp& m, const uint16_t* x, int64_t T, float* out, 
   return gpu::linear(blas, deterministic_, act, T, m.down, out, GemmType::kF32);
 }
 
-Status Runtime::moe(int layer, int64_t T) {
+Status Runtime::moe(int layer, int64_t T, MoeCombineArgs* deferred) {
   const DLayer& d = layers_[static_cast<size_t>(layer)];
   const int64_t hidden = c_.hidden_size;
   const int E = c_.n_routed_experts, k = c_.num_experts_per_tok;
@@ -79,13 +79,24 @@ Status Runtime::moe(int layer, int64_t T) {
   ra.norm_topk_prob = c_.norm_topk_prob;
   ra.routed_scaling_factor = static_cast<float>(c_.routed_scaling_factor);
   ra.bias = d.router_bias.size > 0 ? d.router_bias.ptr() : nullptr;
-  MLASPEC_RETURN_IF_ERROR(
-      route(at<float>(router_logits_), T, ra, at<int32_t>(chosen_), at<float>(rweights_), stream_));
   const bool grouped = deterministic_ || T <= grouped_max_tokens_;
-  MLASPEC_RETURN_IF_ERROR(plan_moe(at<int32_t>(chosen_), at<float>(rweights_), T, k, E,
-                                   at<int32_t>(gidx_), at<int32_t>(begin_), at<int32_t>(cpos_),
-                                   at<float>(cw_), at<int32_t>(row_of_),
-                                   grouped ? at<int32_t>(touched_) : nullptr, stream_));
+  MoePlanOut plan;
+  plan.rows = at<int32_t>(gidx_);
+  plan.expert_begin = at<int32_t>(begin_);
+  plan.combine_row = at<int32_t>(cpos_);
+  plan.combine_weight = at<float>(cw_);
+  plan.row_of = at<int32_t>(row_of_);
+  plan.touched = grouped ? at<int32_t>(touched_) : nullptr;
+  if (fused_route_) {  // one launch for a few tokens (route_and_plan)
+    MLASPEC_RETURN_IF_ERROR(route_and_plan(at<float>(router_logits_), T, ra, at<int32_t>(chosen_),
+                                           at<float>(rweights_), plan, stream_));
+  } else {
+    MLASPEC_RETURN_IF_ERROR(route(at<float>(router_logits_), T, ra, at<int32_t>(chosen_),
+                                  at<float>(rweights_), stream_));
+    MLASPEC_RETURN_IF_ERROR(plan_moe(at<int32_t>(chosen_), at<float>(rweights_), T, k, E, plan.rows,
+                                     plan.expert_begin, plan.combine_row, plan.combine_weight,
+                                     plan.row_of, plan.touched, stream_));
+  }
   // Serially (MLASPEC_CUDA_SHARED=serial, the phase timer): the shared experts now, so that on
   // the host-launched path the GPU runs them while the host waits for the counts below.
   phases_.begin_if_on("moe shared");
@@ -157,12 +168,20 @@ Status Runtime::moe(int layer, int64_t T) {
     if (bf16_out) {
       phases_.begin_if_on("moe combine");
       MLASPEC_RETURN_IF_ERROR(join());
+      if (deferred != nullptr) {
+        *deferred = {xs_.data(), true, at<int32_t>(cpos_), at<float>(cw_), k, shared};
+        return Status::Ok();
+      }
       return moe_combine(at<uint16_t>(xs_), at<int32_t>(cpos_), at<float>(cw_), k, shared, T,
                          hidden, at<float>(delta_), stream_);
     }
   }
   phases_.begin_if_on("moe combine");
   MLASPEC_RETURN_IF_ERROR(join());
+  if (deferred != nullptr) {  // the norm after the layer combines (add_rms_norm_combine)
+    *deferred = {ys_.data(), false, at<int32_t>(cpos_), at<float>(cw_), k, shared};
+    return Status::Ok();
+  }
   return moe_combine(at<float>(ys_), at<int32_t>(cpos_), at<float>(cw_), k, shared, T, hidden,
                      at<float>(delta_), stream_);
 }

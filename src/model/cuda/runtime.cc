@@ -469,9 +469,16 @@ Status Runtime::segment(int s, const Pass& p) {
   const float eps = static_cast<float>(c_.rms_norm_eps);
   float* x = at<float>(x_);
   const PhaseEnd phase_end(phases_);
-  // The MLP's output (delta_) while its residual add waits for the norm after it (add_rms_norm).
+  // The MLP's output (delta_) while its residual add waits for the norm after it (add_rms_norm),
+  // or a MoE layer's combine left to that norm (add_rms_norm_combine).
   const float* pending = nullptr;
+  MoeCombineArgs combine;
+  bool pending_combine = false;
   auto norm_rows = [&](const float* w) {
+    if (pending_combine) {
+      return add_rms_norm_combine(x, combine, T, hidden, w, eps, nullptr, 0, at<uint16_t>(hb_),
+                                  hidden, stream_);
+    }
     if (pending != nullptr) {
       return add_rms_norm(x, pending, T, hidden, w, eps, nullptr, 0, at<uint16_t>(hb_), hidden,
                           stream_);
@@ -489,20 +496,23 @@ Status Runtime::segment(int s, const Pass& p) {
     MLASPEC_RETURN_IF_ERROR(add_rms_norm(x, at<float>(delta_), T, hidden, d.post_norm.ptr(), eps,
                                          at<float>(hf_), hidden, at<uint16_t>(hb_), hidden,
                                          stream_));
+    // The MLP's residual add: inside the next norm (layer s's input norm, or the final norm),
+    // unless no norm follows (a pass without logit rows after its last layer) or the layer's
+    // hidden state is captured (it is the sum's).
+    const bool norm_follows = s < c_.num_hidden_layers || p.rows > 0;
+    const bool captured =
+        std::find(p.capture_layers.begin(), p.capture_layers.end(), l) != p.capture_layers.end();
+    const bool add_in_norm = norm_follows && !captured;
     if (d.is_moe) {
-      MLASPEC_RETURN_IF_ERROR(moe(l, T));
+      pending_combine = add_in_norm && combine_in_norm_;
+      MLASPEC_RETURN_IF_ERROR(moe(l, T, pending_combine ? &combine : nullptr));
     } else {
       phases_.begin_if_on("dense mlp");
       MLASPEC_RETURN_IF_ERROR(mlp(d.mlp, at<uint16_t>(hb_), T, at<float>(delta_)));
     }
-    // The MLP's residual add: inside the next norm (layer s's input norm, or the final norm),
-    // unless no norm follows (a pass without logit rows after its last layer).
     phases_.begin_if_on("norms, adds");
-    const bool norm_follows = s < c_.num_hidden_layers || p.rows > 0;
-    const bool captured =
-        std::find(p.capture_layers.begin(), p.capture_layers.end(), l) != p.capture_layers.end();
-    if (norm_follows && !captured) {
-      pending = at<float>(delta_);
+    if (add_in_norm) {
+      if (!pending_combine) pending = at<float>(delta_);  // else the norm makes the combine too
     } else {
       MLASPEC_RETURN_IF_ERROR(add_inplace(x, at<float>(delta_), T * hidden, stream_));
     }

@@ -296,7 +296,10 @@ class Runtime final : public CudaRuntime {
                        const AttentionBlockPlan& plan, const int32_t* table,
                        const int32_t* seq_lens, std::span<const AttentionPick> picks);
   Status mla_out(int layer, int64_t T);
-  Status moe(int layer, int64_t T);
+  // The layer's output into delta_ (the combine of its experts); with `deferred`, the combine is
+  // left to the norm after the layer (add_rms_norm_combine): its arguments are written there and
+  // delta_ is not.
+  Status moe(int layer, int64_t T, MoeCombineArgs* deferred = nullptr);
   // A long pass's routed expert GEMMs (gate_up, SwiGLU, down) with the experts' row offsets
   // `begin` [E + 1] on the host: cuBLAS per touched expert.
   // *bf16_out: the experts' outputs are bf16 in xs_ (the grouped cuBLAS call), else f32 in ys_.
@@ -347,6 +350,15 @@ class Runtime final : public CudaRuntime {
   // MLASPEC_ATTENTION_SPLITS=fixed keeps deterministic mode's fixed chunks there too (an A/B).
   // Deterministic mode always uses the fixed chunks.
   bool adaptive_splits_ = true;
+  // The KV rows' latent norm and RoPE as one launch (kv_norm_rows); MLASPEC_CUDA_MLA_IN=separate
+  // keeps rms_norm then kv_rows (an A/B; the same bits).
+  bool fused_mla_in_ = true;
+  // A MoE layer's combine inside the norm after it (add_rms_norm_combine) where one follows;
+  // MLASPEC_CUDA_COMBINE=separate launches moe_combine (an A/B; the same bits).
+  bool combine_in_norm_ = true;
+  // Routing and its plan in one launch for passes of a few tokens (route_and_plan);
+  // MLASPEC_CUDA_ROUTE=separate keeps two launches at every size (an A/B; the same results).
+  bool fused_route_ = true;
   // The routed experts' GEMV passes take their rows in place and apply the SwiGLU in the gate_up
   // GEMV (gemm_grouped_gemv_swiglu); MLASPEC_CUDA_SWIGLU=separate keeps the gather, the f32
   // gate_up and silu_mul as three launches (an A/B; the same bits).

@@ -239,6 +239,15 @@ Status Runtime::init(const cpu::Rope& rope) {
   // "serial": the shared experts on the forward's stream, after the router (an A/B).
   const char* shared_env = std::getenv("MLASPEC_CUDA_SHARED");
   shared_overlap_ = shared_env == nullptr || std::string(shared_env) != "serial";
+  // "separate": the KV rows' norm and RoPE as two launches (an A/B).
+  const char* mla_in_env = std::getenv("MLASPEC_CUDA_MLA_IN");
+  fused_mla_in_ = mla_in_env == nullptr || std::string(mla_in_env) != "separate";
+  // "separate": a MoE layer's combine as its own launch before the norm after it (an A/B).
+  const char* combine_env = std::getenv("MLASPEC_CUDA_COMBINE");
+  combine_in_norm_ = combine_env == nullptr || std::string(combine_env) != "separate";
+  // "separate": routing and its plan as two launches at every pass size (an A/B).
+  const char* route_env = std::getenv("MLASPEC_CUDA_ROUTE");
+  fused_route_ = route_env == nullptr || std::string(route_env) != "separate";
   // "separate": the experts' gather, gate_up GEMV and SwiGLU as three launches (an A/B).
   const char* swiglu_env = std::getenv("MLASPEC_CUDA_SWIGLU");
   fused_swiglu_ = swiglu_env == nullptr || std::string(swiglu_env) != "separate";
