@@ -51,8 +51,8 @@
 # The next GPU session's plan (written 2026-12-06, thirteenth session; outcomes so far in
 # docs/perf/knowledge.md).
 # (1) Issue 33 at batch 1: the single-block kernels (the combine inside the norm, 21.6 µs a layer;
-# route + plan, 11.5 µs; docs/perf/v2lite-decode-kernels.md) spread or their load chains cut, each
-# behind a switch as AB_ENV, in one `--model-only --v2lite-bench` call with V2LITE_NCU.
+# route + plan, 11.5 µs; docs/perf/v2lite-decode-kernels.md) spread or their load chains cut:
+# first `git apply dev/pending/combine-hoist.patch` and its check (dev/pending/README.md).
 # (2) On an H200: `--skip-tests --quick --no-calibrate`, then scripts/perf_tables.py regenerates
 # docs/perf/h200.md; in other calls `calibrate --kv all` (with fp8 math: ~8.5 min, so --no-batch
 # or one --modes per call) into data/profiles/ for the H200 and the H100.
