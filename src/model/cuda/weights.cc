@@ -228,32 +228,30 @@ Status Runtime::init(const cpu::Rope& rope) {
   }
   MLASPEC_RETURN_IF_ERROR(
       cuda_status(cudaEventCreateWithFlags(&uploaded_, cudaEventDisableTiming), "cudaEventCreate"));
-  const char* graphs_env = std::getenv("MLASPEC_CUDA_GRAPHS");
-  graphs_on_ = graphs_env == nullptr || std::string(graphs_env) != "0";
+  // The A/B switches (docs/model.md "Switches"; model.cc refuses values outside their lists before
+  // the runtime is made): each is on unless set to its one other value.
+  const auto set_to = [](const char* name, const char* value) {
+    const char* env = std::getenv(name);
+    return env != nullptr && std::string(env) == value;
+  };
+  graphs_on_ = !set_to("MLASPEC_CUDA_GRAPHS", "0");
   // "segments": the graphs of the work between attention calls only, attention eager (an A/B of
   // attention inside the graphs).
-  attention_graphs_on_ = graphs_env == nullptr || std::string(graphs_env) != "segments";
-  // "per_expert": long passes launch a GEMM per touched expert (f32 outputs; an A/B).
-  const char* experts_env = std::getenv("MLASPEC_CUDA_EXPERTS");
-  grouped_cublas_ = experts_env == nullptr || std::string(experts_env) != "per_expert";
-  // "serial": the shared experts on the forward's stream, after the router (an A/B).
-  const char* shared_env = std::getenv("MLASPEC_CUDA_SHARED");
-  shared_overlap_ = shared_env == nullptr || std::string(shared_env) != "serial";
-  // "separate": the KV rows' norm and RoPE as two launches (an A/B).
-  const char* mla_in_env = std::getenv("MLASPEC_CUDA_MLA_IN");
-  fused_mla_in_ = mla_in_env == nullptr || std::string(mla_in_env) != "separate";
-  // "separate": a MoE layer's combine as its own launch before the norm after it (an A/B).
-  const char* combine_env = std::getenv("MLASPEC_CUDA_COMBINE");
-  combine_in_norm_ = combine_env == nullptr || std::string(combine_env) != "separate";
-  // "separate": routing and its plan as two launches at every pass size (an A/B).
-  const char* route_env = std::getenv("MLASPEC_CUDA_ROUTE");
-  fused_route_ = route_env == nullptr || std::string(route_env) != "separate";
-  // "separate": the experts' gather, gate_up GEMV and SwiGLU as three launches (an A/B).
-  const char* swiglu_env = std::getenv("MLASPEC_CUDA_SWIGLU");
-  fused_swiglu_ = swiglu_env == nullptr || std::string(swiglu_env) != "separate";
-  // "fixed": default mode's attention keeps deterministic mode's fixed split chunks (an A/B).
-  const char* splits_env = std::getenv("MLASPEC_ATTENTION_SPLITS");
-  adaptive_splits_ = splits_env == nullptr || std::string(splits_env) != "fixed";
+  attention_graphs_on_ = !set_to("MLASPEC_CUDA_GRAPHS", "segments");
+  // "per_expert": long passes launch a GEMM per touched expert (f32 outputs).
+  grouped_cublas_ = !set_to("MLASPEC_CUDA_EXPERTS", "per_expert");
+  // "serial": the shared experts on the forward's stream, after the router.
+  shared_overlap_ = !set_to("MLASPEC_CUDA_SHARED", "serial");
+  // "separate": the KV rows' norm and RoPE as two launches.
+  fused_mla_in_ = !set_to("MLASPEC_CUDA_MLA_IN", "separate");
+  // "separate": a MoE layer's combine as its own launch before the norm after it.
+  combine_in_norm_ = !set_to("MLASPEC_CUDA_COMBINE", "separate");
+  // "separate": routing and its plan as two launches at every pass size.
+  fused_route_ = !set_to("MLASPEC_CUDA_ROUTE", "separate");
+  // "separate": the experts' gather, gate_up GEMV and SwiGLU as three launches.
+  fused_swiglu_ = !set_to("MLASPEC_CUDA_SWIGLU", "separate");
+  // "fixed": default mode's attention keeps deterministic mode's fixed split chunks.
+  adaptive_splits_ = !set_to("MLASPEC_ATTENTION_SPLITS", "fixed");
   // A/B switches of the MoE's grouped path (runtime_impl.h), read once per load.
   auto env_tokens = [](const char* name, int64_t lo, int64_t hi, int64_t* out) {
     const char* env = std::getenv(name);
