@@ -465,6 +465,26 @@ TEST(CudaModelKernels, KvNormRowsIsNormThenRows) {
         EXPECT_EQ(std::count(want.begin(), want.end(), uint16_t{0xffff}), 0) << tag;
         EXPECT_EQ(download<uint16_t>(brows), want) << tag;
         EXPECT_EQ(download<float>(b), ckv) << tag << ": ckv changed";
+        // Against the CPU: cpu::rms_norm of each latent (RmsNorm's bound) and cpu::Rope of each
+        // rope part (KvRows' bound), both rounded to bf16.
+        std::vector<float> ref(static_cast<size_t>(T * row)), bound(ref.size());
+        for (int64_t t = 0; t < T; ++t) {
+          std::vector<float> r(ckv.begin() + t * row, ckv.begin() + (t + 1) * row);
+          std::vector<float> normed(static_cast<size_t>(latent));
+          cpu::rms_norm(r.data(), 1, latent, w, eps, normed.data());
+          float ab = 0.0f;
+          for (int i = 0; i < dim; ++i) ab = std::max(ab, std::fabs(r[latent + i]));
+          rope.apply(r.data() + latent, pos[static_cast<size_t>(t)]);
+          for (int64_t i = 0; i < row; ++i) {
+            const float v = i < latent ? normed[static_cast<size_t>(i)] : r[static_cast<size_t>(i)];
+            const size_t o = static_cast<size_t>(t * row + i);
+            ref[o] = round_bf16(v);
+            bound[o] = i < latent ? (kBf16Ulp + 8 * kEps) * std::fabs(v) + 1e-30f
+                                  : kBf16Ulp * std::fabs(v) +
+                                        4e-6f * ab * static_cast<float>(rc.config.attention_factor);
+          }
+        }
+        expect_near_all(from_bf16(download<uint16_t>(brows)), ref, bound, "kv_norm_rows " + tag);
       }
     }
   }
@@ -852,6 +872,31 @@ TEST(CudaModelKernels, AddRmsNormCombineIsCombineThenAddNorm) {
           EXPECT_EQ(bits(bx), bits(ax)) << tag << ": sums in x";
           EXPECT_EQ(bits(by), ya) << tag << ": f32 output";
           EXPECT_EQ(download<uint16_t>(byb), download<uint16_t>(ayb)) << tag << ": bf16 output";
+          // Against the CPU: the sums left in x are x + cpu::moe_combine within the combine's
+          // bound (MoeCombine's) and the add's rounding; the norm of those sums (the GPU's own)
+          // within RmsNorm's bound.
+          std::vector<float> comb(static_cast<size_t>(T * hidden));
+          cpu::moe_combine(ys.data(), pos.data(), cw.data(), k,
+                           with_shared ? shared.data() : nullptr, T, hidden, comb.data());
+          std::vector<float> want(comb.size()), bound(comb.size());
+          for (int64_t t = 0; t < T; ++t) {
+            for (int64_t j = 0; j < hidden; ++j) {
+              const size_t o = static_cast<size_t>(t * hidden + j);
+              float mag = with_shared ? std::fabs(shared[o]) : 0.0f;
+              for (int e = 0; e < k; ++e) {
+                const size_t ie = static_cast<size_t>(t * k + e);
+                mag += std::fabs(cw[ie] * ys[static_cast<size_t>(pos[ie] * hidden + j)]);
+              }
+              want[o] = x[o] + comb[o];
+              bound[o] = 4 * (k + 1) * kEps * mag + 2 * kEps * std::fabs(want[o]) + 1e-30f;
+            }
+          }
+          const std::vector<float> sums = download<float>(bx);
+          expect_near_all(sums, want, bound, "add_rms_norm_combine sums " + tag);
+          std::vector<float> ref(sums.size()), nbound(sums.size());
+          cpu::rms_norm(sums.data(), T, hidden, nw, eps, ref.data());
+          for (size_t o = 0; o < ref.size(); ++o) nbound[o] = 8 * kEps * std::fabs(ref[o]) + 1e-30f;
+          expect_near_all(download<float>(by), ref, nbound, "add_rms_norm_combine norm " + tag);
         }
       }
     }
@@ -926,6 +971,34 @@ TEST(CudaModelKernels, RouteAndPlanIsRouteThenPlan) {
         }
         const std::vector<int32_t> chosen = download<int32_t>(one.chosen);
         EXPECT_EQ(std::count(chosen.begin(), chosen.end(), -1), 0) << tag << ": chosen unwritten";
+        // Against the CPU: each token's experts as cpu::route_token picks them (weights within
+        // RouteRandom's bound), and the plan as plan_moe_groups makes it from those.
+        MoeWeights mw;
+        if (s.kind == RouterKind::kSigmoidNoauxTc) mw.e_score_correction_bias = bias;
+        const std::vector<float> wts = download<float>(one.weights);
+        std::vector<int> want_ids(static_cast<size_t>(s.k));
+        std::vector<float> want_w(static_cast<size_t>(s.k));
+        for (int64_t t = 0; t < T; ++t) {
+          cpu::route_token(c, mw, logits.data() + t * s.E, want_ids.data(), want_w.data());
+          for (int i = 0; i < s.k; ++i) {
+            const size_t o = static_cast<size_t>(t * s.k + i);
+            ASSERT_EQ(chosen[o], want_ids[static_cast<size_t>(i)]) << tag << ": token " << t;
+            ASSERT_LE(std::fabs(wts[o] - want_w[static_cast<size_t>(i)]),
+                      static_cast<float>(2 * s.E + 16) * kEps *
+                              std::fabs(want_w[static_cast<size_t>(i)]) +
+                          1e-30f)
+                << tag << ": token " << t << " weight " << i;
+          }
+        }
+        const std::vector<int> chosen_int(chosen.begin(), chosen.end());
+        const MoeGroupPlan plan = plan_moe_groups(chosen_int, wts, T, s.k, s.E);
+        EXPECT_EQ(download<int32_t>(one.rows), plan.rows) << tag;
+        EXPECT_EQ(download<int32_t>(one.crow), plan.combine_row) << tag;
+        EXPECT_EQ(download<float>(one.cw), plan.combine_weight) << tag;
+        const std::vector<int32_t> begin = download<int32_t>(one.begin);
+        EXPECT_TRUE(std::equal(begin.begin(), begin.end(), plan.expert_begin.begin(),
+                               plan.expert_begin.end()))
+            << tag << ": expert_begin";
       }
     }
   }
@@ -1449,6 +1522,37 @@ TEST(CudaModelKernels, GroupedGemvSwiglu) {
                            << " activations differ from the three launches, first at row "
                            << first / std::max<int64_t>(inter, 1) << " column "
                            << first % std::max<int64_t>(inter, 1);
+      // Against the CPU: each routed row's token gathered on the host, its expert's gate_up by
+      // cpu::linear (expert_reference: the value and the f32 accumulation bound), cpu::silu_mul,
+      // one bf16 rounding; the bound carries the GEMM bounds through silu(g) * u (|silu'| < 1.1).
+      const std::vector<int32_t> tok = download<int32_t>(p.rows), b0 = download<int32_t>(p.begin);
+      const std::vector<float> xt = from_bf16(download<uint16_t>(dx));
+      std::vector<float> xr(static_cast<size_t>(n * sh.K));
+      for (int64_t i = 0; i < n; ++i) {
+        std::copy_n(xt.begin() + tok[static_cast<size_t>(i)] * sh.K, sh.K, xr.begin() + i * sh.K);
+      }
+      std::vector<float> gu_ref(static_cast<size_t>(n * sh.N)), gu_bound(gu_ref.size());
+      for (int e = 0; e < sh.E; ++e) {
+        const int64_t r0 = b0[static_cast<size_t>(e)], m = b0[static_cast<size_t>(e) + 1] - r0;
+        if (m > 0)
+          expert_reference(xr, ex.w[static_cast<size_t>(e)], r0, m, sh.N, sh.K, &gu_ref, &gu_bound);
+      }
+      std::vector<float> act_want(static_cast<size_t>(n * inter)), act_bound(act_want.size());
+      for (int64_t i = 0; i < n; ++i) {
+        for (int64_t j = 0; j < inter; ++j) {
+          const size_t gi = static_cast<size_t>(i * sh.N + j), ui = gi + static_cast<size_t>(inter);
+          const float g = gu_ref[gi], u = gu_ref[ui];
+          float o = 0.0f;
+          cpu::silu_mul(&g, &u, 1, &o);
+          const float silu = g / (1.0f + std::exp(-g));
+          const size_t ai = static_cast<size_t>(i * inter + j);
+          act_want[ai] = round_bf16(o);
+          act_bound[ai] = kBf16Ulp * std::fabs(o) + 1.1f * gu_bound[gi] * std::fabs(u) +
+                          std::fabs(silu) * gu_bound[ui] + 1e-6f * std::fabs(g * u) + 1e-30f;
+        }
+      }
+      expect_near_all(from_bf16(a), act_want, act_bound,
+                      "grouped_gemv_swiglu " + sh.name + " T " + std::to_string(T));
     }
   }
 }
