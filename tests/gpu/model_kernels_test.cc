@@ -33,6 +33,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -820,7 +821,7 @@ TEST(CudaModelKernels, AddRmsNormCombineIsCombineThenAddNorm) {
     for (int64_t hidden : {257, 2048, 7168}) {
       for (int64_t T : kTokens) {
         for (bool with_shared : {true, false}) {
-          const int k = T % 2 == 0 ? 6 : 8;
+          const int k = std::array{16, 6, 8, 1}[static_cast<size_t>(T % 4)];  // 1 .. kMax
           const int64_t n = T * k;
           std::vector<float> ys = randn(static_cast<size_t>(n * hidden));
           if (bf16_in) ys = from_bf16(to_bf16(ys));
@@ -900,6 +901,21 @@ TEST(CudaModelKernels, AddRmsNormCombineIsCombineThenAddNorm) {
         }
       }
     }
+  }
+  // k outside [1, 16] is refused by both forms (a token's rows are held in registers).
+  for (int k : {0, 17}) {
+    gpu::MoeCombineArgs c;
+    c.k = k;
+    EXPECT_EQ(gpu::add_rms_norm_combine(nullptr, c, 1, 256, nullptr, 1e-6f, nullptr, 0, nullptr, 0,
+                                        nullptr)
+                  .code(),
+              StatusCode::kInvalidArgument)
+        << k;
+    EXPECT_EQ(gpu::moe_combine(static_cast<const float*>(nullptr), nullptr, nullptr, k, nullptr, 1,
+                               256, nullptr, nullptr)
+                  .code(),
+              StatusCode::kInvalidArgument)
+        << k;
   }
 }
 

@@ -57,28 +57,24 @@ __device__ __forceinline__ float as_f32(uint16_t v) {
   return bits_to_float(v);
 }
 
-// Token t's MoE output at column i: its k expert rows ys[pos[t * k + e]] weighted by w[t * k + e]
-// in e order, then + shared (cpu::moe_combine's order). moe_combine_kernel and the norm that
-// takes the combine as its residual (add_rms_norm_combine) share it, so their bits agree.
-template <typename Y>
-__device__ __forceinline__ float combine_value(const Y* ys, const int32_t* pos, const float* w,
-                                               int k, const float* shared, int64_t hidden,
-                                               int64_t t, int64_t i) {
-  float acc = 0.0f;
-  for (int e = 0; e < k; ++e)
-    acc += as_f32(ys[int64_t{pos[t * k + e]} * hidden + i]) * w[t * k + e];
-  if (shared != nullptr) acc += shared[t * hidden + i];
-  return acc;
-}
-
 // What an RMSNorm adds to x's row before it normalizes: a row of d (none when d is null), or
-// token t's MoE combine (CombineAddend).
+// token t's MoE combine (CombineAddend). begin_row(t) once per row, before the row's elements.
 struct RowAddend {
   const float* d;
   int64_t dim;
   __device__ bool on() const { return d != nullptr; }
+  __device__ void begin_row(int64_t) {}
   __device__ float operator()(int64_t t, int64_t i) const { return d[t * dim + i]; }
 };
+
+// Token t's MoE output at column i: its k expert rows ys[pos[t * k + e]] weighted by w[t * k + e]
+// in e order, then + shared (cpu::moe_combine's order). moe_combine_kernel and the norm that
+// takes the combine as its residual (add_rms_norm_combine) share it, so their bits agree. The
+// token's k rows and weights are read once (begin_row, registers), and an element's k expert
+// values are loaded before its sum starts, so they are in flight together: the loop used to read
+// pos and w again for every element (the stores between may alias them) and wait on each load in
+// turn (a single block per token, 21.6 µs a call at V2-Lite's decode: knowledge.md).
+constexpr int kCombineMaxK = 16;
 template <typename Y>
 struct CombineAddend {
   const Y* ys;
@@ -87,9 +83,31 @@ struct CombineAddend {
   int k;
   const float* shared;
   int64_t hidden;
+  int32_t rows[kCombineMaxK] = {};
+  float weight[kCombineMaxK] = {};
   __device__ bool on() const { return true; }
+  __device__ void begin_row(int64_t t) {
+#pragma unroll
+    for (int e = 0; e < kCombineMaxK; ++e) {
+      if (e < k) {
+        rows[e] = pos[t * k + e];
+        weight[e] = w[t * k + e];
+      }
+    }
+  }
   __device__ float operator()(int64_t t, int64_t i) const {
-    return combine_value(ys, pos, w, k, shared, hidden, t, i);
+    float v[kCombineMaxK];
+#pragma unroll
+    for (int e = 0; e < kCombineMaxK; ++e) {
+      if (e < k) v[e] = as_f32(ys[int64_t{rows[e]} * hidden + i]);
+    }
+    float acc = 0.0f;
+#pragma unroll
+    for (int e = 0; e < kCombineMaxK; ++e) {
+      if (e < k) acc += v[e] * weight[e];
+    }
+    if (shared != nullptr) acc += shared[t * hidden + i];
+    return acc;
   }
 };
 
@@ -104,6 +122,7 @@ __device__ __forceinline__ void norm_row(float* xr, int64_t t, int64_t dim, Adde
                                          const float* w, float eps, float* yf, uint16_t* yb) {
   __shared__ double partial[kNormThreads];
   if (add.on()) {
+    add.begin_row(t);
     for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) xr[i] += add(t, i);
   }
   double sum = 0.0;
@@ -231,9 +250,9 @@ template <typename Y>
 __global__ void moe_combine_kernel(const Y* ys, const int32_t* pos, const float* w, int k,
                                    const float* shared, int64_t hidden, float* out) {
   const int64_t t = blockIdx.x;
-  for (int64_t i = threadIdx.x; i < hidden; i += blockDim.x) {
-    out[t * hidden + i] = combine_value(ys, pos, w, k, shared, hidden, t, i);
-  }
+  CombineAddend<Y> c{ys, pos, w, k, shared, hidden};
+  c.begin_row(t);
+  for (int64_t i = threadIdx.x; i < hidden; i += blockDim.x) out[t * hidden + i] = c(t, i);
 }
 
 // cpu::top_k's order: larger first, equal values by lower index.
@@ -1066,9 +1085,20 @@ Status add_rms_norm(float* x, const float* d, int64_t T, int64_t dim, const floa
       x, dim, dim, RowAddend{d, dim}, w, eps, y_f32, ldy, y_bf16, ldyb);
   return launched("add_rms_norm");
 }
+namespace {
+Status check_combine_k(int k, const char* what) {
+  if (k < 1 || k > kCombineMaxK) {
+    return invalid_argument(std::string(what) + ": k " + std::to_string(k) + " outside [1, " +
+                            std::to_string(kCombineMaxK) + "]");
+  }
+  return Status::Ok();
+}
+}  // namespace
+
 Status add_rms_norm_combine(float* x, const MoeCombineArgs& c, int64_t T, int64_t dim,
                             const float* w, float eps, float* y_f32, int64_t ldy, uint16_t* y_bf16,
                             int64_t ldyb, void* stream) {
+  MLASPEC_RETURN_IF_ERROR(check_combine_k(c.k, "add_rms_norm_combine"));
   if (T == 0) return Status::Ok();
   const dim3 grid(static_cast<unsigned>(T));
   if (c.ys_bf16) {
@@ -1187,6 +1217,7 @@ Status gather_rows(const uint16_t* src, const int32_t* idx, int64_t n, int64_t c
 
 Status moe_combine(const float* ys, const int32_t* pos, const float* w, int k, const float* shared,
                    int64_t T, int64_t hidden, float* out, void* stream) {
+  MLASPEC_RETURN_IF_ERROR(check_combine_k(k, "moe_combine"));
   if (T == 0) return Status::Ok();
   moe_combine_kernel<<<static_cast<unsigned>(T), 256, 0, as_stream(stream)>>>(ys, pos, w, k, shared,
                                                                               hidden, out);
@@ -1195,6 +1226,7 @@ Status moe_combine(const float* ys, const int32_t* pos, const float* w, int k, c
 
 Status moe_combine(const uint16_t* ys, const int32_t* pos, const float* w, int k,
                    const float* shared, int64_t T, int64_t hidden, float* out, void* stream) {
+  MLASPEC_RETURN_IF_ERROR(check_combine_k(k, "moe_combine (bf16)"));
   if (T == 0) return Status::Ok();
   moe_combine_kernel<<<static_cast<unsigned>(T), 256, 0, as_stream(stream)>>>(ys, pos, w, k, shared,
                                                                               hidden, out);

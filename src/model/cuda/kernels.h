@@ -88,6 +88,7 @@ Status gather_rows(const uint16_t* src, const int32_t* idx, int64_t n, int64_t c
 
 // out[t, :] = sum_{i < k} w[t * k + i] * ys[pos[t * k + i], :] in i order, then + shared[t, :]
 // when shared is not null (the CPU runtime's order: experts ascending, then the shared experts).
+// 1 <= k <= 16 (a token's rows are held in registers), refused otherwise.
 Status moe_combine(const float* ys, const int32_t* pos, const float* w, int k, const float* shared,
                    int64_t T, int64_t hidden, float* out, void* stream);
 // The same from bf16 expert outputs (the long passes' grouped cuBLAS GEMMs).
