@@ -147,6 +147,10 @@ Result<Model> Model::load(const std::filesystem::path& dir, const LoadOptions& o
          {"fused", "separate"},
          "fused (the experts' gather, gate_up GEMV and SwiGLU in one launch, the default) or "
          "separate (three launches)"},
+        {"MLASPEC_CUDA_PDL",
+         {"on", "off"},
+         "on (each kernel of the CUDA runtime starts while the one before it ends, the "
+         "default) or off (plain stream order)"},
         {"MLASPEC_CUDA_EXPERTS",
          {"grouped", "per_expert"},
          "grouped (the default) or per_expert (a GEMM launch per expert in passes over 128 "

@@ -975,11 +975,10 @@ TEST_P(CudaForward, LaunchFusionsKeepTheBits) {
   const std::string name = GetParam();
   if (!cuda_serves(name)) GTEST_SKIP() << name << ": heads outside the CUDA backends' range";
   Model& beside = cached(name, Device::kCUDA);
-  const std::pair<const char*, const char*> switches[] = {{"MLASPEC_CUDA_SHARED", "serial"},
-                                                          {"MLASPEC_CUDA_SWIGLU", "separate"},
-                                                          {"MLASPEC_CUDA_ROUTE", "separate"},
-                                                          {"MLASPEC_CUDA_COMBINE", "separate"},
-                                                          {"MLASPEC_CUDA_MLA_IN", "separate"}};
+  const std::pair<const char*, const char*> switches[] = {
+      {"MLASPEC_CUDA_SHARED", "serial"},   {"MLASPEC_CUDA_SWIGLU", "separate"},
+      {"MLASPEC_CUDA_ROUTE", "separate"},  {"MLASPEC_CUDA_COMBINE", "separate"},
+      {"MLASPEC_CUDA_MLA_IN", "separate"}, {"MLASPEC_CUDA_PDL", "off"}};
   for (const auto& [var, value] : switches) ASSERT_EQ(::setenv(var, value, 1), 0);
   LoadOptions lo;
   lo.device = Device::kCUDA;

@@ -78,6 +78,11 @@ template <bool kRanks, int kWpt, int kRounds, bool kSingle, bool kFold>
 __global__ void __launch_bounds__(kThreads, combine_min_blocks<kRanks, kWpt, kRounds, kSingle>())
     combine_kernel(const __grid_constant__ CombineParams p) {
   static_assert(!kFold || (kRounds == 1 && !kSingle), "a folded item is 8 loads");
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  // A kernel launched after this one as its programmatic dependent (the CUDA model runtime's,
+  // MLASPEC_CUDA_PDL) may start its blocks now: it waits for this grid's end before it reads.
+  asm volatile("griddepcontrol.launch_dependents;");
+#endif
   constexpr int kGpw = kGroups / kWpt;  // groups per warp
   constexpr int kTasksPerBlock = kWarps / kWpt;
   static_assert(kWpt == 1 || kSlices % kTasksPerBlock == 0, "a block's tasks share one row");

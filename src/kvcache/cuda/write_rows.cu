@@ -27,6 +27,11 @@ constexpr int kVec = 8;  // values per vector step
 
 template <bool kFp8, bool kVectorized>
 __global__ void kv_write_rows_kernel(KvWriteParams p) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  // A kernel launched after this one as its programmatic dependent (the CUDA model runtime's,
+  // MLASPEC_CUDA_PDL) may start its blocks now: it waits for this grid's end before it reads.
+  asm volatile("griddepcontrol.launch_dependents;");
+#endif
   const int64_t i = blockIdx.x;
   const int32_t slot = p.slots[i];
   // Out-of-range slots are skipped: the host validates them when it can see them; here we only
@@ -70,6 +75,11 @@ constexpr int kTileThreads = 32 * kFp8TileBlocks;  // a warp per latent block
 static_assert(kFp8TileBlock == 32 * 4 && kFp8TileRope <= kTileThreads);
 
 __global__ void kv_write_tile_rows_kernel(KvWriteParams p) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  // A kernel launched after this one as its programmatic dependent (the CUDA model runtime's,
+  // MLASPEC_CUDA_PDL) may start its blocks now: it waits for this grid's end before it reads.
+  asm volatile("griddepcontrol.launch_dependents;");
+#endif
   const int64_t i = blockIdx.x;
   const int32_t slot = p.slots[i];
   if (slot < 0 || slot >= p.num_slots) return;

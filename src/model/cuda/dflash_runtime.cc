@@ -112,6 +112,7 @@ class DFlashRuntime final : public DFlashCudaRuntime {
   // CUDA graphs of propose_forward, per shape (B, scores row length, pool): as the target's
   // runtime (runtime.cc), dropped when a scratch buffer moves.
   bool graphs_on_ = true;
+  bool dependent_launch_ = true;  // MLASPEC_CUDA_PDL (kernels.h set_dependent_launch)
   uint64_t generation_ = 0, graphs_generation_ = 0;
   std::map<std::string, std::unique_ptr<Graph>> graphs_;
 };
@@ -130,6 +131,8 @@ Status DFlashRuntime::init(const DFlashWeights& w, const Matrix& embed, const Ma
       cuda_status(cudaEventCreateWithFlags(&uploaded_, cudaEventDisableTiming), "cudaEventCreate"));
   const char* graphs_env = std::getenv("MLASPEC_CUDA_GRAPHS");
   if (graphs_env != nullptr && std::string(graphs_env) == "0") graphs_on_ = false;
+  const char* pdl_env = std::getenv("MLASPEC_CUDA_PDL");  // the target runtime's switch
+  if (pdl_env != nullptr && std::string(pdl_env) == "off") dependent_launch_ = false;
   MLASPEC_RETURN_IF_ERROR(upload_matrix(fc_, w.fc));
   MLASPEC_RETURN_IF_ERROR(upload_matrix(embed_, embed));
   MLASPEC_RETURN_IF_ERROR(upload_matrix(head_, head));
@@ -164,6 +167,7 @@ Status DFlashRuntime::append_context(std::span<const DFlashContextRows> batch, k
   int64_t T = 0;
   for (const DFlashContextRows& r : batch) T += r.rows;
   if (T == 0) return Status::Ok();
+  gpu::set_dependent_launch(dependent_launch_);
   const int64_t Ht = c_.target_hidden_size, H = c_.hidden_size, kvw = c_.kv_width();
   const int64_t K = static_cast<int64_t>(c_.target_layer_ids.size());
   const int64_t ps = pool.page_size();
@@ -212,6 +216,7 @@ Status DFlashRuntime::propose(std::span<DFlashBlock> batch, const kv::KvPool& po
                               int64_t window) {
   const int64_t B = static_cast<int64_t>(batch.size());
   if (B == 0) return Status::Ok();
+  gpu::set_dependent_launch(dependent_launch_);
   const int64_t Q = c_.block_size, H = c_.hidden_size, d = c_.head_dim, vocab = c_.vocab_size;
   const int64_t nh = c_.num_attention_heads, kvw = c_.kv_width();
   const int64_t R = B * Q, D = Q - 1;

@@ -9,6 +9,7 @@
 #include <climits>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include "kernels.h"
 
@@ -20,6 +21,14 @@ Status launched(const char* what) {
     return internal_error(std::string(what) + " launch failed: " + cudaGetErrorString(err));
   }
   return Status::Ok();
+}
+
+namespace {
+thread_local bool t_dependent_launch = true;  // set_dependent_launch; launch() reads it
+}  // namespace
+
+void set_dependent_launch(bool on) {
+  t_dependent_launch = on;
 }
 
 namespace {
@@ -41,8 +50,57 @@ unsigned blocks_for(int64_t n, int threads) {
   return static_cast<unsigned>((n + threads - 1) / threads);
 }
 
+// Programmatic dependent launch (sm_90). Every kernel of this file is launched through launch(),
+// which lets it start while the kernel before it on the stream still runs (the launch attribute
+// programmaticStreamSerialization), and begins with inputs_ready(): it first lets the kernel after
+// it launch (griddepcontrol.launch_dependents), then waits until the grids it depends on have
+// completed and their writes are visible (griddepcontrol.wait). Nothing before that wait may read
+// or write what another kernel writes or reads; the one exception is the weights, constants of
+// the model, which a GEMV sends towards L2 first (prefetch_l2). So the next kernel's blocks are
+// resident, their weights on the way, when this one ends: the launch gap and the GEMV's first
+// DRAM latency overlap the kernel before it. The same work in the same order: the same bits.
+// MLASPEC_CUDA_PDL=off (set_dependent_launch(false)): plain stream order.
+
+__device__ __forceinline__ void inputs_ready() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+// `bytes` from p towards L2 (cp.async.bulk.prefetch: a hint, no result); skipped where p is not
+// 16-byte aligned or bytes not a multiple of 16.
+__device__ __forceinline__ void prefetch_l2(const void* p, int64_t bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if ((reinterpret_cast<uintptr_t>(p) & 15u) == 0 && bytes > 0 && bytes % 16 == 0 &&
+      bytes <= INT_MAX) {
+    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p),
+                 "r"(static_cast<uint32_t>(bytes))
+                 : "memory");
+  }
+#endif
+}
+
+// kernel<<<grid, block, 0, s>>>(args...) with the programmatic-launch attribute as the thread's
+// switch says. A launch error is left for launched() (cudaGetLastError) to report.
+template <typename... Params, typename... Args>
+void launch(void (*kernel)(Params...), dim3 grid, dim3 block, void* s, Args&&... args) {
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = t_dependent_launch ? 1 : 0;
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.dynamicSmemBytes = 0;
+  cfg.stream = as_stream(s);
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  (void)cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...);
+}
+
 __global__ void embed_kernel(const uint16_t* table, const int32_t* tokens, int64_t hidden,
                              float* x) {
+  inputs_ready();
   const int64_t t = blockIdx.x;
   const uint16_t* row = table + int64_t{tokens[t]} * hidden;
   for (int64_t i = threadIdx.x; i < hidden; i += blockDim.x)
@@ -146,12 +204,14 @@ template <typename Addend>
 __global__ void rms_norm_kernel(float* x, int64_t ldx, int64_t dim, Addend add, const float* w,
                                 float eps, float* y_f32, int64_t ldy, uint16_t* y_bf16,
                                 int64_t ldyb) {
+  inputs_ready();
   const int64_t t = blockIdx.x;
   norm_row(x + t * ldx, t, dim, add, w, eps, y_f32 != nullptr ? y_f32 + t * ldy : nullptr,
            y_bf16 != nullptr ? y_bf16 + t * ldyb : nullptr);
 }
 
 __global__ void add_kernel(float* x, const float* d, int64_t n) {
+  inputs_ready();
   const int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (i < n) x[i] += d[i];
 }
@@ -182,6 +242,7 @@ __device__ __forceinline__ void rope_rows_tail(const float* in, int64_t position
 
 __global__ void kv_rows_kernel(const float* ckv, int64_t latent, const int32_t* positions,
                                RopeArgs rope, uint16_t* rows) {
+  inputs_ready();
   const int64_t t = blockIdx.x;
   const int64_t row = latent + rope.dim;
   const float* in = ckv + t * row;
@@ -195,6 +256,7 @@ __global__ void kv_rows_kernel(const float* ckv, int64_t latent, const int32_t* 
 __global__ void __launch_bounds__(kNormThreads)
     kv_norm_rows_kernel(const float* ckv, int64_t latent, const float* w, float eps,
                         const int32_t* positions, RopeArgs rope, uint16_t* rows) {
+  inputs_ready();
   const int64_t t = blockIdx.x;
   const int64_t row = latent + rope.dim;
   // norm_row writes through xr only with an addend: the row stays as the GEMM left it.
@@ -208,6 +270,7 @@ __global__ void __launch_bounds__(kNormThreads)
 __global__ void split_q_kernel(const float* q, int64_t H, int64_t nope, int64_t latent,
                                const int32_t* positions, RopeArgs rope, uint16_t* q_nope,
                                uint16_t* q_att) {
+  inputs_ready();
   const int64_t th = blockIdx.x;
   const int64_t t = th / H;
   const int64_t qk = nope + rope.dim;
@@ -232,6 +295,7 @@ __device__ __forceinline__ float swiglu(float g, float u) {
 
 template <typename In>
 __global__ void silu_mul_kernel(const In* gu, int64_t T, int64_t inter, uint16_t* act) {
+  inputs_ready();
   const int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (i >= T * inter) return;
   const int64_t t = i / inter, c = i % inter;
@@ -241,6 +305,7 @@ __global__ void silu_mul_kernel(const In* gu, int64_t T, int64_t inter, uint16_t
 
 __global__ void gather_rows_kernel(const uint16_t* src, const int32_t* idx, int64_t cols,
                                    uint16_t* dst) {
+  inputs_ready();
   const int64_t r = blockIdx.x;
   const uint16_t* s = src + int64_t{idx[r]} * cols;
   for (int64_t i = threadIdx.x; i < cols; i += blockDim.x) dst[r * cols + i] = s[i];
@@ -249,6 +314,7 @@ __global__ void gather_rows_kernel(const uint16_t* src, const int32_t* idx, int6
 template <typename Y>
 __global__ void moe_combine_kernel(const Y* ys, const int32_t* pos, const float* w, int k,
                                    const float* shared, int64_t hidden, float* out) {
+  inputs_ready();
   const int64_t t = blockIdx.x;
   CombineAddend<Y> c{ys, pos, w, k, shared, hidden};
   c.begin_row(t);
@@ -409,6 +475,7 @@ __device__ __forceinline__ void route_token(const float* logits, const RouteArgs
 // One warp per token.
 __global__ void __launch_bounds__(32)
     route_kernel(const float* logits, RouteArgs a, int32_t* chosen, float* weights) {
+  inputs_ready();
   __shared__ RouteScratch sc;
   route_token(logits, a, blockIdx.x, sc, chosen, weights);
 }
@@ -505,6 +572,7 @@ __global__ void __launch_bounds__(kPlanThreads)
     plan_moe_kernel(const int32_t* chosen, const float* weights, int64_t T, int k, int E,
                     int32_t* rows, int32_t* expert_begin, int32_t* combine_row,
                     float* combine_weight, int32_t* row_of, int32_t* touched, int slots) {
+  inputs_ready();
   plan_block(chosen, weights, T, k, E, rows, expert_begin, combine_row, combine_weight, row_of,
              touched, slots);
 }
@@ -517,6 +585,7 @@ constexpr int kRoutePlanWarps = 4;
 __global__ void __launch_bounds__(kPlanThreads)
     route_plan_kernel(const float* logits, RouteArgs a, int64_t T, int32_t* chosen, float* weights,
                       MoePlanOut o, int slots) {
+  inputs_ready();
   __shared__ RouteScratch sc[kRoutePlanWarps];
   const int warp = threadIdx.x / 32;
   if (warp < kRoutePlanWarps) {
@@ -646,6 +715,7 @@ template <typename TX, typename TW, typename TY>
 __global__ void __launch_bounds__(kWarps * 32)
     gemm_ri_kernel(const TX* x, int64_t ldx, int64_t sx, const TW* w, int64_t ldw, int64_t sw,
                    TY* y, int64_t ldy, int64_t sy, int64_t T, int64_t N, int64_t K) {
+  inputs_ready();
   const int64_t j = int64_t{blockIdx.x} * kWarps + threadIdx.x / 32;
   const int64_t t0 = int64_t{blockIdx.y} * kRows;
   if (j >= N) return;
@@ -664,6 +734,7 @@ __global__ void __launch_bounds__(kWarps * 32)
     gemm_grouped_ri_kernel(const uint16_t* x, int64_t ldx, const uint16_t* const* ws,
                            const int32_t* begin, const int32_t* touched, TY* y, int64_t ldy,
                            int64_t N, int64_t K) {
+  inputs_ready();
   const int e = touched[blockIdx.z];
   if (e < 0) return;
   const int64_t b = begin[e], n = begin[e + 1] - b;
@@ -690,6 +761,7 @@ template <typename TY>
 __global__ void __launch_bounds__(kTcWarps * 32)
     gemm_grouped_tc_kernel(const uint16_t* x, const uint16_t* const* ws, const int32_t* begin,
                            const int32_t* touched, TY* y, int64_t N, int64_t K) {
+  inputs_ready();
   namespace wmma = nvcuda::wmma;
   __shared__ __align__(32) __nv_bfloat16 xs[16 * kTcK];
   __shared__ __align__(32) float out[kTcWarps][16 * 16];
@@ -869,6 +941,7 @@ template <typename TY, int R>
 __global__ void __launch_bounds__(kGemvWarps * 32)
     gemm_grouped_gemv_kernel(const uint16_t* x, const uint16_t* const* ws, const int32_t* begin,
                              const int32_t* touched, TY* y, int64_t N, int64_t K) {
+  inputs_ready();
   const int e = touched[blockIdx.z];
   if (e < 0) return;
   const int64_t b = begin[e], n = begin[e + 1] - b;
@@ -889,6 +962,7 @@ __global__ void __launch_bounds__(kGemvWarps * 32)
     grouped_gemv_swiglu_kernel(const uint16_t* x, const int32_t* row_token,
                                const uint16_t* const* ws, const int32_t* begin,
                                const int32_t* touched, uint16_t* act, int64_t inter, int64_t K) {
+  inputs_ready();
   constexpr int kHalf = kSwigluCols / 2;
   const int e = touched[blockIdx.z];
   if (e < 0) return;
@@ -922,8 +996,10 @@ __global__ void __launch_bounds__(kGemvPlainWarps * 32)
     gemv_kernel(const uint16_t* x, int64_t ldx, int64_t sx, const uint16_t* w, int64_t ldw,
                 int64_t sw, TY* y, int64_t ldy, int64_t sy, int64_t T, int64_t N, int64_t K) {
   const int64_t j = int64_t{blockIdx.x} * kGemvPlainWarps + threadIdx.x / 32;
-  if (j >= N) return;
   const int64_t z = blockIdx.z;
+  if (j < N && threadIdx.x % 32 == 0) prefetch_l2(w + z * sw + j * ldw, K * 2);
+  inputs_ready();
+  if (j >= N) return;
   gemv_columns<R, 1>(x + z * sx, ldx, w + z * sw + j * ldw, ldw, y + z * sy + j, ldy, T, 1, K);
 }
 
@@ -943,9 +1019,9 @@ template <typename TY>
 Status launch_gemv(const RowInvariantGemm& g, cudaStream_t s) {
   const dim3 grid(blocks_for(g.N, kGemvPlainWarps), 1, static_cast<unsigned>(g.batch));
   with_gemv_rows(g.T, [&](auto r) {
-    gemv_kernel<TY, decltype(r)::value><<<grid, kGemvPlainWarps * 32, 0, s>>>(
-        static_cast<const uint16_t*>(g.x), g.ldx, g.stride_x, static_cast<const uint16_t*>(g.w),
-        g.ldw, g.stride_w, static_cast<TY*>(g.y), g.ldy, g.stride_y, g.T, g.N, g.K);
+    launch(gemv_kernel<TY, decltype(r)::value>, grid, kGemvPlainWarps * 32, s,
+           static_cast<const uint16_t*>(g.x), g.ldx, g.stride_x, static_cast<const uint16_t*>(g.w),
+           g.ldw, g.stride_w, static_cast<TY*>(g.y), g.ldy, g.stride_y, g.T, g.N, g.K);
   });
   return launched("gemm_row_invariant (gemv)");
 }
@@ -953,13 +1029,14 @@ Status launch_gemv(const RowInvariantGemm& g, cudaStream_t s) {
 template <typename TX, typename TW, typename TY>
 Status launch_ri(const RowInvariantGemm& g, cudaStream_t s) {
   const dim3 grid(blocks_for(g.N, kWarps), blocks_for(g.T, kRows), static_cast<unsigned>(g.batch));
-  gemm_ri_kernel<TX, TW, TY><<<grid, kWarps * 32, 0, s>>>(
-      static_cast<const TX*>(g.x), g.ldx, g.stride_x, static_cast<const TW*>(g.w), g.ldw,
-      g.stride_w, static_cast<TY*>(g.y), g.ldy, g.stride_y, g.T, g.N, g.K);
+  launch(gemm_ri_kernel<TX, TW, TY>, grid, kWarps * 32, s, static_cast<const TX*>(g.x), g.ldx,
+         g.stride_x, static_cast<const TW*>(g.w), g.ldw, g.stride_w, static_cast<TY*>(g.y), g.ldy,
+         g.stride_y, g.T, g.N, g.K);
   return launched("gemm_row_invariant");
 }
 
 __global__ void rope_rows_kernel(float* x, int64_t heads, const int32_t* positions, RopeArgs rope) {
+  inputs_ready();
   const int64_t rh = blockIdx.x;  // row * heads + head
   float* v = x + rh * rope.dim;
   const int half = rope.dim / 2;
@@ -974,12 +1051,14 @@ __global__ void rope_rows_kernel(float* x, int64_t heads, const int32_t* positio
 }
 
 __global__ void to_bf16_kernel(const float* x, int64_t n, uint16_t* y) {
+  inputs_ready();
   const int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (i < n) y[i] = float_to_bits(x[i]);
 }
 
 __global__ void write_gqa_rows_kernel(const float* k, const float* v, int64_t width,
                                       const int32_t* slots, uint16_t* pool) {
+  inputs_ready();
   const int64_t t = blockIdx.x;
   uint16_t* row = pool + int64_t{slots[t]} * 2 * width;
   for (int64_t i = threadIdx.x; i < width; i += blockDim.x) {
@@ -993,6 +1072,7 @@ constexpr int kAttnMaxDim = 512;
 
 // One block per (head, block row, request).
 __global__ void __launch_bounds__(kAttnThreads) dflash_attention_kernel(DFlashAttentionArgs a) {
+  inputs_ready();
   __shared__ float q[kAttnMaxDim];
   __shared__ double red[kAttnThreads];
   const int h = blockIdx.x, i = blockIdx.y, b = blockIdx.z;
@@ -1065,7 +1145,7 @@ __global__ void __launch_bounds__(kAttnThreads) dflash_attention_kernel(DFlashAt
 Status embed(const uint16_t* table, const int32_t* tokens, int64_t T, int64_t hidden, float* x,
              void* stream) {
   if (T == 0) return Status::Ok();
-  embed_kernel<<<static_cast<unsigned>(T), 256, 0, as_stream(stream)>>>(table, tokens, hidden, x);
+  launch(embed_kernel, static_cast<unsigned>(T), 256, stream, table, tokens, hidden, x);
   return launched("embed");
 }
 
@@ -1073,16 +1153,17 @@ Status rms_norm(const float* x, int64_t ldx, int64_t T, int64_t dim, const float
                 float* y_f32, int64_t ldy, uint16_t* y_bf16, int64_t ldyb, void* stream) {
   if (T == 0) return Status::Ok();
   // x is only read without a residual (the kernel's pointer is non-const for add_rms_norm).
-  rms_norm_kernel<<<static_cast<unsigned>(T), kNormThreads, 0, as_stream(stream)>>>(
-      const_cast<float*>(x), ldx, dim, RowAddend{nullptr, dim}, w, eps, y_f32, ldy, y_bf16, ldyb);
+  launch(rms_norm_kernel<RowAddend>, static_cast<unsigned>(T), kNormThreads, stream,
+         const_cast<float*>(x), ldx, dim, RowAddend{nullptr, dim}, w, eps, y_f32, ldy, y_bf16,
+         ldyb);
   return launched("rms_norm");
 }
 
 Status add_rms_norm(float* x, const float* d, int64_t T, int64_t dim, const float* w, float eps,
                     float* y_f32, int64_t ldy, uint16_t* y_bf16, int64_t ldyb, void* stream) {
   if (T == 0) return Status::Ok();
-  rms_norm_kernel<<<static_cast<unsigned>(T), kNormThreads, 0, as_stream(stream)>>>(
-      x, dim, dim, RowAddend{d, dim}, w, eps, y_f32, ldy, y_bf16, ldyb);
+  launch(rms_norm_kernel<RowAddend>, static_cast<unsigned>(T), kNormThreads, stream, x, dim, dim,
+         RowAddend{d, dim}, w, eps, y_f32, ldy, y_bf16, ldyb);
   return launched("add_rms_norm");
 }
 namespace {
@@ -1102,38 +1183,36 @@ Status add_rms_norm_combine(float* x, const MoeCombineArgs& c, int64_t T, int64_
   if (T == 0) return Status::Ok();
   const dim3 grid(static_cast<unsigned>(T));
   if (c.ys_bf16) {
-    rms_norm_kernel<<<grid, kNormThreads, 0, as_stream(stream)>>>(
-        x, dim, dim,
+    launch(
+        rms_norm_kernel<CombineAddend<uint16_t>>, grid, kNormThreads, stream, x, dim, dim,
         CombineAddend<uint16_t>{static_cast<const uint16_t*>(c.ys), c.pos, c.w, c.k, c.shared, dim},
         w, eps, y_f32, ldy, y_bf16, ldyb);
   } else {
-    rms_norm_kernel<<<grid, kNormThreads, 0, as_stream(stream)>>>(
-        x, dim, dim,
-        CombineAddend<float>{static_cast<const float*>(c.ys), c.pos, c.w, c.k, c.shared, dim}, w,
-        eps, y_f32, ldy, y_bf16, ldyb);
+    launch(rms_norm_kernel<CombineAddend<float>>, grid, kNormThreads, stream, x, dim, dim,
+           CombineAddend<float>{static_cast<const float*>(c.ys), c.pos, c.w, c.k, c.shared, dim}, w,
+           eps, y_f32, ldy, y_bf16, ldyb);
   }
   return launched("add_rms_norm_combine");
 }
 
 Status add_inplace(float* x, const float* d, int64_t n, void* stream) {
   if (n == 0) return Status::Ok();
-  add_kernel<<<blocks_for(n, 256), 256, 0, as_stream(stream)>>>(x, d, n);
+  launch(add_kernel, blocks_for(n, 256), 256, stream, x, d, n);
   return launched("add");
 }
 
 Status kv_norm_rows(const float* ckv, int64_t T, int64_t latent, const float* w, float eps,
                     const int32_t* positions, const RopeArgs& rope, uint16_t* rows, void* stream) {
   if (T == 0) return Status::Ok();
-  kv_norm_rows_kernel<<<static_cast<unsigned>(T), kNormThreads, 0, as_stream(stream)>>>(
-      ckv, latent, w, eps, positions, rope, rows);
+  launch(kv_norm_rows_kernel, static_cast<unsigned>(T), kNormThreads, stream, ckv, latent, w, eps,
+         positions, rope, rows);
   return launched("kv_norm_rows");
 }
 
 Status kv_rows(const float* ckv, int64_t T, int64_t latent, const int32_t* positions,
                const RopeArgs& rope, uint16_t* rows, void* stream) {
   if (T == 0) return Status::Ok();
-  kv_rows_kernel<<<static_cast<unsigned>(T), 256, 0, as_stream(stream)>>>(ckv, latent, positions,
-                                                                          rope, rows);
+  launch(kv_rows_kernel, static_cast<unsigned>(T), 256, stream, ckv, latent, positions, rope, rows);
   return launched("kv_rows");
 }
 
@@ -1141,20 +1220,20 @@ Status split_q(const float* q, int64_t T, int64_t H, int64_t nope, int64_t laten
                const int32_t* positions, const RopeArgs& rope, uint16_t* q_nope, uint16_t* q_att,
                void* stream) {
   if (T == 0) return Status::Ok();
-  split_q_kernel<<<static_cast<unsigned>(T * H), 128, 0, as_stream(stream)>>>(
-      q, H, nope, latent, positions, rope, q_nope, q_att);
+  launch(split_q_kernel, static_cast<unsigned>(T * H), 128, stream, q, H, nope, latent, positions,
+         rope, q_nope, q_att);
   return launched("split_q");
 }
 
 Status silu_mul(const float* gu, int64_t T, int64_t inter, uint16_t* act, void* stream) {
   if (T == 0) return Status::Ok();
-  silu_mul_kernel<<<blocks_for(T * inter, 256), 256, 0, as_stream(stream)>>>(gu, T, inter, act);
+  launch(silu_mul_kernel<float>, blocks_for(T * inter, 256), 256, stream, gu, T, inter, act);
   return launched("silu_mul");
 }
 
 Status silu_mul(const uint16_t* gu, int64_t T, int64_t inter, uint16_t* act, void* stream) {
   if (T == 0) return Status::Ok();
-  silu_mul_kernel<<<blocks_for(T * inter, 256), 256, 0, as_stream(stream)>>>(gu, T, inter, act);
+  launch(silu_mul_kernel<uint16_t>, blocks_for(T * inter, 256), 256, stream, gu, T, inter, act);
   return launched("silu_mul (bf16)");
 }
 
@@ -1164,6 +1243,7 @@ Status silu_mul(const uint16_t* gu, int64_t T, int64_t inter, uint16_t* act, voi
 constexpr int kArgmaxThreads = 256;
 __global__ void __launch_bounds__(kArgmaxThreads)
     argmax_rows_kernel(const float* logits, int64_t vocab, int32_t* out) {
+  inputs_ready();
   const float* row = logits + int64_t{blockIdx.x} * vocab;
   float best = -INFINITY;
   int32_t best_i = INT32_MAX;
@@ -1203,15 +1283,15 @@ Status argmax_rows(const float* logits, int64_t rows, int64_t vocab, int32_t* ou
     return invalid_argument("argmax_rows: " + std::to_string(rows) + " rows of vocab " +
                             std::to_string(vocab));
   }
-  argmax_rows_kernel<<<static_cast<unsigned>(rows), kArgmaxThreads, 0, as_stream(stream)>>>(
-      logits, vocab, out);
+  launch(argmax_rows_kernel, static_cast<unsigned>(rows), kArgmaxThreads, stream, logits, vocab,
+         out);
   return launched("argmax_rows");
 }
 
 Status gather_rows(const uint16_t* src, const int32_t* idx, int64_t n, int64_t cols, uint16_t* dst,
                    void* stream) {
   if (n == 0) return Status::Ok();
-  gather_rows_kernel<<<static_cast<unsigned>(n), 256, 0, as_stream(stream)>>>(src, idx, cols, dst);
+  launch(gather_rows_kernel, static_cast<unsigned>(n), 256, stream, src, idx, cols, dst);
   return launched("gather_rows");
 }
 
@@ -1219,8 +1299,8 @@ Status moe_combine(const float* ys, const int32_t* pos, const float* w, int k, c
                    int64_t T, int64_t hidden, float* out, void* stream) {
   MLASPEC_RETURN_IF_ERROR(check_combine_k(k, "moe_combine"));
   if (T == 0) return Status::Ok();
-  moe_combine_kernel<<<static_cast<unsigned>(T), 256, 0, as_stream(stream)>>>(ys, pos, w, k, shared,
-                                                                              hidden, out);
+  launch(moe_combine_kernel<float>, static_cast<unsigned>(T), 256, stream, ys, pos, w, k, shared,
+         hidden, out);
   return launched("moe_combine");
 }
 
@@ -1228,8 +1308,8 @@ Status moe_combine(const uint16_t* ys, const int32_t* pos, const float* w, int k
                    const float* shared, int64_t T, int64_t hidden, float* out, void* stream) {
   MLASPEC_RETURN_IF_ERROR(check_combine_k(k, "moe_combine (bf16)"));
   if (T == 0) return Status::Ok();
-  moe_combine_kernel<<<static_cast<unsigned>(T), 256, 0, as_stream(stream)>>>(ys, pos, w, k, shared,
-                                                                              hidden, out);
+  launch(moe_combine_kernel<uint16_t>, static_cast<unsigned>(T), 256, stream, ys, pos, w, k, shared,
+         hidden, out);
   return launched("moe_combine (bf16)");
 }
 
@@ -1261,7 +1341,7 @@ Status route(const float* logits, int64_t T, const RouteArgs& a, int32_t* chosen
              void* stream) {
   MLASPEC_RETURN_IF_ERROR(check_route(a));
   if (T == 0) return Status::Ok();
-  route_kernel<<<static_cast<unsigned>(T), 32, 0, as_stream(stream)>>>(logits, a, chosen, weights);
+  launch(route_kernel, static_cast<unsigned>(T), 32, stream, logits, a, chosen, weights);
   return launched("route");
 }
 
@@ -1269,9 +1349,8 @@ Status plan_moe(const int32_t* chosen, const float* weights, int64_t T, int k, i
                 int32_t* expert_begin, int32_t* combine_row, float* combine_weight, int32_t* row_of,
                 int32_t* touched, void* stream) {
   MLASPEC_RETURN_IF_ERROR(check_plan(k, E));
-  plan_moe_kernel<<<1, kPlanThreads, 0, as_stream(stream)>>>(
-      chosen, weights, T, k, E, rows, expert_begin, combine_row, combine_weight, row_of, touched,
-      static_cast<int>(touched_slots(T, k, E)));
+  launch(plan_moe_kernel, 1, kPlanThreads, stream, chosen, weights, T, k, E, rows, expert_begin,
+         combine_row, combine_weight, row_of, touched, static_cast<int>(touched_slots(T, k, E)));
   return launched("plan_moe");
 }
 
@@ -1284,15 +1363,15 @@ Status route_and_plan(const float* logits, int64_t T, const RouteArgs& a, int32_
     return plan_moe(chosen, weights, T, a.k, a.E, o.rows, o.expert_begin, o.combine_row,
                     o.combine_weight, o.row_of, o.touched, stream);
   }
-  route_plan_kernel<<<1, kPlanThreads, 0, as_stream(stream)>>>(
-      logits, a, T, chosen, weights, o, static_cast<int>(touched_slots(T, a.k, a.E)));
+  launch(route_plan_kernel, 1, kPlanThreads, stream, logits, a, T, chosen, weights, o,
+         static_cast<int>(touched_slots(T, a.k, a.E)));
   return launched("route_plan");
 }
 
 // The grouped expert GEMMs' shared launch: the grid's expert slots (touched_slots; 0 = nothing to
-// do), refused past the grid's 65535, and `launch(grid_z, y)` with y typed by g.y_type.
-template <typename Launch>
-Status launch_grouped(const GroupedGemm& g, const char* name, Launch&& launch) {
+// do), refused past the grid's 65535, and `go(grid_z, y)` with y typed by g.y_type.
+template <typename Go>
+Status launch_grouped(const GroupedGemm& g, const char* name, Go&& go) {
   const int64_t slots = touched_slots(g.max_rows, g.k, g.experts);
   if (g.max_rows == 0 || g.N == 0 || slots == 0) return Status::Ok();
   if (slots > 65535) {
@@ -1301,9 +1380,9 @@ Status launch_grouped(const GroupedGemm& g, const char* name, Launch&& launch) {
   }
   const auto z = static_cast<unsigned>(slots);
   if (g.y_type == GemmType::kF32) {
-    launch(z, static_cast<float*>(g.y));
+    go(z, static_cast<float*>(g.y));
   } else {
-    launch(z, static_cast<uint16_t*>(g.y));
+    go(z, static_cast<uint16_t*>(g.y));
   }
   return launched(name);
 }
@@ -1311,9 +1390,8 @@ Status launch_grouped(const GroupedGemm& g, const char* name, Launch&& launch) {
 Status gemm_grouped_row_invariant(const GroupedGemm& g, void* stream) {
   return launch_grouped(g, "gemm_grouped_row_invariant", [&](unsigned z, auto* y) {
     using TY = std::remove_pointer_t<decltype(y)>;
-    gemm_grouped_ri_kernel<TY>
-        <<<dim3(blocks_for(g.N, kWarps), 1, z), kWarps * 32, 0, as_stream(stream)>>>(
-            g.x, g.K, g.w, g.begin, g.touched, y, g.N, g.N, g.K);
+    launch(gemm_grouped_ri_kernel<TY>, dim3(blocks_for(g.N, kWarps), 1, z), kWarps * 32, stream,
+           g.x, g.K, g.w, g.begin, g.touched, y, g.N, g.N, g.K);
   });
 }
 
@@ -1329,9 +1407,9 @@ Status gemm_grouped_gemv(const GroupedGemm& g, void* stream) {
   return launch_grouped(g, "gemm_grouped_gemv", [&](unsigned z, auto* y) {
     using TY = std::remove_pointer_t<decltype(y)>;
     with_gemv_rows(g.max_rows, [&](auto r) {
-      gemm_grouped_gemv_kernel<TY, decltype(r)::value>
-          <<<dim3(blocks_for(g.N, kGemvWarps * kGemvCols), 1, z), kGemvWarps * 32, 0,
-             as_stream(stream)>>>(g.x, g.w, g.begin, g.touched, y, g.N, g.K);
+      launch(gemm_grouped_gemv_kernel<TY, decltype(r)::value>,
+             dim3(blocks_for(g.N, kGemvWarps * kGemvCols), 1, z), kGemvWarps * 32, stream, g.x, g.w,
+             g.begin, g.touched, y, g.N, g.K);
     });
   });
 }
@@ -1348,10 +1426,9 @@ Status gemm_grouped_gemv_swiglu(const GroupedGemm& g, const int32_t* row_token, 
   const int64_t inter = g.N / 2;
   return launch_grouped(g, "gemm_grouped_gemv_swiglu", [&](unsigned z, auto*) {
     with_gemv_rows(g.max_rows, [&](auto r) {
-      grouped_gemv_swiglu_kernel<decltype(r)::value>
-          <<<dim3(blocks_for(inter, kGemvWarps * kSwigluCols / 2), 1, z), kGemvWarps * 32, 0,
-             as_stream(stream)>>>(g.x, row_token, g.w, g.begin, g.touched,
-                                  static_cast<uint16_t*>(g.y), inter, g.K);
+      launch(grouped_gemv_swiglu_kernel<decltype(r)::value>,
+             dim3(blocks_for(inter, kGemvWarps * kSwigluCols / 2), 1, z), kGemvWarps * 32, stream,
+             g.x, row_token, g.w, g.begin, g.touched, static_cast<uint16_t*>(g.y), inter, g.K);
     });
   });
 }
@@ -1368,9 +1445,8 @@ Status gemm_grouped_tc(const GroupedGemm& g, void* stream) {
   }
   return launch_grouped(g, "gemm_grouped_tc", [&](unsigned z, auto* y) {
     using TY = std::remove_pointer_t<decltype(y)>;
-    gemm_grouped_tc_kernel<TY>
-        <<<dim3(static_cast<unsigned>(g.N / kTcCols), 1, z), kTcWarps * 32, 0, as_stream(stream)>>>(
-            g.x, g.w, g.begin, g.touched, y, g.N, g.K);
+    launch(gemm_grouped_tc_kernel<TY>, dim3(static_cast<unsigned>(g.N / kTcCols), 1, z),
+           kTcWarps * 32, stream, g.x, g.w, g.begin, g.touched, y, g.N, g.K);
   });
 }
 
@@ -1405,22 +1481,21 @@ Status gemm_row_invariant(const RowInvariantGemm& g, void* stream) {
 Status rope_rows(float* x, int64_t rows, int64_t heads, const int32_t* positions,
                  const RopeArgs& rope, void* stream) {
   if (rows == 0 || heads == 0) return Status::Ok();
-  rope_rows_kernel<<<static_cast<unsigned>(rows * heads), 64, 0, as_stream(stream)>>>(
-      x, heads, positions, rope);
+  launch(rope_rows_kernel, static_cast<unsigned>(rows * heads), 64, stream, x, heads, positions,
+         rope);
   return launched("rope_rows");
 }
 
 Status to_bf16(const float* x, int64_t n, uint16_t* y, void* stream) {
   if (n == 0) return Status::Ok();
-  to_bf16_kernel<<<blocks_for(n, 256), 256, 0, as_stream(stream)>>>(x, n, y);
+  launch(to_bf16_kernel, blocks_for(n, 256), 256, stream, x, n, y);
   return launched("to_bf16");
 }
 
 Status write_gqa_rows(const float* k, const float* v, int64_t T, int64_t width,
                       const int32_t* slots, uint16_t* pool, void* stream) {
   if (T == 0) return Status::Ok();
-  write_gqa_rows_kernel<<<static_cast<unsigned>(T), 256, 0, as_stream(stream)>>>(k, v, width, slots,
-                                                                                 pool);
+  launch(write_gqa_rows_kernel, static_cast<unsigned>(T), 256, stream, k, v, width, slots, pool);
   return launched("write_gqa_rows");
 }
 
@@ -1436,7 +1511,7 @@ Status dflash_attention(const DFlashAttentionArgs& a, void* stream) {
   }
   const dim3 grid(static_cast<unsigned>(a.heads), static_cast<unsigned>(a.block),
                   static_cast<unsigned>(a.batch));
-  dflash_attention_kernel<<<grid, kAttnThreads, 0, as_stream(stream)>>>(a);
+  launch(dflash_attention_kernel, grid, kAttnThreads, stream, a);
   return launched("dflash_attention");
 }
 

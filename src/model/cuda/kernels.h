@@ -12,6 +12,11 @@ namespace mlaspec::model::gpu {
 // The launch error of the kernel just launched (cudaGetLastError), as "<what> launch failed: ...".
 Status launched(const char* what);
 
+// Whether this thread's launches of the kernels below may start before the kernel ahead of them on
+// the stream ends (programmatic dependent launch: kernels.cu); on unless set off. Each CUDA
+// runtime sets it at the start of its passes (MLASPEC_CUDA_PDL); the results are the same bits.
+void set_dependent_launch(bool on);
+
 // x[t, :] = f32(table[tokens[t], :]) for t < T.
 Status embed(const uint16_t* table, const int32_t* tokens, int64_t T, int64_t hidden, float* x,
              void* stream);

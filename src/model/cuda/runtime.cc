@@ -96,6 +96,7 @@ Status Runtime::run_batch(std::span<const ForwardRequest> batch, kv::KvPool& poo
                           std::span<RequestOutput> out) {
   deterministic_ = options.deterministic;
   fp8_math_attention_ = options.fp8_math_attention;
+  gpu::set_dependent_launch(dependent_launch_);
   const int64_t max_chunk =
       options.max_chunk_tokens > 0 ? options.max_chunk_tokens : kDefaultCudaChunkTokens;
   for (size_t b = 0; b < batch.size(); ++b) {

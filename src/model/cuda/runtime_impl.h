@@ -363,6 +363,10 @@ class Runtime final : public CudaRuntime {
   // GEMV (gemm_grouped_gemv_swiglu); MLASPEC_CUDA_SWIGLU=separate keeps the gather, the f32
   // gate_up and silu_mul as three launches (an A/B; the same bits).
   bool fused_swiglu_ = true;
+  // The kernels of kernels.cu launched as programmatic dependents of the kernel before them (set
+  // for the thread at the start of each run_batch); MLASPEC_CUDA_PDL=off launches them plainly
+  // (an A/B; the same bits).
+  bool dependent_launch_ = true;
   // The shared experts beside the routed ones (moe.cc): side_ forked from stream_ at fork_ and
   // joined back at join_ before the combine, with its own cuBLAS handle (a handle's stream and
   // workspace are fixed for graph capture) and scratch (sgu_, sact_). MLASPEC_CUDA_SHARED=serial

@@ -250,6 +250,8 @@ Status Runtime::init(const cpu::Rope& rope) {
   fused_route_ = !set_to("MLASPEC_CUDA_ROUTE", "separate");
   // "separate": the experts' gather, gate_up GEMV and SwiGLU as three launches.
   fused_swiglu_ = !set_to("MLASPEC_CUDA_SWIGLU", "separate");
+  // "off": every kernel waits for the one before it to end (no programmatic dependent launch).
+  dependent_launch_ = !set_to("MLASPEC_CUDA_PDL", "off");
   // "fixed": default mode's attention keeps deterministic mode's fixed split chunks.
   adaptive_splits_ = !set_to("MLASPEC_ATTENTION_SPLITS", "fixed");
   // A/B switches of the MoE's grouped path (runtime_impl.h), read once per load.
