@@ -48,11 +48,12 @@
 #   (combined, the stages run in this order: --model-only, --eval, --ragged, --serve-bench,
 #   --long-context (which ends the call), --ncu, --v2lite / --kimi)
 #   --model-only --v2lite   both stages in one call (model tests first), ~500 s with a cold build
-# The next GPU session's plan (written 2026-12-06, thirteenth session; outcomes so far in
+# The next GPU session's plan (written 2026-12-06, fourteenth session; outcomes so far in
 # docs/perf/knowledge.md).
-# (1) Issue 33 at batch 1: the single-block kernels (the combine inside the norm, 21.6 µs a layer;
-# route + plan, 11.5 µs; docs/perf/v2lite-decode-kernels.md) spread or their load chains cut:
-# first `git apply dev/pending/combine-hoist.patch` and its check (dev/pending/README.md).
+# (1) Issue 33 at batch 1: a decode step is the sum of its ~19 small kernels a layer in the graph
+# (the combine hoist and programmatic dependent launch measured it): fewer kernels a layer. First
+# `git apply dev/pending/router-route-plan.patch` and its check (dev/pending/README.md); then the
+# multi-row steps' +0.2-3% with PDL on (the GEMV's L2 prefetch off as an A/B).
 # (2) On an H200: `--skip-tests --quick --no-calibrate`, then scripts/perf_tables.py regenerates
 # docs/perf/h200.md; in other calls `calibrate --kv all` (with fp8 math: ~8.5 min, so --no-batch
 # or one --modes per call) into data/profiles/ for the H200 and the H100.
