@@ -129,10 +129,9 @@ Status DFlashRuntime::init(const DFlashWeights& w, const Matrix& embed, const Ma
       cublasSetWorkspace(blas_, blas_workspace_.data(), kBlasWorkspace), "cublasSetWorkspace"));
   MLASPEC_RETURN_IF_ERROR(
       cuda_status(cudaEventCreateWithFlags(&uploaded_, cudaEventDisableTiming), "cudaEventCreate"));
-  const char* graphs_env = std::getenv("MLASPEC_CUDA_GRAPHS");
-  if (graphs_env != nullptr && std::string(graphs_env) == "0") graphs_on_ = false;
-  const char* pdl_env = std::getenv("MLASPEC_CUDA_PDL");  // the target runtime's switch
-  if (pdl_env != nullptr && std::string(pdl_env) == "off") dependent_launch_ = false;
+  // The target runtime's switches (env_is).
+  graphs_on_ = !env_is("MLASPEC_CUDA_GRAPHS", "0");
+  dependent_launch_ = !env_is("MLASPEC_CUDA_PDL", "off");
   MLASPEC_RETURN_IF_ERROR(upload_matrix(fc_, w.fc));
   MLASPEC_RETURN_IF_ERROR(upload_matrix(embed_, embed));
   MLASPEC_RETURN_IF_ERROR(upload_matrix(head_, head));

@@ -50,6 +50,10 @@ Status cublas_status(cublasStatus_t st, const std::string& what);
 Status open_device(const std::string& who, cublasHandle_t* blas);
 // Grows `b` to at least `bytes` on the device (poisoned with 0xff).
 Status ensure(Buffer& b, size_t bytes);
+// Whether the environment variable `name` is set to `value`: the A/B switches (docs/model.md
+// "Switches"; model.cc refuses values outside their lists before a runtime is made) are each on
+// unless set to their one other value.
+bool env_is(const char* name, const char* value);
 
 template <typename T>
 T* at(const Buffer& b, int64_t offset = 0) {

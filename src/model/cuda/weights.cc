@@ -153,6 +153,11 @@ Status cublas_status(cublasStatus_t st, const std::string& what) {
   return internal_error(what + ": cuBLAS status " + str(static_cast<int64_t>(st)));
 }
 
+bool env_is(const char* name, const char* value) {
+  const char* env = std::getenv(name);
+  return env != nullptr && std::string(env) == value;
+}
+
 // Grows `b` to at least `bytes` on the device (poisoned with 0xff).
 Status ensure(Buffer& b, size_t bytes) {
   if (b.bytes() >= bytes && b.data() != nullptr) return Status::Ok();
@@ -228,32 +233,27 @@ Status Runtime::init(const cpu::Rope& rope) {
   }
   MLASPEC_RETURN_IF_ERROR(
       cuda_status(cudaEventCreateWithFlags(&uploaded_, cudaEventDisableTiming), "cudaEventCreate"));
-  // The A/B switches (docs/model.md "Switches"; model.cc refuses values outside their lists before
-  // the runtime is made): each is on unless set to its one other value.
-  const auto set_to = [](const char* name, const char* value) {
-    const char* env = std::getenv(name);
-    return env != nullptr && std::string(env) == value;
-  };
-  graphs_on_ = !set_to("MLASPEC_CUDA_GRAPHS", "0");
+  // The A/B switches (env_is).
+  graphs_on_ = !env_is("MLASPEC_CUDA_GRAPHS", "0");
   // "segments": the graphs of the work between attention calls only, attention eager (an A/B of
   // attention inside the graphs).
-  attention_graphs_on_ = !set_to("MLASPEC_CUDA_GRAPHS", "segments");
+  attention_graphs_on_ = !env_is("MLASPEC_CUDA_GRAPHS", "segments");
   // "per_expert": long passes launch a GEMM per touched expert (f32 outputs).
-  grouped_cublas_ = !set_to("MLASPEC_CUDA_EXPERTS", "per_expert");
+  grouped_cublas_ = !env_is("MLASPEC_CUDA_EXPERTS", "per_expert");
   // "serial": the shared experts on the forward's stream, after the router.
-  shared_overlap_ = !set_to("MLASPEC_CUDA_SHARED", "serial");
+  shared_overlap_ = !env_is("MLASPEC_CUDA_SHARED", "serial");
   // "separate": the KV rows' norm and RoPE as two launches.
-  fused_mla_in_ = !set_to("MLASPEC_CUDA_MLA_IN", "separate");
+  fused_mla_in_ = !env_is("MLASPEC_CUDA_MLA_IN", "separate");
   // "separate": a MoE layer's combine as its own launch before the norm after it.
-  combine_in_norm_ = !set_to("MLASPEC_CUDA_COMBINE", "separate");
+  combine_in_norm_ = !env_is("MLASPEC_CUDA_COMBINE", "separate");
   // "separate": routing and its plan as two launches at every pass size.
-  fused_route_ = !set_to("MLASPEC_CUDA_ROUTE", "separate");
+  fused_route_ = !env_is("MLASPEC_CUDA_ROUTE", "separate");
   // "separate": the experts' gather, gate_up GEMV and SwiGLU as three launches.
-  fused_swiglu_ = !set_to("MLASPEC_CUDA_SWIGLU", "separate");
+  fused_swiglu_ = !env_is("MLASPEC_CUDA_SWIGLU", "separate");
   // "off": every kernel waits for the one before it to end (no programmatic dependent launch).
-  dependent_launch_ = !set_to("MLASPEC_CUDA_PDL", "off");
+  dependent_launch_ = !env_is("MLASPEC_CUDA_PDL", "off");
   // "fixed": default mode's attention keeps deterministic mode's fixed split chunks.
-  adaptive_splits_ = !set_to("MLASPEC_ATTENTION_SPLITS", "fixed");
+  adaptive_splits_ = !env_is("MLASPEC_ATTENTION_SPLITS", "fixed");
   // A/B switches of the MoE's grouped path (runtime_impl.h), read once per load.
   auto env_tokens = [](const char* name, int64_t lo, int64_t hi, int64_t* out) {
     const char* env = std::getenv(name);
