@@ -45,15 +45,16 @@
 #                 on ragged verify batches and on the same requests padded to the largest width
 #   --gemv-micro  also build and run dev/micro/gemv.cu (the decode GEMV's variants against cuBLAS
 #                 and a copy; ~20 s), first after the build
+#   --chain-micro also build and run dev/micro/chain.cu (one link of a chain of dependent kernels
+#                 in a graph, plain and with programmatic dependent launch; ~10 s), after the build
 #   (combined, the stages run in this order: --model-only, --eval, --ragged, --serve-bench,
 #   --long-context (which ends the call), --ncu, --v2lite / --kimi)
 #   --model-only --v2lite   both stages in one call (model tests first), ~500 s with a cold build
-# The next GPU session's plan (written 2026-12-06, fourteenth session; outcomes so far in
+# The next GPU session's plan (written 2026-12-06, fifteenth session; outcomes so far in
 # docs/perf/knowledge.md).
-# (1) Issue 33 at batch 1: a decode step is the sum of its ~19 small kernels a layer in the graph
-# (the combine hoist and programmatic dependent launch measured it): fewer kernels a layer. First
-# `git apply dev/pending/router-route-plan.patch` and its check (dev/pending/README.md); then the
-# multi-row steps' +0.2-3% with PDL on (the GEMV's L2 prefetch off as an A/B).
+# (1) Issue 33 at batch 1: three changes that cut launches (the combine hoist, programmatic
+# dependent launch, the one-launch router) did not cut the step; `--chain-micro` measures what a
+# link of a chain of dependent kernels costs in a graph (knowledge.md, "the chain bound").
 # (2) On an H200: `--skip-tests --quick --no-calibrate`, then scripts/perf_tables.py regenerates
 # docs/perf/h200.md; in other calls `calibrate --kv all` (with fp8 math: ~8.5 min, so --no-batch
 # or one --modes per call) into data/profiles/ for the H200 and the H100.
@@ -86,7 +87,7 @@ RES=${RES:-$OUT/results}
 mkdir -p "$OUT" "$RES"
 pack() { tar czf "$OUT/gpu-check.tgz" -C "$RES" . 2>/dev/null || true; }
 skip_tests=0 skip_bench=0 quick=0 no_calibrate=0 model_only=0 real_case= bench_only=0 long_context=
-run_eval=0 serve_bench=0 ragged_bench=0 ncu_profile=0 gemv_micro=0
+run_eval=0 serve_bench=0 ragged_bench=0 ncu_profile=0 gemv_micro=0 chain_micro=0
 for a in "$@"; do
   case $a in
     --skip-tests) skip_tests=1 ;;
@@ -102,6 +103,7 @@ for a in "$@"; do
     --serve-bench) serve_bench=1 ;;
     --ragged) ragged_bench=1 ;;
     --gemv-micro) gemv_micro=1 ;;
+    --chain-micro) chain_micro=1 ;;
     --long-context) long_context=target,v2lite ;;
     --long-context=target | --long-context=v2lite) long_context=${a#--long-context=} ;;
     *) echo "gpu-check: unknown option $a" >&2; exit 2 ;;
@@ -138,6 +140,7 @@ targets=()
 ((model_only)) && targets=(--target gpu_tests mlaspec)
 # (a full build, no --target, builds it anyway)
 ((gemv_micro && ${#targets[@]})) && targets+=(--target mlaspec_micro_gemv)
+((chain_micro && ${#targets[@]})) && targets+=(--target mlaspec_micro_chain)
 log "configure + build (CUDA ON)"
 build() {
   cmake -S . -B build-gpu "${gen[@]}" -DMLASPEC_CUDA=ON -DCMAKE_BUILD_TYPE=Release "${extra[@]}" "$@" &&
@@ -163,6 +166,12 @@ if ((gemv_micro)); then
   log "mlaspec_micro_gemv"
   timeout 120 build-gpu/dev/mlaspec_micro_gemv > "$RES/micro-gemv.md" 2>&1 || status=1
   cat "$RES/micro-gemv.md"
+fi
+if ((chain_micro)); then
+  # A chain link's cost in a graph (dev/micro/chain.cu): µs per link, plain and PDL.
+  log "mlaspec_micro_chain"
+  timeout 120 build-gpu/dev/mlaspec_micro_chain > "$RES/micro-chain.md" 2>&1 || status=1
+  cat "$RES/micro-chain.md"
 fi
 
 if ((model_only)); then

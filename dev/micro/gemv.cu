@@ -23,16 +23,9 @@
 #include <string>
 #include <vector>
 
-namespace {
+#include "check.cuh"
 
-#define CHECK(x)                                                                              \
-  do {                                                                                        \
-    cudaError_t e_ = (x);                                                                     \
-    if (e_ != cudaSuccess) {                                                                  \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                           \
-    }                                                                                         \
-  } while (0)
+namespace {
 
 constexpr int kChunk = 8;
 
