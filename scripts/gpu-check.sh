@@ -54,7 +54,9 @@
 # docs/perf/knowledge.md).
 # (1) Issue 33 at batch 1: three changes that cut launches (the combine hoist, programmatic
 # dependent launch, the one-launch router) did not cut the step; `--chain-micro` measures what a
-# link of a chain of dependent kernels costs in a graph (knowledge.md, "the chain bound").
+# link of a chain of dependent kernels costs in a graph (knowledge.md, "the chain bound": each of
+# the engine's small kernels costs several links' worth of dependent memory round trips). First
+# `git apply dev/pending/norm-registers.patch` and its check (dev/pending/README.md).
 # (2) On an H200: `--skip-tests --quick --no-calibrate`, then scripts/perf_tables.py regenerates
 # docs/perf/h200.md; in other calls `calibrate --kv all` (with fp8 math: ~8.5 min, so --no-batch
 # or one --modes per call) into data/profiles/ for the H200 and the H100.
@@ -72,6 +74,8 @@
 # V2LITE_NSYS="--batch 1 --q-len 8" adds an Nsight Systems trace of those rows (per-kernel sums).
 # V2LITE_NCU="--batch 1 --q-len 1" adds Nsight Compute's kernel durations of one such step, graphs
 # off (scripts/ncu_step_kernels.py: per kernel, launches and µs; $RES/ncu-CASE-step.md).
+# NCU_CACHE=none keeps the caches between those launches (what the kernel before left in L2, as in
+# a graph) instead of flushing them before each (ncu's default, "all").
 set -uo pipefail
 cd "$(dirname "$0")/.."
 t_start=$SECONDS
@@ -372,7 +376,7 @@ if [[ -n $real_case ]]; then
         log "ncu on bench-model $V2LITE_NCU ($(left) s left)"
         read -ra ncu_rows <<< "$V2LITE_NCU"
         MLASPEC_CUDA_GRAPHS=0 timeout $(($(left) - 15)) "$ncu_bin" --clock-control none \
-          --metrics gpu__time_duration.sum --csv --print-units base \
+          --cache-control "${NCU_CACHE:-all}" --metrics gpu__time_duration.sum --csv --print-units base \
           build-gpu/mlaspec bench-model --model "$dir" --device cuda --context $ctx \
           "${ncu_rows[@]}" --prefill 0 --fill writer --reps 1 > "$RES/ncu-$real_case-step.csv" 2>&1 || status=1
         python3 scripts/ncu_step_kernels.py "$RES/ncu-$real_case-step.csv" \
