@@ -245,9 +245,6 @@ int main(int argc, char** argv) {
   CHECK(cudaMalloc(&b.w, nw * 2));
   CHECK(cudaMemcpy(b.w, wh.data(), nw * 2, cudaMemcpyHostToDevice));
   for (auto& r : b.row) CHECK(cudaMalloc(&r, kWidth * sizeof(float)));
-  cudaEvent_t t0, t1;
-  CHECK(cudaEventCreate(&t0));
-  CHECK(cudaEventCreate(&t1));
 
   std::printf("| link | µs per link, plain order | µs per link, PDL | chain checked |\n");
   std::printf("|---|---|---|---|\n");
@@ -296,11 +293,8 @@ int main(int argc, char** argv) {
           CHECK(cudaGraphLaunch(ge, s));  // warm
           std::vector<float> ms(static_cast<size_t>(reps));
           for (int r = 0; r < reps; ++r) {
-            CHECK(cudaEventRecord(t0, s));
-            CHECK(cudaGraphLaunch(ge, s));
-            CHECK(cudaEventRecord(t1, s));
-            CHECK(cudaEventSynchronize(t1));
-            CHECK(cudaEventElapsedTime(&ms[static_cast<size_t>(r)], t0, t1));
+            ms[static_cast<size_t>(r)] =
+                stream_ms(s, 1, [&](int) { CHECK(cudaGraphLaunch(ge, s)); });
           }
           std::sort(ms.begin(), ms.end());
           us[pdl] = 1e3 * ms[ms.size() / 2] / n;
@@ -316,16 +310,10 @@ int main(int argc, char** argv) {
   // pool (67 MB each way), and a read of the whole pool (134 MB) by a plain streaming kernel, as
   // GB/s of bytes read.
   {
-    const size_t half = nw;  // bytes in half the pool (nw values of 2 bytes)
-    auto time_ms = [&](auto&& body) {
+    const size_t half = nw;            // bytes in half the pool (nw values of 2 bytes)
+    auto time_ms = [&](auto&& body) {  // ms per call, after one untimed
       body(0);
-      CHECK(cudaEventRecord(t0, s));
-      for (int r = 0; r < reps; ++r) body(r);
-      CHECK(cudaEventRecord(t1, s));
-      CHECK(cudaEventSynchronize(t1));
-      float ms = 0;
-      CHECK(cudaEventElapsedTime(&ms, t0, t1));
-      return static_cast<double>(ms) / reps;
+      return static_cast<double>(stream_ms(s, reps, body)) / reps;
     };
     char* base = reinterpret_cast<char*>(b.w);
     const double copy_ms = time_ms([&](int r) {

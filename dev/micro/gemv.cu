@@ -167,9 +167,6 @@ int main(int argc, char** argv) {
   cublasHandle_t blas;
   if (cublasCreate(&blas) != CUBLAS_STATUS_SUCCESS) return 1;
   cublasSetStream(blas, s);
-  cudaEvent_t t0, t1;
-  CHECK(cudaEventCreate(&t0));
-  CHECK(cudaEventCreate(&t1));
   std::mt19937 rng(7);
   std::printf(
       "| shape | variant | us per call | GB/s | same bits as the first |\n|---|---|---|---|---|\n");
@@ -199,15 +196,9 @@ int main(int argc, char** argv) {
     const size_t ny = static_cast<size_t>(sh.per_call * sh.N);
     CHECK(cudaMalloc(&y, ny * 4));
     const double bytes = static_cast<double>(sh.per_call) * static_cast<double>(mat) * 2;
-    auto time = [&](auto&& body) {
+    auto time = [&](auto&& body) {  // µs per call, after 3 calls untimed
       for (int i = 0; i < 3; ++i) body(i);
-      CHECK(cudaEventRecord(t0, s));
-      for (int i = 0; i < reps; ++i) body(i);
-      CHECK(cudaEventRecord(t1, s));
-      CHECK(cudaEventSynchronize(t1));
-      float ms = 0;
-      CHECK(cudaEventElapsedTime(&ms, t0, t1));
-      return 1e3 * ms / reps;
+      return 1e3 * stream_ms(s, reps, body) / reps;
     };
     auto first_of = [&](int i) { return (i * sh.per_call) % sh.pool; };
     std::vector<float> want;
