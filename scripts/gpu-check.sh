@@ -50,17 +50,19 @@
 #   (combined, the stages run in this order: --model-only, --eval, --ragged, --serve-bench,
 #   --long-context (which ends the call), --ncu, --v2lite / --kimi)
 #   --model-only --v2lite   both stages in one call (model tests first), ~500 s with a cold build
-# The next GPU session's plan (written 2026-12-06, fifteenth session; outcomes so far in
+# The next GPU session's plan (written 2026-12-07, sixteenth session; outcomes so far in
 # docs/perf/knowledge.md).
-# (1) Issue 33 at batch 1: three changes that cut launches (the combine hoist, programmatic
-# dependent launch, the one-launch router) did not cut the step; `--chain-micro` measures what a
-# link of a chain of dependent kernels costs in a graph (knowledge.md, "the chain bound": each of
-# the engine's small kernels costs several links' worth of dependent memory round trips). First
-# `git apply dev/pending/norm-registers.patch` and its check (dev/pending/README.md).
+# (1) Issue 40, fp8 math at 0.97-1.03 of bf16 where the target is 0.55: first find what bounds it.
+# `git apply dev/pending/fp8math-ablations.patch`, copy dev/pending/fp8math-ablations.sh to dev/
+# and run it (one call, ~9 min; CALL_S=N for less): main's rows 0, 1, 2, 4, 6, then P V without
+# the per-tile promotion, in larger or f16 chunks, without the V transposition, and the narrow
+# exact-fp8 kernel with 3 raw tiles (predictions in dev/pending/README.md). Then design from it.
 # (2) On an H200: `--skip-tests --quick --no-calibrate`, then scripts/perf_tables.py regenerates
 # docs/perf/h200.md; in other calls `calibrate --kv all` (with fp8 math: ~8.5 min, so --no-batch
 # or one --modes per call) into data/profiles/ for the H200 and the H100.
-# (3) nsys is not on the lent machine (ncu is): V2LITE_NSYS finds nothing there.
+# (3) Issue 33 (blocked) at batch 1: `git apply dev/pending/norm-registers.patch` and its check
+# (dev/pending/README.md).
+# (4) nsys is not on the lent machine (ncu is): V2LITE_NSYS finds nothing there.
 # Short of device
 # time: GPU_CHECK_SECONDS=N. AB_ENV="VAR=VALUE" adds, after --v2lite-bench's rows, a
 # bench-model run (batch 1/8/16, q_len 2/8/16, or V2LITE_BENCH_ARGS's rows) with that environment
