@@ -57,6 +57,8 @@
 # and run it (one call, ~9 min; CALL_S=N for less): main's rows 0, 1, 2, 4, 6, then P V without
 # the per-tile promotion, in larger or f16 chunks, without the V transposition, and the narrow
 # exact-fp8 kernel with 3 raw tiles (predictions in dev/pending/README.md). Then design from it.
+# Device time is short (this session's 1800 s went on failed starts): fp8math-ablations-pack.sh
+# builds the binaries on the CPU machine and fp8math-ablations-prebuilt.sh times them (~3 min).
 # (2) On an H200: `--skip-tests --quick --no-calibrate`, then scripts/perf_tables.py regenerates
 # docs/perf/h200.md; in other calls `calibrate --kv all` (with fp8 math: ~8.5 min, so --no-batch
 # or one --modes per call) into data/profiles/ for the H200 and the H100.
