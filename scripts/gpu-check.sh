@@ -53,12 +53,11 @@
 # The next GPU session's plan (written 2026-12-07, sixteenth session; outcomes so far in
 # docs/perf/knowledge.md).
 # (1) Issue 40, fp8 math at 0.97-1.03 of bf16 where the target is 0.55: first find what bounds it.
-# `git apply dev/pending/fp8math-ablations.patch`, copy dev/pending/fp8math-ablations.sh to dev/
-# and run it (one call, ~9 min; CALL_S=N for less): main's rows 0, 1, 2, 4, 6, then P V without
-# the per-tile promotion, in larger or f16 chunks, without the V transposition, and the narrow
-# exact-fp8 kernel with 3 raw tiles (predictions in dev/pending/README.md). Then design from it.
-# Device time is short (this session's 1800 s went on failed starts): fp8math-ablations-pack.sh
-# builds the binaries on the CPU machine and fp8math-ablations-prebuilt.sh times them (~3 min).
+# `git apply dev/pending/fp8math-ablations.patch` here, dev/pending/fp8math-ablations-pack.sh (builds
+# main's mlaspec and the variants with nvcc on this machine), then one device call of
+# dev/pending/fp8math-ablations-prebuilt.sh (~3 min): P V without the per-tile promotion, in larger
+# or f16 chunks, without the V transposition, and the narrow exact-fp8 kernel with 3 raw tiles
+# (predictions in dev/pending/README.md). Then design from it.
 # (2) On an H200: `--skip-tests --quick --no-calibrate`, then scripts/perf_tables.py regenerates
 # docs/perf/h200.md; in other calls `calibrate --kv all` (with fp8 math: ~8.5 min, so --no-batch
 # or one --modes per call) into data/profiles/ for the H200 and the H100.

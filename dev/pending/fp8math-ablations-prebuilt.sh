@@ -1,11 +1,10 @@
 #!/usr/bin/env bash
 # fp8math-ablations without building on the device: times mlaspec binaries built on the CPU machine
 # and packed into out/pb/pb.tar.xz (dev/pending/README.md says how; seven binaries of ~21 MB pack to
-# ~3 MB in one xz stream, since they differ in one kernel). Copy to dev/ and run from the
-# repository root, carrying ".deps/sysroot.tar.xz" and "out/pb" (all of .deps does not fit beside
+# ~3 MB in one xz stream, since they differ in one kernel). Run it where it is, carrying ".deps/sysroot.tar.xz" and "out/pb" (all of .deps does not fit beside
 # them in the 64 MiB a call may carry). Saves the ~4 min a CUDA build takes in each device call.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 RES=${RES:-/tmp/res}
 mkdir -p "$RES" /tmp/pb
 nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv | tee "$RES/gpu.txt"
