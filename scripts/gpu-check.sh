@@ -50,17 +50,17 @@
 #   (combined, the stages run in this order: --model-only, --eval, --ragged, --serve-bench,
 #   --long-context (which ends the call), --ncu, --v2lite / --kimi)
 #   --model-only --v2lite   both stages in one call (model tests first), ~500 s with a cold build
-# The next GPU session's plan (written 2026-12-07, sixteenth session; outcomes so far in
+# The next GPU session's plan (written 2026-12-07, seventeenth session; outcomes so far in
 # docs/perf/knowledge.md).
-# (1) Issue 40, fp8 math at 0.97-1.03 of bf16 where the target is 0.55: first find what bounds it.
-# `git apply dev/pending/fp8math-ablations.patch` here, dev/pending/fp8math-ablations-pack.sh (builds
-# main's mlaspec and the variants with nvcc on this machine), then one device call of
-# dev/pending/fp8math-ablations-prebuilt.sh (~3 min): P V without the per-tile promotion, in larger
-# or f16 chunks, without the V transposition, and the narrow exact-fp8 kernel with 3 raw tiles
-# (predictions in dev/pending/README.md). Then design from it.
-# (2) On an H200: `--skip-tests --quick --no-calibrate`, then scripts/perf_tables.py regenerates
-# docs/perf/h200.md; in other calls `calibrate --kv all` (with fp8 math: ~8.5 min, so --no-batch
-# or one --modes per call) into data/profiles/ for the H200 and the H100.
+# (1) Issue 40, fp8 math at 0.94-1.08 of bf16 on the H200 where the target is 0.55: the ablations
+# measured the producer's V transposition on the raw stages' chain (-19..-24% without it) and the
+# P V promotion off it (knowledge.md, "What bounds fp8 math"). Next: a third raw stage (P buffers
+# single, stage t mod 3), written here, compiled and ptxas-checked, then built here and timed in
+# one short call by the route in dev/pending/README.md (fp8math-ablations' two scripts) before
+# `gpu-check.sh --skip-bench` runs its tests.
+# (2) On an H200: the S and q_len sweeps (`bench --set ssweep`, `--set qsweep`, not in the
+# 2026-12-07 tables), and `calibrate --kv all` with fp8 math (~8.5 min, so --no-batch or one
+# --modes per call) into data/profiles/ for the H200 and the H100.
 # (3) Issue 33 (blocked) at batch 1: `git apply dev/pending/norm-registers.patch` and its check
 # (dev/pending/README.md).
 # (4) nsys is not on the lent machine (ncu is): V2LITE_NSYS finds nothing there.
