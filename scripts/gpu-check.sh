@@ -54,10 +54,10 @@
 # docs/perf/knowledge.md).
 # (1) Issue 40, fp8 math at 0.94-1.08 of bf16 on the H200 where the target is 0.55: the ablations
 # measured the producer's V transposition on the raw stages' chain (-19..-24% without it) and the
-# P V promotion off it (knowledge.md, "What bounds fp8 math"). Next: a third raw stage (P buffers
-# single, stage t mod 3), written here, compiled and ptxas-checked, then built here and timed in
-# one short call by the route in dev/pending/README.md (fp8math-ablations' two scripts) before
-# `gpu-check.sh --skip-bench` runs its tests.
+# P V promotion off it (knowledge.md, "What bounds fp8 math"). Next: dev/pending/
+# fp8math-three-stages.patch (a third raw stage, single P buffers; written and ptxas-checked, not
+# run), built here and timed in one short call by the route in dev/pending/README.md, then
+# `gpu-check.sh --skip-bench` with it for the fp8-math, sanitizer and grouping tests.
 # (2) On an H200: the S and q_len sweeps (`bench --set ssweep`, `--set qsweep`, not in the
 # 2026-12-07 tables), and `calibrate --kv all` with fp8 math (~8.5 min, so --no-batch or one
 # --modes per call) into data/profiles/ for the H200 and the H100.
