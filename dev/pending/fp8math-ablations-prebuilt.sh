@@ -15,6 +15,9 @@ nccl_root=$(python3 -c 'import nvidia.nccl as m; print(list(m.__path__)[0])' 2>/
 export LD_LIBRARY_PATH=${nccl_root:+$nccl_root/lib:}/usr/local/cuda/lib64:/usr/local/cuda/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 xz -dc out/pb/pb.tar.xz | tar xf - -C /tmp/pb
 ROWS=${ROWS:-0,1,2,4,6}
+# CHECK_VARIANTS=1: the variants' outputs checked too (a patch meant to land, not an ablation).
+chk=(--no-check)
+[[ ${CHECK_VARIANTS:-0} == 1 ]] && chk=()
 t0=$SECONDS
 B=/tmp/pb/mlaspec-v0
 if ldd $B | grep -i "not found"; then echo "missing libraries (above)"; exit 1; fi
@@ -28,7 +31,7 @@ for f in /tmp/pb/mlaspec-*; do
   [[ $v == v0 ]] && continue
   echo "=== $v ($((SECONDS - t0)) s)"
   timeout 60 $f bench --device cuda --set standard --rows $ROWS --kv fp8 --fp8-math \
-    --backend cuda_fold --no-check --json "$RES/$v.json" > "$RES/bench-$v.txt" 2>&1
+    --backend cuda_fold "${chk[@]}" --json "$RES/$v.json" > "$RES/bench-$v.txt" 2>&1
   echo "rc $?"
   grep -E "^\|" "$RES/bench-$v.txt" | grep -E "kv=fp8|^\| #" | head -14
 done
