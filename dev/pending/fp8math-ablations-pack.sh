@@ -19,8 +19,8 @@ rm -rf out/prebuilt && mkdir -p out/prebuilt out/pb
 for f in fp8math_page64.cu fp8_page64.cu; do bash -c "$(compile_cmd $f)"; done  # main's code
 link
 cp build-gl/mlaspec out/prebuilt/mlaspec-v0
-# name=instantiation=flags ('+' between flags)
-VARIANTS=${VARIANTS:-direct=fp8math=-DMLASPEC_DEV_FP8MATH=1 notrans=fp8math=-DMLASPEC_DEV_FP8MATH=2 both=fp8math=-DMLASPEC_DEV_FP8MATH=3 n64=fp8math=-DMLASPEC_DEV_PV=1+-DMLASPEC_DEV_PV_N=64+-DMLASPEC_DEV_PV_DEPTH=1 f16n128=fp8math=-DMLASPEC_DEV_PV=2+-DMLASPEC_DEV_PV_N=128+-DMLASPEC_DEV_PV_DEPTH=1 raw3=fp8=-DMLASPEC_DEV_NARROW_SLOTS=10+-DMLASPEC_DEV_NARROW_RING_KB=188}
+# name=instantiation=flags ('+' between flags); VARIANTS= (empty) packs main's binary only
+VARIANTS=${VARIANTS-direct=fp8math=-DMLASPEC_DEV_FP8MATH=1 notrans=fp8math=-DMLASPEC_DEV_FP8MATH=2 both=fp8math=-DMLASPEC_DEV_FP8MATH=3 n64=fp8math=-DMLASPEC_DEV_PV=1+-DMLASPEC_DEV_PV_N=64+-DMLASPEC_DEV_PV_DEPTH=1 f16n128=fp8math=-DMLASPEC_DEV_PV=2+-DMLASPEC_DEV_PV_N=128+-DMLASPEC_DEV_PV_DEPTH=1 raw3=fp8=-DMLASPEC_DEV_NARROW_SLOTS=10+-DMLASPEC_DEV_NARROW_RING_KB=188}
 for nv in $VARIANTS; do
   v=${nv%%=*} rest=${nv#*=}
   file=${rest%%=*}_page64.cu flags=${rest#*=}
