@@ -50,17 +50,14 @@
 #   (combined, the stages run in this order: --model-only, --eval, --ragged, --serve-bench,
 #   --long-context (which ends the call), --ncu, --v2lite / --kimi)
 #   --model-only --v2lite   both stages in one call (model tests first), ~500 s with a cold build
-# The next GPU session's plan (written 2026-12-07, seventeenth session; outcomes so far in
+# The next GPU session's plan (written 2026-12-07, eighteenth session; outcomes so far in
 # docs/perf/knowledge.md).
-# (1) Issue 40, fp8 math at 0.94-1.08 of bf16 on the H200 where the target is 0.55: the ablations
-# measured the producer's V transposition on the raw stages' chain (-19..-24% without it) and the
-# P V promotion off it (knowledge.md, "What bounds fp8 math"). Next: dev/pending/
-# fp8math-three-stages.patch (a third raw stage, single P buffers; written and ptxas-checked, not
-# run), built here and timed in one short call by the route in dev/pending/README.md, then
-# `gpu-check.sh --skip-bench` with it for the fp8-math, sanitizer and grouping tests.
+# (1) Issue 40 is blocked (its fp8 speed targets; knowledge.md, "What bounds fp8 math": the last
+# designed lever, a third raw stage, bought -0..-5%). Nothing of it is pending.
 # (2) On an H200: the S and q_len sweeps (`bench --set ssweep`, `--set qsweep`, not in the
-# 2026-12-07 tables), and `calibrate --kv all` with fp8 math (~8.5 min, so --no-batch or one
-# --modes per call) into data/profiles/ for the H200 and the H100.
+# 2026-12-07 tables), and `calibrate --kv fp8,fp8tile` (fp8 math on by default; ~7 min, so one
+# --modes per call, --no-verify on the second) merged into data/profiles/nvidia-h200.json, which
+# has no fp8tile or fp8-math entries yet (the H100's has them since 2026-12-07).
 # (3) Issue 33 (blocked) at batch 1: `git apply dev/pending/norm-registers.patch` and its check
 # (dev/pending/README.md).
 # (4) nsys is not on the lent machine (ncu is): V2LITE_NSYS finds nothing there.

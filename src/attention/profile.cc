@@ -2,12 +2,15 @@
 // search path, GPU naming and the resolution order (docs/dispatch.md).
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <set>
 #include <sstream>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -411,6 +414,50 @@ Result<std::string> merge_profile_json(std::string_view existing, const CostMode
       }
       if (!replaced) models.push_back(e);
     }
+    // ... nor the records that go with them: the crossovers of the curves this run did not
+    // measure and the S-sweep checks of the configs it did not measure again (a run of one mode,
+    // or with --no-verify, keeps the others'). The worst regrets then also cover what is kept.
+    // The records are free-form JSON to the loader, so a field that is missing or of another
+    // type compares as its default here rather than throwing.
+    auto field = [](const json& r, const char* k, const json& dflt) {
+      return r.is_object() && r.contains(k) ? r[k] : dflt;
+    };
+    // Appends old[key]'s records that no record of this run matches on `ids`; returns them.
+    auto keep_old = [&](const char* key, const std::vector<std::pair<const char*, json>>& ids) {
+      json kept = json::array();
+      if (!m.contains(key) || !m[key].is_array() || !old.contains(key) || !old[key].is_array()) {
+        return kept;
+      }
+      auto same = [&](const json& n, const json& e) {
+        return std::all_of(ids.begin(), ids.end(), [&](const auto& id) {
+          return field(n, id.first, id.second) == field(e, id.first, id.second);
+        });
+      };
+      for (const json& e : old[key]) {
+        if (std::none_of(m[key].begin(), m[key].end(), [&](const json& n) { return same(n, e); })) {
+          m[key].push_back(e);
+          kept.push_back(e);
+        }
+      }
+      return kept;
+    };
+    // This run's worst `total` raised to the worst `k` among the kept records.
+    auto raise_worst = [&](const json& kept, const char* total, const char* k) {
+      if (kept.empty()) return;
+      double worst = field(m, total, json(0.0)).is_number() ? m[total].get<double>() : 0.0;
+      for (const json& e : kept) {
+        if (const json f = field(e, k, json()); f.is_number()) {
+          worst = std::max(worst, f.get<double>());
+        }
+      }
+      m[total] = worst;
+    };
+    const json crossovers =
+        keep_old("crossovers",
+                 {{"kv", json()}, {"fp8_math", false}, {"heads", 0}, {"q_len", 0}, {"det", false}});
+    raise_worst(crossovers, "grid_regret_max", "grid_regret_max");
+    raise_worst(crossovers, "grid_loo_regret_max", "grid_loo_regret_max");
+    raise_worst(keep_old("sweep_check", {{"config", json()}}), "sweep_regret_max", "regret");
   }
   m["models"] = std::move(models);
   root["machines"][model.machine()] = std::move(m);

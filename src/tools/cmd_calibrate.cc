@@ -492,9 +492,17 @@ void run_refit(const CalibrateCli& cli, const attn::BackendRegistry& reg) {
   const std::string text = ss.str();
   throw_if_error(attn::parse_profile(text, "profile " + cli.refit).status());
   const json root = json::parse(text);
+  // --report is a new file: opened now, so a path that cannot be written is refused before the fit.
+  std::optional<OutputFile> report;
+  if (!cli.report.empty()) {
+    Result<OutputFile> f = OutputFile::open(cli.report, "--report");
+    throw_if_error(f.status());
+    report.emplace(std::move(f.value()));
+  }
   std::string gpu;
   std::vector<Point> points;
   std::string measured_at;
+  json sweep_check = json::array();
   for (auto it = root["machines"].begin(); it != root["machines"].end(); ++it) {
     if (it.key() == "cpu") continue;
     std::vector<Point> mine;
@@ -556,6 +564,7 @@ void run_refit(const CalibrateCli& cli, const attn::BackendRegistry& reg) {
     gpu = it.key();
     points = std::move(mine);
     measured_at = it.value().value("measured_at", "");
+    sweep_check = it.value().value("sweep_check", json::array());
   }
   if (points.empty()) {
     throw Error(invalid_argument("--refit: " + cli.refit +
@@ -600,6 +609,38 @@ void run_refit(const CalibrateCli& cli, const attn::BackendRegistry& reg) {
     throw_if_error(f.status());
     throw_if_error(f.value().write_and_close(out.value()));
     std::printf("\nwrote %s (machine \"%s\")\n", cli.out.c_str(), gpu.c_str());
+  }
+  if (report) {
+    // The fit's tables, then the S-sweep check the measuring run stored (not measured again).
+    std::ostringstream f;
+    f << "# Dispatch calibration on " << gpu << " (refitted from " << cli.refit
+      << (measured_at.empty() ? std::string() : ", last measured " + measured_at) << ")\n\n"
+      << "Command: mlaspec calibrate --refit; the fit of the stored curves and batch grids.\n\n"
+      << "auto's regret: max " << pct(an.worst) << " on the calibration grid (max "
+      << pct(an.loo_worst) << " with each point left out of the curves).\n\n"
+      << an.md;
+    if (!sweep_check.empty()) {
+      f << "\nPERF.md's S sweep as the measuring runs checked it (stored in the profile):\n\n"
+        << "| config | cuda_fold us | cuda_rowwise us | auto picked | regret |\n"
+           "|---|---|---|---|---|\n";
+      for (const json& c : sweep_check) {
+        if (!c.is_object()) continue;
+        // A record of another shape prints "?" where it differs: the file is free-form there.
+        auto cell = [&](const char* k, bool percent = false) {
+          const json v = c.value(k, json());
+          if (v.is_string()) return v.get<std::string>();
+          if (!v.is_number()) return std::string("?");
+          std::ostringstream o;
+          o << v.get<double>();
+          return percent ? pct(v.get<double>()) : o.str();
+        };
+        f << "| " << cell("config") << " | " << cell("cuda_fold_us") << " | "
+          << cell("cuda_rowwise_us") << " | " << cell("pick") << " | " << cell("regret", true)
+          << " |\n";
+      }
+    }
+    throw_if_error(report->write_and_close(f.str()));
+    std::printf("wrote report %s\n", cli.report.c_str());
   }
 }
 
@@ -671,10 +712,18 @@ void add_calibrate_command(CLI::App& app) {
                   "Check a point against the CPU reference when its GFLOPs are at most this")
       ->capture_default_str();
   cmd->add_flag("--no-verify", cli->no_verify, "Skip re-measuring PERF.md's S sweep");
-  cmd->add_option("--refit", cli->refit,
-                  "Measure nothing: refit and report from the measurements stored in this profile "
-                  "(its models' curves, or an older file's samples); writes --out (a new file) if "
-                  "given. Needs no GPU");
+  CLI::Option* refit = cmd->add_option(
+      "--refit", cli->refit,
+      "Measure nothing: refit and report from the measurements stored in this profile "
+      "(its models' curves, or an older file's samples); writes --out (a new file) and "
+      "--report (the fit's tables and the stored S-sweep check) if given. Needs no "
+      "GPU");
+  // --refit measures nothing: an option that shapes a measurement is refused beside it rather
+  // than ignored.
+  for (CLI::Option* o : cmd->get_options()) {
+    const std::string& n = o->get_name();
+    if (o != refit && n != "--out" && n != "--report" && n != "--help") refit->excludes(o);
+  }
   cmd->callback([cli] { run_calibrate(*cli); });
 }
 

@@ -1045,6 +1045,95 @@ TEST(Profile, OldFormatStillLoadsAndNewFormatRoundTrips) {
       again->find("G")->find("cuda_rowwise", DType::kBF16, 16, 8, true)->terms.fixed_us, 30);
 }
 
+// A calibrate run of one mode, one dtype or without the S-sweep check (--no-verify) keeps the
+// machine's other crossovers and sweep checks beside its own, replaces the ones it measured
+// again, and the worst regrets are over what is kept. Old records of another shape neither throw
+// nor vanish.
+TEST(Profile, MergeKeepsTheCrossoversAndSweepChecksARunDidNotMeasure) {
+  using nlohmann::json;
+  CostEntry e;
+  e.backend = "cuda_fold";
+  e.heads = 16;
+  e.q_len = 8;
+  e.terms = {15, 0.28, 0};
+  CostModel run("G", "test", {e});
+  auto crossover = [](const char* kv, bool det, double regret) {
+    return json{{"kv", kv},
+                {"fp8_math", false},
+                {"heads", 16},
+                {"q_len", 8},
+                {"det", det},
+                {"grid_regret_max", regret},
+                {"grid_loo_regret_max", 2 * regret}};
+  };
+  auto sweep = [](const char* config, double regret) {
+    return json{{"config", config}, {"regret", regret}};
+  };
+  auto machine = [](const std::string& text) { return json::parse(text)["machines"]["G"]; };
+  // The default mode, with its sweep check.
+  const json first = {{"crossovers", {crossover("bf16", false, 0.02)}},
+                      {"grid_regret_max", 0.02},
+                      {"grid_loo_regret_max", 0.04},
+                      {"sweep_check", {sweep("B=1,H=16,q=8,S=4096,kv=bf16", 0.01)}},
+                      {"sweep_regret_max", 0.01}};
+  auto a = merge_profile_json("", run, first.dump());
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  EXPECT_EQ(machine(*a)["grid_regret_max"], 0.02);
+  // Then the deterministic mode with --no-verify: both modes' crossovers, the first sweep check.
+  const json second = {{"crossovers", {crossover("bf16", true, 0.05)}},
+                       {"grid_regret_max", 0.05},
+                       {"grid_loo_regret_max", 0.1},
+                       {"sweep_check", json::array()},
+                       {"sweep_regret_max", 0}};
+  auto b = merge_profile_json(*a, run, second.dump());
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  json mb = machine(*b);
+  ASSERT_EQ(mb["crossovers"].size(), 2u);
+  EXPECT_EQ(mb["crossovers"][0]["det"], true);  // this run's first
+  EXPECT_EQ(mb["crossovers"][1]["det"], false);
+  EXPECT_EQ(mb["grid_regret_max"], 0.05);
+  EXPECT_EQ(mb["grid_loo_regret_max"], 0.1);
+  ASSERT_EQ(mb["sweep_check"].size(), 1u);
+  EXPECT_EQ(mb["sweep_regret_max"], 0.01);
+  // The default mode again, better: its crossover and sweep check are replaced, not repeated;
+  // the worst regret is now the deterministic one kept.
+  const json third = {{"crossovers", {crossover("bf16", false, 0.0)}},
+                      {"grid_regret_max", 0.0},
+                      {"grid_loo_regret_max", 0.0},
+                      {"sweep_check", {sweep("B=1,H=16,q=8,S=4096,kv=bf16", 0.0)}},
+                      {"sweep_regret_max", 0.0}};
+  auto c = merge_profile_json(*b, run, third.dump());
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  json mc = machine(*c);
+  ASSERT_EQ(mc["crossovers"].size(), 2u);
+  EXPECT_EQ(mc["crossovers"][0]["grid_regret_max"], 0.0);
+  EXPECT_EQ(mc["grid_regret_max"], 0.05);
+  ASSERT_EQ(mc["sweep_check"].size(), 1u);
+  EXPECT_EQ(mc["sweep_check"][0]["regret"], 0.0);
+  EXPECT_EQ(mc["sweep_regret_max"], 0.0);
+  // Another dtype's crossover (fp8 in fp8 math) lives beside bf16's of the same H, q_len, mode.
+  json other = third;
+  other["crossovers"][0]["kv"] = "fp8";
+  other["crossovers"][0]["fp8_math"] = true;
+  auto d = merge_profile_json(*c, run, other.dump());
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_EQ(machine(*d)["crossovers"].size(), 3u);
+  // Records of another shape (a number, a regret that is text) are kept and priced as 0.
+  json odd = json::parse(*c);
+  odd["machines"]["G"]["crossovers"].push_back(7);
+  odd["machines"]["G"]["sweep_check"].push_back(sweep("B=2", 0.5));
+  odd["machines"]["G"]["sweep_check"].back()["regret"] = "high";
+  auto e2 = merge_profile_json(odd.dump(), run, third.dump());
+  ASSERT_TRUE(e2.ok()) << e2.status().message();
+  json me = machine(*e2);
+  EXPECT_EQ(me["crossovers"].size(), 3u);
+  EXPECT_EQ(me["sweep_check"].size(), 2u);
+  EXPECT_EQ(me["sweep_regret_max"], 0.0);
+  // A first run (no file yet) writes its extra unchanged.
+  EXPECT_EQ(machine(*a)["crossovers"].size(), 1u);
+  EXPECT_EQ(machine(*a)["sweep_regret_max"], 0.01);
+}
+
 // fp8-math entries ("fp8_math": true) round-trip, live beside the exact entries of the same
 // (backend, kv, H, q_len, mode), are merged by math, and exist for fp8 KV only; files without
 // the key read as exact math.

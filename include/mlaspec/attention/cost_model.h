@@ -258,9 +258,10 @@ Result<Profile> parse_profile(std::string_view json_text, std::string_view origi
 Result<Profile> load_profile_file(const std::string& path);  // kNotFound if missing
 // Serialises one machine into `existing` JSON text ("" = new file). Other machines are kept, and
 // so are this machine's entries for (backend, kv, math, heads, q_len, mode) the new model does not
-// have;
-// the machine's other fields are replaced by `extra_json_for_machine` (a JSON object) and the
-// model's.
+// have, with their "crossovers" and "sweep_check" records (matched by kv, math, heads, q_len and
+// mode, and by config) when `extra_json_for_machine` has those arrays; the worst regrets are then
+// recomputed over what is kept. The machine's other fields are replaced by
+// `extra_json_for_machine` (a JSON object) and the model's.
 Result<std::string> merge_profile_json(std::string_view existing, const CostModel& model,
                                        std::string_view extra_json_for_machine = {});
 
