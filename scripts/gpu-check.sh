@@ -58,8 +58,8 @@
 # 2026-12-07 tables), and `calibrate --kv fp8,fp8tile` (fp8 math on by default; ~7 min, so one
 # --modes per call, --no-verify on the second) merged into data/profiles/nvidia-h200.json, which
 # has no fp8tile or fp8-math entries yet (the H100's has them since 2026-12-07).
-# (3) Issue 33 (blocked) at batch 1: `git apply dev/pending/norm-registers.patch` and its check
-# (dev/pending/README.md).
+# (3) Issue 33 (blocked) at batch 1: the norms in registers did not move the step (2026-12-07,
+# knowledge.md); what is left there is a persistent kernel per layer, a design not yet written.
 # (4) nsys is not on the lent machine (ncu is): V2LITE_NSYS finds nothing there.
 # Short of device
 # time: GPU_CHECK_SECONDS=N. AB_ENV="VAR=VALUE" adds, after --v2lite-bench's rows, a
