@@ -453,8 +453,7 @@ Result<Timing> time_backend(attn::Backend& backend, const BenchConfig& c, const 
       for (int k = 0; k < calls; ++k) MLASPEC_RETURN_IF_ERROR(backend.run(args[k % sets], o));
       return Status::Ok();
     };
-    Result<std::vector<double>> r =
-        time_graph_replays(enqueue, calls, opts.warmup, std::max(30, opts.reps));
+    Result<std::vector<double>> r = time_graph_replays(enqueue, calls, opts.warmup, opts.reps);
     MLASPEC_RETURN_IF_ERROR(r.status());
     samples = std::move(r.value());
 #else

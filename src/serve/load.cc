@@ -4,10 +4,24 @@
 #include <filesystem>
 #include <memory>
 
+#include "mlaspec/model/dflash.h"
 #include "mlaspec/model/model.h"
 #include "mlaspec/spec/make_drafter.h"
 
 namespace mlaspec::serve {
+
+DrafterChoice default_drafter(const std::string& model_dir, const std::string& draft_model_dir) {
+  namespace fs = std::filesystem;
+  if (!draft_model_dir.empty()) {
+    Result<model::DFlashConfig> c =
+        model::load_dflash_config(fs::path(draft_model_dir) / "config.json");
+    return {c.ok() && c->model_type == "dspark" ? "dspark" : "dflash", draft_model_dir};
+  }
+  // The shipped pair when it is the model being served.
+  const fs::path shipped = fs::path(model_dir).parent_path() / "drafter";
+  if (fs::exists(shipped / "config.json")) return {"dflash", shipped.string()};
+  return {"ngram", ""};
+}
 
 Result<LoadedEngine> load_engine(const ServeOptions& options) {
   namespace fs = std::filesystem;
@@ -46,6 +60,7 @@ Result<LoadedEngine> load_engine(const ServeOptions& options) {
                           .model_dir = options.draft_model_dir,
                           .verify_width = options.verify_width,
                           .num_draft = options.num_draft,
+                          .num_draft_asked = options.num_draft_asked,
                           .max_requests = max_running,
                           .max_tokens_per_request = mc.max_position_embeddings,
                           .target_kv_dtype = config.kv_dtype},

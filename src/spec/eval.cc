@@ -84,6 +84,7 @@ Result<Engine> make_engine(const EngineSpec& spec) {
                                         .model_dir = spec.draft_model,
                                         .verify_width = spec.verify_width,
                                         .num_draft = spec.num_draft,
+                                        .num_draft_asked = spec.num_draft_asked,
                                         .max_requests = spec.max_requests,
                                         .max_tokens_per_request = spec.max_tokens_per_request,
                                         .target_kv_dtype = spec.kv_dtype},

@@ -1,6 +1,7 @@
 #include "mlaspec/spec/make_drafter.h"
 
 #include <algorithm>
+#include <string>
 #include <utility>
 
 #include "mlaspec/model/dflash.h"
@@ -10,6 +11,18 @@
 #include "mlaspec/spec/ngram_drafter.h"
 
 namespace mlaspec::spec {
+namespace {
+
+// A num_draft the caller asked for may not exceed the drafts a checkpoint's block holds (a default
+// is lowered to it instead).
+Status within_block(const DrafterSpec& spec, int block, const char* what) {
+  if (!spec.num_draft_asked || spec.num_draft <= block) return Status::Ok();
+  return out_of_range("num_draft " + std::to_string(spec.num_draft) + " is more than the " +
+                      std::to_string(block) + " drafts draft model " + spec.model_dir.string() +
+                      " makes a step (" + what + ")");
+}
+
+}  // namespace
 
 Result<MadeDrafter> make_drafter(const DrafterSpec& spec, const model::Model& target) {
   if (spec.kind != "none" && spec.kind != "ngram" && spec.kind != "dflash" &&
@@ -37,6 +50,7 @@ Result<MadeDrafter> make_drafter(const DrafterSpec& spec, const model::Model& ta
         model::DFlashNetwork::load(spec.model_dir, target, network_options);
     if (!net.ok()) return net.status().with_context(context);
     // The block size is the checkpoint's: num_draft may only lower it.
+    MLASPEC_RETURN_IF_ERROR(within_block(spec, net->num_draft(), "its block size - 1"));
     made.num_draft = std::min(spec.num_draft, net->num_draft());
     DFlashDrafterConfig config;
     config.max_requests = spec.max_requests;
@@ -51,6 +65,7 @@ Result<MadeDrafter> make_drafter(const DrafterSpec& spec, const model::Model& ta
       model::DSparkNetwork::load(spec.model_dir, target, network_options);
   if (!net.ok()) return net.status().with_context(context);
   // gamma is the checkpoint's: num_draft may only lower it; the width policy may send fewer.
+  MLASPEC_RETURN_IF_ERROR(within_block(spec, net->gamma(), "its gamma"));
   made.num_draft = std::min(spec.num_draft, net->gamma());
   DSparkDrafterConfig config;
   config.backbone.max_requests = spec.max_requests;

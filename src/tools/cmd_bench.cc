@@ -242,6 +242,14 @@ void run_bench(const BenchCli& cli) {
     Result<std::vector<bench::BenchConfig>> cfgs = selected_configs(cli, set, v.kv);
     throw_if_error(cfgs.status());
     for (bench::BenchConfig& c : cfgs.value()) {
+      if (cli.fp8_math && !v.fp8_math && c.fp8_math) {
+        // The exact variant would run in fp8 math too: its fp8math/fp8 ratio would compare the
+        // mode with itself.
+        throw Error(invalid_argument(
+            "--config " + c.to_string() +
+            " asks for fp8 math itself; --fp8-math adds an fp8-math run of every config beside "
+            "its exact one: give one or the other"));
+      }
       c.deterministic = c.deterministic || cli.deterministic;
       c.fp8_math = c.fp8_math || v.fp8_math;
       c.num_splits = cli.num_splits;
@@ -309,11 +317,10 @@ void run_bench(const BenchCli& cli) {
     std::fprintf(stderr, "measuring this CPU's ceilings (memcpy bandwidth, fp32 FMA rate)...\n");
     roof = bench::measure_cpu_roofline();
   }
-  std::printf(
-      "mlaspec bench: %s, ceilings %.1f GB/s, %.1f GFLOP/s%s; set %s; median of >= %d reps\n",
-      roof.machine.c_str(), roof.bytes_per_s / 1e9, roof.flops_per_s / 1e9,
-      cuda ? "" : " (indicative: best of short runs on a CPU that may be shared)", set.c_str(),
-      reps);
+  std::printf("mlaspec bench: %s, ceilings %.1f GB/s, %.1f GFLOP/s%s; set %s; median of %d reps\n",
+              roof.machine.c_str(), roof.bytes_per_s / 1e9, roof.flops_per_s / 1e9,
+              cuda ? "" : " (indicative: best of short runs on a CPU that may be shared)",
+              set.c_str(), reps);
 
   bench::TimeOptions topts;
   topts.reps = reps;
@@ -510,7 +517,8 @@ void add_bench_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "bench",
       "Time verify-attention backends (PERF.md protocol: outputs checked against the CPU "
-      "reference first, median of >= 30 CUDA-graph replays on the GPU), printing the roofline "
+      "reference first, median of 30 CUDA-graph replays on the GPU unless --reps says otherwise), "
+      "printing the roofline "
       "floor, time, % of floor and the ratio between backends.");
   cmd->add_option("--device", cli->device, "cpu or cuda")
       ->check(CLI::IsMember({"cpu", "cuda"}))

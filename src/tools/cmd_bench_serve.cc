@@ -369,7 +369,8 @@ void run_bench_serve(const BenchServeCli& cli) {
         {"url", "http://" + cli.host + ":" + std::to_string(cli.port)},
         {"num_prompts", cli.num_prompts},
         {"concurrency", cli.concurrency},
-        {"max_tokens", cli.max_tokens},
+        // null with --output-len: each request's is in "requests"
+        {"max_tokens", cli.output_len.empty() ? json(cli.max_tokens) : json(nullptr)},
         {"completed", ok},
         {"failed", failed},
         {"duration_s", wall},
@@ -424,10 +425,12 @@ void add_bench_serve_command(CLI::App& app) {
   cmd->add_option("--port", cli->port, "Server port")
       ->check(CLI::Range(1, 65535))
       ->capture_default_str();
-  cmd->add_option("--prompts", cli->prompts, "JSONL file, one object per line")
-      ->capture_default_str();
-  cmd->add_option("--prompt-field", cli->field, "The field of each line holding the prompt text")
-      ->capture_default_str();
+  CLI::Option* prompts =
+      cmd->add_option("--prompts", cli->prompts, "JSONL file, one object per line")
+          ->capture_default_str();
+  CLI::Option* field = cmd->add_option("--prompt-field", cli->field,
+                                       "The field of each line holding the prompt text")
+                           ->capture_default_str();
   cmd->add_option("--model", cli->model, "The model name to send (default: none, the server's)");
   cmd->add_option("--concurrency", cli->concurrency, "Requests in flight at once")
       ->check(CLI::Range(1, 4096))
@@ -435,17 +438,24 @@ void add_bench_serve_command(CLI::App& app) {
   cmd->add_option("--num-prompts", cli->num_prompts, "Requests in all (prompts reused in order)")
       ->check(CLI::Range(1, 1 << 24))
       ->capture_default_str();
-  cmd->add_option("--max-tokens", cli->max_tokens, "max_tokens of each request")
-      ->check(CLI::Range(1, 1 << 24))
-      ->capture_default_str();
+  CLI::Option* max_tokens =
+      cmd->add_option("--max-tokens", cli->max_tokens, "max_tokens of each request")
+          ->check(CLI::Range(1, 1 << 24))
+          ->capture_default_str();
+  // The options a replacement makes moot are refused beside it, not ignored.
   cmd->add_option("--output-len", cli->output_len,
                   "LO:HI: each request's max_tokens uniform in [LO, HI] (with --ignore-eos, its "
-                  "output length); replaces --max-tokens");
-  cmd->add_option("--input-len", cli->input_len,
-                  "LO:HI: random prompts of LO..HI tokens (uniform), random ids of --tokenizer's "
-                  "ordinary tokens; replaces --prompts");
+                  "output length); replaces --max-tokens")
+      ->excludes(max_tokens);
+  CLI::Option* input_len =
+      cmd->add_option("--input-len", cli->input_len,
+                      "LO:HI: random prompts of LO..HI tokens (uniform), random ids of "
+                      "--tokenizer's ordinary tokens; replaces --prompts")
+          ->excludes(prompts)
+          ->excludes(field);
   cmd->add_option("--tokenizer", cli->tokenizer,
-                  "tokenizer.json or a model directory, for --input-len");
+                  "tokenizer.json or a model directory, for --input-len")
+      ->needs(input_len);
   cmd->add_option("--request-rate", cli->request_rate,
                   "Requests per second, Poisson arrivals (default inf: each client sends its next "
                   "request when one ends); --concurrency still caps those in flight")

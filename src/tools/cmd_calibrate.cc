@@ -76,9 +76,9 @@ const char* mode_name(bool det) {
 }
 
 template <typename T>
-std::string join(const std::vector<T>& v) {
+std::string join(const std::vector<T>& v, const char* sep = ", ") {
   std::string out;
-  for (const T& x : v) out += (out.empty() ? "" : ", ") + std::to_string(x);
+  for (const T& x : v) out += (out.empty() ? "" : sep) + std::to_string(x);
   return out;
 }
 
@@ -462,7 +462,11 @@ void run_calibrate(const CalibrateCli& cli) {
       << "Command: mlaspec calibrate" << (cli.quick ? " --quick" : "")
       << (cli.modes != "both" ? " --modes " + cli.modes : std::string())
       << (cli.kv != "all" ? " --kv " + cli.kv : std::string())
-      << (cli.no_fp8_math ? " --no-fp8-math" : "") << "; median of " << topts.reps
+      << (cli.no_fp8_math ? " --no-fp8-math" : "")
+      << (cli.heads != CalibrateCli{}.heads ? " --heads " + join(cli.heads, " ") : std::string())
+      << (cli.qlens != CalibrateCli{}.qlens ? " --qlens " + join(cli.qlens, " ") : std::string())
+      << (cli.seqlens.empty() ? std::string() : " --seqlens " + join(cli.seqlens, " "))
+      << (cli.no_verify ? " --no-verify" : "") << "; median of " << topts.reps
       << " CUDA-graph replays per point, page 64; B=1 curves"
       << (batches.empty() || cli.batch_seqlens.empty()
               ? std::string(" (no batch grid)")
@@ -474,8 +478,10 @@ void run_calibrate(const CalibrateCli& cli) {
               : "")
       << ".\n\n"
       << "auto's regret: max " << pct(worst) << " on the calibration grid (max "
-      << pct(an.loo_worst) << " with each point left out of the curves), max " << pct(verify_worst)
-      << " on PERF.md's S sweep (measured again).\n\n"
+      << pct(an.loo_worst) << " with each point left out of the curves), "
+      << (cli.no_verify ? std::string("PERF.md's S sweep not measured again (--no-verify)")
+                        : "max " + pct(verify_worst) + " on PERF.md's S sweep (measured again)")
+      << ".\n\n"
       << md.str();
     throw_if_error(report->write_and_close(f.str()));
     std::printf("wrote report %s\n", cli.report.c_str());
@@ -689,16 +695,20 @@ void add_calibrate_command(CLI::App& app) {
                 "derived from the exact fp8 entries (docs/dispatch.md), and a profile's earlier "
                 "fp8-math entries are kept")
       ->excludes(fp8_math);
-  cmd->add_option("--batches", cli->batches,
-                  "Batch sizes (2..65536) of the batch grid, measured at each --batch-seqlens: "
-                  "B > 1 shapes inside the grid are interpolated in it")
-      ->check(CLI::Range(2, 65536))
-      ->capture_default_str();
-  cmd->add_option("--batch-seqlens", cli->batch_seqlens, "Context lengths of the batch grid")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
-      ->capture_default_str();
+  CLI::Option* batches_opt =
+      cmd->add_option("--batches", cli->batches,
+                      "Batch sizes (2..65536) of the batch grid, measured at each --batch-seqlens: "
+                      "B > 1 shapes inside the grid are interpolated in it")
+          ->check(CLI::Range(2, 65536))
+          ->capture_default_str();
+  CLI::Option* batch_seqlens_opt =
+      cmd->add_option("--batch-seqlens", cli->batch_seqlens, "Context lengths of the batch grid")
+          ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
+          ->capture_default_str();
   cmd->add_flag("--no-batch", cli->no_batch,
-                "Measure no batch grid (B > 1 shapes then use the linear terms only)");
+                "Measure no batch grid (B > 1 shapes then use the linear terms only)")
+      ->excludes(batches_opt)
+      ->excludes(batch_seqlens_opt);
   cmd->add_option("--seqlens", cli->seqlens,
                   "Context lengths (default 1k, 2k, ..., 1M; --quick: 2k, 4k, 16k, 64k, 256k, 1M)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));

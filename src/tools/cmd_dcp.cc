@@ -273,6 +273,12 @@ void check_args(const DcpCli& c) {
   const attn::dcp::ShardLayout layout{c.world, c.chunk};
   throw_if_error(layout.validate(kPage).with_context("--world " + std::to_string(c.world) +
                                                      " --chunk " + std::to_string(c.chunk)));
+  if (c.ragged && (c.batch < 2 || c.q_len < 2)) {
+    throw Error(invalid_argument(
+        "--ragged gives every other request 1 query token beside --q-len's: with --batch " +
+        std::to_string(c.batch) + " and --q-len " + std::to_string(c.q_len) +
+        " the batch would be uniform (it needs both >= 2)"));
+  }
   if (c.seq_len < c.q_len) {
     throw Error(invalid_argument("--seq-len " + std::to_string(c.seq_len) + " is below --q-len " +
                                  std::to_string(c.q_len) +

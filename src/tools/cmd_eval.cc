@@ -39,6 +39,8 @@ struct EvalCli {
   int max_tokens = 128;
   bool json = false;
   bool fp8_math = false;
+  bool num_draft_given = false;    // --num-draft on the command line (not its default)
+  bool draft_model_given = false;  // --draft-model likewise
 };
 
 [[noreturn]] void bad_input(Status status) {
@@ -97,6 +99,11 @@ void run_eval_command(const EvalCli& cli) {
     bad_input(invalid_argument("--num-draft " + std::to_string(cli.num_draft) +
                                " is < 1 (use --draft none for plain decoding alone)"));
   }
+  if (Status s =
+          check_drafter_options(cli.draft, cli.draft_model_given, cli.verify_width, cli.num_draft);
+      !s.ok()) {
+    bad_input(s);
+  }
   const std::vector<int> batches = parse_batches(cli.batch);
   if (!fs::is_directory(cli.model))
     bad_input(not_found("--model " + cli.model + " is not a directory"));
@@ -121,11 +128,15 @@ void run_eval_command(const EvalCli& cli) {
 
   spec::EngineSpec espec{.target = cli.model,
                          .draft = "none",
-                         .draft_model = cli.draft_model,
+                         // Read by dflash / dspark only (the default names the shipped one).
+                         .draft_model = cli.draft == "dflash" || cli.draft == "dspark"
+                                            ? fs::path(cli.draft_model)
+                                            : fs::path(),
                          .kv_dtype = kv_dtypes_option(cli.kv).at(0),
                          .fp8_math_attention = cli.fp8_math,
                          .device = cli.device == "cuda" ? Device::kCUDA : Device::kCPU,
                          .num_draft = cli.num_draft,
+                         .num_draft_asked = cli.num_draft_given,
                          .max_requests = *std::max_element(batches.begin(), batches.end()),
                          .max_tokens_per_request = longest_prompt + cli.max_tokens};
   std::vector<std::string> drafts = {"none"};
@@ -212,7 +223,7 @@ void run_eval_command(const EvalCli& cli) {
     }
     const nlohmann::json j = {{"model", cli.model},
                               {"draft", cli.draft},
-                              {"draft_model", cli.draft == "dflash" ? cli.draft_model : ""},
+                              {"draft_model", espec.draft_model.string()},
                               {"data", cli.data},
                               {"kv", cli.kv},
                               {"fp8_math_attention", cli.fp8_math},
@@ -295,13 +306,15 @@ void add_eval_command(CLI::App& app) {
                   "Batch sizes, comma-separated: requests in flight at once (1 .. 64)")
       ->capture_default_str();
   cmd->add_option("-n", cli->n, "Problems to run (the file's first N)")->capture_default_str();
-  cmd->add_option("--num-draft", cli->num_draft,
-                  "Drafts per verify step (dflash: at most its block size - 1)")
-      ->capture_default_str();
+  add_num_draft_option(*cmd, &cli->num_draft);
   cmd->add_option("--max-tokens", cli->max_tokens, "New tokens per problem at most")
       ->capture_default_str();
   cmd->add_flag("--json", cli->json, "Print one JSON object instead of the table");
-  cmd->callback([cli] { run_eval_command(*cli); });
+  cmd->callback([cli, cmd] {
+    cli->num_draft_given = cmd->count("--num-draft") > 0;
+    cli->draft_model_given = cmd->count("--draft-model") > 0;
+    run_eval_command(*cli);
+  });
 }
 
 }  // namespace mlaspec::tools

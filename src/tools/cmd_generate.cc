@@ -44,6 +44,7 @@ struct GenerateCli {
   std::string kv = "bf16";
   int num_draft = 7;
   bool json = false;
+  bool num_draft_given = false;  // --num-draft on the command line (not its default)
   bool chat = false;
   bool fp8_math = false;
   std::string device = "cpu";
@@ -98,6 +99,11 @@ void run_generate(const GenerateCli& cli) {
   }
   if ((cli.draft == "dflash" || cli.draft == "dspark") && cli.draft_model.empty())
     bad_input(invalid_argument("--draft " + cli.draft + " needs --draft-model DIR"));
+  if (Status s = check_drafter_options(cli.draft, !cli.draft_model.empty(), cli.verify_width,
+                                       cli.num_draft);
+      !s.ok()) {
+    bad_input(s);
+  }
   // --chat: the text is one user message in the model's chat format; the template writes BOS,
   // so the tokenizer's post-processor must not add another.
   const std::string prompt_text = cli.chat ? chat_prompt(cli.model, text) : text;
@@ -139,6 +145,7 @@ void run_generate(const GenerateCli& cli) {
                           .model_dir = cli.draft_model,
                           .verify_width = verify_width_mode(cli.verify_width),
                           .num_draft = cli.num_draft,
+                          .num_draft_asked = cli.num_draft_given,
                           .max_requests = config.max_requests,
                           .max_tokens_per_request = config.max_tokens_per_request,
                           .target_kv_dtype = config.kv_dtype},
@@ -304,9 +311,7 @@ void add_generate_command(CLI::App& app) {
   cmd->add_flag("--fp8-math", cli->fp8_math,
                 "Target attention in fp8 math: Q and P rounded to e4m3 (not exact; its error "
                 "bound: docs/attention.md). Needs --kv fp8");
-  cmd->add_option("--num-draft", cli->num_draft, "Drafts per verify step (verify q_len - 1)")
-      ->check(CLI::Range(0, 64))
-      ->capture_default_str();
+  CLI::Option* num_draft = add_num_draft_option(*cmd, &cli->num_draft);
   cmd->add_option(
          "--device", cli->device,
          "Where the target model runs: cpu, or cuda (bf16 on the GPU; a dflash / dspark drafter "
@@ -320,7 +325,8 @@ void add_generate_command(CLI::App& app) {
                 "with tokenizer_config.json's chat_template (add_generation_prompt), encoded "
                 "without the tokenizer's own BOS (the template writes it); a model without a "
                 "chat template is an error");
-  cmd->callback([cli, prompt, file] {
+  cmd->callback([cli, prompt, file, num_draft] {
+    cli->num_draft_given = num_draft->count() > 0;
     if (prompt->count() == 0 && file->count() == 0) {
       throw InputError(invalid_argument("give the prompt with --prompt or --prompt-file"));
     }

@@ -238,8 +238,10 @@ void add_inspect_command(CLI::App& app) {
       "(S accepts k/m suffixes; defaults B=1,H=16,q=1,kv=bf16,page=64). Prints each "
       "backend's verdict and estimated cost, and the pick.");
   cmd->add_option("--backend", cli->backend,
-                  "Dispatch policy to explain: auto (default) or a backend name")
-      ->capture_default_str();
+                  "With --explain: the dispatch policy to explain, auto (default) or a backend "
+                  "name")
+      ->capture_default_str()
+      ->needs(explain);
   cmd->add_option("--profile", cli->profile,
                   "Cost-model profile JSON (default: $MLASPEC_PROFILE, else "
                   "~/.cache/mlaspec/profile.json, else built-in defaults)");

@@ -456,6 +456,10 @@ void run_bench_model(const BenchModelCli& cli) {
   const Device dev = device_option(cli.device);
   if (cli.attention.empty()) bad_input(invalid_argument("--attention: give at least one policy"));
   for (const std::string& p : cli.attention) check_attention_policy(p);
+  if (cli.profile && dev != Device::kCUDA) {
+    bad_input(invalid_argument("--profile reads the CUDA runtime's phase timers; --device " +
+                               cli.device + " has none (use --device cuda)"));
+  }
   std::vector<int64_t> contexts;
   for (const std::string& t : cli.contexts) contexts.push_back(parse_context(t));
   std::vector<DType> kvs;
@@ -985,7 +989,9 @@ void add_model_commands(CLI::App& app) {
                 "1M = 1048576)")
       ->delimiter(',')
       ->capture_default_str();
-  b->add_option("--kv", bc->kv, "KV pool dtypes, one group of rows per value: bf16, fp8")
+  b->add_option("--kv", bc->kv,
+                "KV pool dtypes, one group of decode / verify rows per value (the prefill rows "
+                "use the first): bf16, fp8")
       ->delimiter(',')
       ->capture_default_str();
   b->add_option("--attention", bc->attention,

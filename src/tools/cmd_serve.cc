@@ -10,6 +10,7 @@
 
 #include "mlaspec/core/log.h"
 #include "mlaspec/core/status.h"
+#include "mlaspec/serve/load.h"
 #include "mlaspec/serve/server.h"
 #include "tools/commands.h"
 
@@ -33,6 +34,7 @@ struct ServeCli {
   int prefill_chunk = 0;
   int64_t prefill_budget = 512;
   std::string served_model_name;
+  bool num_draft_given = false;  // --num-draft on the command line (not its default)
 };
 
 // SIGINT / SIGTERM stop the server cleanly: the handler only flips a flag a watcher thread reads
@@ -43,7 +45,6 @@ extern "C" void on_stop_signal(int) {
 }
 
 void run_serve(const ServeCli& cli) {
-  namespace fs = std::filesystem;
   if (!serve::server_available()) {
     throw InputError(
         unsupported("mlaspec was built without cpp-httplib: install libcpp-httplib-dev "
@@ -54,16 +55,17 @@ void run_serve(const ServeCli& cli) {
   o.draft = cli.draft;
   o.draft_model_dir = cli.draft_model;
   if (o.draft.empty()) {
-    // The shipped pair when it is the model being served.
-    const fs::path shipped = fs::path(cli.model).parent_path() / "drafter";
-    if (cli.draft_model.empty() && fs::exists(shipped / "config.json")) {
-      o.draft = "dflash";
-      o.draft_model_dir = shipped.string();
-    } else {
-      o.draft = cli.draft_model.empty() ? "ngram" : "dflash";
-    }
+    const serve::DrafterChoice d = serve::default_drafter(cli.model, cli.draft_model);
+    o.draft = d.kind;
+    o.draft_model_dir = d.model_dir;
+  }
+  if (Status s =
+          check_drafter_options(o.draft, !cli.draft_model.empty(), cli.verify_width, cli.num_draft);
+      !s.ok()) {
+    throw InputError(s);
   }
   o.num_draft = cli.num_draft;
+  o.num_draft_asked = cli.num_draft_given;
   o.verify_width = verify_width_mode(cli.verify_width);
   o.kv_dtype = kv_dtypes_option(cli.kv).at(0);
   o.device = cli.device == "cuda" ? Device::kCUDA : Device::kCPU;
@@ -109,8 +111,9 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--model", cli->model, "Model directory (Hugging Face layout)")
       ->capture_default_str();
   cmd->add_option("--draft", cli->draft,
-                  "Drafter: dflash or dspark (--draft-model), ngram or none; default dflash with "
-                  "the drafter/ beside the model when present (the shipped pair), else ngram")
+                  "Drafter: dflash or dspark (--draft-model), ngram or none; default: with "
+                  "--draft-model the kind its config.json names (dflash or dspark), else dflash "
+                  "with the drafter/ beside the model when present (the shipped pair), else ngram")
       ->check(CLI::IsMember({"ngram", "dflash", "dspark", "none"}));
   cmd->add_option("--draft-model", cli->draft_model,
                   "With --draft dflash / dspark: the drafter's directory");
@@ -140,9 +143,7 @@ void add_serve_command(CLI::App& app) {
                   "runs there too, ngram on the CPU)")
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();
-  cmd->add_option("--num-draft", cli->num_draft, "Drafts per verify step (verify q_len - 1)")
-      ->check(CLI::Range(0, 64))
-      ->capture_default_str();
+  CLI::Option* num_draft = add_num_draft_option(*cmd, &cli->num_draft);
   cmd->add_option("--kv-pages", cli->kv_pages,
                   "Target KV pool pages (0: max-running requests of the full context)")
       ->check(CLI::Range(0, 1 << 24))
@@ -159,7 +160,10 @@ void add_serve_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--served-model-name", cli->served_model_name,
                   "The model's name in the API (default: the --model path as given)");
-  cmd->callback([cli] { run_serve(*cli); });
+  cmd->callback([cli, num_draft] {
+    cli->num_draft_given = num_draft->count() > 0;
+    run_serve(*cli);
+  });
 }
 
 }  // namespace mlaspec::tools

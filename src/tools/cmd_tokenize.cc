@@ -192,13 +192,14 @@ void add_tokenize_command(CLI::App& app) {
   text->excludes(file);
   hex->excludes(text)->excludes(file);
   auto* decode = cmd->add_flag("--decode", cli->decode, "Input is ids; print their text");
-  cmd->add_flag("--stream", cli->stream,
-                "With --decode: decode id by id through the streaming decoder")
-      ->needs(decode);
+  auto* stream = cmd->add_flag("--stream", cli->stream,
+                               "With --decode: decode id by id through the streaming decoder")
+                     ->needs(decode);
   cmd->add_flag("--no-special", cli->no_special,
                 "Encode without the post-processor's special tokens (BOS)");
-  cmd->add_flag("--skip-special", cli->skip_special, "Decode without special tokens")
-      ->needs(decode);
+  auto* skip_special =
+      cmd->add_flag("--skip-special", cli->skip_special, "Decode without special tokens")
+          ->needs(decode);
   auto* bench = cmd->add_flag("--bench", cli->bench,
                               "Time encode of --file/--text: MB/s, one thread, first pass (cold "
                               "word cache) and the median of repeated passes");
@@ -211,10 +212,15 @@ void add_tokenize_command(CLI::App& app) {
   cmd->add_option("--bench-chunk", cli->bench_chunk,
                   "For --bench: encode the text as documents cut at the first newline past this "
                   "many bytes (0: one encode of the whole text)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(bench);
   cmd->add_option("--bench-seconds", cli->bench_seconds, "Seconds of repeated passes for --bench")
       ->check(CLI::Range(0.0, 600.0))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(bench);
+  // --hex-lines encodes each line and nothing else: the decode and bench options are refused
+  // beside it rather than ignored.
+  hex->excludes(decode)->excludes(stream)->excludes(skip_special)->excludes(bench);
   cmd->callback([cli] { run_tokenize(*cli); });
 }
 

@@ -10,6 +10,7 @@
 
 namespace CLI {
 class App;
+class Option;
 }
 
 namespace mlaspec::tools {
@@ -49,5 +50,14 @@ void add_kv_dtypes_option(CLI::App& cmd, std::string* value, const std::string& 
 // `value`, default fixed), and the mode it names.
 void add_verify_width_option(CLI::App& cmd, std::string* value);
 spec::VerifyWidthPolicy::Mode verify_width_mode(const std::string& value);
+
+// generate, eval and serve: the drafter options checked together, before anything loads. An
+// option the chosen drafter would not read is refused by name rather than ignored:
+// --verify-width adaptive without dspark, --draft-model (given) with ngram or none, and
+// --num-draft 0 with a drafter (it would draft nothing).
+// `--num-draft N` (generate, eval, serve: drafts per verify step, 0..64, into `value`).
+CLI::Option* add_num_draft_option(CLI::App& cmd, int* value);
+Status check_drafter_options(const std::string& draft, bool draft_model_given,
+                             const std::string& verify_width, int num_draft);
 
 }  // namespace mlaspec::tools

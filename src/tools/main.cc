@@ -43,7 +43,9 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help prints and exits 0; every refused command line exits 2, like mlaspec's own input
+    // errors (CLI11's own codes, 105-115, would tell a script nothing more).
+    return app.exit(e) == 0 ? 0 : 2;
   } catch (const mlaspec::tools::InputError& e) {
     std::fprintf(stderr, "mlaspec: error: %s\n", e.what());
     return 2;

@@ -77,4 +77,36 @@ spec::VerifyWidthPolicy::Mode verify_width_mode(const std::string& value) {
                              : spec::VerifyWidthPolicy::Mode::kFixed;
 }
 
+CLI::Option* add_num_draft_option(CLI::App& cmd, int* value) {
+  return cmd
+      .add_option("--num-draft", *value,
+                  "Drafts per verify step (verify q_len - 1); dflash / dspark: at most the "
+                  "checkpoint's block (the default is lowered to it, a larger value given is an "
+                  "error)")
+      ->check(CLI::Range(0, 64))
+      ->capture_default_str();
+}
+
+Status check_drafter_options(const std::string& draft, bool draft_model_given,
+                             const std::string& verify_width, int num_draft) {
+  if (verify_width == "adaptive" && draft != "dspark") {
+    return invalid_argument(
+        "--verify-width adaptive needs --draft dspark (its confidence head "
+        "chooses the widths); --draft " +
+        draft + " verifies every draft");
+  }
+  if (draft_model_given && (draft == "ngram" || draft == "none")) {
+    return invalid_argument("--draft-model is for --draft dflash or dspark; --draft " + draft +
+                            " reads no drafter checkpoint");
+  }
+  if (num_draft < 0) {
+    return invalid_argument("--num-draft " + std::to_string(num_draft) + " is < 0");
+  }
+  if (num_draft == 0 && draft != "none") {
+    return invalid_argument("--num-draft 0 drafts nothing, so --draft " + draft +
+                            " would go unused: use --draft none for plain decoding");
+  }
+  return Status::Ok();
+}
+
 }  // namespace mlaspec::tools

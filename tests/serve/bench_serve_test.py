@@ -49,7 +49,12 @@ def main():
     for bad, named in [(["--input-len", "9:3", "--tokenizer", TARGET], "--input-len '9:3'"),
                        (["--input-len", "8"], "needs --tokenizer"),
                        (["--output-len", "0:4"], "--output-len '0:4'"),
-                       (["--request-rate", "-1"], "--request-rate")]:
+                       (["--request-rate", "-1"], "--request-rate"),
+                       # an option the other replaces is refused beside it, not ignored
+                       (["--output-len", "3:4", "--max-tokens", "5"], "excludes"),
+                       (["--input-len", "8", "--prompt-field", "q", "--tokenizer", TARGET],
+                        "excludes"),
+                       (["--tokenizer", TARGET], "--tokenizer requires --input-len")]:
         r = subprocess.run([mlaspec, "bench-serve"] + bad, capture_output=True, text=True,
                            cwd=ROOT)
         if r.returncode != 2 or named not in r.stderr:

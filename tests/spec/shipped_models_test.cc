@@ -73,6 +73,31 @@ TEST(ShippedModels, DFlashIsLosslessAccurateAndAcceptsLongBlocks) {
   EXPECT_GE(plain->accuracy(), 0.70);
 }
 
+// The drafter's block bounds num_draft: a default above it is lowered to the block, a value asked
+// for is refused with both numbers (make_drafter, DrafterSpec::num_draft_asked).
+TEST(ShippedModels, NumDraftAboveTheBlockIsLoweredByDefaultAndRefusedWhenAsked) {
+  EngineSpec spec{.target = kModels + "/target",
+                  .draft = "dflash",
+                  .draft_model = kModels + "/drafter",
+                  .num_draft = 40,
+                  .max_requests = 1,
+                  .max_tokens_per_request = 64};
+  Result<Engine> lowered = make_engine(spec);
+  ASSERT_TRUE(lowered.ok()) << lowered.status().to_string();
+  EXPECT_EQ(lowered->config().num_draft, 7);  // the shipped drafter's block of 8, less one
+  spec.num_draft_asked = true;
+  Result<Engine> refused = make_engine(spec);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kOutOfRange);
+  EXPECT_NE(refused.status().message().find("num_draft 40 is more than the 7 drafts"),
+            std::string::npos)
+      << refused.status().message();
+  spec.num_draft = 7;  // at the block: served as asked
+  Result<Engine> exact = make_engine(spec);
+  ASSERT_TRUE(exact.ok()) << exact.status().to_string();
+  EXPECT_EQ(exact->config().num_draft, 7);
+}
+
 TEST(EvalProblems, FinalAnswerReadsTheLastMarker) {
   EXPECT_EQ(final_answer("a\n#### 356"), 356);
   EXPECT_EQ(final_answer("#### 1\n#### -42 dollars"), -42);

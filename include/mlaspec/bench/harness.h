@@ -1,10 +1,11 @@
 // Benchmark harness for verify attention: the PERF.md protocol in one place.
 //
 // A config is built as random inputs on the backend's device (never zeros), the output is checked
-// against the CPU reference before any timing, and the call is timed as the median of >= 30
-// replays after warm-up: CUDA backends with events around CUDA-graph replays of back-to-back
-// calls (launch overhead out), rotating between >= 2 input sets when the KV is under 200 MB so
-// the 60 MB L2 does not flatter the result; the CPU backend with a steady clock.
+// against the CPU reference before any timing, and the call is timed as the median of
+// TimeOptions::reps replays (30 by default, PERF.md's count) after warm-up: CUDA backends with
+// events around CUDA-graph replays of back-to-back calls (launch overhead out), rotating between >=
+// 2 input sets when the KV is under 200 MB so the 60 MB L2 does not flatter the result; the CPU
+// backend with a steady clock.
 #pragma once
 
 #include <cstdint>

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 
 #include "mlaspec/core/status.h"
 #include "mlaspec/serve/server.h"
@@ -18,5 +19,16 @@ struct LoadedEngine {
 
 // Errors name the option at fault (--model, --draft-model) and the reason.
 Result<LoadedEngine> load_engine(const ServeOptions& options);
+
+// The drafter serve runs when --draft is not given, as {kind, draft model directory}: with a draft
+// model directory, the kind its config.json names ("dspark" for a DSpark checkpoint, whose heads
+// plain DFlash would drop; else "dflash", whose load then reports what is wrong with the
+// directory); without one, "dflash" with the drafter/ beside the model when it holds a
+// config.json (the shipped pair), else "ngram".
+struct DrafterChoice {
+  std::string kind;
+  std::string model_dir;
+};
+DrafterChoice default_drafter(const std::string& model_dir, const std::string& draft_model_dir);
 
 }  // namespace mlaspec::serve

@@ -30,6 +30,7 @@ struct ServeOptions {
   std::string draft = "dflash";  // dflash, dspark, ngram or none
   std::string draft_model_dir;   // with dflash / dspark
   int num_draft = 7;             // dflash / dspark: at most the checkpoint's block size - 1
+  bool num_draft_asked = false;  // spec::DrafterSpec::num_draft_asked
   // dspark: every draft verified (kFixed) or widths chosen per request and step from the
   // confidences and the batch (kAdaptive; spec/verify_width.h).
   spec::VerifyWidthPolicy::Mode verify_width = spec::VerifyWidthPolicy::Mode::kFixed;

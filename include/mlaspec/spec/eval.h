@@ -58,7 +58,8 @@ struct EngineSpec {
   bool fp8_math_attention = false;  // EngineConfig::fp8_math_attention (needs kv fp8)
   Device device = Device::kCPU;     // the target's (model::LoadOptions::device) and a dflash /
                                     // dspark drafter's (spec::make_drafter)
-  int num_draft = 7;                // dflash: at most the drafter's block size - 1 (lowered to it)
+  int num_draft = 7;  // dflash / dspark: at most the drafter's block (DrafterSpec::num_draft_asked)
+  bool num_draft_asked = false;
   int max_requests = 16;
   int64_t max_tokens_per_request = 0;  // 0 = the model's max_position_embeddings
 };

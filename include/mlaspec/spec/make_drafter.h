@@ -25,7 +25,10 @@ struct DrafterSpec {
   std::filesystem::path model_dir;  // dflash / dspark: the drafter's checkpoint directory
   // dspark: fixed or confidence-chosen verify widths (spec/verify_width.h).
   VerifyWidthPolicy::Mode verify_width = VerifyWidthPolicy::Mode::kFixed;
-  int num_draft = 7;  // asked for; dflash / dspark lower it to the checkpoint's block
+  int num_draft = 7;  // dflash / dspark: at most the checkpoint's block (see num_draft_asked)
+  // Whether num_draft was asked for (a command's --num-draft given): then more than the
+  // checkpoint's block is an error naming both; otherwise (a default) it is lowered to the block.
+  bool num_draft_asked = false;
   // The engine's limits, which a model drafter sizes its own KV pool by.
   int max_requests = 16;
   int64_t max_tokens_per_request = 0;  // 0 = the target's max_position_embeddings
@@ -41,7 +44,8 @@ struct MadeDrafter {
 };
 
 // Errors: an unknown kind (kInvalidArgument naming it); a drafter checkpoint that is missing or
-// does not match the target (its load error, in the context "draft model DIR").
+// does not match the target (its load error, in the context "draft model DIR"); num_draft asked
+// for above the checkpoint's block (kOutOfRange naming both).
 Result<MadeDrafter> make_drafter(const DrafterSpec& spec, const model::Model& target);
 
 }  // namespace mlaspec::spec
