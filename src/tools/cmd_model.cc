@@ -103,6 +103,10 @@ struct LogitsCli {
 };
 
 void run_model_logits(const LogitsCli& cli) {
+  if (cli.mem_fraction > 0 && device_option(cli.device) != Device::kCUDA) {
+    bad_input(invalid_argument("--mem-fraction checks device memory at load; --device " +
+                               cli.device + " has none to check (use --device cuda)"));
+  }
   std::ifstream in(cli.tokens);
   if (!in) bad_input(not_found("--tokens " + cli.tokens + " cannot be opened"));
   std::vector<int32_t> prompt, decode;
