@@ -636,9 +636,10 @@ void run_refit(const CalibrateCli& cli, const attn::BackendRegistry& reg) {
           const json v = c.value(k, json());
           if (v.is_string()) return v.get<std::string>();
           if (!v.is_number()) return std::string("?");
+          if (percent) return pct(v.get<double>());
           std::ostringstream o;
           o << v.get<double>();
-          return percent ? pct(v.get<double>()) : o.str();
+          return o.str();
         };
         f << "| " << cell("config") << " | " << cell("cuda_fold_us") << " | "
           << cell("cuda_rowwise_us") << " | " << cell("pick") << " | " << cell("regret", true)

@@ -95,10 +95,6 @@ void run_eval_command(const EvalCli& cli) {
   if (cli.n < 1) bad_input(invalid_argument("-n " + std::to_string(cli.n) + " is < 1"));
   if (cli.max_tokens < 1)
     bad_input(invalid_argument("--max-tokens " + std::to_string(cli.max_tokens) + " is < 1"));
-  if (cli.num_draft < 1 && cli.draft != "none") {
-    bad_input(invalid_argument("--num-draft " + std::to_string(cli.num_draft) +
-                               " is < 1 (use --draft none for plain decoding alone)"));
-  }
   if (Status s =
           check_drafter_options(cli.draft, cli.draft_model_given, cli.verify_width, cli.num_draft);
       !s.ok()) {

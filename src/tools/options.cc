@@ -99,11 +99,9 @@ Status check_drafter_options(const std::string& draft, bool draft_model_given,
     return invalid_argument("--draft-model is for --draft dflash or dspark; --draft " + draft +
                             " reads no drafter checkpoint");
   }
-  if (num_draft < 0) {
-    return invalid_argument("--num-draft " + std::to_string(num_draft) + " is < 0");
-  }
-  if (num_draft == 0 && draft != "none") {
-    return invalid_argument("--num-draft 0 drafts nothing, so --draft " + draft +
+  if (num_draft < 1 && draft != "none") {
+    return invalid_argument("--num-draft " + std::to_string(num_draft) +
+                            " drafts nothing, so --draft " + draft +
                             " would go unused: use --draft none for plain decoding");
   }
   return Status::Ok();

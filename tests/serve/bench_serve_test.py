@@ -77,6 +77,8 @@ def main():
             proc.wait(timeout=30)
 
     reqs = a["requests"]
+    if a["max_tokens"] is not None:  # --output-len sets each request's; no run-wide value
+        fail("top-level max_tokens %r with --output-len (want null)" % a["max_tokens"])
     if a["completed"] != 12 or len(reqs) != 12 or a["request_rate"] != 25:
         fail("completed %s of 12, %d records, rate %s" % (a["completed"], len(reqs),
                                                           a["request_rate"]))
